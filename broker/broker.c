@@ -1,0 +1,632 @@
+/*
+ * cordon-broker: the HTTP front on 127.0.0.1.  No file access, no secret
+ * values: it receives the listening socket and the dashboard token from
+ * cordond, enforces the perimeter (PER-*) on every request, serves the
+ * compiled-in dashboard and answers the JSON API by asking the daemons.
+ */
+#include <sys/queue.h>
+#include <sys/resource.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+#include <json-c/json.h>
+
+#include "config.h"
+#include "confine.h"
+#include "daemon.h"
+#include "http.h"
+#include "log.h"
+#include "msg.h"
+#include "util.h"
+#include "web_assets.h"
+
+#define BROKER_MAX_BODY	    (1024 * 1024)	/* PER-8 */
+#define BROKER_MAX_HEADERS  (16 * 1024)		/* PER-8 */
+#define BROKER_TIMEOUT_S    10			/* per-request I/O */
+#define BROKER_NOFILE	    256			/* bounds connections */
+#define BROKER_MAX_SESSIONS 32
+#define TOKEN_HEX	    64
+#define SESSION_HEX	    64
+#define NONCE_HEX	    32
+
+struct broker_session {
+	char bs_id[SESSION_HEX + 1];
+	uint64_t bs_created;
+};
+
+struct broker {
+	struct daemon b_d;
+	struct evhttp *b_http;
+	struct evconnlistener *b_listener;
+	struct event *b_relisten;
+	char b_token[TOKEN_HEX + 1];
+	char b_login[33];	/* one-time login code, "" once spent */
+	unsigned int b_port;
+	char b_listen[64];
+	char *b_origins[8];
+	size_t b_norigins;
+	struct broker_session b_sessions[BROKER_MAX_SESSIONS];
+};
+
+static struct broker broker;
+
+static void broker_config_h(struct ipc_conn *, struct ipc_msg *, void *);
+
+static const struct ipc_dispatch parent_table[] = {
+	DAEMON_PARENT_ROWS,
+	{MSG_BROKER_CONFIG, PROC_BIT(PROC_PARENT), 2, 4096, IPC_FD_REQUIRED,
+	    broker_config_h},
+	{MSG_NONE, 0, 0, 0, 0, NULL},
+};
+
+/* The broker answers no peer requests; it only asks. */
+static const struct ipc_dispatch peer_table[] = {
+	{MSG_NONE, 0, 0, 0, 0, NULL},
+};
+
+/* ---- responses ---- */
+
+#define CSP_NONE "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+/* Headers on every response; csp is the page's policy (PER-6). */
+static void
+set_common_headers(struct evhttp_request *req, const char *csp)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+	evhttp_add_header(h, "Content-Security-Policy", csp);
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	evhttp_add_header(h, "Referrer-Policy", "same-origin");
+	evhttp_add_header(h, "Cross-Origin-Opener-Policy", "same-origin");
+	evhttp_add_header(h, "Cross-Origin-Resource-Policy", "same-origin");
+	evhttp_add_header(h, "X-Frame-Options", "DENY");
+}
+
+static void
+send_json(struct evhttp_request *req, int status, struct json_object *o)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	const char *s;
+	size_t len;
+
+	set_common_headers(req, CSP_NONE);
+	evhttp_add_header(h, "Content-Type", "application/json");
+	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	if (b != NULL && s != NULL)
+		evbuffer_add(b, s, len);
+	evhttp_send_reply(req, status, NULL, b);
+	if (b != NULL)
+		evbuffer_free(b);
+}
+
+/* PER-9: {"ok":false,"error":"<code>"} with a code from a fixed set. */
+static void
+send_error(struct evhttp_request *req, int status, const char *code)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "error", json_object_new_string(code));
+	send_json(req, status, o);
+	json_object_put(o);
+}
+
+static void
+send_redirect(struct evhttp_request *req, const char *to)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+	set_common_headers(req, CSP_NONE);
+	evhttp_add_header(h, "Location", to);
+	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
+	evhttp_send_reply(req, 303, NULL, NULL);
+}
+
+/* ---- perimeter ---- */
+
+/*
+ * The single value of header name: NULL with *dup = 0 when absent,
+ * NULL with *dup = 1 when it appears more than once (refused by callers).
+ */
+static const char *
+header_one(struct evhttp_request *req, const char *name, int *dup)
+{
+	struct evkeyvalq *hs = evhttp_request_get_input_headers(req);
+	struct evkeyval *kv;
+	const char *v = NULL;
+	int n = 0;
+
+	TAILQ_FOREACH(kv, hs, next)
+		if (strcasecmp(kv->key, name) == 0) {
+			v = kv->value;
+			n++;
+		}
+	*dup = n > 1;
+	return n == 1 ? v : NULL;
+}
+
+/* PER-2 ... PER-4: returns 0, or -1 after answering. */
+static int
+perimeter(struct evhttp_request *req)
+{
+	const char *uri = evhttp_request_get_uri(req), *v;
+	const char *const *extra = (const char *const *)broker.b_origins;
+	int dup;
+
+	if (uri == NULL || !http_target_ok(uri, strlen(uri))) {
+		send_error(req, 400, "bad-request");
+		return -1;
+	}
+	v = header_one(req, "Host", &dup);
+	if (v == NULL || !(http_host_ok(v, broker.b_port) ||
+	    (strcmp(broker.b_listen, "127.0.0.1") != 0 &&
+	    http_host_ok_addr(v, broker.b_listen, broker.b_port)))) {
+		send_error(req, 421, "misdirected-request");
+		return -1;
+	}
+	v = header_one(req, "Origin", &dup);
+	if (dup || (v != NULL && !http_origin_ok(v, broker.b_port, extra,
+	    broker.b_norigins))) {
+		send_error(req, 403, "forbidden-origin");
+		return -1;
+	}
+	v = header_one(req, "Sec-Fetch-Site", &dup);
+	if (dup || (v != NULL && !http_fetch_site_ok(v))) {
+		send_error(req, 403, "forbidden-site");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+session_valid(const char *val, size_t len)
+{
+	size_t i;
+
+	if (len != SESSION_HEX)
+		return 0;
+	for (i = 0; i < BROKER_MAX_SESSIONS; i++)
+		if (broker.b_sessions[i].bs_id[0] != '\0' &&
+		    timingsafe_eq(broker.b_sessions[i].bs_id, val, len))
+			return 1;
+	return 0;
+}
+
+enum auth_by { AUTH_NONE, AUTH_BEARER, AUTH_COOKIE };
+
+/* PER-5: bearer token or session cookie, constant-time compares. */
+static enum auth_by
+authenticate(struct evhttp_request *req)
+{
+	const char *v, *tok;
+	size_t len;
+	int dup;
+
+	if (broker.b_token[0] == '\0')
+		return AUTH_NONE;
+	v = header_one(req, "Authorization", &dup);
+	if (dup)
+		return AUTH_NONE;
+	if (v != NULL) {
+		if (http_bearer_parse(v, &tok, &len) && len == TOKEN_HEX &&
+		    timingsafe_eq(tok, broker.b_token, TOKEN_HEX))
+			return AUTH_BEARER;
+		return AUTH_NONE; /* a wrong token is not rescued by a cookie */
+	}
+	v = header_one(req, "Cookie", &dup);
+	if (!dup && v != NULL &&
+	    http_cookie_get(v, "cordon_session", &tok, &len) &&
+	    session_valid(tok, len))
+		return AUTH_COOKIE;
+	return AUTH_NONE;
+}
+
+/* PER-7: a cookie-authenticated state change must come from our pages. */
+static int
+referer_ok(struct evhttp_request *req)
+{
+	const char *v, *path;
+	char origin[256];
+	size_t olen;
+	int dup;
+
+	v = header_one(req, "Referer", &dup);
+	if (v == NULL || dup || (path = strstr(v, "://")) == NULL ||
+	    (path = strchr(path + 3, '/')) == NULL)
+		return 0;
+	olen = (size_t)(path - v);
+	if (olen >= sizeof(origin))
+		return 0;
+	memcpy(origin, v, olen);
+	origin[olen] = '\0';
+	return http_origin_ok(origin, broker.b_port,
+	    (const char *const *)broker.b_origins, broker.b_norigins) &&
+	    strncmp(path, "/ui/", 4) == 0;
+}
+
+/* ---- dashboard ---- */
+
+static void
+serve_asset(struct evhttp_request *req, const char *path)
+{
+	const struct web_asset *a = NULL;
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	struct evbuffer *b;
+	char nonce[NONCE_HEX + 1], csp[512];
+	const unsigned char *p, *end, *mark;
+	size_t i, mlen = strlen(WEB_NONCE_MARK);
+
+	for (i = 0; i < web_nassets; i++)
+		if (strcmp(web_assets[i].wa_path, path) == 0)
+			a = &web_assets[i];
+	if (a == NULL) {
+		send_error(req, 404, "not-found");
+		return;
+	}
+	if (random_hex(nonce, sizeof(nonce), NONCE_HEX / 2) == -1) {
+		send_error(req, 500, "internal");
+		return;
+	}
+	if ((b = evbuffer_new()) == NULL) {
+		send_error(req, 500, "internal");
+		return;
+	}
+	snprintf(csp, sizeof(csp),
+	    "default-src 'none'; script-src 'self' 'nonce-%s'; "
+	    "style-src 'self' 'nonce-%s'; img-src 'self'; "
+	    "connect-src 'self'; form-action 'self'; "
+	    "frame-ancestors 'none'; base-uri 'none'", nonce, nonce);
+	set_common_headers(req, csp);
+	evhttp_add_header(h, "Content-Type", a->wa_type);
+	if (!a->wa_templated)
+		evbuffer_add_reference(b, a->wa_data, a->wa_len, NULL, NULL);
+	else {
+		p = a->wa_data;
+		end = p + a->wa_len;
+		while (p < end && (mark = memmem(p, (size_t)(end - p),
+		    WEB_NONCE_MARK, mlen)) != NULL) {
+			evbuffer_add(b, p, (size_t)(mark - p));
+			evbuffer_add(b, nonce, NONCE_HEX);
+			p = mark + mlen;
+		}
+		evbuffer_add(b, p, (size_t)(end - p));
+	}
+	evhttp_send_reply(req, 200, NULL, b);
+	evbuffer_free(b);
+}
+
+/* GET /ui/login?code=…: spend the one-time code, set the session cookie. */
+static void
+serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
+{
+	struct evkeyvalq q;
+	struct broker_session *s, *old;
+	const char *code, *query = evhttp_uri_get_query(u);
+	char cookie[160];
+	size_t i;
+
+	TAILQ_INIT(&q);
+	if (query == NULL || evhttp_parse_query_str(query, &q) == -1 ||
+	    (code = evhttp_find_header(&q, "code")) == NULL ||
+	    broker.b_login[0] == '\0' || strlen(code) != 32 ||
+	    !timingsafe_eq(code, broker.b_login, 32)) {
+		evhttp_clear_headers(&q);
+		send_error(req, 401, "invalid-login");
+		return;
+	}
+	evhttp_clear_headers(&q);
+	explicit_bzero(broker.b_login, sizeof(broker.b_login));
+	if (broker.b_d.d_parent != NULL)
+		ipc_send(broker.b_d.d_parent, MSG_LOGIN_USED, NULL, -1);
+
+	old = s = &broker.b_sessions[0];
+	for (i = 0; i < BROKER_MAX_SESSIONS; i++) {
+		if (broker.b_sessions[i].bs_id[0] == '\0') {
+			s = &broker.b_sessions[i];
+			break;
+		}
+		if (broker.b_sessions[i].bs_created < old->bs_created)
+			old = &broker.b_sessions[i];
+		s = old;
+	}
+	if (random_hex(s->bs_id, sizeof(s->bs_id), SESSION_HEX / 2) == -1) {
+		s->bs_id[0] = '\0';
+		send_error(req, 500, "internal");
+		return;
+	}
+	s->bs_created = now_ms_mono();
+	snprintf(cookie, sizeof(cookie), "cordon_session=%s; Path=/; "
+	    "HttpOnly; SameSite=Strict", s->bs_id);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Set-Cookie", cookie);
+	send_redirect(req, "/ui/");
+}
+
+/* ---- API ---- */
+
+struct api_pending {
+	struct evhttp_request *ap_req; /* NULL once the client went away */
+	struct evhttp_connection *ap_evcon;
+};
+
+static void
+api_conn_closed(struct evhttp_connection *evcon, void *arg)
+{
+	struct api_pending *ap = arg;
+
+	ap->ap_req = NULL;
+	ap->ap_evcon = NULL;
+}
+
+static struct api_pending *
+api_hold(struct evhttp_request *req)
+{
+	struct api_pending *ap;
+
+	if ((ap = calloc(1, sizeof(*ap))) == NULL)
+		return NULL;
+	ap->ap_req = req;
+	ap->ap_evcon = evhttp_request_get_connection(req);
+	if (ap->ap_evcon != NULL)
+		evhttp_connection_set_closecb(ap->ap_evcon, api_conn_closed,
+		    ap);
+	return ap;
+}
+
+/* Detach from the connection; returns the request if it is still live. */
+static struct evhttp_request *
+api_release(struct api_pending *ap)
+{
+	struct evhttp_request *req = ap->ap_req;
+
+	if (ap->ap_evcon != NULL)
+		evhttp_connection_set_closecb(ap->ap_evcon, NULL, NULL);
+	free(ap);
+	return req;
+}
+
+static void
+health_reply_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+	struct json_object *o, *v;
+
+	if (req == NULL)
+		return;
+	if (m == NULL || m->m_type != MSG_HEALTH_OK) {
+		send_error(req, 503, "unavailable");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object_object_add(o, "version",
+	    json_object_new_string(CORDON_VERSION));
+	if (json_object_object_get_ex(m->m_obj, "status", &v))
+		json_object_object_add(o, "status", json_object_get(v));
+	if (json_object_object_get_ex(m->m_obj, "daemons", &v))
+		json_object_object_add(o, "daemons", json_object_get(v));
+	send_json(req, 200, o);
+	json_object_put(o);
+}
+
+static void
+api_health(struct evhttp_request *req)
+{
+	struct timeval tv = {3, 0};
+	struct api_pending *ap;
+
+	if (broker.b_d.d_parent == NULL || (ap = api_hold(req)) == NULL) {
+		send_error(req, 503, "unavailable");
+		return;
+	}
+	if (ipc_request(broker.b_d.d_parent, MSG_HEALTH, NULL, -1,
+	    MSG_HEALTH_OK, &tv, health_reply_cb, ap) == -1) {
+		api_release(ap);
+		send_error(req, 503, "unavailable");
+	}
+}
+
+/* The route table: method, exact path, handler. */
+static const struct api_route {
+	enum evhttp_cmd_type ar_method;
+	const char *ar_path;
+	void (*ar_fn)(struct evhttp_request *);
+} api_routes[] = {
+	{EVHTTP_REQ_GET, "/api/health", api_health},
+};
+
+static void
+serve_api(struct evhttp_request *req, const char *path)
+{
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	enum auth_by by;
+	const char *ct;
+	size_t i;
+	int dup, known = 0;
+
+	if ((by = authenticate(req)) == AUTH_NONE) {
+		send_error(req, 401, "unauthorized");
+		return;
+	}
+	if (cmd == EVHTTP_REQ_POST && by == AUTH_COOKIE && !referer_ok(req)) {
+		send_error(req, 403, "forbidden-referer");
+		return;
+	}
+	for (i = 0; i < nitems(api_routes); i++) {
+		if (strcmp(api_routes[i].ar_path, path) != 0)
+			continue;
+		known = 1;
+		if (api_routes[i].ar_method != cmd)
+			continue;
+		if (cmd == EVHTTP_REQ_POST) {
+			ct = header_one(req, "Content-Type", &dup);
+			if (ct == NULL || dup || strncasecmp(ct,
+			    "application/json", 16) != 0 ||
+			    (ct[16] != '\0' && ct[16] != ';')) {
+				send_error(req, 415, "unsupported-media-type");
+				return;
+			}
+		}
+		api_routes[i].ar_fn(req);
+		return;
+	}
+	if (known)
+		send_error(req, 405, "method-not-allowed");
+	else
+		send_error(req, 404, "not-found");
+}
+
+static void
+http_request_cb(struct evhttp_request *req, void *arg)
+{
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	const struct evhttp_uri *u;
+	const char *path;
+
+	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD &&
+	    cmd != EVHTTP_REQ_POST) {
+		send_error(req, 405, "method-not-allowed");
+		return;
+	}
+	if (perimeter(req) == -1)
+		return;
+	if ((u = evhttp_request_get_evhttp_uri(req)) == NULL ||
+	    (path = evhttp_uri_get_path(u)) == NULL) {
+		send_error(req, 400, "bad-request");
+		return;
+	}
+	if (strncmp(path, "/api/", 5) == 0) {
+		serve_api(req, path);
+		return;
+	}
+	if (cmd == EVHTTP_REQ_POST) {
+		send_error(req, 405, "method-not-allowed");
+		return;
+	}
+	if (strcmp(path, "/") == 0 || strcmp(path, "/ui") == 0)
+		send_redirect(req, "/ui/");
+	else if (strcmp(path, "/ui/login") == 0)
+		serve_login(req, u);
+	else if (strncmp(path, "/ui/", 4) == 0)
+		serve_asset(req, path);
+	else
+		send_error(req, 404, "not-found");
+}
+
+/* ---- listener ---- */
+
+static void
+relisten_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	evconnlistener_enable(broker.b_listener);
+}
+
+/*
+ * accept(2) failing with EMFILE means RLIMIT_NOFILE (our connection
+ * bound) is reached: pause accepting briefly instead of spinning.
+ */
+static void
+listener_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct timeval tv = {0, 100 * 1000};
+
+	log_debug("accept paused: %s", strerror(errno));
+	evconnlistener_disable(l);
+	evtimer_add(broker.b_relisten, &tv);
+}
+
+static void
+broker_config_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *arr, *o = m->m_obj;
+	const char *tok, *code, *listen;
+	long long port;
+	size_t i;
+
+	if (broker.b_http != NULL) {
+		log_warnx("second broker configuration refused");
+		return;
+	}
+	if ((tok = json_get_str(o, "token", TOKEN_HEX)) == NULL ||
+	    strlen(tok) != TOKEN_HEX ||
+	    json_get_int(o, "port", 1, 65535, &port) == -1 ||
+	    (listen = json_get_str(o, "listen", 63)) == NULL)
+		fatalx("bad broker configuration");
+	memcpy(broker.b_token, tok, TOKEN_HEX + 1);
+	if ((code = json_get_str(o, "loginCode", 32)) != NULL &&
+	    strlen(code) == 32)
+		memcpy(broker.b_login, code, 33);
+	broker.b_port = (unsigned int)port;
+	snprintf(broker.b_listen, sizeof(broker.b_listen), "%s", listen);
+	if (json_object_object_get_ex(o, "origins", &arr) &&
+	    json_object_is_type(arr, json_type_array))
+		for (i = 0; i < json_object_array_length(arr) &&
+		    broker.b_norigins < nitems(broker.b_origins); i++) {
+			const char *s = json_object_get_string(
+			    json_object_array_get_idx(arr, i));
+			if (s != NULL)
+				broker.b_origins[broker.b_norigins++] =
+				    strdup(s);
+		}
+
+	/* accept(2) must never block the event loop. */
+	if (evutil_make_socket_nonblocking(m->m_fd) == -1)
+		fatalx("listener");
+	broker.b_listener = evconnlistener_new(broker.b_d.d_base, NULL, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, m->m_fd);
+	if (broker.b_listener == NULL)
+		fatalx("listener");
+	m->m_fd = -1;
+	if ((broker.b_http = evhttp_new(broker.b_d.d_base)) == NULL)
+		fatalx("evhttp_new");
+	evhttp_set_allowed_methods(broker.b_http, 0xffff);
+	evhttp_set_max_body_size(broker.b_http, BROKER_MAX_BODY);
+	evhttp_set_max_headers_size(broker.b_http, BROKER_MAX_HEADERS);
+	evhttp_set_timeout(broker.b_http, BROKER_TIMEOUT_S);
+	evhttp_set_gencb(broker.b_http, http_request_cb, NULL);
+	if (evhttp_bind_listener(broker.b_http, broker.b_listener) == NULL)
+		fatalx("evhttp_bind_listener");
+	broker.b_relisten = evtimer_new(broker.b_d.d_base, relisten_cb, NULL);
+	evconnlistener_set_error_cb(broker.b_listener, listener_error_cb);
+	log_debug("serving on port %u", broker.b_port);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct daemon_args a;
+	struct confine_spec spec;
+
+	log_init("broker", 0);
+	daemon_parse_args(argc, argv, NULL, &a);
+	log_init("broker", a.da_debug);
+	daemon_prepare(&broker.b_d, PROC_BROKER, peer_table);
+
+	memset(&spec, 0, sizeof(spec));
+	spec.cs_name = "broker";
+	spec.cs_user = a.da_user;
+	spec.cs_paths = NULL;
+	spec.cs_npaths = 0; /* no file access at all */
+	spec.cs_seccomp = CONFINE_SECCOMP_ALLOW;
+	spec.cs_syscalls = SC_BASE | SC_ACCEPT;
+	spec.cs_no_net = 1; /* accepts only; never binds or connects */
+	spec.cs_nofile = BROKER_NOFILE;
+	confine_self(&spec);
+
+	broker.b_d.d_arg = &broker;
+	daemon_start(&broker.b_d, parent_table);
+	log_debug("ready");
+	return daemon_loop(&broker.b_d);
+}

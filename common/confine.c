@@ -1,0 +1,837 @@
+/*
+ * Self-confinement for every cordon daemon (SU-2, SBX-1): service user,
+ * capabilities, no_new_privs, Landlock, rlimits, seccomp.  Each layer is
+ * fail-closed; only confine_self() calls fatal.  Touches only this process.
+ */
+#include "config.h"
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cap-ng.h>
+#include <json-c/json.h>
+#include <seccomp.h>
+
+#include "confine.h"
+#include "landlock_abi.h"
+#include "log.h"
+#include "util.h"
+
+/* Landlock state, recorded here so confine_status_json() needs no probe. */
+static int ll_abi = -2;	 /* -2: not probed yet, -1: unavailable */
+static int ll_abi_errno; /* why the probe failed */
+static int ll_on;	 /* restrict_self succeeded */
+
+/*
+ * Seccomp allowlist groups.  Plain names are allowed outright; argument
+ * rules allow a syscall only when one argument matches.  Names libseccomp
+ * does not know are skipped in allowlists (that only denies more).
+ */
+struct sc_argrule {
+	const char *sa_name;
+	struct scmp_arg_cmp sa_cmp;
+};
+
+struct sc_group {
+	unsigned int sg_mask;
+	const char *const *sg_names;
+	size_t sg_nnames;
+	const struct sc_argrule *sg_args;
+	size_t sg_nargs;
+};
+
+/* The tables below are data, laid out to be read, not reflowed. */
+/* clang-format off */
+
+/* libevent epoll loop, glibc malloc, json-c, framed IPC, time, exit. */
+static const char *const sc_base_names[] = {
+	"read", "write", "readv", "writev",
+	"recvmsg", "sendmsg", "recvfrom", "sendto",
+	"close", "shutdown", "fcntl",
+	"epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
+	"epoll_pwait2",
+	"brk", "munmap", "mremap", "madvise",
+	"clock_gettime", "clock_nanosleep", "gettimeofday", "nanosleep",
+	"getpid", "gettid", "getppid", "getuid", "geteuid", "getgid",
+	"getegid", "getresuid", "getresgid", "capget",
+	"exit", "exit_group", "restart_syscall",
+	"rt_sigreturn", "rt_sigprocmask",
+	"futex", "getrandom",
+	/* glibc's fstat() is newfstatat(fd, "", AT_EMPTY_PATH); a path
+	 * given to it leaks metadata only, which Landlock does not cover. */
+	"fstat", "newfstatat",
+	/* glibc qsort() sizes its buffer with sysconf(_SC_PHYS_PAGES). */
+	"sysinfo",
+};
+
+static const struct sc_argrule sc_base_args[] = {
+	/* No new executable memory: code injection needs PROT_EXEC. */
+	{ "mmap",	{ 2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0 } },
+	{ "mprotect",	{ 2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0 } },
+	/* prctl only to read our own state, for the status report. */
+	{ "prctl",	{ 0, SCMP_CMP_EQ, PR_GET_NO_NEW_PRIVS, 0 } },
+	{ "prctl",	{ 0, SCMP_CMP_EQ, PR_GET_SECCOMP, 0 } },
+	{ "prctl",	{ 0, SCMP_CMP_EQ, PR_GET_DUMPABLE, 0 } },
+	/* libevent's evbuffer_read() sizes reads with FIONREAD. */
+	{ "ioctl",	{ 1, SCMP_CMP_EQ, FIONREAD, 0 } },
+};
+
+/* Listening sockets inherited from cordond or systemd. */
+static const char *const sc_accept_names[] = {
+	"accept4", "accept", "getsockname", "getpeername",
+	"setsockopt", "getsockopt", "shutdown",
+};
+
+/*
+ * openat2's flags live in a struct seccomp cannot read, so openat2 is
+ * allowed whole; Landlock is what bounds where it may write.
+ */
+static const char *const sc_fs_read_names[] = {
+	"openat2", "getdents64", "lseek", "pread64", "fstatfs", "statx",
+};
+
+#define SC_O_WRITING (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)
+
+static const struct sc_argrule sc_fs_read_args[] = {
+	{ "openat",	{ 2, SCMP_CMP_MASKED_EQ, SC_O_WRITING, 0 } },
+};
+
+static const char *const sc_fs_write_names[] = {
+	"openat", "openat2", "mkdirat", "renameat", "renameat2", "unlinkat",
+	"fsync", "fdatasync", "ftruncate", "fchmod", "pwrite64",
+};
+
+#if CORDON_SANITIZE
+/*
+ * ASan/UBSan runtimes, sanitizer builds only, so that a report is printed
+ * instead of the reporter being killed: alternate signal stacks, rlimit
+ * queries, spin-lock yields, isatty(2), a pipe to probe memory, and
+ * read-only opens of /proc/self/maps.  LeakSanitizer needs ptrace and
+ * cannot run under seccomp (tests set ASAN_OPTIONS=detect_leaks=0); an
+ * external symbolizer would need fork+exec (symbolize=0 avoids it).
+ */
+static const char *const sc_sanitize_names[] = {
+	"sigaltstack", "rt_sigaction", "getrlimit", "sched_yield",
+	"readlink", "readlinkat", "lseek", "sched_getaffinity",
+	"pipe", "pipe2",
+};
+
+static const struct sc_argrule sc_sanitize_args[] = {
+	{ "prlimit64",	{ 2, SCMP_CMP_EQ, 0, 0 } },	/* query only */
+	{ "open",	{ 1, SCMP_CMP_MASKED_EQ, SC_O_WRITING, 0 } },
+	{ "openat",	{ 2, SCMP_CMP_MASKED_EQ, SC_O_WRITING, 0 } },
+	{ "prctl",	{ 0, SCMP_CMP_EQ, PR_SET_VMA, 0 } },	/* map names */
+	{ "ioctl",	{ 1, SCMP_CMP_EQ, TCGETS, 0 } },	/* isatty() */
+};
+#endif
+
+#define SC_GROUP(m, n, a)	{ (m), (n), nitems(n), (a), nitems(a) }
+#define SC_GROUP_N(m, n)	{ (m), (n), nitems(n), NULL, 0 }
+
+static const struct sc_group sc_groups[] = {
+	SC_GROUP(SC_BASE, sc_base_names, sc_base_args),
+	SC_GROUP_N(SC_ACCEPT, sc_accept_names),
+	SC_GROUP(SC_FS_READ, sc_fs_read_names, sc_fs_read_args),
+	SC_GROUP_N(SC_FS_WRITE, sc_fs_write_names),
+};
+
+#define SC_ALL (SC_BASE | SC_ACCEPT | SC_FS_READ | SC_FS_WRITE)
+
+/*
+ * Spawner denylist, inherited by every agent.  Must leave seccomp, prctl,
+ * landlock_*, unshare, clone and mount alone: agent children build their
+ * own sandbox (namespaces, mounts, a stricter filter) underneath it.
+ */
+static const char *const sc_deny_names[] = {
+	"init_module", "finit_module", "delete_module", "create_module",
+	"query_module", "get_kernel_syms",
+	"kexec_load", "kexec_file_load", "reboot",
+	"bpf", "perf_event_open", "userfaultfd",
+	"ptrace", "process_vm_readv", "process_vm_writev",
+	"keyctl", "add_key", "request_key",
+	"iopl", "ioperm", "swapon", "swapoff", "acct", "uselib", "vhangup",
+	"syslog", "quotactl", "quotactl_fd", "nfsservctl", "lookup_dcookie",
+	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+	"open_by_handle_at", "name_to_handle_at",
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+};
+
+/* personality() flags that weaken exec'd programs' memory protections. */
+static const unsigned long sc_deny_persona[] = {
+	ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO,
+};
+
+/* clang-format on */
+
+/* Capabilities */
+
+static int
+cap_read(uint64_t *eff, uint64_t *prm, uint64_t *inh)
+{
+	struct __user_cap_header_struct hdr;
+	struct __user_cap_data_struct data[2];
+
+	memset(&hdr, 0, sizeof(hdr));
+	memset(data, 0, sizeof(data));
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	if (syscall(SYS_capget, &hdr, data) == -1)
+		return -1;
+	if (eff != NULL)
+		*eff = (uint64_t)data[1].effective << 32 | data[0].effective;
+	if (prm != NULL)
+		*prm = (uint64_t)data[1].permitted << 32 | data[0].permitted;
+	if (inh != NULL)
+		*inh =
+		    (uint64_t)data[1].inheritable << 32 | data[0].inheritable;
+	return 0;
+}
+
+/* Returns the number of caps still set by prctl(op, cap), or -1. */
+static int
+cap_count_prctl(int op, int arg2)
+{
+	int cap, n = 0, r;
+
+	for (cap = 0; cap < 64; cap++) {
+		if (arg2)
+			r = prctl(op, arg2, cap, 0, 0);
+		else
+			r = prctl(op, cap, 0, 0, 0);
+		if (r == -1 && errno == EINVAL)
+			break; /* past the kernel's last capability */
+		if (r == -1)
+			return -1;
+		n += r;
+	}
+	return n;
+}
+
+/*
+ * Clearing the bounding set needs CAP_SETPCAP, which setresuid() away from
+ * root takes away, so a daemon switching user does this first.
+ */
+static int
+cap_drop_bounding(void)
+{
+	if (capng_get_caps_process() != 0)
+		return -1;
+	capng_clear(CAPNG_SELECT_BOUNDS);
+	if (capng_apply(CAPNG_SELECT_BOUNDS) != 0) {
+		errno = EPERM;
+		return -1;
+	}
+	if (cap_count_prctl(PR_CAPBSET_READ, 0) != 0) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+int
+confine_drop_caps(void)
+{
+	uint64_t eff, prm, inh;
+	int setpcap, sel;
+
+	if (cap_read(&eff, NULL, NULL) == -1)
+		return -1;
+	/*
+	 * Without CAP_SETPCAP the bounding set cannot shrink; no_new_privs
+	 * makes it irrelevant, since nothing can be gained through exec.
+	 */
+	setpcap = (eff >> CAP_SETPCAP) & 1;
+	sel = CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT;
+	if (setpcap)
+		sel |= CAPNG_SELECT_BOUNDS;
+	capng_clear(CAPNG_SELECT_ALL);
+	if (capng_apply(sel) != 0) {
+		errno = EPERM;
+		return -1;
+	}
+
+	if (cap_read(&eff, &prm, &inh) == -1)
+		return -1;
+	if (eff != 0 || prm != 0 || inh != 0 ||
+	    cap_count_prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET) != 0 ||
+	    (setpcap && cap_count_prctl(PR_CAPBSET_READ, 0) != 0)) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+/* Identity */
+
+int
+confine_switch_user(uid_t uid, gid_t gid)
+{
+	uid_t ru, eu, su, old_uid;
+	gid_t rg, eg, sg, old_gid, groups[2];
+
+	if (uid == 0) {
+		/* "Switching" to root would prove nothing below. */
+		errno = EINVAL;
+		return -1;
+	}
+	if (getresuid(&ru, &eu, &su) == -1 || getresgid(&rg, &eg, &sg) == -1)
+		return -1;
+	old_uid = eu;
+	old_gid = eg;
+
+	if (setgroups(1, &gid) == -1 || setresgid(gid, gid, gid) == -1 ||
+	    setresuid(uid, uid, uid) == -1)
+		return -1;
+
+	/* Prove the old identity cannot be regained (uidswap.c habit). */
+	if (setresuid(0, 0, 0) != -1 ||
+	    (old_uid != uid && setresuid(old_uid, old_uid, old_uid) != -1) ||
+	    (old_gid != gid && setresgid(old_gid, old_gid, old_gid) != -1))
+		goto regained;
+	if (getresuid(&ru, &eu, &su) == -1 || getresgid(&rg, &eg, &sg) == -1)
+		return -1;
+	if (ru != uid || eu != uid || su != uid || rg != gid || eg != gid ||
+	    sg != gid)
+		goto regained;
+	if (getgroups((int)nitems(groups), groups) != 1 || groups[0] != gid)
+		goto regained;
+	return 0;
+
+regained:
+	errno = EPERM;
+	return -1;
+}
+
+int
+confine_no_new_privs(void)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		return -1;
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+/* Landlock */
+
+int
+confine_landlock_abi(void)
+{
+	int abi;
+
+	if (ll_abi != -2)
+		return ll_abi;
+	abi = cordon_landlock_create_ruleset(NULL, 0,
+					     LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 1) {
+		ll_abi_errno = abi == -1 ? errno : EOPNOTSUPP;
+		ll_abi = -1;
+	} else
+		ll_abi = abi;
+	return ll_abi;
+}
+
+static const char *
+ll_unavailable_why(int err)
+{
+	switch (err) {
+	case ENOSYS:
+		return "kernel built without CONFIG_SECURITY_LANDLOCK";
+	case EOPNOTSUPP:
+		return "Landlock not enabled at boot (add it to lsm=)";
+	default:
+		return strerror(err);
+	}
+}
+
+/* Every filesystem right this ABI can restrict. */
+static __u64
+ll_fs_handled(int abi)
+{
+	__u64 r = CORDON_LL_FS_ABI1;
+
+	if (abi >= 2)
+		r |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		r |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		r |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	return r;
+}
+
+/* No MAKE_SYM/CHAR/BLOCK/FIFO/SOCK: no daemon or agent needs them. */
+static __u64
+ll_fs_rights(unsigned int access)
+{
+	__u64 r = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+
+	if (access & CONFINE_LL_WRITE)
+		r |= LANDLOCK_ACCESS_FS_WRITE_FILE |
+		     LANDLOCK_ACCESS_FS_REMOVE_DIR |
+		     LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		     LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_DIR |
+		     LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (access & CONFINE_LL_EXEC)
+		r |= LANDLOCK_ACCESS_FS_EXECUTE;
+	return r;
+}
+
+int
+confine_landlock_ruleset(const struct confine_path *paths, size_t npaths,
+			 int no_net)
+{
+	struct cordon_landlock_ruleset_attr ra;
+	struct cordon_landlock_path_beneath_attr pb;
+	struct stat st;
+	size_t i;
+	int abi, rsfd, fd, saved;
+
+	if ((abi = confine_landlock_abi()) < 1) {
+		errno = ll_abi_errno;
+		return -1;
+	}
+	if (no_net && abi < 4) {
+		/* The caller requires this right: refuse, never weaken. */
+		log_warnx("landlock ABI %d cannot deny TCP (needs ABI 4)", abi);
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (abi < 3)
+		log_warnx("landlock ABI %d cannot restrict truncate()", abi);
+
+	memset(&ra, 0, sizeof(ra));
+	ra.handled_access_fs = ll_fs_handled(abi);
+	if (no_net)
+		ra.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
+					LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	if (abi >= 6)
+		ra.scoped =
+		    LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+	rsfd = cordon_landlock_create_ruleset(&ra, CORDON_LL_ATTR_SIZE(abi), 0);
+	if (rsfd == -1) {
+		log_warn("landlock_create_ruleset");
+		return -1;
+	}
+
+	for (i = 0; i < npaths; i++) {
+		if (paths[i].cp_path == NULL || paths[i].cp_access == 0 ||
+		    (paths[i].cp_access & ~(CONFINE_LL_READ | CONFINE_LL_WRITE |
+					    CONFINE_LL_EXEC)) != 0) {
+			log_warnx("landlock: bad path rule %zu", i);
+			errno = EINVAL;
+			goto fail;
+		}
+		if ((fd = open(paths[i].cp_path, O_PATH | O_CLOEXEC)) == -1) {
+			log_warn("landlock: %s", paths[i].cp_path);
+			goto fail;
+		}
+		memset(&pb, 0, sizeof(pb));
+		pb.parent_fd = fd;
+		pb.allowed_access =
+		    ll_fs_rights(paths[i].cp_access) & ra.handled_access_fs;
+		if (fstat(fd, &st) == -1) {
+			log_warn("landlock: fstat %s", paths[i].cp_path);
+			goto fail_fd;
+		}
+		/* Directory-only rights on a file are EINVAL. */
+		if (!S_ISDIR(st.st_mode))
+			pb.allowed_access &= CORDON_LL_FS_FILE;
+		if (cordon_landlock_add_rule(rsfd, LANDLOCK_RULE_PATH_BENEATH,
+					     &pb, 0) == -1) {
+			log_warn("landlock_add_rule %s", paths[i].cp_path);
+			goto fail_fd;
+		}
+		close(fd);
+	}
+	return rsfd;
+
+fail_fd:
+	saved = errno;
+	close(fd);
+	errno = saved;
+fail:
+	saved = errno;
+	close(rsfd);
+	errno = saved;
+	return -1;
+}
+
+int
+confine_landlock_restrict(int rsfd)
+{
+	int r, saved;
+
+	r = cordon_landlock_restrict_self(rsfd, 0);
+	saved = errno;
+	close(rsfd);
+	errno = saved;
+	if (r == -1)
+		return -1;
+	ll_on = 1;
+	return 0;
+}
+
+/* Seccomp */
+
+/* CORDON_SECCOMP_DEBUG: name the blocked syscall, then die.  Signal-safe. */
+static void
+sc_sigsys(int sig, siginfo_t *si, void *ctx)
+{
+	static const char pre[] = "seccomp: blocked syscall ";
+	char buf[sizeof(pre) + 16], num[12];
+	size_t len = sizeof(pre) - 1, n = 0;
+	unsigned int nr = (unsigned int)si->si_syscall;
+
+	memcpy(buf, pre, len);
+	do {
+		num[n++] = (char)('0' + nr % 10);
+		nr /= 10;
+	} while (nr != 0 && n < sizeof(num));
+	while (n > 0)
+		buf[len++] = num[--n];
+	buf[len++] = '\n';
+	(void)!write(STDERR_FILENO, buf, len);
+	_exit(31);
+}
+
+static int
+sc_add_names(scmp_filter_ctx ctx, uint32_t action, const char *const *names,
+	     size_t n, int strict)
+{
+	size_t i;
+	int nr, r;
+
+	for (i = 0; i < n; i++) {
+		if ((nr = seccomp_syscall_resolve_name(names[i])) ==
+		    __NR_SCMP_ERROR) {
+			/* Not denying a known-dangerous call is not an option.
+			 */
+			if (strict) {
+				log_warnx("seccomp: unknown syscall %s",
+					  names[i]);
+				errno = ENOSYS;
+				return -1;
+			}
+			log_debug("seccomp: skipping unknown %s", names[i]);
+			continue;
+		}
+		if ((r = seccomp_rule_add(ctx, action, nr, 0)) < 0) {
+			log_warnx("seccomp: rule %s: %s", names[i],
+				  strerror(-r));
+			errno = -r;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+sc_add_args(scmp_filter_ctx ctx, const struct sc_argrule *rules, size_t n)
+{
+	size_t i;
+	int nr, r;
+
+	for (i = 0; i < n; i++) {
+		nr = seccomp_syscall_resolve_name(rules[i].sa_name);
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1,
+					   &rules[i].sa_cmp);
+		if (r < 0) {
+			log_warnx("seccomp: rule %s: %s", rules[i].sa_name,
+				  strerror(-r));
+			errno = -r;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+sc_build_allow(scmp_filter_ctx ctx, unsigned int groups)
+{
+	const struct sc_group *g;
+	struct scmp_arg_cmp self;
+	size_t i;
+	int r;
+
+	for (i = 0; i < nitems(sc_groups); i++) {
+		g = &sc_groups[i];
+		if ((groups & g->sg_mask) == 0)
+			continue;
+		if (sc_add_names(ctx, SCMP_ACT_ALLOW, g->sg_names, g->sg_nnames,
+				 0) == -1 ||
+		    sc_add_args(ctx, g->sg_args, g->sg_nargs) == -1)
+			return -1;
+	}
+	if (groups & SC_BASE) {
+		/*
+		 * abort() and raise() signal this process via tgkill; the
+		 * filter is built in the process it confines, so its pid is
+		 * known now.  Signalling anyone else stays forbidden.
+		 */
+		memset(&self, 0, sizeof(self));
+		self.arg = 0;
+		self.op = SCMP_CMP_EQ;
+		self.datum_a = (scmp_datum_t)getpid();
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW,
+					   SCMP_SYS(tgkill), 1, &self);
+		if (r < 0) {
+			errno = -r;
+			return -1;
+		}
+	}
+#if CORDON_SANITIZE
+	if (sc_add_names(ctx, SCMP_ACT_ALLOW, sc_sanitize_names,
+			 nitems(sc_sanitize_names), 0) == -1 ||
+	    sc_add_args(ctx, sc_sanitize_args, nitems(sc_sanitize_args)) == -1)
+		return -1;
+#endif
+	return 0;
+}
+
+static int
+sc_build_deny(scmp_filter_ctx ctx)
+{
+	struct scmp_arg_cmp cmp;
+	size_t i;
+	unsigned int bit;
+	int r;
+
+	if (sc_add_names(ctx, SCMP_ACT_ERRNO(EPERM), sc_deny_names,
+			 nitems(sc_deny_names), 1) == -1)
+		return -1;
+
+	/*
+	 * personality(flag) is refused, but the query 0xffffffff is not.
+	 * A rule holds one test per argument, so "flag set and value not
+	 * 0xffffffff" becomes "flag set and bit b clear" for each other bit.
+	 */
+	for (i = 0; i < nitems(sc_deny_persona); i++) {
+		for (bit = 0; bit < 32; bit++) {
+			if (sc_deny_persona[i] & (1UL << bit))
+				continue;
+			memset(&cmp, 0, sizeof(cmp));
+			cmp.arg = 0;
+			cmp.op = SCMP_CMP_MASKED_EQ;
+			cmp.datum_a = sc_deny_persona[i] | (1UL << bit);
+			cmp.datum_b = sc_deny_persona[i];
+			r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM),
+						   SCMP_SYS(personality), 1,
+						   &cmp);
+			if (r < 0) {
+				errno = -r;
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+int
+confine_seccomp(enum confine_seccomp mode, unsigned int groups)
+{
+	scmp_filter_ctx ctx;
+	struct sigaction sa;
+	uint32_t defact;
+	int debug = 0, r;
+
+	if (mode == CONFINE_SECCOMP_ALLOW) {
+		if (groups == 0 || (groups & ~SC_ALL) != 0) {
+			errno = EINVAL;
+			return -1;
+		}
+		debug = getenv("CORDON_SECCOMP_DEBUG") != NULL;
+		defact = debug ? SCMP_ACT_TRAP : SCMP_ACT_KILL_PROCESS;
+	} else if (mode == CONFINE_SECCOMP_DENY)
+		defact = SCMP_ACT_ALLOW;
+	else {
+		errno = EINVAL;
+		return -1;
+	}
+
+	if ((ctx = seccomp_init(defact)) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	/* Other ABIs (i386 int 0x80, x32) would walk around any list. */
+	if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+				  SCMP_ACT_KILL_PROCESS)) < 0 ||
+	    (r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0) {
+		errno = -r;
+		goto fail;
+	}
+	if (mode == CONFINE_SECCOMP_ALLOW)
+		r = sc_build_allow(ctx, groups);
+	else
+		r = sc_build_deny(ctx);
+	if (r == -1)
+		goto fail;
+
+	if (debug) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = sc_sigsys;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGSYS, &sa, NULL) == -1)
+			goto fail;
+		log_warnx("seccomp debug: blocked syscalls trap, not kill");
+	}
+	if ((r = seccomp_load(ctx)) < 0) {
+		errno = -r;
+		goto fail;
+	}
+	seccomp_release(ctx);
+	return 0;
+
+fail:
+	r = errno;
+	seccomp_release(ctx);
+	errno = r;
+	return -1;
+}
+
+/* The whole sequence */
+
+void
+confine_self(const struct confine_spec *cs)
+{
+	struct passwd *pw = NULL;
+	struct rlimit rl;
+	const char *name;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int rsfd;
+
+	if (cs == NULL)
+		fatalx("confine: no spec");
+	name = cs->cs_name != NULL ? cs->cs_name : log_procname();
+
+	/* (a) Resolve the service user while /etc/passwd is still visible. */
+	if (getuid() == 0 && cs->cs_user != NULL) {
+		errno = 0;
+		if ((pw = getpwnam(cs->cs_user)) == NULL) {
+			if (errno != 0)
+				fatal("%s: getpwnam %s", name, cs->cs_user);
+			fatalx("%s: no such user %s", name, cs->cs_user);
+		}
+		uid = pw->pw_uid;
+		gid = pw->pw_gid;
+		if (uid == 0)
+			fatalx("%s: service user %s is uid 0", name,
+			       cs->cs_user);
+	} else if (cs->cs_user != NULL)
+		log_debug("%s: not root, staying uid %u", name,
+			  (unsigned int)getuid());
+
+	/* (b) Open the allowed paths now, with the ids that can see them. */
+	if (confine_landlock_abi() < 1)
+		fatalx("%s: landlock unavailable: %s; refusing to run "
+		       "unconfined",
+		       name, ll_unavailable_why(ll_abi_errno));
+	if ((rsfd = confine_landlock_ruleset(cs->cs_paths, cs->cs_npaths,
+					     cs->cs_no_net)) == -1)
+		fatal("%s: landlock ruleset", name);
+
+	/* (c) Service user; clear the bounding set while we still may. */
+	if (pw != NULL) {
+		if (cap_drop_bounding() == -1)
+			fatal("%s: dropping the bounding set", name);
+		if (confine_switch_user(uid, gid) == -1)
+			fatal("%s: switching to user %s", name, cs->cs_user);
+	}
+
+	/* (d) (e) */
+	if (confine_drop_caps() == -1)
+		fatal("%s: dropping capabilities", name);
+	if (confine_no_new_privs() == -1)
+		fatal("%s: no_new_privs", name);
+
+	/* (f) */
+	if (confine_landlock_restrict(rsfd) == -1)
+		fatal("%s: landlock_restrict_self", name);
+
+	/* (g) */
+	if (cs->cs_nofile != 0) {
+		rl.rlim_cur = rl.rlim_max = cs->cs_nofile;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			fatal("%s: RLIMIT_NOFILE %lu", name, cs->cs_nofile);
+	}
+
+	/* (h) Last: the filter no longer allows the calls above. */
+	if (confine_seccomp(cs->cs_seccomp, cs->cs_syscalls) == -1)
+		fatal("%s: seccomp", name);
+	log_debug("confined: uid %u, landlock ABI %d, seccomp %s",
+	    (unsigned int)getuid(), ll_abi,
+	    cs->cs_seccomp == CONFINE_SECCOMP_ALLOW ? "allowlist" : "denylist");
+}
+
+/* Health report (SU-2); only SC_BASE syscalls. */
+
+static int
+st_add(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (v == NULL || json_object_object_add(o, key, v) != 0) {
+		json_object_put(v);
+		return 1;
+	}
+	return 0;
+}
+
+struct json_object *
+confine_status_json(void)
+{
+	struct json_object *o;
+	uint64_t eff;
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	char hex[17];
+	int nnp, sc, abi, bad = 0;
+
+	if (getresuid(&ru, &eu, &su) == -1 || getresgid(&rg, &eg, &sg) == -1 ||
+	    cap_read(&eff, NULL, NULL) == -1)
+		return NULL;
+	nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	sc = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+	/* Probing would be killed under an allowlist: only when unfiltered. */
+	abi = ll_abi;
+	if (abi == -2 && sc == 0)
+		abi = confine_landlock_abi();
+	if (abi < 0)
+		abi = -1;
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)eff);
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	bad |= st_add(o, "pid", json_object_new_int((int)getpid()));
+	bad |= st_add(o, "uid", json_object_new_int((int)eu));
+	bad |= st_add(o, "gid", json_object_new_int((int)eg));
+	bad |= st_add(o, "capEff", json_object_new_string(hex));
+	bad |= st_add(o, "noNewPrivs", json_object_new_int(nnp));
+	bad |= st_add(o, "seccomp", json_object_new_int(sc));
+	bad |=
+	    st_add(o, "landlock", json_object_new_string(ll_on ? "on" : "off"));
+	bad |= st_add(o, "landlockAbi", json_object_new_int(abi));
+	if (bad) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}

@@ -1,0 +1,91 @@
+/*
+ * Confinement helpers: every cordon daemon calls confine_self() once,
+ * right after start and before it reads any peer message.  Each step is
+ * fail-closed: a layer that cannot be applied is fatal, never skipped.
+ *
+ * Order: resolve service user -> open Landlock path fds -> switch ids
+ * (when root) -> drop every capability -> no_new_privs -> Landlock ->
+ * seccomp.
+ */
+#ifndef CORDON_CONFINE_H
+#define CORDON_CONFINE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct json_object;
+
+/* Seccomp syscall groups a daemon may be granted (allowlist mode). */
+#define SC_BASE	    0x0001u /* event loop, memory (no PROT_EXEC), time,
+			     * ipc read/write/recvmsg/sendmsg, close, exit */
+#define SC_ACCEPT   0x0002u /* accept4, getsockname, getpeername,
+			     * setsockopt, shutdown on inherited sockets */
+#define SC_FS_READ  0x0004u /* openat/openat2 read-only, fstat, getdents64,
+			     * lseek, readlinkat-free */
+#define SC_FS_WRITE 0x0008u /* openat/openat2 create, mkdirat, renameat2,
+			     * unlinkat, fsync, fdatasync, ftruncate */
+
+enum confine_seccomp {
+	CONFINE_SECCOMP_ALLOW, /* allowlist, default action kills the process */
+	CONFINE_SECCOMP_DENY,  /* spawner: denylist inherited by agents */
+};
+
+/* Landlock access masks (cordon's own names; see landlock_abi.h). */
+#define CONFINE_LL_READ	 0x1u /* read files, read dirs */
+#define CONFINE_LL_WRITE 0x2u /* + create/remove/rename/truncate beneath */
+#define CONFINE_LL_EXEC	 0x4u /* + execute */
+
+struct confine_path {
+	const char *cp_path;
+	unsigned int cp_access; /* CONFINE_LL_* */
+};
+
+struct confine_spec {
+	const char *cs_name;	    /* daemon name, for logs */
+	const char *cs_user;	    /* when root: switch to this user; NULL
+				     * keeps uid 0 (caps still all dropped) */
+	const struct confine_path *cs_paths; /* Landlock allowances */
+	size_t cs_npaths;	    /* 0: no file access at all */
+	enum confine_seccomp cs_seccomp;
+	unsigned int cs_syscalls;   /* SC_* groups, allowlist mode */
+	int cs_no_net;		    /* Landlock ABI>=4: deny TCP bind/connect */
+	unsigned long cs_nofile;    /* RLIMIT_NOFILE, 0 = leave */
+};
+
+/* The whole sequence; fatal() on any failure. */
+void confine_self(const struct confine_spec *);
+
+/* Steps, exposed for tests and for the spawner's per-run sandbox. */
+int confine_no_new_privs(void);
+int confine_switch_user(uid_t, gid_t);	/* setgroups/setresgid/setresuid,
+					 * then proves the old ids are gone */
+int confine_drop_caps(void);		/* effective, permitted, inheritable,
+					 * bounding, ambient */
+int confine_landlock_abi(void);		/* -1 when Landlock is unavailable */
+
+/*
+ * Landlock in two halves so the spawner can build once and apply in each
+ * child.  The builder opens each path O_PATH with the caller's current ids
+ * and returns a cloexec ruleset fd handling every right the ABI knows;
+ * it fails (never weakens) when no_net needs ABI 4 and the kernel lacks it.
+ * restrict needs no_new_privs first, and closes the fd.
+ */
+int confine_landlock_ruleset(const struct confine_path *, size_t, int no_net);
+int confine_landlock_restrict(int);
+
+/*
+ * Build and load a filter: ALLOW with SC_* groups (default kills; with
+ * CORDON_SECCOMP_DEBUG set it traps and names the syscall, exit 31), or
+ * DENY (groups ignored).  Needs no_new_privs first.
+ */
+int confine_seccomp(enum confine_seccomp, unsigned int);
+
+/*
+ * What the process can see of itself, for MSG_STATUS_OK:
+ * {pid, uid, gid, capEff (hex string), noNewPrivs, seccomp (mode 0/1/2),
+ *  landlock ("on"/"off"), landlockAbi}.
+ * Uses only syscalls every filter allows (getpid, getresuid, capget, prctl).
+ */
+struct json_object *confine_status_json(void);
+
+#endif

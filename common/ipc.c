@@ -1,0 +1,862 @@
+/*
+ * The IPC codec: framing, fd passing, request/reply pairing and dispatch
+ * for every cordon channel.  Reads and writes are non-blocking on libevent
+ * events with evbuffers; short reads and writes are handled here only.
+ *
+ * We use raw events plus evbuffers rather than bufferevents because a
+ * bufferevent reads with recv(2), which would silently discard (and so
+ * close) descriptors passed with SCM_RIGHTS.
+ */
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "ipc.h"
+#include "log.h"
+#include "msg.h"
+#include "util.h"
+
+#define IPC_READ_CHUNK (64 * 1024)
+#define IPC_MAX_OUTFD  16
+#define IPC_MAX_IOV    16
+
+struct ipc_pending {
+	TAILQ_ENTRY(ipc_pending) p_entry;
+	struct ipc_conn *p_conn;
+	uint32_t p_id;
+	uint32_t p_reply;
+	ipc_reply_fn p_cb;
+	void *p_arg;
+	struct event *p_timer;
+};
+
+/*
+ * A received descriptor and the stream offset of the byte it came with.
+ * The kernel ends a read right after data that carried descriptors, so
+ * that is the last byte of the read; our sender attaches each fd to a
+ * one-byte send of its frame's first byte, so an honest fd sits exactly
+ * on the first byte of the frame that announces it.
+ */
+struct ipc_infd {
+	uint64_t if_off;
+	int if_fd;
+};
+
+struct ipc_outfd {
+	uint64_t of_off; /* absolute stream offset of the frame's first byte */
+	int of_fd;
+};
+
+struct ipc_conn {
+	int c_fd;
+	enum proc_id c_peer;
+	const struct ipc_dispatch *c_table;
+	ipc_close_fn c_close;
+	void *c_arg;
+	struct event_base *c_base;
+	struct event *c_rev;
+	struct event *c_wev;
+	struct evbuffer *c_in;
+	struct evbuffer *c_out;
+	struct ipc_infd c_infd[IPC_MAX_FDQ];
+	size_t c_ninfd;
+	uint64_t c_inoff; /* offset of c_in's first byte */
+	uint64_t c_inend; /* offset just past the last byte received */
+	struct ipc_outfd c_outfd[IPC_MAX_OUTFD];
+	size_t c_noutfd;
+	uint64_t c_outoff; /* offset of c_out's first byte */
+	uint64_t c_outend; /* offset just past c_out's last byte */
+	uint32_t c_nextid;
+	TAILQ_HEAD(, ipc_pending) c_pending;
+	int c_dead;
+	int c_broken;  /* died of a protocol violation */
+	int c_inuse;   /* nesting depth of callbacks into the owner */
+	int c_freeme;  /* ipc_conn_free() was called while in use */
+};
+
+static void ipc_read_cb(evutil_socket_t, short, void *);
+static void ipc_write_cb(evutil_socket_t, short, void *);
+static void ipc_die(struct ipc_conn *, const char *why);
+static void ipc_release(struct ipc_conn *);
+
+void
+ipc_hdr_encode(const struct ipc_hdr *h, uint8_t out[IPC_HDR_LEN])
+{
+	memcpy(out + 0, &h->type, 4);
+	memcpy(out + 4, &h->id, 4);
+	memcpy(out + 8, &h->len, 4);
+	memcpy(out + 12, &h->flags, 2);
+	memset(out + 14, 0, 2);
+}
+
+enum ipc_parse
+ipc_hdr_decode(const uint8_t *buf, size_t len, struct ipc_hdr *h)
+{
+	if (len < IPC_HDR_LEN)
+		return IPC_NEED_MORE;
+	memcpy(&h->type, buf + 0, 4);
+	memcpy(&h->id, buf + 4, 4);
+	memcpy(&h->len, buf + 8, 4);
+	memcpy(&h->flags, buf + 12, 2);
+	memcpy(&h->zero, buf + 14, 2);
+	/* The bound is checked before anything is allocated for the body. */
+	if (h->len > IPC_MAX_PAYLOAD)
+		return IPC_BAD;
+	if (h->zero != 0 || (h->flags & ~(IPC_FLAG_FD | IPC_FLAG_REPLY)) != 0)
+		return IPC_BAD;
+	if (h->type == MSG_NONE || h->type >= MSG_TYPE_MAX)
+		return IPC_FRAME; /* framing is fine; dispatch refuses it */
+	return IPC_FRAME;
+}
+
+/*
+ * json-c's strict mode still lets through single-quoted keys, NaN and
+ * Infinity, and raw control bytes in strings, and its UTF-8 check admits
+ * overlongs and surrogates.  A lexical pass (not a parser) closes those
+ * before json-c sees the bytes: strict UTF-8, no raw byte < 0x20 inside a
+ * string, and outside strings only the characters JSON grammar uses.
+ */
+static int
+ipc_json_lex_ok(const char *buf, size_t len)
+{
+	size_t i;
+	int instr = 0, esc = 0;
+	unsigned char ch;
+
+	if (!utf8_valid(buf, len))
+		return 0;
+	for (i = 0; i < len; i++) {
+		ch = (unsigned char)buf[i];
+		if (instr) {
+			if (ch < 0x20)
+				return 0;
+			if (esc)
+				esc = 0;
+			else if (ch == '\\')
+				esc = 1;
+			else if (ch == '"')
+				instr = 0;
+			continue;
+		}
+		if (ch == '"')
+			instr = 1;
+		else if (strchr(" \t\n\r{}[]:,-+.0123456789eEtrufalsn", ch) ==
+		    NULL || ch == '\0')
+			return 0;
+	}
+	return !instr;
+}
+
+/* Numbers must be finite: refuse nan/inf however json-c spelled them. */
+static int
+ipc_json_finite(struct json_object *o, int depth)
+{
+	size_t i, n;
+
+	if (depth > IPC_JSON_DEPTH)
+		return 0;
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		return isfinite(json_object_get_double(o));
+	case json_type_array:
+		n = json_object_array_length(o);
+		for (i = 0; i < n; i++)
+			if (!ipc_json_finite(json_object_array_get_idx(o, i),
+			    depth + 1))
+				return 0;
+		return 1;
+	case json_type_object: {
+		json_object_object_foreach(o, key, val) {
+			(void)key;
+			if (!ipc_json_finite(val, depth + 1))
+				return 0;
+		}
+		return 1;
+	}
+	default:
+		return 1;
+	}
+}
+
+struct json_object *
+ipc_payload_parse(const char *buf, size_t len)
+{
+	struct json_tokener *tok;
+	struct json_object *obj;
+
+	if (len < 2 || len > IPC_MAX_PAYLOAD || !ipc_json_lex_ok(buf, len))
+		return NULL;
+	if ((tok = json_tokener_new_ex(IPC_JSON_DEPTH)) == NULL)
+		return NULL;
+	json_tokener_set_flags(tok,
+	    JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	obj = json_tokener_parse_ex(tok, buf, (int)len);
+	if (obj == NULL || json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != len ||
+	    !json_object_is_type(obj, json_type_object) ||
+	    !ipc_json_finite(obj, 0)) {
+		json_object_put(obj);
+		obj = NULL;
+	}
+	json_tokener_free(tok);
+	return obj;
+}
+
+ssize_t
+ipc_sendmsg_fd(int sock, const void *buf, size_t len, int fd)
+{
+	struct msghdr msg;
+	struct iovec iov;
+	union {
+		struct cmsghdr hdr;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cmsgbuf;
+	struct cmsghdr *cmsg;
+	ssize_t n;
+
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = (void *)(uintptr_t)buf;
+	iov.iov_len = len;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (fd >= 0) {
+		memset(&cmsgbuf, 0, sizeof(cmsgbuf));
+		msg.msg_control = cmsgbuf.buf;
+		msg.msg_controllen = sizeof(cmsgbuf.buf);
+		cmsg = CMSG_FIRSTHDR(&msg);
+		cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+		cmsg->cmsg_level = SOL_SOCKET;
+		cmsg->cmsg_type = SCM_RIGHTS;
+		memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	}
+	do {
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	} while (n == -1 && errno == EINTR);
+	return n;
+}
+
+/*
+ * Receive bytes and any descriptors.  Descriptors arrive close-on-exec;
+ * truncated control data (more fds than we accept) is refused and every
+ * fd that did arrive is closed.
+ */
+ssize_t
+ipc_recvmsg_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds,
+    size_t maxfds)
+{
+	struct msghdr msg;
+	struct iovec iov;
+	union {
+		struct cmsghdr hdr;
+		char buf[CMSG_SPACE(sizeof(int) * IPC_MAX_FDQ)];
+	} cmsgbuf;
+	struct cmsghdr *cmsg;
+	size_t i, n, got = 0;
+	int bad = 0, fd;
+	ssize_t r;
+
+	*nfds = 0;
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = buf;
+	iov.iov_len = len;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cmsgbuf.buf;
+	msg.msg_controllen = sizeof(cmsgbuf.buf);
+	do {
+		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	} while (r == -1 && errno == EINTR);
+	if (r == -1)
+		return -1;
+	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg != NULL;
+	    cmsg = CMSG_NXTHDR(&msg, cmsg)) {
+		if (cmsg->cmsg_level != SOL_SOCKET ||
+		    cmsg->cmsg_type != SCM_RIGHTS) {
+			bad = 1;
+			continue;
+		}
+		n = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int),
+			    sizeof(int));
+			if (got < maxfds)
+				fds[got++] = fd;
+			else {
+				close(fd);
+				bad = 1;
+			}
+		}
+	}
+	if (bad || (msg.msg_flags & MSG_CTRUNC)) {
+		for (i = 0; i < got; i++)
+			close(fds[i]);
+		errno = EPROTO;
+		return -1;
+	}
+	*nfds = got;
+	return r;
+}
+
+struct ipc_conn *
+ipc_conn_new(struct event_base *base, int fd, enum proc_id peer,
+    const struct ipc_dispatch *table, ipc_close_fn closecb, void *arg)
+{
+	struct ipc_conn *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->c_fd = fd;
+	c->c_peer = peer;
+	c->c_table = table;
+	c->c_close = closecb;
+	c->c_arg = arg;
+	c->c_base = base;
+	c->c_nextid = 1;
+	TAILQ_INIT(&c->c_pending);
+	if ((c->c_in = evbuffer_new()) == NULL ||
+	    (c->c_out = evbuffer_new()) == NULL)
+		goto fail;
+	if (fd >= 0) {
+		if (evutil_make_socket_nonblocking(fd) == -1)
+			goto fail;
+		c->c_rev = event_new(base, fd, EV_READ | EV_PERSIST,
+		    ipc_read_cb, c);
+		c->c_wev = event_new(base, fd, EV_WRITE | EV_PERSIST,
+		    ipc_write_cb, c);
+		if (c->c_rev == NULL || c->c_wev == NULL ||
+		    event_add(c->c_rev, NULL) == -1)
+			goto fail;
+	}
+	return c;
+fail:
+	if (c->c_rev)
+		event_free(c->c_rev);
+	if (c->c_wev)
+		event_free(c->c_wev);
+	if (c->c_in)
+		evbuffer_free(c->c_in);
+	if (c->c_out)
+		evbuffer_free(c->c_out);
+	free(c);
+	return NULL;
+}
+
+enum proc_id
+ipc_conn_peer(const struct ipc_conn *c)
+{
+	return c->c_peer;
+}
+
+int
+ipc_conn_broken(const struct ipc_conn *c)
+{
+	return c->c_broken;
+}
+
+int
+ipc_conn_fd(const struct ipc_conn *c)
+{
+	return c->c_fd;
+}
+
+/* Fail every outstanding request: each callback runs once, with NULL. */
+static void
+ipc_fail_pending(struct ipc_conn *c)
+{
+	struct ipc_pending *p;
+
+	while ((p = TAILQ_FIRST(&c->c_pending)) != NULL) {
+		TAILQ_REMOVE(&c->c_pending, p, p_entry);
+		if (p->p_timer)
+			event_free(p->p_timer);
+		p->p_cb(c, NULL, p->p_arg);
+		free(p);
+	}
+}
+
+static void
+ipc_shut(struct ipc_conn *c)
+{
+	size_t i;
+
+	if (c->c_rev)
+		event_del(c->c_rev);
+	if (c->c_wev)
+		event_del(c->c_wev);
+	if (c->c_fd >= 0) {
+		close(c->c_fd);
+		c->c_fd = -1;
+	}
+	for (i = 0; i < c->c_ninfd; i++)
+		close(c->c_infd[i].if_fd);
+	c->c_ninfd = 0;
+	for (i = 0; i < c->c_noutfd; i++)
+		close(c->c_outfd[i].of_fd);
+	c->c_noutfd = 0;
+}
+
+static void
+ipc_die(struct ipc_conn *c, const char *why)
+{
+	if (c->c_dead)
+		return;
+	c->c_dead = 1;
+	c->c_broken = why != NULL;
+	if (why != NULL)
+		log_warnx("channel to %s: %s", proc_name(c->c_peer), why);
+	ipc_shut(c);
+	c->c_inuse++;
+	ipc_fail_pending(c);
+	if (c->c_close)
+		c->c_close(c, c->c_arg);
+	ipc_release(c);
+}
+
+static void
+ipc_destroy(struct ipc_conn *c)
+{
+	ipc_shut(c);
+	c->c_dead = 1;
+	c->c_inuse++;
+	ipc_fail_pending(c);
+	c->c_inuse--;
+	if (c->c_rev)
+		event_free(c->c_rev);
+	if (c->c_wev)
+		event_free(c->c_wev);
+	evbuffer_free(c->c_in);
+	evbuffer_free(c->c_out);
+	free(c);
+}
+
+/* Leave a callback section; free the conn if the owner asked meanwhile. */
+static void
+ipc_release(struct ipc_conn *c)
+{
+	if (--c->c_inuse == 0 && c->c_freeme)
+		ipc_destroy(c);
+}
+
+void
+ipc_conn_free(struct ipc_conn *c)
+{
+	if (c == NULL)
+		return;
+	if (c->c_inuse > 0) {
+		c->c_freeme = 1;
+		c->c_close = NULL;
+		ipc_shut(c);
+		c->c_dead = 1;
+		return;
+	}
+	ipc_destroy(c);
+}
+
+static int
+ipc_enqueue(struct ipc_conn *c, uint32_t type, uint32_t id, uint16_t flags,
+    struct json_object *payload, int fd)
+{
+	struct ipc_hdr h;
+	uint8_t hb[IPC_HDR_LEN];
+	const char *body;
+	size_t blen;
+
+	if (c->c_dead || (fd >= 0 && c->c_noutfd == IPC_MAX_OUTFD))
+		goto fail;
+	if (payload != NULL)
+		body = json_object_to_json_string_length(payload,
+		    JSON_C_TO_STRING_PLAIN, &blen);
+	else {
+		body = "{}";
+		blen = 2;
+	}
+	if (body == NULL || blen > IPC_MAX_PAYLOAD)
+		goto fail;
+	memset(&h, 0, sizeof(h));
+	h.type = type;
+	h.id = id;
+	h.len = (uint32_t)blen;
+	h.flags = flags | (fd >= 0 ? IPC_FLAG_FD : 0);
+	ipc_hdr_encode(&h, hb);
+	if (evbuffer_add(c->c_out, hb, sizeof(hb)) == -1 ||
+	    evbuffer_add(c->c_out, body, blen) == -1)
+		goto fail; /* evbuffer_add is all-or-nothing per call */
+	if (fd >= 0) {
+		c->c_outfd[c->c_noutfd].of_off = c->c_outend;
+		c->c_outfd[c->c_noutfd].of_fd = fd;
+		c->c_noutfd++;
+	}
+	c->c_outend += sizeof(hb) + blen;
+	if (c->c_wev != NULL && event_add(c->c_wev, NULL) == -1)
+		return -1;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int
+ipc_send(struct ipc_conn *c, uint32_t type, struct json_object *payload,
+    int fd)
+{
+	return ipc_enqueue(c, type, 0, 0, payload, fd);
+}
+
+int
+ipc_reply(struct ipc_conn *c, const struct ipc_msg *req, uint32_t type,
+    struct json_object *payload, int fd)
+{
+	return ipc_enqueue(c, type, req->m_id, IPC_FLAG_REPLY, payload, fd);
+}
+
+int
+ipc_reply_error(struct ipc_conn *c, const struct ipc_msg *req,
+    const char *code)
+{
+	struct json_object *o;
+	int r;
+
+	if ((o = json_object_new_object()) == NULL)
+		return -1;
+	json_object_object_add(o, "error", json_object_new_string(code));
+	r = ipc_reply(c, req, MSG_ERROR, o, -1);
+	json_object_put(o);
+	return r;
+}
+
+static void
+ipc_timeout_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct ipc_pending *p = arg;
+	struct ipc_conn *c = p->p_conn;
+
+	TAILQ_REMOVE(&c->c_pending, p, p_entry);
+	event_free(p->p_timer);
+	c->c_inuse++;
+	p->p_cb(c, NULL, p->p_arg);
+	free(p);
+	ipc_release(c);
+}
+
+int
+ipc_request(struct ipc_conn *c, uint32_t type, struct json_object *payload,
+    int fd, uint32_t reply_type, const struct timeval *timeout,
+    ipc_reply_fn cb, void *arg)
+{
+	struct ipc_pending *p;
+
+	if (c->c_dead || (p = calloc(1, sizeof(*p))) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	p->p_conn = c;
+	p->p_id = c->c_nextid++;
+	if (c->c_nextid == 0)
+		c->c_nextid = 1;
+	p->p_reply = reply_type;
+	p->p_cb = cb;
+	p->p_arg = arg;
+	if (timeout != NULL) {
+		p->p_timer = evtimer_new(c->c_base, ipc_timeout_cb, p);
+		if (p->p_timer == NULL || evtimer_add(p->p_timer, timeout)) {
+			if (p->p_timer)
+				event_free(p->p_timer);
+			free(p);
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+	}
+	if (ipc_enqueue(c, type, p->p_id, 0, payload, fd) == -1) {
+		if (p->p_timer)
+			event_free(p->p_timer);
+		free(p);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&c->c_pending, p, p_entry);
+	return 0;
+}
+
+static const struct ipc_dispatch *
+ipc_lookup(const struct ipc_dispatch *t, uint32_t type)
+{
+	for (; t != NULL && t->d_type != MSG_NONE; t++)
+		if (t->d_type == type)
+			return t;
+	return NULL;
+}
+
+/* A reply: exactly the expected type or MSG_ERROR; anything else is fatal
+ * to the channel.  Returns 0, or -1 when the channel must die. */
+static int
+ipc_handle_reply(struct ipc_conn *c, struct ipc_msg *m)
+{
+	struct ipc_pending *p;
+
+	TAILQ_FOREACH(p, &c->c_pending, p_entry)
+		if (p->p_id == m->m_id)
+			break;
+	if (p == NULL) {
+		/* Late answer to a request that already timed out. */
+		log_debug("late reply %u from %s dropped", m->m_id,
+		    proc_name(c->c_peer));
+		return 0;
+	}
+	if (m->m_type != p->p_reply && m->m_type != MSG_ERROR)
+		return -1;
+	if (m->m_obj == NULL)
+		return -1;
+	TAILQ_REMOVE(&c->c_pending, p, p_entry);
+	if (p->p_timer)
+		event_free(p->p_timer);
+	p->p_cb(c, m, p->p_arg);
+	free(p);
+	return 0;
+}
+
+static void
+ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m)
+{
+	const struct ipc_dispatch *d;
+
+	d = ipc_lookup(c->c_table, m->m_type);
+	if (d == NULL || (d->d_senders & PROC_BIT(c->c_peer)) == 0 ||
+	    m->m_len < d->d_minlen || m->m_len > d->d_maxlen ||
+	    (d->d_fd == IPC_FD_REQUIRED) != (m->m_fd >= 0) ||
+	    m->m_obj == NULL) {
+		log_warnx("refused %s message (type %u, %u bytes) from %s",
+		    d ? msg_name(m->m_type) : "unexpected", m->m_type,
+		    m->m_len, proc_name(c->c_peer));
+		if (m->m_id != 0)
+			ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	d->d_fn(c, m, c->c_arg);
+}
+
+int
+ipc_conn_feed(struct ipc_conn *c, const void *buf, size_t len,
+    const int *fds, size_t nfds)
+{
+	struct ipc_hdr h;
+	struct ipc_msg m;
+	uint8_t hb[IPC_HDR_LEN];
+	unsigned char *body;
+	size_t i;
+	int rc = 0;
+
+	if (c->c_dead) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		return -1;
+	}
+	c->c_inuse++;
+	for (i = 0; i < nfds; i++) {
+		if (c->c_ninfd == IPC_MAX_FDQ) {
+			for (; i < nfds; i++)
+				close(fds[i]);
+			ipc_die(c, "too many descriptors queued");
+			rc = -1;
+			goto out;
+		}
+		c->c_infd[c->c_ninfd].if_fd = fds[i];
+		c->c_infd[c->c_ninfd].if_off = c->c_inend + (len ? len - 1 : 0);
+		c->c_ninfd++;
+	}
+	if (nfds > 0 && len == 0) {
+		ipc_die(c, "descriptor without data");
+		rc = -1;
+		goto out;
+	}
+	if (len > 0 && evbuffer_add(c->c_in, buf, len) == -1) {
+		ipc_die(c, "out of memory");
+		rc = -1;
+		goto out;
+	}
+	c->c_inend += len;
+	while (!c->c_dead && !c->c_freeme) {
+		if (evbuffer_copyout(c->c_in, hb, sizeof(hb)) <
+		    (ev_ssize_t)sizeof(hb))
+			break;
+		if (ipc_hdr_decode(hb, sizeof(hb), &h) != IPC_FRAME) {
+			ipc_die(c, "bad frame header");
+			rc = -1;
+			goto out;
+		}
+		if (evbuffer_get_length(c->c_in) < IPC_HDR_LEN + (size_t)h.len)
+			break;
+		memset(&m, 0, sizeof(m));
+		m.m_type = h.type;
+		m.m_id = h.id;
+		m.m_len = h.len;
+		m.m_fd = -1;
+		m.m_from = c->c_peer;
+		/* An fd belongs to the frame whose first byte it came with. */
+		if (c->c_ninfd > 0 && c->c_infd[0].if_off < c->c_inoff) {
+			ipc_die(c, "unexpected descriptor");
+			rc = -1;
+			goto out;
+		}
+		if (h.flags & IPC_FLAG_FD) {
+			if (c->c_ninfd == 0 ||
+			    c->c_infd[0].if_off != c->c_inoff) {
+				ipc_die(c, "frame announces a missing fd");
+				rc = -1;
+				goto out;
+			}
+			m.m_fd = c->c_infd[0].if_fd;
+			memmove(c->c_infd, c->c_infd + 1,
+			    --c->c_ninfd * sizeof(c->c_infd[0]));
+		} else if (c->c_ninfd > 0 && c->c_infd[0].if_off == c->c_inoff) {
+			ipc_die(c, "unexpected descriptor");
+			rc = -1;
+			goto out;
+		}
+		body = evbuffer_pullup(c->c_in, IPC_HDR_LEN + (ssize_t)h.len);
+		if (body == NULL) {
+			if (m.m_fd >= 0)
+				close(m.m_fd);
+			ipc_die(c, "out of memory");
+			rc = -1;
+			goto out;
+		}
+		m.m_obj = ipc_payload_parse((char *)body + IPC_HDR_LEN, h.len);
+		if (h.flags & IPC_FLAG_REPLY) {
+			if (ipc_handle_reply(c, &m) == -1) {
+				if (m.m_fd >= 0)
+					close(m.m_fd);
+				json_object_put(m.m_obj);
+				ipc_die(c, "unexpected reply");
+				rc = -1;
+				goto out;
+			}
+		} else
+			ipc_handle_request(c, &m);
+		if (m.m_fd >= 0)
+			close(m.m_fd);
+		json_object_put(m.m_obj);
+		if (!c->c_freeme) {
+			evbuffer_drain(c->c_in, IPC_HDR_LEN + (size_t)h.len);
+			c->c_inoff += IPC_HDR_LEN + (uint64_t)h.len;
+		}
+	}
+	/* Once every buffered byte is consumed, a queued fd was unclaimed. */
+	if (!c->c_dead && c->c_ninfd > 0 &&
+	    c->c_infd[0].if_off < c->c_inoff) {
+		ipc_die(c, "unexpected descriptor");
+		rc = -1;
+	}
+out:
+	if (c->c_dead)
+		rc = -1;
+	ipc_release(c);
+	return rc;
+}
+
+static void
+ipc_read_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct ipc_conn *c = arg;
+	unsigned char buf[IPC_READ_CHUNK];
+	int fds[IPC_MAX_FDQ];
+	size_t nfds = 0;
+	ssize_t n;
+
+	n = ipc_recvmsg_fds(fd, buf, sizeof(buf), fds, &nfds, IPC_MAX_FDQ);
+	if (n == -1) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return;
+		ipc_die(c, errno == EPROTO ? "bad descriptor passing" :
+		    "read error");
+		return;
+	}
+	if (n == 0) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		ipc_die(c, NULL); /* orderly close: the owner decides */
+		return;
+	}
+	ipc_conn_feed(c, buf, (size_t)n, fds, nfds);
+}
+
+static void
+ipc_write_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct ipc_conn *c = arg;
+	struct evbuffer_iovec vec[IPC_MAX_IOV];
+	struct iovec iov[IPC_MAX_IOV];
+	struct msghdr msg;
+	uint64_t limit, sum;
+	size_t avail;
+	ssize_t n;
+	int i, nvec, sendfd;
+
+	while ((avail = evbuffer_get_length(c->c_out)) > 0) {
+		sendfd = -1;
+		limit = avail;
+		if (c->c_noutfd > 0) {
+			if (c->c_outfd[0].of_off == c->c_outoff) {
+				sendfd = c->c_outfd[0].of_fd;
+				if (c->c_noutfd > 1)
+					limit = c->c_outfd[1].of_off -
+					    c->c_outoff;
+			} else
+				limit = c->c_outfd[0].of_off - c->c_outoff;
+		}
+		if (sendfd >= 0) {
+			/* The fd rides on the frame's first byte. */
+			unsigned char *p = evbuffer_pullup(c->c_out, 1);
+			n = ipc_sendmsg_fd(fd, p, 1, sendfd);
+		} else {
+			nvec = evbuffer_peek(c->c_out, (ev_ssize_t)limit, NULL,
+			    vec, IPC_MAX_IOV);
+			if (nvec > IPC_MAX_IOV)
+				nvec = IPC_MAX_IOV;
+			for (i = 0; i < nvec; i++) {
+				iov[i].iov_base = vec[i].iov_base;
+				iov[i].iov_len = vec[i].iov_len;
+			}
+			/* Never write past the next fd's frame. */
+			for (i = 0, sum = 0; i < nvec; i++) {
+				if (sum + iov[i].iov_len >= limit) {
+					iov[i].iov_len = (size_t)(limit - sum);
+					nvec = i + 1;
+					break;
+				}
+				sum += iov[i].iov_len;
+			}
+			memset(&msg, 0, sizeof(msg));
+			msg.msg_iov = iov;
+			msg.msg_iovlen = (size_t)nvec;
+			do {
+				n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+			} while (n == -1 && errno == EINTR);
+		}
+		if (n == -1) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			ipc_die(c, "write error");
+			return;
+		}
+		if (sendfd >= 0 && n > 0) {
+			close(sendfd);
+			memmove(c->c_outfd, c->c_outfd + 1,
+			    --c->c_noutfd * sizeof(c->c_outfd[0]));
+		}
+		evbuffer_drain(c->c_out, (size_t)n);
+		c->c_outoff += (uint64_t)n;
+	}
+	event_del(c->c_wev);
+}

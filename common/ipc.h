@@ -1,0 +1,126 @@
+/*
+ * cordon's one IPC codec: length-prefixed frames on AF_UNIX stream
+ * sockets, a JSON object as payload, at most one fd per frame by
+ * SCM_RIGHTS, in the manner of OpenBSD's imsg.  Receivers check every
+ * frame against a const dispatch table before any handler runs.
+ *
+ * Frame: 16-byte header in host order (both ends are on one machine)
+ *   u32 type | u32 id | u32 len | u16 flags | u16 zero
+ * then len bytes of JSON (one object).  IPC_FLAG_FD says the frame's first
+ * byte carried one descriptor.
+ */
+#ifndef CORDON_IPC_H
+#define CORDON_IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/time.h>
+
+#include "proc.h"
+
+struct event_base;
+struct json_object;
+
+#define IPC_HDR_LEN	16
+#define IPC_MAX_PAYLOAD (12u * 1024 * 1024) /* hard bound, checked first */
+#define IPC_FLAG_FD	0x0001
+#define IPC_FLAG_REPLY	0x0002 /* answers the peer's request of this id */
+#define IPC_JSON_DEPTH	16
+#define IPC_MAX_FDQ	4 /* fds queued ahead of their frame */
+
+struct ipc_hdr {
+	uint32_t type;
+	uint32_t id;
+	uint32_t len;
+	uint16_t flags;
+	uint16_t zero;
+};
+
+/* A received message.  A handler that keeps m_fd sets it to -1. */
+struct ipc_msg {
+	uint32_t m_type;
+	uint32_t m_id;
+	uint32_t m_len;
+	int m_fd;
+	enum proc_id m_from;
+	struct json_object *m_obj; /* owned by the codec; get() to keep */
+};
+
+struct ipc_conn;
+
+typedef void (*ipc_handler_fn)(struct ipc_conn *, struct ipc_msg *,
+    void *arg);
+typedef void (*ipc_reply_fn)(struct ipc_conn *, struct ipc_msg *reply,
+    void *arg); /* reply NULL: timed out or channel lost */
+typedef void (*ipc_close_fn)(struct ipc_conn *, void *arg);
+
+enum ipc_fd_rule { IPC_FD_NONE = 0, IPC_FD_REQUIRED };
+
+/* One row of a daemon's dispatch table (OpenSSH monitor style). */
+struct ipc_dispatch {
+	uint32_t d_type;
+	uint32_t d_senders; /* PROC_BIT() mask */
+	uint32_t d_minlen;
+	uint32_t d_maxlen;
+	enum ipc_fd_rule d_fd;
+	ipc_handler_fn d_fn;
+};
+/* Tables end with a row whose d_type is MSG_NONE. */
+
+/* Pure frame-header codec (used by the stream layer and the fuzzer). */
+enum ipc_parse { IPC_NEED_MORE = 0, IPC_FRAME = 1, IPC_BAD = -1 };
+void ipc_hdr_encode(const struct ipc_hdr *, uint8_t out[IPC_HDR_LEN]);
+enum ipc_parse ipc_hdr_decode(const uint8_t *buf, size_t len,
+    struct ipc_hdr *);
+struct json_object *ipc_payload_parse(const char *buf, size_t len);
+
+/* Channels. */
+struct ipc_conn *ipc_conn_new(struct event_base *, int fd, enum proc_id peer,
+    const struct ipc_dispatch *table, ipc_close_fn, void *arg);
+void ipc_conn_free(struct ipc_conn *); /* safe inside its own callbacks */
+enum proc_id ipc_conn_peer(const struct ipc_conn *);
+/* 1 once the peer broke the protocol (as opposed to closing cleanly). */
+int ipc_conn_broken(const struct ipc_conn *);
+int ipc_conn_fd(const struct ipc_conn *);
+
+/*
+ * Queue a one-way frame (id 0, no reply expected).  payload may be NULL
+ * (sent as {}); it is not consumed.  fd, if >= 0, is sent with the frame
+ * and then closed: ownership passes to the codec even on failure.
+ * Returns 0 or -1.  The same rules hold for ipc_reply and ipc_request.
+ */
+int ipc_send(struct ipc_conn *, uint32_t type, struct json_object *payload,
+    int fd);
+/* Answer the peer's request req (a reply frame carrying req's id). */
+int ipc_reply(struct ipc_conn *, const struct ipc_msg *req, uint32_t type,
+    struct json_object *payload, int fd);
+/* Answer a request with MSG_ERROR and a code from a fixed set. */
+int ipc_reply_error(struct ipc_conn *, const struct ipc_msg *req,
+    const char *code);
+
+/*
+ * Send a request and accept exactly one reply: reply_type or MSG_ERROR.
+ * Any other frame carrying this id breaks the protocol and cuts the peer
+ * off.  cb runs once: with the reply, or with NULL on timeout or loss.
+ */
+int ipc_request(struct ipc_conn *, uint32_t type, struct json_object *payload,
+    int fd, uint32_t reply_type, const struct timeval *timeout,
+    ipc_reply_fn cb, void *arg);
+
+/*
+ * Feed received bytes (and fds already taken off the socket) through the
+ * frame parser and dispatch table.  The stream layer calls this; so do
+ * tests and the fuzzer.  As with recvmsg(2), fds count as arriving with
+ * the last byte of buf; a frame may claim only an fd that arrived with
+ * its own first byte.  Returns 0, or -1 once the peer broke framing
+ * (the conn is then dead: the close callback has run).
+ */
+int ipc_conn_feed(struct ipc_conn *, const void *buf, size_t len,
+    const int *fds, size_t nfds);
+
+/* Lower-level fd passing, one small separately-tested pair. */
+ssize_t ipc_sendmsg_fd(int sock, const void *buf, size_t len, int fd);
+ssize_t ipc_recvmsg_fds(int sock, void *buf, size_t len, int *fds,
+    size_t *nfds, size_t maxfds);
+
+#endif

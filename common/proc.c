@@ -1,0 +1,57 @@
+/*
+ * Process names and the edge table of DESIGN.md.  Pure data.
+ */
+#include <string.h>
+
+#include "proc.h"
+
+static const char *const proc_names[PROC_MAX] = {
+	[PROC_PARENT] = "cordond",
+	[PROC_AUDITD] = "auditd",
+	[PROC_VAULTD] = "vaultd",
+	[PROC_SPAWNER] = "spawner",
+	[PROC_BROKER] = "broker",
+};
+
+/*
+ * Data edges between daemons (the parent has a control channel to each).
+ * broker -> spawner, vaultd, auditd; spawner -> vaultd, auditd;
+ * vaultd -> auditd.  auditd initiates nothing.
+ */
+static const unsigned char proc_edges[PROC_MAX][PROC_MAX] = {
+	[PROC_BROKER] = {[PROC_SPAWNER] = 1, [PROC_VAULTD] = 1,
+	    [PROC_AUDITD] = 1},
+	[PROC_SPAWNER] = {[PROC_BROKER] = 1, [PROC_VAULTD] = 1,
+	    [PROC_AUDITD] = 1},
+	[PROC_VAULTD] = {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1,
+	    [PROC_AUDITD] = 1},
+	[PROC_AUDITD] = {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1,
+	    [PROC_VAULTD] = 1},
+};
+
+const char *
+proc_name(enum proc_id p)
+{
+	if ((unsigned)p >= PROC_MAX)
+		return "unknown";
+	return proc_names[p];
+}
+
+int
+proc_lookup(const char *name)
+{
+	int i;
+
+	for (i = 0; i < PROC_MAX; i++)
+		if (strcmp(proc_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+int
+proc_edge(enum proc_id a, enum proc_id b)
+{
+	if ((unsigned)a >= PROC_MAX || (unsigned)b >= PROC_MAX)
+		return 0;
+	return proc_edges[a][b];
+}

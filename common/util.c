@@ -1,0 +1,214 @@
+/*
+ * Safe-I/O and memory helpers shared by every process: full reads and
+ * writes, kernel randomness, constant-time compare, fd flags, clocks.
+ * Touches only the descriptors and buffers it is handed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "util.h"
+
+int
+read_full(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = read(fd, p, len);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			/* Premature EOF: the peer promised more than it sent.
+			 */
+			errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+write_full(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			/* Never loop forever on a writer that makes no
+			 * progress. */
+			errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+random_bytes(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	ssize_t n;
+
+	/* Blocking getrandom: better to wait for the pool than to guess. */
+	while (len > 0) {
+		n = getrandom(p, len, 0);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+random_hex(char *out, size_t outsz, size_t len)
+{
+	uint8_t chunk[64];
+	size_t done, n;
+
+	if (out == NULL || len > (SIZE_MAX - 1) / 2 || outsz < 2 * len + 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (done = 0; done < len; done += n) {
+		n = len - done;
+		if (n > sizeof(chunk))
+			n = sizeof(chunk);
+		if (random_bytes(chunk, n) == -1) {
+			explicit_bzero(chunk, sizeof(chunk));
+			explicit_bzero(out, outsz);
+			return -1;
+		}
+		hex_encode(chunk, n, out + 2 * done);
+	}
+	out[2 * len] = '\0';
+	explicit_bzero(chunk, sizeof(chunk));
+	return 0;
+}
+
+int
+timingsafe_eq(const void *a, const void *b, size_t len)
+{
+	if (len == 0)
+		return 1;
+	return CRYPTO_memcmp(a, b, len) == 0;
+}
+
+void
+hex_encode(const uint8_t *in, size_t len, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = hex[in[i] >> 4];
+		out[2 * i + 1] = hex[in[i] & 0x0f];
+	}
+	out[2 * len] = '\0';
+}
+
+int
+set_cloexec(int fd, int on)
+{
+	int flags, nflags;
+
+	if ((flags = fcntl(fd, F_GETFD)) == -1)
+		return -1;
+	nflags = on ? (flags | FD_CLOEXEC) : (flags & ~FD_CLOEXEC);
+	if (nflags != flags && fcntl(fd, F_SETFD, nflags) == -1)
+		return -1;
+	return 0;
+}
+
+int
+set_nonblock(int fd, int on)
+{
+	int flags, nflags;
+
+	if ((flags = fcntl(fd, F_GETFL)) == -1)
+		return -1;
+	nflags = on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
+	if (nflags != flags && fcntl(fd, F_SETFL, nflags) == -1)
+		return -1;
+	return 0;
+}
+
+void
+explicit_bzero_str(char *s)
+{
+	if (s != NULL)
+		explicit_bzero(s, strlen(s));
+}
+
+uint64_t
+now_ms_mono(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int
+utf8_valid(const void *buf, size_t len)
+{
+	const unsigned char *s = buf, *end = s + len;
+	unsigned int c, min;
+	int n;
+
+	while (s < end) {
+		c = *s++;
+		if (c < 0x80)
+			continue;
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			c &= 0x1f;
+			min = 0x80;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			c &= 0x0f;
+			min = 0x800;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			c &= 0x07;
+			min = 0x10000;
+		} else
+			return 0;
+		if (end - s < n)
+			return 0;
+		while (n-- > 0) {
+			if ((*s & 0xc0) != 0x80)
+				return 0;
+			c = (c << 6) | (*s++ & 0x3f);
+		}
+		if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+			return 0;
+	}
+	return 1;
+}

@@ -1,0 +1,27 @@
+/*
+ * Small safe-I/O and memory helpers shared by every process.
+ */
+#ifndef CORDON_UTIL_H
+#define CORDON_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define nitems(a) (sizeof(a) / sizeof((a)[0]))
+
+int read_full(int fd, void *buf, size_t len);	     /* 0, or -1 (EIO on EOF) */
+int write_full(int fd, const void *buf, size_t len); /* 0 or -1 */
+int random_bytes(void *buf, size_t len);	     /* getrandom, 0 or -1 */
+/* len random bytes as 2*len lowercase hex chars + NUL into out. */
+int random_hex(char *out, size_t outsz, size_t len);
+int timingsafe_eq(const void *a, const void *b, size_t len); /* 1 if equal */
+void hex_encode(const uint8_t *in, size_t len, char *out);   /* out: 2len+1 */
+int set_cloexec(int fd, int on);
+int set_nonblock(int fd, int on);
+void explicit_bzero_str(char *s);
+uint64_t now_ms_mono(void);
+/* Strict UTF-8 (RFC 3629): no overlongs, surrogates or > U+10FFFF. */
+int utf8_valid(const void *buf, size_t len);
+
+#endif

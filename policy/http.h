@@ -1,0 +1,32 @@
+/*
+ * Pure HTTP perimeter rules (PER-2, PER-3, PER-4, PER-5, PER-8): no I/O,
+ * no globals, no allocation.  Every function returns 1 if the input is
+ * acceptable and 0 if it must be refused; NULL input is always refused,
+ * so callers decide themselves what an absent header means.
+ */
+#ifndef CORDON_POLICY_HTTP_H
+#define CORDON_POLICY_HTTP_H
+
+#include <stddef.h>
+
+#define HTTP_TARGET_MAX 8192 /* PER-8: URI <= 8 KiB */
+#define HTTP_BEARER_MAX 256  /* longest token accepted */
+
+/* PER-2: Host is 127.0.0.1:PORT, localhost:PORT or [::1]:PORT. */
+int http_host_ok(const char *host, unsigned port);
+/* PER-2 with PER-1 allowRemote: also listen_addr:PORT ([addr]:PORT if v6). */
+int http_host_ok_addr(const char *host, const char *listen_addr, unsigned port);
+/* PER-3: Origin is a loopback origin with our port, or one of extra. */
+int http_origin_ok(const char *origin, unsigned port, const char *const *extra,
+		   size_t nextra);
+/* PER-4: Sec-Fetch-Site value is same-origin or none. */
+int http_fetch_site_ok(const char *value);
+/* PER-8: request target is origin-form, bounded, without raw oddities. */
+int http_target_ok(const char *uri, size_t len);
+/* PER-5: "Bearer <token>"; *tok points into authz. */
+int http_bearer_parse(const char *authz, const char **tok, size_t *toklen);
+/* PER-5: the single, non-empty value of cookie name; *val points into hdr. */
+int http_cookie_get(const char *cookie_hdr, const char *name, const char **val,
+		    size_t *vallen);
+
+#endif

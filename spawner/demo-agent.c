@@ -1,0 +1,52 @@
+/*
+ * cordon-demo-agent: a tiny stand-in for an agent CLI, so a new user sees
+ * a real run at once.  Streams its answer slowly with ANSI colour (which
+ * cordon's cleaner must strip) and writes one line on stderr.
+ * Usage: cordon-demo-agent [--version] [PROMPT]   (or the prompt on stdin)
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void
+say(const char *s)
+{
+	struct timespec ts = {0, 30 * 1000 * 1000};
+
+	fputs(s, stdout);
+	fflush(stdout);
+	nanosleep(&ts, NULL);
+}
+
+int
+main(int argc, char **argv)
+{
+	char buf[4096];
+	const char *prompt = NULL;
+	size_t n;
+	int i;
+
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		puts("cordon-demo-agent 0.1.0");
+		return 0;
+	}
+	if (argc >= 2)
+		prompt = argv[argc - 1];
+	else {
+		n = fread(buf, 1, sizeof(buf) - 1, stdin);
+		buf[n] = '\0';
+		prompt = buf;
+	}
+	fputs("demo-agent: thinking (this line is stderr)\n", stderr);
+	say("\033[1;32mHello from the cordon demo agent.\033[0m\n");
+	say("You asked ");
+	printf("%zu characters", strlen(prompt));
+	say(". Here is a short answer, streamed word by word:\n");
+	const char *words[] = {"cordon ", "ran ", "me ", "with ", "argv ",
+	    "only, ", "a ", "built ", "environment ", "and ", "no ",
+	    "shell.\n"};
+	for (i = 0; i < (int)(sizeof(words) / sizeof(words[0])); i++)
+		say(words[i]);
+	return 0;
+}

@@ -1,0 +1,189 @@
+/*
+ * cordon: the command-line tool.  `cordon run` is cordond in the
+ * foreground.  Exit codes: 0 clean stop, 1 runtime failure, 2 bad usage
+ * or bad config.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "cordond.h"
+#include "log.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: cordon run [--home DIR] [--port N] [--demo] [--user NAME]\n"
+	    "                  [--allow-root] [--debug]\n"
+	    "       cordon version\n"
+	    "\n"
+	    "  run      start cordon in the foreground and print the\n"
+	    "           dashboard's one-time login URL\n"
+	    "  --home   keep config, agents, audit, run files and the vault\n"
+	    "           under DIR (default: the XDG directories)\n"
+	    "  --port   listen port on 127.0.0.1 (0 picks a free one)\n"
+	    "  --demo   create and use a demo home with a demo vault and\n"
+	    "           agent (default DIR: $XDG_STATE_HOME/cordon/demo)\n"
+	    "  --user   when started as root: the operator whose uid the\n"
+	    "           spawner, vaultd and auditd take\n"
+	    "  --allow-root  when started as root without --user: accept\n"
+	    "           that agents would run as root (still without any\n"
+	    "           capability)\n");
+}
+
+static int
+parse_port(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < 0 || v > 65535)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int
+demo_home(char *out, size_t sz)
+{
+	const char *st = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (st != NULL && st[0] == '/')
+		n = snprintf(out, sz, "%s/cordon-demo", st);
+	else if (home != NULL && home[0] == '/')
+		n = snprintf(out, sz, "%s/.local/state/cordon-demo", home);
+	else
+		return -1;
+	return n < 0 || (size_t)n >= sz ? -1 : 0;
+}
+
+static int
+cmd_run(int argc, char **argv)
+{
+	static struct option opts[] = {
+		{"home", required_argument, NULL, 'h'},
+		{"port", required_argument, NULL, 'p'},
+		{"demo", no_argument, NULL, 'D'},
+		{"user", required_argument, NULL, 'u'},
+		{"allow-root", no_argument, NULL, 'R'},
+		{"debug", no_argument, NULL, 'd'},
+		{NULL, 0, NULL, 0},
+	};
+	static struct cordon_config cf;
+	char demo[PATH_MAX];
+	const char *home = NULL;
+	struct passwd *pw = NULL;
+	int ch, port = -1;
+
+	memset(&cf, 0, sizeof(cf));
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			home = optarg;
+			break;
+		case 'p':
+			if (parse_port(optarg, &port) == -1) {
+				fprintf(stderr, "cordon: --port must be "
+				    "0..65535\n");
+				return 2;
+			}
+			break;
+		case 'D':
+			cf.cf_demo = 1;
+			break;
+		case 'u':
+			cf.cf_user = optarg;
+			break;
+		case 'R':
+			cf.cf_allow_root = 1;
+			break;
+		case 'd':
+			cf.cf_debug = 1;
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	log_init("cordond", cf.cf_debug);
+
+	if (getuid() == 0) {
+		if (cf.cf_user == NULL && !cf.cf_allow_root) {
+			fprintf(stderr, "cordon: running as root: agents would "
+			    "run as root. Pass --user NAME (the operator) or "
+			    "--allow-root.\n");
+			return 2;
+		}
+		if (cf.cf_user != NULL && (pw = getpwnam(cf.cf_user)) == NULL) {
+			fprintf(stderr, "cordon: --user: no such user\n");
+			return 2;
+		}
+		if (cf.cf_user == NULL)
+			log_warnx("running as root with --allow-root: agents "
+			    "run as uid 0 without capabilities");
+	} else if (cf.cf_user != NULL) {
+		fprintf(stderr, "cordon: --user needs root\n");
+		return 2;
+	}
+
+	if (cf.cf_demo) {
+		if (home == NULL) {
+			if (demo_home(demo, sizeof(demo)) == -1) {
+				fprintf(stderr, "cordon: no HOME; use --home\n");
+				return 2;
+			}
+			home = demo;
+		}
+		if (home_make_demo(home) == -1)
+			return 1;
+	}
+	if (home_resolve(&cf, home) == -1)
+		return 2;
+	cf.cf_port = port;
+	if (config_load(&cf) == -1)
+		return 2;
+	if (cf.cf_port == -1)
+		cf.cf_port = 0;
+	if (home_prepare(&cf, pw ? pw->pw_uid : (uid_t)-1,
+	    pw ? pw->pw_gid : (gid_t)-1) == -1)
+		return 1;
+	return cordond_main(&cf);
+}
+
+int
+main(int argc, char **argv)
+{
+	log_init("cordon", 0);
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "version") == 0 ||
+	    strcmp(argv[1], "--version") == 0) {
+		printf("cordon %s\n", CORDON_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,771 @@
+/*
+ * cordond: supervise the four daemons.  Opens the listening socket and the
+ * runtime files, starts each daemon with only its control fd (peer
+ * channels and the listener follow over it by SCM_RIGHTS), restarts a
+ * daemon that dies with backoff, aggregates health for the broker, and
+ * stops everything in reverse order on SIGTERM/SIGINT.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "config.h"
+#include "cordond.h"
+#include "daemon.h"
+#include "ipc.h"
+#include "log.h"
+#include "msg.h"
+#include "spawn_helper.h"
+#include "util.h"
+
+#define BACKOFF_MIN_MS	 100
+#define BACKOFF_MAX_MS	 5000
+#define STABLE_AFTER_MS	 10000 /* a daemon up this long resets backoff */
+#define READY_TIMEOUT_S	 10
+#define STOP_GRACE_MS	 3000
+
+struct child {
+	enum proc_id ch_id;
+	pid_t ch_pid;
+	struct ipc_conn *ch_conn;
+	unsigned int ch_gen;	  /* bumped on every start */
+	unsigned int ch_restarts;
+	unsigned int ch_backoff;  /* ms before the next restart */
+	uint64_t ch_started;	  /* monotonic ms */
+	struct event *ch_timer;	  /* pending restart */
+	int ch_ready;
+};
+
+static const enum proc_id start_order[] = {
+	PROC_AUDITD, PROC_VAULTD, PROC_SPAWNER, PROC_BROKER,
+};
+
+static struct child children[PROC_MAX];
+static struct cordon_config *conf;
+static struct event_base *base;
+static char bindir[PATH_MAX];
+static int listen_fd = -1;
+static int listen_port;
+static char token[65];
+static char login_code[33];
+static int stopping;
+static int booting = 1;
+static int exit_code;
+
+static void health_h(struct ipc_conn *, struct ipc_msg *, void *);
+static void login_used_h(struct ipc_conn *, struct ipc_msg *, void *);
+static void peer_bad_h(struct ipc_conn *, struct ipc_msg *, void *);
+
+static const struct ipc_dispatch parent_table[] = {
+	{MSG_HEALTH, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, health_h},
+	{MSG_LOGIN_USED, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,
+	    login_used_h},
+	{MSG_PEER_BAD,
+	    PROC_BIT(PROC_AUDITD) | PROC_BIT(PROC_VAULTD) |
+		PROC_BIT(PROC_SPAWNER) | PROC_BIT(PROC_BROKER),
+	    2, 64, IPC_FD_NONE, peer_bad_h},
+	{MSG_NONE, 0, 0, 0, 0, NULL},
+};
+
+static int child_start(struct child *);
+
+/* Locate the daemon binaries: beside this executable, else libexecdir. */
+static void
+find_bindir(void)
+{
+	char self[PATH_MAX], probe[PATH_MAX + 32], *slash;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			snprintf(probe, sizeof(probe), "%s/cordon-auditd", self);
+			if (access(probe, X_OK) == 0) {
+				snprintf(bindir, sizeof(bindir), "%s", self);
+				return;
+			}
+		}
+	}
+	snprintf(bindir, sizeof(bindir), "%s", CORDON_LIBEXECDIR);
+}
+
+static int
+open_listener(void)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int fd, one = 1;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)conf->cf_port);
+	if (inet_pton(AF_INET, conf->cf_listen, &sin.sin_addr) != 1) {
+		log_warnx("listen address is not an IPv4 address");
+		return -1;
+	}
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(fd, 128) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len) == -1) {
+		log_warn("listen on %s:%d", conf->cf_listen, conf->cf_port);
+		close(fd);
+		return -1;
+	}
+	listen_port = ntohs(sin.sin_port);
+	return fd;
+}
+
+static struct child *
+child_by_pid(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(start_order); i++)
+		if (children[start_order[i]].ch_pid == pid)
+			return &children[start_order[i]];
+	return NULL;
+}
+
+static int
+child_up(const struct child *ch)
+{
+	return ch->ch_pid > 0 && ch->ch_conn != NULL;
+}
+
+static void
+child_conn_closed(struct ipc_conn *c, void *arg)
+{
+	struct child *ch = arg;
+
+	/* EOF or broken framing: make sure the process is gone; SIGCHLD
+	 * then schedules the restart. */
+	if (ch->ch_conn == c)
+		ch->ch_conn = NULL;
+	ipc_conn_free(c);
+	if (ch->ch_pid > 0 && !stopping)
+		kill(ch->ch_pid, SIGKILL);
+}
+
+static void
+send_peer_fd(struct child *ch, enum proc_id peer, int fd)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "peer",
+	    json_object_new_string(proc_name(peer)));
+	if (ipc_send(ch->ch_conn, MSG_PEER_FD, o, fd) == -1)
+		log_warnx("cannot hand %s its channel to %s",
+		    proc_name(ch->ch_id), proc_name(peer));
+	json_object_put(o);
+}
+
+/* Give a (re)started daemon a fresh channel to every live peer. */
+static void
+wire_edges(struct child *ch)
+{
+	struct child *peer;
+	size_t i;
+	int sp[2];
+
+	for (i = 0; i < nitems(start_order); i++) {
+		peer = &children[start_order[i]];
+		if (peer == ch || !child_up(peer) ||
+		    !proc_edge(ch->ch_id, peer->ch_id))
+			continue;
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp)) {
+			log_warn("socketpair");
+			continue;
+		}
+		send_peer_fd(ch, peer->ch_id, sp[0]);
+		send_peer_fd(peer, ch->ch_id, sp[1]);
+	}
+}
+
+static void
+send_broker_config(struct child *ch)
+{
+	struct json_object *o, *arr;
+	size_t i;
+	int fd;
+
+	if ((fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 3)) == -1) {
+		log_warn("dup listener");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "token", json_object_new_string(token));
+	if (login_code[0] != '\0')
+		json_object_object_add(o, "loginCode",
+		    json_object_new_string(login_code));
+	json_object_object_add(o, "port", json_object_new_int(listen_port));
+	json_object_object_add(o, "listen",
+	    json_object_new_string(conf->cf_listen));
+	arr = json_object_new_array();
+	for (i = 0; i < conf->cf_norigins; i++)
+		json_object_array_add(arr,
+		    json_object_new_string(conf->cf_origins[i]));
+	json_object_object_add(o, "origins", arr);
+	if (ipc_send(ch->ch_conn, MSG_BROKER_CONFIG, o, fd) == -1)
+		log_warnx("cannot configure the broker");
+	json_object_put(o);
+}
+
+static int
+child_start(struct child *ch)
+{
+	char path[PATH_MAX + 32];
+	char *argv[8], *envp[8];
+	char envbuf[4][512];
+	const char *name = proc_name(ch->ch_id);
+	const char *keep[] = {"JOURNAL_STREAM", "ASAN_OPTIONS",
+	    "UBSAN_OPTIONS", "CORDON_SECCOMP_DEBUG"};
+	struct spawn_fd fds[2];
+	struct spawn_req req;
+	size_t i, na = 0, ne = 0;
+	const char *v;
+	int sp[2];
+
+	snprintf(path, sizeof(path), "%s/cordon-%s", bindir, name);
+	argv[na++] = path;
+	switch (ch->ch_id) {
+	case PROC_AUDITD:
+		argv[na++] = "--audit-dir";
+		argv[na++] = conf->cf_audit;
+		break;
+	case PROC_VAULTD:
+		argv[na++] = "--vault";
+		argv[na++] = conf->cf_vault;
+		break;
+	case PROC_SPAWNER:
+		argv[na++] = "--home";
+		argv[na++] = conf->cf_home[0] ? conf->cf_home : conf->cf_agents;
+		break;
+	default:
+		break;
+	}
+	if (getuid() == 0) {
+		if (ch->ch_id == PROC_BROKER) {
+			argv[na++] = "--user";
+			argv[na++] = conf->cf_broker_user;
+		} else if (conf->cf_user != NULL) {
+			argv[na++] = "--user";
+			argv[na++] = (char *)conf->cf_user;
+		}
+	}
+	if (conf->cf_debug)
+		argv[na++] = "--debug";
+	argv[na] = NULL;
+
+	/* A built environment: nothing of ours leaks into the daemons. */
+	envp[ne++] = "LANG=C";
+	envp[ne++] = "TZ=UTC"; /* no /etc/localtime read after confinement */
+	for (i = 0; i < nitems(keep); i++) {
+		if ((v = getenv(keep[i])) == NULL)
+			continue;
+		snprintf(envbuf[i], sizeof(envbuf[i]), "%s=%s", keep[i], v);
+		envp[ne++] = envbuf[i];
+	}
+	envp[ne] = NULL;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1) {
+		log_warn("socketpair");
+		return -1;
+	}
+	fds[0].sf_src = sp[1];
+	fds[0].sf_dst = 3;
+	fds[1].sf_src = STDERR_FILENO;
+	fds[1].sf_dst = STDERR_FILENO;
+	memset(&req, 0, sizeof(req));
+	req.sr_path = path;
+	req.sr_argv = argv;
+	req.sr_envp = envp;
+	req.sr_fds = fds;
+	req.sr_nfds = 2;
+	req.sr_setsid = 1; /* terminal signals reach cordond only */
+	req.sr_pdeathsig = SIGTERM;
+	req.sr_cwd = "/";
+	ch->ch_pid = spawn_exec(&req);
+	close(sp[1]);
+	if (ch->ch_pid == -1) {
+		log_warn("start %s", name);
+		ch->ch_pid = 0;
+		close(sp[0]);
+		return -1;
+	}
+	ch->ch_gen++;
+	ch->ch_ready = 0;
+	ch->ch_started = now_ms_mono();
+	ch->ch_conn = ipc_conn_new(base, sp[0], ch->ch_id, parent_table,
+	    child_conn_closed, ch);
+	if (ch->ch_conn == NULL) {
+		close(sp[0]);
+		kill(ch->ch_pid, SIGKILL);
+		return -1;
+	}
+	log_debug("started %s, pid %d", name, (int)ch->ch_pid);
+	wire_edges(ch);
+	if (ch->ch_id == PROC_BROKER)
+		send_broker_config(ch);
+	return 0;
+}
+
+static void
+restart_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct child *ch = arg;
+
+	if (stopping)
+		return;
+	if (child_start(ch) == -1) {
+		struct timeval tv = {BACKOFF_MAX_MS / 1000, 0};
+		evtimer_add(ch->ch_timer, &tv);
+	}
+}
+
+static void
+child_died(struct child *ch, int status)
+{
+	struct timeval tv;
+	uint64_t up = now_ms_mono() - ch->ch_started;
+
+	if (WIFSIGNALED(status))
+		log_warnx("%s (pid %d) killed by signal %d",
+		    proc_name(ch->ch_id), (int)ch->ch_pid, WTERMSIG(status));
+	else if (!stopping || WEXITSTATUS(status) != 0)
+		log_warnx("%s (pid %d) exited with status %d",
+		    proc_name(ch->ch_id), (int)ch->ch_pid,
+		    WEXITSTATUS(status));
+	ch->ch_pid = 0;
+	if (ch->ch_conn != NULL) {
+		ipc_conn_free(ch->ch_conn);
+		ch->ch_conn = NULL;
+	}
+	if (stopping)
+		return;
+	if (booting && !ch->ch_ready) {
+		log_warnx("%s failed to start; stopping", proc_name(ch->ch_id));
+		exit_code = 1;
+		event_base_loopbreak(base);
+		return;
+	}
+	if (up >= STABLE_AFTER_MS || ch->ch_backoff == 0)
+		ch->ch_backoff = BACKOFF_MIN_MS;
+	ch->ch_restarts++;
+	tv.tv_sec = ch->ch_backoff / 1000;
+	tv.tv_usec = (ch->ch_backoff % 1000) * 1000;
+	log_info("restarting %s in %u ms (restart %u)", proc_name(ch->ch_id),
+	    ch->ch_backoff, ch->ch_restarts);
+	evtimer_add(ch->ch_timer, &tv);
+	ch->ch_backoff *= 2;
+	if (ch->ch_backoff > BACKOFF_MAX_MS)
+		ch->ch_backoff = BACKOFF_MAX_MS;
+}
+
+static void
+sigchld_cb(evutil_socket_t sig, short ev, void *arg)
+{
+	struct child *ch;
+	pid_t pid;
+	int status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		if ((ch = child_by_pid(pid)) != NULL)
+			child_died(ch, status);
+}
+
+static void
+sigterm_cb(evutil_socket_t sig, short ev, void *arg)
+{
+	log_info("signal %d: stopping", (int)sig);
+	stopping = 1;
+	event_base_loopbreak(base);
+}
+
+/* ---- readiness at boot ---- */
+
+static void
+ready_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct child *ch = arg;
+	size_t i;
+
+	if (m == NULL || m->m_type != MSG_STATUS_OK) {
+		if (exit_code == 0 && !stopping)
+			log_warnx("%s did not become ready",
+			    proc_name(ch->ch_id));
+		exit_code = 1;
+		event_base_loopbreak(base);
+		return;
+	}
+	ch->ch_ready = 1;
+	for (i = 0; i < nitems(start_order); i++)
+		if (!children[start_order[i]].ch_ready)
+			return;
+	event_base_loopbreak(base); /* all four ready */
+}
+
+/* ---- health for the broker ---- */
+
+struct health_req {
+	unsigned int hr_gen;	/* broker generation that asked */
+	uint32_t hr_id;		/* its request id */
+	int hr_waiting;
+	struct json_object *hr_status[PROC_MAX];
+};
+
+struct health_sub {
+	struct health_req *hs_req;
+	enum proc_id hs_proc;
+};
+
+/* What the kernel says about a daemon, read from outside. */
+static struct json_object *
+observed_status(pid_t pid)
+{
+	struct json_object *o;
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return NULL;
+	o = json_object_new_object();
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strncmp(line, "NoNewPrivs:\t", 12) == 0)
+			json_object_object_add(o, "noNewPrivs",
+			    json_object_new_int(atoi(line + 12)));
+		else if (strncmp(line, "Seccomp:\t", 9) == 0)
+			json_object_object_add(o, "seccomp",
+			    json_object_new_int(atoi(line + 9)));
+		else if (strncmp(line, "CapEff:\t", 8) == 0)
+			json_object_object_add(o, "capEff",
+			    json_object_new_string(line + 8));
+		else if (strncmp(line, "Uid:\t", 5) == 0)
+			json_object_object_add(o, "uid",
+			    json_object_new_int(atoi(line + 5)));
+	}
+	fclose(f);
+	return o;
+}
+
+static void
+health_finish(struct health_req *hr)
+{
+	struct child *broker = &children[PROC_BROKER];
+	struct json_object *o, *arr, *d;
+	struct ipc_msg req;
+	struct child *ch;
+	size_t i;
+	int allup = 1;
+
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < nitems(start_order); i++) {
+		ch = &children[start_order[i]];
+		d = json_object_new_object();
+		json_object_object_add(d, "name",
+		    json_object_new_string(proc_name(ch->ch_id)));
+		json_object_object_add(d, "up",
+		    json_object_new_boolean(child_up(ch) &&
+		    hr->hr_status[ch->ch_id] != NULL));
+		if (ch->ch_pid > 0)
+			json_object_object_add(d, "pid",
+			    json_object_new_int(ch->ch_pid));
+		json_object_object_add(d, "restarts",
+		    json_object_new_int((int)ch->ch_restarts));
+		if (hr->hr_status[ch->ch_id] != NULL) {
+			json_object_object_add(d, "status",
+			    hr->hr_status[ch->ch_id]);
+			hr->hr_status[ch->ch_id] = NULL;
+		} else
+			allup = 0;
+		if (ch->ch_pid > 0) {
+			struct json_object *obs = observed_status(ch->ch_pid);
+			if (obs != NULL)
+				json_object_object_add(d, "observed", obs);
+		}
+		json_object_array_add(arr, d);
+	}
+	json_object_object_add(o, "status",
+	    json_object_new_string(allup ? "ok" : "degraded"));
+	json_object_object_add(o, "daemons", arr);
+	if (broker->ch_gen == hr->hr_gen && broker->ch_conn != NULL) {
+		memset(&req, 0, sizeof(req));
+		req.m_id = hr->hr_id;
+		ipc_reply(broker->ch_conn, &req, MSG_HEALTH_OK, o, -1);
+	}
+	json_object_put(o);
+	for (i = 0; i < PROC_MAX; i++)
+		json_object_put(hr->hr_status[i]);
+	free(hr);
+}
+
+static void
+health_status_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct health_sub *hs = arg;
+	struct health_req *hr = hs->hs_req;
+
+	if (m != NULL && m->m_type == MSG_STATUS_OK)
+		hr->hr_status[hs->hs_proc] = json_object_get(m->m_obj);
+	free(hs);
+	if (--hr->hr_waiting == 0)
+		health_finish(hr);
+}
+
+static void
+health_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct timeval tv = {1, 0};
+	struct health_req *hr;
+	struct health_sub *hs;
+	struct child *ch;
+	size_t i;
+
+	if ((hr = calloc(1, sizeof(*hr))) == NULL) {
+		ipc_reply_error(c, m, "internal");
+		return;
+	}
+	hr->hr_gen = children[PROC_BROKER].ch_gen;
+	hr->hr_id = m->m_id;
+	hr->hr_waiting = 1; /* held until every request is out */
+	for (i = 0; i < nitems(start_order); i++) {
+		ch = &children[start_order[i]];
+		if (!child_up(ch) || (hs = calloc(1, sizeof(*hs))) == NULL)
+			continue;
+		hs->hs_req = hr;
+		hs->hs_proc = ch->ch_id;
+		hr->hr_waiting++;
+		if (ipc_request(ch->ch_conn, MSG_STATUS, NULL, -1,
+		    MSG_STATUS_OK, &tv, health_status_cb, hs) == -1) {
+			free(hs);
+			hr->hr_waiting--;
+		}
+	}
+	if (--hr->hr_waiting == 0)
+		health_finish(hr);
+}
+
+static void
+login_used_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	/* One-time: a restarted broker must not accept the code again. */
+	explicit_bzero(login_code, sizeof(login_code));
+}
+
+/*
+ * A daemon reports that a peer broke framing on their channel: cut the
+ * offender off entirely; SIGCHLD then restarts it with fresh channels.
+ */
+static void
+peer_bad_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct child *reporter = arg;
+	const char *name;
+	int p;
+
+	if ((name = json_get_str(m->m_obj, "peer", 16)) == NULL ||
+	    (p = proc_lookup(name)) == -1 || p == PROC_PARENT ||
+	    !proc_edge(reporter->ch_id, p))
+		return;
+	if (children[p].ch_pid > 0 && !stopping) {
+		log_warnx("%s broke framing towards %s; restarting it", name,
+		    proc_name(reporter->ch_id));
+		kill(children[p].ch_pid, SIGKILL);
+	}
+}
+
+/* ---- audit records from the supervisor ---- */
+
+struct audit_wait {
+	int aw_done;
+};
+
+static void
+audit_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct audit_wait *aw = arg;
+
+	if (m == NULL || m->m_type != MSG_AUDIT_RECORD_OK)
+		log_warnx("audit record not acknowledged");
+	aw->aw_done = 1;
+	event_base_loopbreak(base);
+}
+
+/* Send one system.* record and wait (bounded) for its acknowledgement. */
+static void
+audit_system(const char *kind, const char *key, const char *val)
+{
+	struct child *ad = &children[PROC_AUDITD];
+	struct timeval tv = {2, 0};
+	struct audit_wait aw = {0};
+	struct json_object *o;
+
+	if (!child_up(ad)) {
+		log_warnx("auditd is down: %s not recorded", kind);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "kind", json_object_new_string(kind));
+	json_object_object_add(o, key, json_object_new_string(val));
+	if (ipc_request(ad->ch_conn, MSG_AUDIT_RECORD, o, -1,
+	    MSG_AUDIT_RECORD_OK, &tv, audit_ack_cb, &aw) == 0) {
+		while (!aw.aw_done)
+			if (event_base_loop(base, EVLOOP_ONCE) == -1)
+				break;
+	}
+	json_object_put(o);
+}
+
+/* ---- stop ---- */
+
+static void
+child_stop(struct child *ch)
+{
+	uint64_t deadline;
+	struct timespec ts = {0, 10 * 1000 * 1000};
+	int status;
+	pid_t r;
+
+	if (ch->ch_timer)
+		evtimer_del(ch->ch_timer);
+	if (ch->ch_pid <= 0)
+		return;
+	kill(ch->ch_pid, SIGTERM);
+	deadline = now_ms_mono() + STOP_GRACE_MS;
+	for (;;) {
+		r = waitpid(ch->ch_pid, &status, WNOHANG);
+		if (r == ch->ch_pid || (r == -1 && errno == ECHILD))
+			break;
+		if (now_ms_mono() >= deadline) {
+			log_warnx("%s did not stop; killing",
+			    proc_name(ch->ch_id));
+			kill(ch->ch_pid, SIGKILL);
+			waitpid(ch->ch_pid, &status, 0);
+			break;
+		}
+		nanosleep(&ts, NULL);
+	}
+	ch->ch_pid = 0;
+	if (ch->ch_conn != NULL) {
+		ipc_conn_free(ch->ch_conn);
+		ch->ch_conn = NULL;
+	}
+}
+
+int
+cordond_main(struct cordon_config *cf)
+{
+	struct event *ev_term, *ev_int, *ev_chld;
+	struct timeval tv = {READY_TIMEOUT_S, 0};
+	char portbuf[16];
+	struct child *ch;
+	size_t i;
+	int n;
+
+	conf = cf;
+	find_bindir();
+	signal(SIGPIPE, SIG_IGN);
+
+	if (random_hex(token, sizeof(token), 32) == -1 ||
+	    random_hex(login_code, sizeof(login_code), 16) == -1) {
+		log_warn("random");
+		return 1;
+	}
+	if ((listen_fd = open_listener()) == -1)
+		return 1;
+	if (home_write_private(conf->cf_rundir, "token", token, (uid_t)-1,
+	    (gid_t)-1) == -1)
+		return 1;
+	snprintf(portbuf, sizeof(portbuf), "%d\n", listen_port);
+	if (home_write_private(conf->cf_rundir, "port", portbuf, (uid_t)-1,
+	    (gid_t)-1) == -1)
+		return 1;
+
+	if ((base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	ev_term = evsignal_new(base, SIGTERM, sigterm_cb, NULL);
+	ev_int = evsignal_new(base, SIGINT, sigterm_cb, NULL);
+	ev_chld = evsignal_new(base, SIGCHLD, sigchld_cb, NULL);
+	if (evsignal_add(ev_term, NULL) || evsignal_add(ev_int, NULL) ||
+	    evsignal_add(ev_chld, NULL))
+		fatalx("signal events");
+
+	for (i = 0; i < nitems(start_order); i++) {
+		ch = &children[start_order[i]];
+		ch->ch_id = start_order[i];
+		ch->ch_timer = evtimer_new(base, restart_cb, ch);
+		if (ch->ch_timer == NULL)
+			fatalx("evtimer_new");
+	}
+	for (i = 0; i < nitems(start_order); i++) {
+		ch = &children[start_order[i]];
+		if (child_start(ch) == -1) {
+			exit_code = 1;
+			goto stop;
+		}
+	}
+
+	/* Boot: every daemon must confine itself and answer status. */
+	for (i = 0; i < nitems(start_order); i++) {
+		ch = &children[start_order[i]];
+		if (ipc_request(ch->ch_conn, MSG_STATUS, NULL, -1,
+		    MSG_STATUS_OK, &tv, ready_cb, ch) == -1) {
+			exit_code = 1;
+			goto stop;
+		}
+	}
+	event_base_dispatch(base);
+	if (exit_code != 0 || stopping)
+		goto stop;
+	booting = 0;
+
+	audit_system("system.boot", "version", CORDON_VERSION);
+	n = printf("cordon: dashboard http://%s:%d/ui/login?code=%s\n",
+	    strcmp(conf->cf_listen, "0.0.0.0") == 0 ? "127.0.0.1" :
+	    conf->cf_listen, listen_port, login_code);
+	fflush(stdout);
+	if (n < 0)
+		log_warn("stdout");
+
+	event_base_dispatch(base);
+
+stop:
+	stopping = 1;
+	/* Reverse order; auditd last, after it has recorded the shutdown. */
+	child_stop(&children[PROC_BROKER]);
+	child_stop(&children[PROC_SPAWNER]);
+	child_stop(&children[PROC_VAULTD]);
+	if (!booting)
+		audit_system("system.shutdown", "reason",
+		    exit_code == 0 ? "signal" : "fatal");
+	child_stop(&children[PROC_AUDITD]);
+	explicit_bzero(token, sizeof(token));
+	explicit_bzero(login_code, sizeof(login_code));
+	close(listen_fd);
+	log_info("stopped");
+	return exit_code;
+}
