@@ -30,7 +30,7 @@
 
 struct audit_store {
 	int as_dirfd;
-	int as_fd;	/* today's file, O_APPEND */
+	int as_fd;	 /* today's file, O_APPEND */
 	char as_day[16]; /* YYYY-MM-DD of as_fd */
 	uint64_t as_seq;
 };
@@ -41,18 +41,17 @@ static struct daemon auditd;
 static void audit_record_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
-	DAEMON_PARENT_ROWS,
-	{MSG_AUDIT_RECORD, PROC_BIT(PROC_PARENT), 2, 4096, IPC_FD_NONE,
-	    audit_record_h},
-	{MSG_NONE, 0, 0, 0, 0, NULL},
+    DAEMON_PARENT_ROWS,
+    {MSG_AUDIT_RECORD, PROC_BIT(PROC_PARENT), 2, 4096, IPC_FD_NONE,
+	audit_record_h},
+    {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
 static const struct ipc_dispatch peer_table[] = {
-	{MSG_AUDIT_RECORD,
-	    PROC_BIT(PROC_BROKER) | PROC_BIT(PROC_SPAWNER) |
-		PROC_BIT(PROC_VAULTD),
-	    2, 4096, IPC_FD_NONE, audit_record_h},
-	{MSG_NONE, 0, 0, 0, 0, NULL},
+    {MSG_AUDIT_RECORD,
+	PROC_BIT(PROC_BROKER) | PROC_BIT(PROC_SPAWNER) | PROC_BIT(PROC_VAULTD),
+	2, 4096, IPC_FD_NONE, audit_record_h},
+    {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
 /* Kinds this build accepts, with who may send them. */
@@ -60,8 +59,8 @@ static const struct {
 	const char *k_kind;
 	uint32_t k_senders;
 } audit_kinds[] = {
-	{"system.boot", PROC_BIT(PROC_PARENT)},
-	{"system.shutdown", PROC_BIT(PROC_PARENT)},
+    {"system.boot", PROC_BIT(PROC_PARENT)},
+    {"system.shutdown", PROC_BIT(PROC_PARENT)},
 };
 
 static int
@@ -103,8 +102,8 @@ audit_append(const char *kind, struct json_object *fields, uint64_t *seqp)
 		return -1;
 	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
 	snprintf(stamp, sizeof(stamp), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+	    tm.tm_sec, ts.tv_nsec / 1000000);
 	if (random_hex(rnd, sizeof(rnd), 4) == -1)
 		return -1;
 	/* Time-ordered id: milliseconds since the epoch, then randomness. */
@@ -117,10 +116,10 @@ audit_append(const char *kind, struct json_object *fields, uint64_t *seqp)
 	json_object_object_add(line, "ts", json_object_new_string(stamp));
 	json_object_object_add(line, "id", json_object_new_string(id));
 	json_object_object_add(line, "kind", json_object_new_string(kind));
-	json_object_object_foreach(fields, key, val)
+	json_object_object_foreach (fields, key, val)
 		json_object_object_add(line, key, json_object_get(val));
-	s = json_object_to_json_string_length(line, JSON_C_TO_STRING_PLAIN,
-	    &len);
+	s = json_object_to_json_string_length(
+	    line, JSON_C_TO_STRING_PLAIN, &len);
 	if (s != NULL && (buf = malloc(len + 1)) != NULL) {
 		memcpy(buf, s, len);
 		buf[len] = '\n';
@@ -147,18 +146,18 @@ audit_fields(const char *kind, struct json_object *rec)
 	int nkeys = json_object_object_length(rec);
 
 	if (strcmp(kind, "system.boot") == 0) {
-		if (nkeys != 2 || (v = json_get_str(rec, "version", 32)) ==
-		    NULL || strcmp(v, CORDON_VERSION) != 0)
+		if (nkeys != 2 ||
+		    (v = json_get_str(rec, "version", 32)) == NULL ||
+		    strcmp(v, CORDON_VERSION) != 0)
 			goto bad;
-		json_object_object_add(f, "version",
-		    json_object_new_string(CORDON_VERSION));
+		json_object_object_add(
+		    f, "version", json_object_new_string(CORDON_VERSION));
 	} else if (strcmp(kind, "system.shutdown") == 0) {
-		if (nkeys != 2 || (v = json_get_str(rec, "reason", 16)) ==
-		    NULL || (strcmp(v, "signal") != 0 &&
-		    strcmp(v, "fatal") != 0))
+		if (nkeys != 2 ||
+		    (v = json_get_str(rec, "reason", 16)) == NULL ||
+		    (strcmp(v, "signal") != 0 && strcmp(v, "fatal") != 0))
 			goto bad;
-		json_object_object_add(f, "reason",
-		    json_object_new_string(v));
+		json_object_object_add(f, "reason", json_object_new_string(v));
 	} else
 		goto bad;
 	return f;
@@ -185,8 +184,7 @@ audit_record_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	if (i == nitems(audit_kinds) ||
 	    (audit_kinds[i].k_senders & PROC_BIT(m->m_from)) == 0 ||
 	    (fields = audit_fields(kind, m->m_obj)) == NULL) {
-		log_warnx("refused audit record from %s",
-		    proc_name(m->m_from));
+		log_warnx("refused audit record from %s", proc_name(m->m_from));
 		ipc_reply_error(c, m, "bad-record");
 		return;
 	}
@@ -197,8 +195,8 @@ audit_record_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 	json_object_put(fields);
 	reply = json_object_new_object();
-	json_object_object_add(reply, "seq", json_object_new_int64(
-	    (int64_t)seq));
+	json_object_object_add(
+	    reply, "seq", json_object_new_int64((int64_t)seq));
 	ipc_reply(c, m, MSG_AUDIT_RECORD_OK, reply, -1);
 	json_object_put(reply);
 }
@@ -215,8 +213,8 @@ main(int argc, char **argv)
 	log_init("auditd", a.da_debug);
 	daemon_prepare(&auditd, PROC_AUDITD, peer_table);
 
-	store.as_dirfd = open(a.da_path,
-	    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	store.as_dirfd =
+	    open(a.da_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (store.as_dirfd == -1)
 		fatal("audit dir");
 

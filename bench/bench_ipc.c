@@ -41,8 +41,8 @@ status_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 }
 
 static const struct ipc_dispatch table[] = {
-	{MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, status_h},
-	{MSG_NONE, 0, 0, 0, 0, NULL},
+    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, status_h},
+    {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
 static void send_one(struct ipc_conn *);
@@ -63,8 +63,8 @@ reply_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 static void
 send_one(struct ipc_conn *c)
 {
-	if (ipc_request(c, MSG_STATUS, NULL, -1, MSG_STATUS_OK, NULL,
-	    reply_cb, NULL) == -1) {
+	if (ipc_request(c, MSG_STATUS, NULL, -1, MSG_STATUS_OK, NULL, reply_cb,
+		NULL) == -1) {
 		fprintf(stderr, "bench_ipc: request failed\n");
 		exit(1);
 	}

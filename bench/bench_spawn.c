@@ -31,12 +31,12 @@ main(int argc, char **argv)
 	char *cenv[] = {"PATH=/usr/bin:/bin", NULL};
 	struct spawn_fd fds[] = {{STDERR_FILENO, STDERR_FILENO}};
 	struct spawn_req req = {
-		.sr_path = "/bin/true",
-		.sr_argv = cargv,
-		.sr_envp = cenv,
-		.sr_fds = fds,
-		.sr_nfds = 1,
-		.sr_setsid = 1,
+	    .sr_path = "/bin/true",
+	    .sr_argv = cargv,
+	    .sr_envp = cenv,
+	    .sr_fds = fds,
+	    .sr_nfds = 1,
+	    .sr_setsid = 1,
 	};
 	long i, n = argc > 1 ? atol(argv[1]) : 300;
 	double t0, floor_s, helper_s;
@@ -60,8 +60,10 @@ main(int argc, char **argv)
 	}
 	helper_s = now() - t0;
 	printf("spawns               %ld\n", n);
-	printf("floor posix_spawn    %.3f ms/spawn\n", floor_s / (double)n * 1e3);
-	printf("spawn_exec helper    %.3f ms/spawn\n", helper_s / (double)n * 1e3);
+	printf(
+	    "floor posix_spawn    %.3f ms/spawn\n", floor_s / (double)n * 1e3);
+	printf(
+	    "spawn_exec helper    %.3f ms/spawn\n", helper_s / (double)n * 1e3);
 	printf("ratio helper/floor   %.2f\n", helper_s / floor_s);
 	(void)environ;
 	return 0;

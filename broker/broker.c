@@ -30,10 +30,10 @@
 #include "util.h"
 #include "web_assets.h"
 
-#define BROKER_MAX_BODY	    (1024 * 1024)	/* PER-8 */
-#define BROKER_MAX_HEADERS  (16 * 1024)		/* PER-8 */
-#define BROKER_TIMEOUT_S    10			/* per-request I/O */
-#define BROKER_NOFILE	    256			/* bounds connections */
+#define BROKER_MAX_BODY	    (1024 * 1024) /* PER-8 */
+#define BROKER_MAX_HEADERS  (16 * 1024)	  /* PER-8 */
+#define BROKER_TIMEOUT_S    10		  /* per-request I/O */
+#define BROKER_NOFILE	    256		  /* bounds connections */
 #define BROKER_MAX_SESSIONS 32
 #define TOKEN_HEX	    64
 #define SESSION_HEX	    64
@@ -50,7 +50,7 @@ struct broker {
 	struct evconnlistener *b_listener;
 	struct event *b_relisten;
 	char b_token[TOKEN_HEX + 1];
-	char b_login[33];	/* one-time login code, "" once spent */
+	char b_login[33]; /* one-time login code, "" once spent */
 	unsigned int b_port;
 	char b_listen[64];
 	char *b_origins[8];
@@ -63,15 +63,15 @@ static struct broker broker;
 static void broker_config_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
-	DAEMON_PARENT_ROWS,
-	{MSG_BROKER_CONFIG, PROC_BIT(PROC_PARENT), 2, 4096, IPC_FD_REQUIRED,
-	    broker_config_h},
-	{MSG_NONE, 0, 0, 0, 0, NULL},
+    DAEMON_PARENT_ROWS,
+    {MSG_BROKER_CONFIG, PROC_BIT(PROC_PARENT), 2, 4096, IPC_FD_REQUIRED,
+	broker_config_h},
+    {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
 /* The broker answers no peer requests; it only asks. */
 static const struct ipc_dispatch peer_table[] = {
-	{MSG_NONE, 0, 0, 0, 0, NULL},
+    {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
 /* ---- responses ---- */
@@ -148,7 +148,7 @@ header_one(struct evhttp_request *req, const char *name, int *dup)
 	const char *v = NULL;
 	int n = 0;
 
-	TAILQ_FOREACH(kv, hs, next)
+	TAILQ_FOREACH (kv, hs, next)
 		if (strcasecmp(kv->key, name) == 0) {
 			v = kv->value;
 			n++;
@@ -170,15 +170,16 @@ perimeter(struct evhttp_request *req)
 		return -1;
 	}
 	v = header_one(req, "Host", &dup);
-	if (v == NULL || !(http_host_ok(v, broker.b_port) ||
-	    (strcmp(broker.b_listen, "127.0.0.1") != 0 &&
-	    http_host_ok_addr(v, broker.b_listen, broker.b_port)))) {
+	if (v == NULL ||
+	    !(http_host_ok(v, broker.b_port) ||
+		(strcmp(broker.b_listen, "127.0.0.1") != 0 &&
+		    http_host_ok_addr(v, broker.b_listen, broker.b_port)))) {
 		send_error(req, 421, "misdirected-request");
 		return -1;
 	}
 	v = header_one(req, "Origin", &dup);
 	if (dup || (v != NULL && !http_origin_ok(v, broker.b_port, extra,
-	    broker.b_norigins))) {
+				     broker.b_norigins))) {
 		send_error(req, 403, "forbidden-origin");
 		return -1;
 	}
@@ -252,8 +253,8 @@ referer_ok(struct evhttp_request *req)
 	memcpy(origin, v, olen);
 	origin[olen] = '\0';
 	return http_origin_ok(origin, broker.b_port,
-	    (const char *const *)broker.b_origins, broker.b_norigins) &&
-	    strncmp(path, "/ui/", 4) == 0;
+		   (const char *const *)broker.b_origins, broker.b_norigins) &&
+	       strncmp(path, "/ui/", 4) == 0;
 }
 
 /* ---- dashboard ---- */
@@ -287,7 +288,8 @@ serve_asset(struct evhttp_request *req, const char *path)
 	    "default-src 'none'; script-src 'self' 'nonce-%s'; "
 	    "style-src 'self' 'nonce-%s'; img-src 'self'; "
 	    "connect-src 'self'; form-action 'self'; "
-	    "frame-ancestors 'none'; base-uri 'none'", nonce, nonce);
+	    "frame-ancestors 'none'; base-uri 'none'",
+	    nonce, nonce);
 	set_common_headers(req, csp);
 	evhttp_add_header(h, "Content-Type", a->wa_type);
 	if (!a->wa_templated)
@@ -296,7 +298,7 @@ serve_asset(struct evhttp_request *req, const char *path)
 		p = a->wa_data;
 		end = p + a->wa_len;
 		while (p < end && (mark = memmem(p, (size_t)(end - p),
-		    WEB_NONCE_MARK, mlen)) != NULL) {
+				       WEB_NONCE_MARK, mlen)) != NULL) {
 			evbuffer_add(b, p, (size_t)(mark - p));
 			evbuffer_add(b, nonce, NONCE_HEX);
 			p = mark + mlen;
@@ -347,10 +349,12 @@ serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
 		return;
 	}
 	s->bs_created = now_ms_mono();
-	snprintf(cookie, sizeof(cookie), "cordon_session=%s; Path=/; "
-	    "HttpOnly; SameSite=Strict", s->bs_id);
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Set-Cookie", cookie);
+	snprintf(cookie, sizeof(cookie),
+	    "cordon_session=%s; Path=/; "
+	    "HttpOnly; SameSite=Strict",
+	    s->bs_id);
+	evhttp_add_header(
+	    evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
 	send_redirect(req, "/ui/");
 }
 
@@ -380,8 +384,8 @@ api_hold(struct evhttp_request *req)
 	ap->ap_req = req;
 	ap->ap_evcon = evhttp_request_get_connection(req);
 	if (ap->ap_evcon != NULL)
-		evhttp_connection_set_closecb(ap->ap_evcon, api_conn_closed,
-		    ap);
+		evhttp_connection_set_closecb(
+		    ap->ap_evcon, api_conn_closed, ap);
 	return ap;
 }
 
@@ -411,8 +415,8 @@ health_reply_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(o, "version",
-	    json_object_new_string(CORDON_VERSION));
+	json_object_object_add(
+	    o, "version", json_object_new_string(CORDON_VERSION));
 	if (json_object_object_get_ex(m->m_obj, "status", &v))
 		json_object_object_add(o, "status", json_object_get(v));
 	if (json_object_object_get_ex(m->m_obj, "daemons", &v))
@@ -432,7 +436,7 @@ api_health(struct evhttp_request *req)
 		return;
 	}
 	if (ipc_request(broker.b_d.d_parent, MSG_HEALTH, NULL, -1,
-	    MSG_HEALTH_OK, &tv, health_reply_cb, ap) == -1) {
+		MSG_HEALTH_OK, &tv, health_reply_cb, ap) == -1) {
 		api_release(ap);
 		send_error(req, 503, "unavailable");
 	}
@@ -444,7 +448,7 @@ static const struct api_route {
 	const char *ar_path;
 	void (*ar_fn)(struct evhttp_request *);
 } api_routes[] = {
-	{EVHTTP_REQ_GET, "/api/health", api_health},
+    {EVHTTP_REQ_GET, "/api/health", api_health},
 };
 
 static void
@@ -472,8 +476,8 @@ serve_api(struct evhttp_request *req, const char *path)
 			continue;
 		if (cmd == EVHTTP_REQ_POST) {
 			ct = header_one(req, "Content-Type", &dup);
-			if (ct == NULL || dup || strncasecmp(ct,
-			    "application/json", 16) != 0 ||
+			if (ct == NULL || dup ||
+			    strncasecmp(ct, "application/json", 16) != 0 ||
 			    (ct[16] != '\0' && ct[16] != ';')) {
 				send_error(req, 415, "unsupported-media-type");
 				return;
@@ -573,7 +577,8 @@ broker_config_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	if (json_object_object_get_ex(o, "origins", &arr) &&
 	    json_object_is_type(arr, json_type_array))
 		for (i = 0; i < json_object_array_length(arr) &&
-		    broker.b_norigins < nitems(broker.b_origins); i++) {
+			    broker.b_norigins < nitems(broker.b_origins);
+		     i++) {
 			const char *s = json_object_get_string(
 			    json_object_array_get_idx(arr, i));
 			if (s != NULL)

@@ -338,8 +338,8 @@ confine_landlock_abi(void)
 
 	if (ll_abi != -2)
 		return ll_abi;
-	abi = cordon_landlock_create_ruleset(NULL, 0,
-					     LANDLOCK_CREATE_RULESET_VERSION);
+	abi = cordon_landlock_create_ruleset(
+	    NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	if (abi < 1) {
 		ll_abi_errno = abi == -1 ? errno : EOPNOTSUPP;
 		ll_abi = -1;
@@ -394,8 +394,8 @@ ll_fs_rights(unsigned int access)
 }
 
 int
-confine_landlock_ruleset(const struct confine_path *paths, size_t npaths,
-			 int no_net)
+confine_landlock_ruleset(
+    const struct confine_path *paths, size_t npaths, int no_net)
 {
 	struct cordon_landlock_ruleset_attr ra;
 	struct cordon_landlock_path_beneath_attr pb;
@@ -433,7 +433,7 @@ confine_landlock_ruleset(const struct confine_path *paths, size_t npaths,
 	for (i = 0; i < npaths; i++) {
 		if (paths[i].cp_path == NULL || paths[i].cp_access == 0 ||
 		    (paths[i].cp_access & ~(CONFINE_LL_READ | CONFINE_LL_WRITE |
-					    CONFINE_LL_EXEC)) != 0) {
+					      CONFINE_LL_EXEC)) != 0) {
 			log_warnx("landlock: bad path rule %zu", i);
 			errno = EINVAL;
 			goto fail;
@@ -453,8 +453,8 @@ confine_landlock_ruleset(const struct confine_path *paths, size_t npaths,
 		/* Directory-only rights on a file are EINVAL. */
 		if (!S_ISDIR(st.st_mode))
 			pb.allowed_access &= CORDON_LL_FS_FILE;
-		if (cordon_landlock_add_rule(rsfd, LANDLOCK_RULE_PATH_BENEATH,
-					     &pb, 0) == -1) {
+		if (cordon_landlock_add_rule(
+			rsfd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) == -1) {
 			log_warn("landlock_add_rule %s", paths[i].cp_path);
 			goto fail_fd;
 		}
@@ -513,7 +513,7 @@ sc_sigsys(int sig, siginfo_t *si, void *ctx)
 
 static int
 sc_add_names(scmp_filter_ctx ctx, uint32_t action, const char *const *names,
-	     size_t n, int strict)
+    size_t n, int strict)
 {
 	size_t i;
 	int nr, r;
@@ -524,8 +524,8 @@ sc_add_names(scmp_filter_ctx ctx, uint32_t action, const char *const *names,
 			/* Not denying a known-dangerous call is not an option.
 			 */
 			if (strict) {
-				log_warnx("seccomp: unknown syscall %s",
-					  names[i]);
+				log_warnx(
+				    "seccomp: unknown syscall %s", names[i]);
 				errno = ENOSYS;
 				return -1;
 			}
@@ -533,8 +533,8 @@ sc_add_names(scmp_filter_ctx ctx, uint32_t action, const char *const *names,
 			continue;
 		}
 		if ((r = seccomp_rule_add(ctx, action, nr, 0)) < 0) {
-			log_warnx("seccomp: rule %s: %s", names[i],
-				  strerror(-r));
+			log_warnx(
+			    "seccomp: rule %s: %s", names[i], strerror(-r));
 			errno = -r;
 			return -1;
 		}
@@ -552,11 +552,11 @@ sc_add_args(scmp_filter_ctx ctx, const struct sc_argrule *rules, size_t n)
 		nr = seccomp_syscall_resolve_name(rules[i].sa_name);
 		if (nr == __NR_SCMP_ERROR)
 			continue;
-		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1,
-					   &rules[i].sa_cmp);
+		r = seccomp_rule_add_array(
+		    ctx, SCMP_ACT_ALLOW, nr, 1, &rules[i].sa_cmp);
 		if (r < 0) {
 			log_warnx("seccomp: rule %s: %s", rules[i].sa_name,
-				  strerror(-r));
+			    strerror(-r));
 			errno = -r;
 			return -1;
 		}
@@ -577,7 +577,7 @@ sc_build_allow(scmp_filter_ctx ctx, unsigned int groups)
 		if ((groups & g->sg_mask) == 0)
 			continue;
 		if (sc_add_names(ctx, SCMP_ACT_ALLOW, g->sg_names, g->sg_nnames,
-				 0) == -1 ||
+			0) == -1 ||
 		    sc_add_args(ctx, g->sg_args, g->sg_nargs) == -1)
 			return -1;
 	}
@@ -591,8 +591,8 @@ sc_build_allow(scmp_filter_ctx ctx, unsigned int groups)
 		self.arg = 0;
 		self.op = SCMP_CMP_EQ;
 		self.datum_a = (scmp_datum_t)getpid();
-		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW,
-					   SCMP_SYS(tgkill), 1, &self);
+		r = seccomp_rule_add_array(
+		    ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, &self);
 		if (r < 0) {
 			errno = -r;
 			return -1;
@@ -600,7 +600,7 @@ sc_build_allow(scmp_filter_ctx ctx, unsigned int groups)
 	}
 #if CORDON_SANITIZE
 	if (sc_add_names(ctx, SCMP_ACT_ALLOW, sc_sanitize_names,
-			 nitems(sc_sanitize_names), 0) == -1 ||
+		nitems(sc_sanitize_names), 0) == -1 ||
 	    sc_add_args(ctx, sc_sanitize_args, nitems(sc_sanitize_args)) == -1)
 		return -1;
 #endif
@@ -616,7 +616,7 @@ sc_build_deny(scmp_filter_ctx ctx)
 	int r;
 
 	if (sc_add_names(ctx, SCMP_ACT_ERRNO(EPERM), sc_deny_names,
-			 nitems(sc_deny_names), 1) == -1)
+		nitems(sc_deny_names), 1) == -1)
 		return -1;
 
 	/*
@@ -634,8 +634,7 @@ sc_build_deny(scmp_filter_ctx ctx)
 			cmp.datum_a = sc_deny_persona[i] | (1UL << bit);
 			cmp.datum_b = sc_deny_persona[i];
 			r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM),
-						   SCMP_SYS(personality), 1,
-						   &cmp);
+			    SCMP_SYS(personality), 1, &cmp);
 			if (r < 0) {
 				errno = -r;
 				return -1;
@@ -672,8 +671,8 @@ confine_seccomp(enum confine_seccomp mode, unsigned int groups)
 		return -1;
 	}
 	/* Other ABIs (i386 int 0x80, x32) would walk around any list. */
-	if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-				  SCMP_ACT_KILL_PROCESS)) < 0 ||
+	if ((r = seccomp_attr_set(
+		 ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
 	    (r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0) {
 		errno = -r;
 		goto fail;
@@ -735,19 +734,19 @@ confine_self(const struct confine_spec *cs)
 		uid = pw->pw_uid;
 		gid = pw->pw_gid;
 		if (uid == 0)
-			fatalx("%s: service user %s is uid 0", name,
-			       cs->cs_user);
+			fatalx(
+			    "%s: service user %s is uid 0", name, cs->cs_user);
 	} else if (cs->cs_user != NULL)
 		log_debug("%s: not root, staying uid %u", name,
-			  (unsigned int)getuid());
+		    (unsigned int)getuid());
 
 	/* (b) Open the allowed paths now, with the ids that can see them. */
 	if (confine_landlock_abi() < 1)
 		fatalx("%s: landlock unavailable: %s; refusing to run "
 		       "unconfined",
-		       name, ll_unavailable_why(ll_abi_errno));
-	if ((rsfd = confine_landlock_ruleset(cs->cs_paths, cs->cs_npaths,
-					     cs->cs_no_net)) == -1)
+		    name, ll_unavailable_why(ll_abi_errno));
+	if ((rsfd = confine_landlock_ruleset(
+		 cs->cs_paths, cs->cs_npaths, cs->cs_no_net)) == -1)
 		fatal("%s: landlock ruleset", name);
 
 	/* (c) Service user; clear the bounding set while we still may. */

@@ -16,14 +16,18 @@
 struct json_object;
 
 /* Seccomp syscall groups a daemon may be granted (allowlist mode). */
-#define SC_BASE	    0x0001u /* event loop, memory (no PROT_EXEC), time,
-			     * ipc read/write/recvmsg/sendmsg, close, exit */
-#define SC_ACCEPT   0x0002u /* accept4, getsockname, getpeername,
-			     * setsockopt, shutdown on inherited sockets */
-#define SC_FS_READ  0x0004u /* openat/openat2 read-only, fstat, getdents64,
-			     * lseek, readlinkat-free */
-#define SC_FS_WRITE 0x0008u /* openat/openat2 create, mkdirat, renameat2,
-			     * unlinkat, fsync, fdatasync, ftruncate */
+#define SC_BASE                                                                \
+	0x0001u /* event loop, memory (no PROT_EXEC), time,                    \
+		 * ipc read/write/recvmsg/sendmsg, close, exit */
+#define SC_ACCEPT                                                              \
+	0x0002u /* accept4, getsockname, getpeername,                          \
+		 * setsockopt, shutdown on inherited sockets */
+#define SC_FS_READ                                                             \
+	0x0004u /* openat/openat2 read-only, fstat, getdents64,                \
+		 * lseek, readlinkat-free */
+#define SC_FS_WRITE                                                            \
+	0x0008u /* openat/openat2 create, mkdirat, renameat2,                  \
+		 * unlinkat, fsync, fdatasync, ftruncate */
 
 enum confine_seccomp {
 	CONFINE_SECCOMP_ALLOW, /* allowlist, default action kills the process */
@@ -41,15 +45,15 @@ struct confine_path {
 };
 
 struct confine_spec {
-	const char *cs_name;	    /* daemon name, for logs */
-	const char *cs_user;	    /* when root: switch to this user; NULL
-				     * keeps uid 0 (caps still all dropped) */
+	const char *cs_name; /* daemon name, for logs */
+	const char *cs_user; /* when root: switch to this user; NULL
+			      * keeps uid 0 (caps still all dropped) */
 	const struct confine_path *cs_paths; /* Landlock allowances */
-	size_t cs_npaths;	    /* 0: no file access at all */
+	size_t cs_npaths;		     /* 0: no file access at all */
 	enum confine_seccomp cs_seccomp;
-	unsigned int cs_syscalls;   /* SC_* groups, allowlist mode */
-	int cs_no_net;		    /* Landlock ABI>=4: deny TCP bind/connect */
-	unsigned long cs_nofile;    /* RLIMIT_NOFILE, 0 = leave */
+	unsigned int cs_syscalls; /* SC_* groups, allowlist mode */
+	int cs_no_net;		  /* Landlock ABI>=4: deny TCP bind/connect */
+	unsigned long cs_nofile;  /* RLIMIT_NOFILE, 0 = leave */
 };
 
 /* The whole sequence; fatal() on any failure. */
@@ -57,11 +61,11 @@ void confine_self(const struct confine_spec *);
 
 /* Steps, exposed for tests and for the spawner's per-run sandbox. */
 int confine_no_new_privs(void);
-int confine_switch_user(uid_t, gid_t);	/* setgroups/setresgid/setresuid,
-					 * then proves the old ids are gone */
-int confine_drop_caps(void);		/* effective, permitted, inheritable,
-					 * bounding, ambient */
-int confine_landlock_abi(void);		/* -1 when Landlock is unavailable */
+int confine_switch_user(uid_t, gid_t); /* setgroups/setresgid/setresuid,
+					* then proves the old ids are gone */
+int confine_drop_caps(void);	       /* effective, permitted, inheritable,
+					* bounding, ambient */
+int confine_landlock_abi(void);	       /* -1 when Landlock is unavailable */
 
 /*
  * Landlock in two halves so the spawner can build once and apply in each

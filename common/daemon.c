@@ -33,15 +33,14 @@ daemon_signal_cb(evutil_socket_t sig, short ev, void *arg)
 }
 
 void
-daemon_parse_args(int argc, char **argv, const char *pathopt,
-    struct daemon_args *a)
+daemon_parse_args(
+    int argc, char **argv, const char *pathopt, struct daemon_args *a)
 {
 	struct option opts[] = {
-		{"user", required_argument, NULL, 'u'},
-		{"debug", no_argument, NULL, 'd'},
-		{pathopt ? pathopt : "unused-path", required_argument, NULL,
-		    'p'},
-		{NULL, 0, NULL, 0},
+	    {"user", required_argument, NULL, 'u'},
+	    {"debug", no_argument, NULL, 'd'},
+	    {pathopt ? pathopt : "unused-path", required_argument, NULL, 'p'},
+	    {NULL, 0, NULL, 0},
 	};
 	int ch;
 
@@ -70,8 +69,8 @@ daemon_parse_args(int argc, char **argv, const char *pathopt,
 }
 
 void
-daemon_prepare(struct daemon *d, enum proc_id self,
-    const struct ipc_dispatch *peer_table)
+daemon_prepare(
+    struct daemon *d, enum proc_id self, const struct ipc_dispatch *peer_table)
 {
 	struct event_config *cfg;
 
@@ -88,8 +87,8 @@ daemon_prepare(struct daemon *d, enum proc_id self,
 	/* epoll only: it is the backend our seccomp filters allow. */
 	event_config_avoid_method(cfg, "select");
 	event_config_avoid_method(cfg, "poll");
-	event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK |
-	    EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+	event_config_set_flag(
+	    cfg, EVENT_BASE_FLAG_NOLOCK | EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
 	if ((d->d_base = event_base_new_with_config(cfg)) == NULL)
 		fatalx("event_base_new");
 	event_config_free(cfg);
@@ -155,8 +154,8 @@ daemon_peer_closed(struct ipc_conn *c, void *arg)
 	 */
 	if (ipc_conn_broken(c) && d->d_parent != NULL) {
 		struct json_object *o = json_object_new_object();
-		json_object_object_add(o, "peer",
-		    json_object_new_string(proc_name(p)));
+		json_object_object_add(
+		    o, "peer", json_object_new_string(proc_name(p)));
 		ipc_send(d->d_parent, MSG_PEER_BAD, o, -1);
 		json_object_put(o);
 	}
@@ -180,8 +179,8 @@ daemon_peer_fd_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 	if (d->d_peers[p] != NULL)
 		ipc_conn_free(d->d_peers[p]);
-	d->d_peers[p] = ipc_conn_new(d->d_base, m->m_fd, p, d->d_peer_table,
-	    daemon_peer_closed, d);
+	d->d_peers[p] = ipc_conn_new(
+	    d->d_base, m->m_fd, p, d->d_peer_table, daemon_peer_closed, d);
 	if (d->d_peers[p] == NULL) {
 		log_warnx("cannot set up channel to %s", name);
 		return; /* m_fd is closed by the codec */

@@ -28,8 +28,8 @@ struct daemon {
  * they need calls the filters refuse), then the caller confines itself
  * and calls daemon_start() to begin reading messages.
  */
-void daemon_prepare(struct daemon *, enum proc_id self,
-    const struct ipc_dispatch *peer_table);
+void daemon_prepare(
+    struct daemon *, enum proc_id self, const struct ipc_dispatch *peer_table);
 void daemon_start(struct daemon *, const struct ipc_dispatch *parent_table);
 int daemon_loop(struct daemon *);
 
@@ -38,13 +38,15 @@ void daemon_status_h(struct ipc_conn *, struct ipc_msg *, void *);
 void daemon_peer_fd_h(struct ipc_conn *, struct ipc_msg *, void *);
 void daemon_shutdown_h(struct ipc_conn *, struct ipc_msg *, void *);
 
-#define DAEMON_PARENT_ROWS                                                   \
-	{MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,              \
-	    daemon_status_h},                                                \
-	    {MSG_PEER_FD, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_REQUIRED,     \
-		daemon_peer_fd_h},                                           \
-	    {MSG_SHUTDOWN, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,        \
-		daemon_shutdown_h}
+#define DAEMON_PARENT_ROWS                                                     \
+	{MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,                \
+	    daemon_status_h},                                                  \
+	    {MSG_PEER_FD, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_REQUIRED,       \
+		daemon_peer_fd_h},                                             \
+	{                                                                      \
+		MSG_SHUTDOWN, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,       \
+		    daemon_shutdown_h                                          \
+	}
 
 /* Common getopt handling for daemons: --user NAME, --debug. */
 struct daemon_args {
@@ -52,12 +54,11 @@ struct daemon_args {
 	const char *da_path; /* the daemon's one path argument, if any */
 	int da_debug;
 };
-void daemon_parse_args(int argc, char **argv, const char *pathopt,
-    struct daemon_args *);
+void daemon_parse_args(
+    int argc, char **argv, const char *pathopt, struct daemon_args *);
 
 /* Small json-c accessors that refuse wrong types and embedded NULs. */
-const char *json_get_str(struct json_object *, const char *key,
-    size_t maxlen);
+const char *json_get_str(struct json_object *, const char *key, size_t maxlen);
 int json_get_int(struct json_object *, const char *key, long long min,
     long long max, long long *out);
 

@@ -79,9 +79,9 @@ struct ipc_conn {
 	uint32_t c_nextid;
 	TAILQ_HEAD(, ipc_pending) c_pending;
 	int c_dead;
-	int c_broken;  /* died of a protocol violation */
-	int c_inuse;   /* nesting depth of callbacks into the owner */
-	int c_freeme;  /* ipc_conn_free() was called while in use */
+	int c_broken; /* died of a protocol violation */
+	int c_inuse;  /* nesting depth of callbacks into the owner */
+	int c_freeme; /* ipc_conn_free() was called while in use */
 };
 
 static void ipc_read_cb(evutil_socket_t, short, void *);
@@ -151,7 +151,8 @@ ipc_json_lex_ok(const char *buf, size_t len)
 		if (ch == '"')
 			instr = 1;
 		else if (strchr(" \t\n\r{}[]:,-+.0123456789eEtrufalsn", ch) ==
-		    NULL || ch == '\0')
+			     NULL ||
+			 ch == '\0')
 			return 0;
 	}
 	return !instr;
@@ -171,12 +172,12 @@ ipc_json_finite(struct json_object *o, int depth)
 	case json_type_array:
 		n = json_object_array_length(o);
 		for (i = 0; i < n; i++)
-			if (!ipc_json_finite(json_object_array_get_idx(o, i),
-			    depth + 1))
+			if (!ipc_json_finite(
+				json_object_array_get_idx(o, i), depth + 1))
 				return 0;
 		return 1;
 	case json_type_object: {
-		json_object_object_foreach(o, key, val) {
+		json_object_object_foreach (o, key, val) {
 			(void)key;
 			if (!ipc_json_finite(val, depth + 1))
 				return 0;
@@ -198,10 +199,11 @@ ipc_payload_parse(const char *buf, size_t len)
 		return NULL;
 	if ((tok = json_tokener_new_ex(IPC_JSON_DEPTH)) == NULL)
 		return NULL;
-	json_tokener_set_flags(tok,
-	    JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	json_tokener_set_flags(
+	    tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	obj = json_tokener_parse_ex(tok, buf, (int)len);
-	if (obj == NULL || json_tokener_get_error(tok) != json_tokener_success ||
+	if (obj == NULL ||
+	    json_tokener_get_error(tok) != json_tokener_success ||
 	    json_tokener_get_parse_end(tok) != len ||
 	    !json_object_is_type(obj, json_type_object) ||
 	    !ipc_json_finite(obj, 0)) {
@@ -251,8 +253,8 @@ ipc_sendmsg_fd(int sock, const void *buf, size_t len, int fd)
  * fd that did arrive is closed.
  */
 ssize_t
-ipc_recvmsg_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds,
-    size_t maxfds)
+ipc_recvmsg_fds(
+    int sock, void *buf, size_t len, int *fds, size_t *nfds, size_t maxfds)
 {
 	struct msghdr msg;
 	struct iovec iov;
@@ -279,7 +281,7 @@ ipc_recvmsg_fds(int sock, void *buf, size_t len, int *fds, size_t *nfds,
 	if (r == -1)
 		return -1;
 	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg != NULL;
-	    cmsg = CMSG_NXTHDR(&msg, cmsg)) {
+	     cmsg = CMSG_NXTHDR(&msg, cmsg)) {
 		if (cmsg->cmsg_level != SOL_SOCKET ||
 		    cmsg->cmsg_type != SCM_RIGHTS) {
 			bad = 1;
@@ -329,10 +331,10 @@ ipc_conn_new(struct event_base *base, int fd, enum proc_id peer,
 	if (fd >= 0) {
 		if (evutil_make_socket_nonblocking(fd) == -1)
 			goto fail;
-		c->c_rev = event_new(base, fd, EV_READ | EV_PERSIST,
-		    ipc_read_cb, c);
-		c->c_wev = event_new(base, fd, EV_WRITE | EV_PERSIST,
-		    ipc_write_cb, c);
+		c->c_rev =
+		    event_new(base, fd, EV_READ | EV_PERSIST, ipc_read_cb, c);
+		c->c_wev =
+		    event_new(base, fd, EV_WRITE | EV_PERSIST, ipc_write_cb, c);
 		if (c->c_rev == NULL || c->c_wev == NULL ||
 		    event_add(c->c_rev, NULL) == -1)
 			goto fail;
@@ -474,8 +476,8 @@ ipc_enqueue(struct ipc_conn *c, uint32_t type, uint32_t id, uint16_t flags,
 	if (c->c_dead || (fd >= 0 && c->c_noutfd == IPC_MAX_OUTFD))
 		goto fail;
 	if (payload != NULL)
-		body = json_object_to_json_string_length(payload,
-		    JSON_C_TO_STRING_PLAIN, &blen);
+		body = json_object_to_json_string_length(
+		    payload, JSON_C_TO_STRING_PLAIN, &blen);
 	else {
 		body = "{}";
 		blen = 2;
@@ -507,8 +509,7 @@ fail:
 }
 
 int
-ipc_send(struct ipc_conn *c, uint32_t type, struct json_object *payload,
-    int fd)
+ipc_send(struct ipc_conn *c, uint32_t type, struct json_object *payload, int fd)
 {
 	return ipc_enqueue(c, type, 0, 0, payload, fd);
 }
@@ -521,8 +522,7 @@ ipc_reply(struct ipc_conn *c, const struct ipc_msg *req, uint32_t type,
 }
 
 int
-ipc_reply_error(struct ipc_conn *c, const struct ipc_msg *req,
-    const char *code)
+ipc_reply_error(struct ipc_conn *c, const struct ipc_msg *req, const char *code)
 {
 	struct json_object *o;
 	int r;
@@ -551,8 +551,8 @@ ipc_timeout_cb(evutil_socket_t fd, short ev, void *arg)
 
 int
 ipc_request(struct ipc_conn *c, uint32_t type, struct json_object *payload,
-    int fd, uint32_t reply_type, const struct timeval *timeout,
-    ipc_reply_fn cb, void *arg)
+    int fd, uint32_t reply_type, const struct timeval *timeout, ipc_reply_fn cb,
+    void *arg)
 {
 	struct ipc_pending *p;
 
@@ -605,7 +605,7 @@ ipc_handle_reply(struct ipc_conn *c, struct ipc_msg *m)
 {
 	struct ipc_pending *p;
 
-	TAILQ_FOREACH(p, &c->c_pending, p_entry)
+	TAILQ_FOREACH (p, &c->c_pending, p_entry)
 		if (p->p_id == m->m_id)
 			break;
 	if (p == NULL) {
@@ -637,8 +637,8 @@ ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m)
 	    (d->d_fd == IPC_FD_REQUIRED) != (m->m_fd >= 0) ||
 	    m->m_obj == NULL) {
 		log_warnx("refused %s message (type %u, %u bytes) from %s",
-		    d ? msg_name(m->m_type) : "unexpected", m->m_type,
-		    m->m_len, proc_name(c->c_peer));
+		    d ? msg_name(m->m_type) : "unexpected", m->m_type, m->m_len,
+		    proc_name(c->c_peer));
 		if (m->m_id != 0)
 			ipc_reply_error(c, m, "bad-message");
 		return;
@@ -647,8 +647,8 @@ ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m)
 }
 
 int
-ipc_conn_feed(struct ipc_conn *c, const void *buf, size_t len,
-    const int *fds, size_t nfds)
+ipc_conn_feed(struct ipc_conn *c, const void *buf, size_t len, const int *fds,
+    size_t nfds)
 {
 	struct ipc_hdr h;
 	struct ipc_msg m;
@@ -719,7 +719,8 @@ ipc_conn_feed(struct ipc_conn *c, const void *buf, size_t len,
 			m.m_fd = c->c_infd[0].if_fd;
 			memmove(c->c_infd, c->c_infd + 1,
 			    --c->c_ninfd * sizeof(c->c_infd[0]));
-		} else if (c->c_ninfd > 0 && c->c_infd[0].if_off == c->c_inoff) {
+		} else if (c->c_ninfd > 0 &&
+			   c->c_infd[0].if_off == c->c_inoff) {
 			ipc_die(c, "unexpected descriptor");
 			rc = -1;
 			goto out;
@@ -753,8 +754,7 @@ ipc_conn_feed(struct ipc_conn *c, const void *buf, size_t len,
 		}
 	}
 	/* Once every buffered byte is consumed, a queued fd was unclaimed. */
-	if (!c->c_dead && c->c_ninfd > 0 &&
-	    c->c_infd[0].if_off < c->c_inoff) {
+	if (!c->c_dead && c->c_ninfd > 0 && c->c_infd[0].if_off < c->c_inoff) {
 		ipc_die(c, "unexpected descriptor");
 		rc = -1;
 	}
@@ -778,8 +778,8 @@ ipc_read_cb(evutil_socket_t fd, short ev, void *arg)
 	if (n == -1) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return;
-		ipc_die(c, errno == EPROTO ? "bad descriptor passing" :
-		    "read error");
+		ipc_die(c,
+		    errno == EPROTO ? "bad descriptor passing" : "read error");
 		return;
 	}
 	if (n == 0) {
@@ -810,8 +810,8 @@ ipc_write_cb(evutil_socket_t fd, short ev, void *arg)
 			if (c->c_outfd[0].of_off == c->c_outoff) {
 				sendfd = c->c_outfd[0].of_fd;
 				if (c->c_noutfd > 1)
-					limit = c->c_outfd[1].of_off -
-					    c->c_outoff;
+					limit =
+					    c->c_outfd[1].of_off - c->c_outoff;
 			} else
 				limit = c->c_outfd[0].of_off - c->c_outoff;
 		}

@@ -48,8 +48,7 @@ struct ipc_msg {
 
 struct ipc_conn;
 
-typedef void (*ipc_handler_fn)(struct ipc_conn *, struct ipc_msg *,
-    void *arg);
+typedef void (*ipc_handler_fn)(struct ipc_conn *, struct ipc_msg *, void *arg);
 typedef void (*ipc_reply_fn)(struct ipc_conn *, struct ipc_msg *reply,
     void *arg); /* reply NULL: timed out or channel lost */
 typedef void (*ipc_close_fn)(struct ipc_conn *, void *arg);
@@ -70,8 +69,7 @@ struct ipc_dispatch {
 /* Pure frame-header codec (used by the stream layer and the fuzzer). */
 enum ipc_parse { IPC_NEED_MORE = 0, IPC_FRAME = 1, IPC_BAD = -1 };
 void ipc_hdr_encode(const struct ipc_hdr *, uint8_t out[IPC_HDR_LEN]);
-enum ipc_parse ipc_hdr_decode(const uint8_t *buf, size_t len,
-    struct ipc_hdr *);
+enum ipc_parse ipc_hdr_decode(const uint8_t *buf, size_t len, struct ipc_hdr *);
 struct json_object *ipc_payload_parse(const char *buf, size_t len);
 
 /* Channels. */
@@ -89,14 +87,14 @@ int ipc_conn_fd(const struct ipc_conn *);
  * and then closed: ownership passes to the codec even on failure.
  * Returns 0 or -1.  The same rules hold for ipc_reply and ipc_request.
  */
-int ipc_send(struct ipc_conn *, uint32_t type, struct json_object *payload,
-    int fd);
+int ipc_send(
+    struct ipc_conn *, uint32_t type, struct json_object *payload, int fd);
 /* Answer the peer's request req (a reply frame carrying req's id). */
 int ipc_reply(struct ipc_conn *, const struct ipc_msg *req, uint32_t type,
     struct json_object *payload, int fd);
 /* Answer a request with MSG_ERROR and a code from a fixed set. */
-int ipc_reply_error(struct ipc_conn *, const struct ipc_msg *req,
-    const char *code);
+int ipc_reply_error(
+    struct ipc_conn *, const struct ipc_msg *req, const char *code);
 
 /*
  * Send a request and accept exactly one reply: reply_type or MSG_ERROR.
@@ -104,8 +102,8 @@ int ipc_reply_error(struct ipc_conn *, const struct ipc_msg *req,
  * off.  cb runs once: with the reply, or with NULL on timeout or loss.
  */
 int ipc_request(struct ipc_conn *, uint32_t type, struct json_object *payload,
-    int fd, uint32_t reply_type, const struct timeval *timeout,
-    ipc_reply_fn cb, void *arg);
+    int fd, uint32_t reply_type, const struct timeval *timeout, ipc_reply_fn cb,
+    void *arg);
 
 /*
  * Feed received bytes (and fds already taken off the socket) through the
@@ -120,7 +118,7 @@ int ipc_conn_feed(struct ipc_conn *, const void *buf, size_t len,
 
 /* Lower-level fd passing, one small separately-tested pair. */
 ssize_t ipc_sendmsg_fd(int sock, const void *buf, size_t len, int fd);
-ssize_t ipc_recvmsg_fds(int sock, void *buf, size_t len, int *fds,
-    size_t *nfds, size_t maxfds);
+ssize_t ipc_recvmsg_fds(
+    int sock, void *buf, size_t len, int *fds, size_t *nfds, size_t maxfds);
 
 #endif

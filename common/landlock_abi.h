@@ -61,8 +61,8 @@
 /* Rights that apply to a file (not a directory) in a path-beneath rule. */
 #define CORDON_LL_FS_FILE                                                      \
 	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |          \
-	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |          \
-	 LANDLOCK_ACCESS_FS_IOCTL_DEV)
+	    LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |       \
+	    LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 /*
  * The system struct landlock_ruleset_attr may stop at handled_access_fs,
@@ -76,10 +76,11 @@ struct cordon_landlock_ruleset_attr {
 };
 
 #define CORDON_LL_ATTR_SIZE(abi)                                               \
-	((abi) >= 6   ? sizeof(struct cordon_landlock_ruleset_attr)            \
-	 : (abi) >= 4 ? offsetof(struct cordon_landlock_ruleset_attr, scoped)  \
-		      : offsetof(struct cordon_landlock_ruleset_attr,          \
-				 handled_access_net))
+	((abi) >= 6 ? sizeof(struct cordon_landlock_ruleset_attr)              \
+	    : (abi) >= 4                                                       \
+		? offsetof(struct cordon_landlock_ruleset_attr, scoped)        \
+		: offsetof(struct cordon_landlock_ruleset_attr,                \
+		      handled_access_net))
 
 /* Same layout as the kernel's packed landlock_path_beneath_attr. */
 struct cordon_landlock_path_beneath_attr {
@@ -99,11 +100,11 @@ cordon_landlock_create_ruleset(const void *attr, size_t size, __u32 flags)
 }
 
 static inline int
-cordon_landlock_add_rule(int ruleset_fd, int rule_type, const void *attr,
-			 __u32 flags)
+cordon_landlock_add_rule(
+    int ruleset_fd, int rule_type, const void *attr, __u32 flags)
 {
-	return (int)syscall(__NR_landlock_add_rule, ruleset_fd, rule_type, attr,
-			    flags);
+	return (int)syscall(
+	    __NR_landlock_add_rule, ruleset_fd, rule_type, attr, flags);
 }
 
 static inline int

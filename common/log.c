@@ -49,6 +49,9 @@ log_prefix(int prio)
 	return buf;
 }
 
+static void vlog(int, int, const char *, va_list)
+    __attribute__((format(printf, 3, 0)));
+
 static void
 vlog(int prio, int with_errno, const char *fmt, va_list ap)
 {

@@ -17,14 +17,14 @@ enum msg_type {
 	MSG_PEER_FD,	 /* {"peer": name} + fd; no reply */
 	MSG_SHUTDOWN,	 /* {}; no reply, the daemon exits 0 */
 	/* daemon -> parent */
-	MSG_PEER_BAD,	 /* {"peer": name}: it broke framing; no reply */
+	MSG_PEER_BAD, /* {"peer": name}: it broke framing; no reply */
 
 	/* parent -> broker */
 	MSG_BROKER_CONFIG = 20, /* {token, loginCode, port, origins[]} + fd */
 	/* broker -> parent */
-	MSG_LOGIN_USED,	 /* {}; the one-time login code was spent */
-	MSG_HEALTH,	 /* {} */
-	MSG_HEALTH_OK,	 /* {daemons: [...]} */
+	MSG_LOGIN_USED, /* {}; the one-time login code was spent */
+	MSG_HEALTH,	/* {} */
+	MSG_HEALTH_OK,	/* {daemons: [...]} */
 
 	/* anyone -> auditd */
 	MSG_AUDIT_RECORD = 30, /* {kind, ...fields} */

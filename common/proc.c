@@ -6,11 +6,11 @@
 #include "proc.h"
 
 static const char *const proc_names[PROC_MAX] = {
-	[PROC_PARENT] = "cordond",
-	[PROC_AUDITD] = "auditd",
-	[PROC_VAULTD] = "vaultd",
-	[PROC_SPAWNER] = "spawner",
-	[PROC_BROKER] = "broker",
+    [PROC_PARENT] = "cordond",
+    [PROC_AUDITD] = "auditd",
+    [PROC_VAULTD] = "vaultd",
+    [PROC_SPAWNER] = "spawner",
+    [PROC_BROKER] = "broker",
 };
 
 /*
@@ -19,14 +19,10 @@ static const char *const proc_names[PROC_MAX] = {
  * vaultd -> auditd.  auditd initiates nothing.
  */
 static const unsigned char proc_edges[PROC_MAX][PROC_MAX] = {
-	[PROC_BROKER] = {[PROC_SPAWNER] = 1, [PROC_VAULTD] = 1,
-	    [PROC_AUDITD] = 1},
-	[PROC_SPAWNER] = {[PROC_BROKER] = 1, [PROC_VAULTD] = 1,
-	    [PROC_AUDITD] = 1},
-	[PROC_VAULTD] = {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1,
-	    [PROC_AUDITD] = 1},
-	[PROC_AUDITD] = {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1,
-	    [PROC_VAULTD] = 1},
+    [PROC_BROKER] = {[PROC_SPAWNER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1},
+    [PROC_SPAWNER] = {[PROC_BROKER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1},
+    [PROC_VAULTD] = {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_AUDITD] = 1},
+    [PROC_AUDITD] = {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_VAULTD] = 1},
 };
 
 const char *

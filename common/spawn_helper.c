@@ -53,8 +53,8 @@ spawn_child(const struct spawn_req *r, pid_t parent)
 	if (r->sr_nfds > 16)
 		_exit(127);
 	for (i = 0; i < r->sr_nfds; i++) {
-		tmp[i] = fcntl(r->sr_fds[i].sf_src, F_DUPFD_CLOEXEC,
-		    maxdst + 1);
+		tmp[i] =
+		    fcntl(r->sr_fds[i].sf_src, F_DUPFD_CLOEXEC, maxdst + 1);
 		if (tmp[i] == -1)
 			_exit(127);
 	}

@@ -15,14 +15,14 @@ struct spawn_fd {
 };
 
 struct spawn_req {
-	const char *sr_path;	     /* absolute */
+	const char *sr_path; /* absolute */
 	char *const *sr_argv;
 	char *const *sr_envp;
 	const struct spawn_fd *sr_fds; /* every other fd is closed */
 	size_t sr_nfds;
 	int sr_setsid;
-	int sr_pdeathsig;	     /* 0: none */
-	const char *sr_cwd;	     /* NULL: inherit */
+	int sr_pdeathsig;   /* 0: none */
+	const char *sr_cwd; /* NULL: inherit */
 	/* Runs in the child after fds are wired; non-zero aborts the exec. */
 	int (*sr_hook)(void *arg);
 	void *sr_hook_arg;

@@ -34,7 +34,7 @@ static struct json_object *yj_node(struct yj *, yaml_event_t *, int);
 
 static void
 yj_seterr(struct yaml_err *err, unsigned long line, unsigned long col,
-	  const char *msg)
+    const char *msg)
 {
 	err->ye_line = line;
 	err->ye_col = col;
@@ -45,7 +45,7 @@ static void
 yj_markerr(struct yj *y, const yaml_mark_t *m, const char *msg)
 {
 	yj_seterr(y->y_err, (unsigned long)m->line + 1,
-		  (unsigned long)m->column + 1, msg);
+	    (unsigned long)m->column + 1, msg);
 }
 
 /*
@@ -74,8 +74,8 @@ yj_phrase_ok(const char *s)
 
 /* Reader errors carry a byte offset, not a mark: count lines ourselves. */
 static void
-yj_offset_pos(const struct yj *y, size_t off, unsigned long *line,
-	      unsigned long *col)
+yj_offset_pos(
+    const struct yj *y, size_t off, unsigned long *line, unsigned long *col)
 {
 	size_t i;
 
@@ -130,7 +130,6 @@ yj_next(struct yj *y, yaml_event_t *ev)
 	}
 	return 0;
 }
-
 
 static int
 yj_isdigits(const char *s, const char *set)
@@ -212,7 +211,7 @@ yj_plain(const char *s, struct json_object **out, const char **why)
 		return (*out = json_object_new_int64(ll)) ? 0 : -1;
 	}
 	if ((s[0] == '0' && s[1] == 'x' &&
-	     yj_isdigits(s + 2, "0123456789abcdefABCDEF")) ||
+		yj_isdigits(s + 2, "0123456789abcdefABCDEF")) ||
 	    (s[0] == '0' && s[1] == 'o' && yj_isdigits(s + 2, "01234567"))) {
 		errno = 0;
 		u = strtoull(s + 2, &end, s[1] == 'x' ? 16 : 8);
@@ -277,8 +276,8 @@ yj_node_ok(struct yj *y, const yaml_event_t *ev)
 
 	switch (ev->type) {
 	case YAML_ALIAS_EVENT:
-		yj_markerr(y, &ev->start_mark,
-			   "anchors and aliases are not allowed");
+		yj_markerr(
+		    y, &ev->start_mark, "anchors and aliases are not allowed");
 		return -1;
 	case YAML_SCALAR_EVENT:
 		anchor = ev->data.scalar.anchor;
@@ -297,8 +296,8 @@ yj_node_ok(struct yj *y, const yaml_event_t *ev)
 		return -1;
 	}
 	if (anchor != NULL) {
-		yj_markerr(y, &ev->start_mark,
-			   "anchors and aliases are not allowed");
+		yj_markerr(
+		    y, &ev->start_mark, "anchors and aliases are not allowed");
 		return -1;
 	}
 	if (tag != NULL) {
@@ -391,8 +390,8 @@ yj_mapping(struct yj *y, int depth)
 			goto failkey;
 		if (kev.type != YAML_SCALAR_EVENT ||
 		    kev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
-			yj_markerr(y, &kev.start_mark,
-				   "key must be a plain scalar");
+			yj_markerr(
+			    y, &kev.start_mark, "key must be a plain scalar");
 			goto failkey;
 		}
 		key = (const char *)kev.data.scalar.value;
@@ -401,8 +400,8 @@ yj_mapping(struct yj *y, int depth)
 			goto failkey;
 		}
 		if (strlen(key) != kev.data.scalar.length ||
-		    !utf8_valid(kev.data.scalar.value,
-				kev.data.scalar.length)) {
+		    !utf8_valid(
+			kev.data.scalar.value, kev.data.scalar.length)) {
 			yj_markerr(y, &kev.start_mark, "invalid key");
 			goto failkey;
 		}
@@ -415,7 +414,8 @@ yj_mapping(struct yj *y, int depth)
 		v = yj_node(y, &vev, depth);
 		if (y->y_err->ye_msg[0] != '\0')
 			goto failkey;
-		/* A value is reported at its key: "unknown key" points there. */
+		/* A value is reported at its key: "unknown key" points there.
+		 */
 		yj_setmark(v, &kev.start_mark);
 		if (json_object_object_add_ex(
 			obj, key, v, JSON_C_OBJECT_ADD_KEY_IS_NEW) != 0) {
@@ -571,13 +571,12 @@ yaml_load_file(const char *path, struct yaml_err *err)
 		err = &dummy;
 	memset(err, 0, sizeof(*err));
 	/* O_NONBLOCK so a FIFO cannot hang us before fstat rejects it. */
-	fd = open(path,
-		  O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	fd = open(
+	    path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	if (fd == -1) {
 		yj_seterr(err, 0, 0,
-			  errno == ELOOP
-			      ? "cannot open file: symbolic link refused"
-			      : "cannot open file");
+		    errno == ELOOP ? "cannot open file: symbolic link refused"
+				   : "cannot open file");
 		return NULL;
 	}
 	if (fstat(fd, &st) == -1) {

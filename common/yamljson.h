@@ -21,8 +21,8 @@ struct yaml_err {
 };
 
 /* Returns a new json-c object (caller puts it) or NULL with *err filled. */
-struct json_object *yaml_load_buf(const char *buf, size_t len,
-    struct yaml_err *err);
+struct json_object *yaml_load_buf(
+    const char *buf, size_t len, struct yaml_err *err);
 struct json_object *yaml_load_file(const char *path, struct yaml_err *err);
 
 /*

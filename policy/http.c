@@ -59,7 +59,7 @@ port_ok(const char *s, size_t len, unsigned port)
  */
 static int
 split_hostport(const char *hp, const char **name, size_t *namelen,
-	       const char **portp, size_t *portlen)
+    const char **portp, size_t *portlen)
 {
 	const char *colon;
 	size_t len;
@@ -109,8 +109,8 @@ listen_addr_usable(const char *addr, size_t len)
 	for (i = 0; i < len; i++) {
 		c = (unsigned char)addr[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == ':' ||
-		      c == '-' || c == '[' || c == ']'))
+			(c >= '0' && c <= '9') || c == '.' || c == ':' ||
+			c == '-' || c == '[' || c == ']'))
 			return 0;
 	}
 	if (addr[len - 1] == '.')
@@ -157,8 +157,8 @@ http_host_ok_addr(const char *host, const char *listen_addr, unsigned port)
 }
 
 int
-http_origin_ok(const char *origin, unsigned port, const char *const *extra,
-	       size_t nextra)
+http_origin_ok(
+    const char *origin, unsigned port, const char *const *extra, size_t nextra)
 {
 	const char *name, *p;
 	size_t i, namelen, plen;
@@ -269,8 +269,8 @@ ows(int c)
 }
 
 int
-http_cookie_get(const char *cookie_hdr, const char *name, const char **val,
-		size_t *vallen)
+http_cookie_get(
+    const char *cookie_hdr, const char *name, const char **val, size_t *vallen)
 {
 	const char *p, *end, *eq, *ns, *ne, *vs, *ve;
 	const char *found = NULL;

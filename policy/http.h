@@ -17,8 +17,8 @@ int http_host_ok(const char *host, unsigned port);
 /* PER-2 with PER-1 allowRemote: also listen_addr:PORT ([addr]:PORT if v6). */
 int http_host_ok_addr(const char *host, const char *listen_addr, unsigned port);
 /* PER-3: Origin is a loopback origin with our port, or one of extra. */
-int http_origin_ok(const char *origin, unsigned port, const char *const *extra,
-		   size_t nextra);
+int http_origin_ok(
+    const char *origin, unsigned port, const char *const *extra, size_t nextra);
 /* PER-4: Sec-Fetch-Site value is same-origin or none. */
 int http_fetch_site_ok(const char *value);
 /* PER-8: request target is origin-form, bounded, without raw oddities. */
@@ -26,7 +26,7 @@ int http_target_ok(const char *uri, size_t len);
 /* PER-5: "Bearer <token>"; *tok points into authz. */
 int http_bearer_parse(const char *authz, const char **tok, size_t *toklen);
 /* PER-5: the single, non-empty value of cookie name; *val points into hdr. */
-int http_cookie_get(const char *cookie_hdr, const char *name, const char **val,
-		    size_t *vallen);
+int http_cookie_get(
+    const char *cookie_hdr, const char *name, const char **val, size_t *vallen);
 
 #endif

@@ -71,13 +71,13 @@ static int
 cmd_run(int argc, char **argv)
 {
 	static struct option opts[] = {
-		{"home", required_argument, NULL, 'h'},
-		{"port", required_argument, NULL, 'p'},
-		{"demo", no_argument, NULL, 'D'},
-		{"user", required_argument, NULL, 'u'},
-		{"allow-root", no_argument, NULL, 'R'},
-		{"debug", no_argument, NULL, 'd'},
-		{NULL, 0, NULL, 0},
+	    {"home", required_argument, NULL, 'h'},
+	    {"port", required_argument, NULL, 'p'},
+	    {"demo", no_argument, NULL, 'D'},
+	    {"user", required_argument, NULL, 'u'},
+	    {"allow-root", no_argument, NULL, 'R'},
+	    {"debug", no_argument, NULL, 'd'},
+	    {NULL, 0, NULL, 0},
 	};
 	static struct cordon_config cf;
 	char demo[PATH_MAX];
@@ -95,7 +95,7 @@ cmd_run(int argc, char **argv)
 		case 'p':
 			if (parse_port(optarg, &port) == -1) {
 				fprintf(stderr, "cordon: --port must be "
-				    "0..65535\n");
+						"0..65535\n");
 				return 2;
 			}
 			break;
@@ -124,7 +124,8 @@ cmd_run(int argc, char **argv)
 
 	if (getuid() == 0) {
 		if (cf.cf_user == NULL && !cf.cf_allow_root) {
-			fprintf(stderr, "cordon: running as root: agents would "
+			fprintf(stderr,
+			    "cordon: running as root: agents would "
 			    "run as root. Pass --user NAME (the operator) or "
 			    "--allow-root.\n");
 			return 2;
@@ -135,7 +136,7 @@ cmd_run(int argc, char **argv)
 		}
 		if (cf.cf_user == NULL)
 			log_warnx("running as root with --allow-root: agents "
-			    "run as uid 0 without capabilities");
+				  "run as uid 0 without capabilities");
 	} else if (cf.cf_user != NULL) {
 		fprintf(stderr, "cordon: --user needs root\n");
 		return 2;
@@ -144,7 +145,8 @@ cmd_run(int argc, char **argv)
 	if (cf.cf_demo) {
 		if (home == NULL) {
 			if (demo_home(demo, sizeof(demo)) == -1) {
-				fprintf(stderr, "cordon: no HOME; use --home\n");
+				fprintf(
+				    stderr, "cordon: no HOME; use --home\n");
 				return 2;
 			}
 			home = demo;
@@ -160,7 +162,7 @@ cmd_run(int argc, char **argv)
 	if (cf.cf_port == -1)
 		cf.cf_port = 0;
 	if (home_prepare(&cf, pw ? pw->pw_uid : (uid_t)-1,
-	    pw ? pw->pw_gid : (gid_t)-1) == -1)
+		pw ? pw->pw_gid : (gid_t)-1) == -1)
 		return 1;
 	return cordond_main(&cf);
 }

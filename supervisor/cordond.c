@@ -34,26 +34,29 @@
 #include "spawn_helper.h"
 #include "util.h"
 
-#define BACKOFF_MIN_MS	 100
-#define BACKOFF_MAX_MS	 5000
-#define STABLE_AFTER_MS	 10000 /* a daemon up this long resets backoff */
-#define READY_TIMEOUT_S	 10
-#define STOP_GRACE_MS	 3000
+#define BACKOFF_MIN_MS	100
+#define BACKOFF_MAX_MS	5000
+#define STABLE_AFTER_MS 10000 /* a daemon up this long resets backoff */
+#define READY_TIMEOUT_S 10
+#define STOP_GRACE_MS	3000
 
 struct child {
 	enum proc_id ch_id;
 	pid_t ch_pid;
 	struct ipc_conn *ch_conn;
-	unsigned int ch_gen;	  /* bumped on every start */
+	unsigned int ch_gen; /* bumped on every start */
 	unsigned int ch_restarts;
-	unsigned int ch_backoff;  /* ms before the next restart */
-	uint64_t ch_started;	  /* monotonic ms */
-	struct event *ch_timer;	  /* pending restart */
+	unsigned int ch_backoff; /* ms before the next restart */
+	uint64_t ch_started;	 /* monotonic ms */
+	struct event *ch_timer;	 /* pending restart */
 	int ch_ready;
 };
 
 static const enum proc_id start_order[] = {
-	PROC_AUDITD, PROC_VAULTD, PROC_SPAWNER, PROC_BROKER,
+    PROC_AUDITD,
+    PROC_VAULTD,
+    PROC_SPAWNER,
+    PROC_BROKER,
 };
 
 static struct child children[PROC_MAX];
@@ -73,14 +76,13 @@ static void login_used_h(struct ipc_conn *, struct ipc_msg *, void *);
 static void peer_bad_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
-	{MSG_HEALTH, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, health_h},
-	{MSG_LOGIN_USED, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,
-	    login_used_h},
-	{MSG_PEER_BAD,
-	    PROC_BIT(PROC_AUDITD) | PROC_BIT(PROC_VAULTD) |
-		PROC_BIT(PROC_SPAWNER) | PROC_BIT(PROC_BROKER),
-	    2, 64, IPC_FD_NONE, peer_bad_h},
-	{MSG_NONE, 0, 0, 0, 0, NULL},
+    {MSG_HEALTH, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, health_h},
+    {MSG_LOGIN_USED, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, login_used_h},
+    {MSG_PEER_BAD,
+	PROC_BIT(PROC_AUDITD) | PROC_BIT(PROC_VAULTD) | PROC_BIT(PROC_SPAWNER) |
+	    PROC_BIT(PROC_BROKER),
+	2, 64, IPC_FD_NONE, peer_bad_h},
+    {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
 static int child_start(struct child *);
@@ -97,7 +99,8 @@ find_bindir(void)
 		self[n] = '\0';
 		if ((slash = strrchr(self, '/')) != NULL) {
 			*slash = '\0';
-			snprintf(probe, sizeof(probe), "%s/cordon-auditd", self);
+			snprintf(
+			    probe, sizeof(probe), "%s/cordon-auditd", self);
 			if (access(probe, X_OK) == 0) {
 				snprintf(bindir, sizeof(bindir), "%s", self);
 				return;
@@ -171,8 +174,8 @@ send_peer_fd(struct child *ch, enum proc_id peer, int fd)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "peer",
-	    json_object_new_string(proc_name(peer)));
+	json_object_object_add(
+	    o, "peer", json_object_new_string(proc_name(peer)));
 	if (ipc_send(ch->ch_conn, MSG_PEER_FD, o, fd) == -1)
 		log_warnx("cannot hand %s its channel to %s",
 		    proc_name(ch->ch_id), proc_name(peer));
@@ -215,15 +218,15 @@ send_broker_config(struct child *ch)
 	o = json_object_new_object();
 	json_object_object_add(o, "token", json_object_new_string(token));
 	if (login_code[0] != '\0')
-		json_object_object_add(o, "loginCode",
-		    json_object_new_string(login_code));
+		json_object_object_add(
+		    o, "loginCode", json_object_new_string(login_code));
 	json_object_object_add(o, "port", json_object_new_int(listen_port));
-	json_object_object_add(o, "listen",
-	    json_object_new_string(conf->cf_listen));
+	json_object_object_add(
+	    o, "listen", json_object_new_string(conf->cf_listen));
 	arr = json_object_new_array();
 	for (i = 0; i < conf->cf_norigins; i++)
-		json_object_array_add(arr,
-		    json_object_new_string(conf->cf_origins[i]));
+		json_object_array_add(
+		    arr, json_object_new_string(conf->cf_origins[i]));
 	json_object_object_add(o, "origins", arr);
 	if (ipc_send(ch->ch_conn, MSG_BROKER_CONFIG, o, fd) == -1)
 		log_warnx("cannot configure the broker");
@@ -237,8 +240,8 @@ child_start(struct child *ch)
 	char *argv[8], *envp[8];
 	char envbuf[4][512];
 	const char *name = proc_name(ch->ch_id);
-	const char *keep[] = {"JOURNAL_STREAM", "ASAN_OPTIONS",
-	    "UBSAN_OPTIONS", "CORDON_SECCOMP_DEBUG"};
+	const char *keep[] = {"JOURNAL_STREAM", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+	    "CORDON_SECCOMP_DEBUG"};
 	struct spawn_fd fds[2];
 	struct spawn_req req;
 	size_t i, na = 0, ne = 0;
@@ -315,8 +318,8 @@ child_start(struct child *ch)
 	ch->ch_gen++;
 	ch->ch_ready = 0;
 	ch->ch_started = now_ms_mono();
-	ch->ch_conn = ipc_conn_new(base, sp[0], ch->ch_id, parent_table,
-	    child_conn_closed, ch);
+	ch->ch_conn = ipc_conn_new(
+	    base, sp[0], ch->ch_id, parent_table, child_conn_closed, ch);
 	if (ch->ch_conn == NULL) {
 		close(sp[0]);
 		kill(ch->ch_pid, SIGKILL);
@@ -353,8 +356,7 @@ child_died(struct child *ch, int status)
 		    proc_name(ch->ch_id), (int)ch->ch_pid, WTERMSIG(status));
 	else if (!stopping || WEXITSTATUS(status) != 0)
 		log_warnx("%s (pid %d) exited with status %d",
-		    proc_name(ch->ch_id), (int)ch->ch_pid,
-		    WEXITSTATUS(status));
+		    proc_name(ch->ch_id), (int)ch->ch_pid, WEXITSTATUS(status));
 	ch->ch_pid = 0;
 	if (ch->ch_conn != NULL) {
 		ipc_conn_free(ch->ch_conn);
@@ -411,8 +413,8 @@ ready_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 
 	if (m == NULL || m->m_type != MSG_STATUS_OK) {
 		if (exit_code == 0 && !stopping)
-			log_warnx("%s did not become ready",
-			    proc_name(ch->ch_id));
+			log_warnx(
+			    "%s did not become ready", proc_name(ch->ch_id));
 		exit_code = 1;
 		event_base_loopbreak(base);
 		return;
@@ -427,8 +429,8 @@ ready_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 /* ---- health for the broker ---- */
 
 struct health_req {
-	unsigned int hr_gen;	/* broker generation that asked */
-	uint32_t hr_id;		/* its request id */
+	unsigned int hr_gen; /* broker generation that asked */
+	uint32_t hr_id;	     /* its request id */
 	int hr_waiting;
 	struct json_object *hr_status[PROC_MAX];
 };
@@ -458,14 +460,14 @@ observed_status(pid_t pid)
 			json_object_object_add(o, "noNewPrivs",
 			    json_object_new_int(atoi(line + 12)));
 		else if (strncmp(line, "Seccomp:\t", 9) == 0)
-			json_object_object_add(o, "seccomp",
-			    json_object_new_int(atoi(line + 9)));
+			json_object_object_add(
+			    o, "seccomp", json_object_new_int(atoi(line + 9)));
 		else if (strncmp(line, "CapEff:\t", 8) == 0)
-			json_object_object_add(o, "capEff",
-			    json_object_new_string(line + 8));
+			json_object_object_add(
+			    o, "capEff", json_object_new_string(line + 8));
 		else if (strncmp(line, "Uid:\t", 5) == 0)
-			json_object_object_add(o, "uid",
-			    json_object_new_int(atoi(line + 5)));
+			json_object_object_add(
+			    o, "uid", json_object_new_int(atoi(line + 5)));
 	}
 	fclose(f);
 	return o;
@@ -486,19 +488,19 @@ health_finish(struct health_req *hr)
 	for (i = 0; i < nitems(start_order); i++) {
 		ch = &children[start_order[i]];
 		d = json_object_new_object();
-		json_object_object_add(d, "name",
-		    json_object_new_string(proc_name(ch->ch_id)));
+		json_object_object_add(
+		    d, "name", json_object_new_string(proc_name(ch->ch_id)));
 		json_object_object_add(d, "up",
-		    json_object_new_boolean(child_up(ch) &&
-		    hr->hr_status[ch->ch_id] != NULL));
+		    json_object_new_boolean(
+			child_up(ch) && hr->hr_status[ch->ch_id] != NULL));
 		if (ch->ch_pid > 0)
-			json_object_object_add(d, "pid",
-			    json_object_new_int(ch->ch_pid));
-		json_object_object_add(d, "restarts",
-		    json_object_new_int((int)ch->ch_restarts));
+			json_object_object_add(
+			    d, "pid", json_object_new_int(ch->ch_pid));
+		json_object_object_add(
+		    d, "restarts", json_object_new_int((int)ch->ch_restarts));
 		if (hr->hr_status[ch->ch_id] != NULL) {
-			json_object_object_add(d, "status",
-			    hr->hr_status[ch->ch_id]);
+			json_object_object_add(
+			    d, "status", hr->hr_status[ch->ch_id]);
 			hr->hr_status[ch->ch_id] = NULL;
 		} else
 			allup = 0;
@@ -509,8 +511,8 @@ health_finish(struct health_req *hr)
 		}
 		json_object_array_add(arr, d);
 	}
-	json_object_object_add(o, "status",
-	    json_object_new_string(allup ? "ok" : "degraded"));
+	json_object_object_add(
+	    o, "status", json_object_new_string(allup ? "ok" : "degraded"));
 	json_object_object_add(o, "daemons", arr);
 	if (broker->ch_gen == hr->hr_gen && broker->ch_conn != NULL) {
 		memset(&req, 0, sizeof(req));
@@ -560,7 +562,7 @@ health_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		hs->hs_proc = ch->ch_id;
 		hr->hr_waiting++;
 		if (ipc_request(ch->ch_conn, MSG_STATUS, NULL, -1,
-		    MSG_STATUS_OK, &tv, health_status_cb, hs) == -1) {
+			MSG_STATUS_OK, &tv, health_status_cb, hs) == -1) {
 			free(hs);
 			hr->hr_waiting--;
 		}
@@ -632,7 +634,7 @@ audit_system(const char *kind, const char *key, const char *val)
 	json_object_object_add(o, "kind", json_object_new_string(kind));
 	json_object_object_add(o, key, json_object_new_string(val));
 	if (ipc_request(ad->ch_conn, MSG_AUDIT_RECORD, o, -1,
-	    MSG_AUDIT_RECORD_OK, &tv, audit_ack_cb, &aw) == 0) {
+		MSG_AUDIT_RECORD_OK, &tv, audit_ack_cb, &aw) == 0) {
 		while (!aw.aw_done)
 			if (event_base_loop(base, EVLOOP_ONCE) == -1)
 				break;
@@ -661,8 +663,8 @@ child_stop(struct child *ch)
 		if (r == ch->ch_pid || (r == -1 && errno == ECHILD))
 			break;
 		if (now_ms_mono() >= deadline) {
-			log_warnx("%s did not stop; killing",
-			    proc_name(ch->ch_id));
+			log_warnx(
+			    "%s did not stop; killing", proc_name(ch->ch_id));
 			kill(ch->ch_pid, SIGKILL);
 			waitpid(ch->ch_pid, &status, 0);
 			break;
@@ -697,12 +699,12 @@ cordond_main(struct cordon_config *cf)
 	}
 	if ((listen_fd = open_listener()) == -1)
 		return 1;
-	if (home_write_private(conf->cf_rundir, "token", token, (uid_t)-1,
-	    (gid_t)-1) == -1)
+	if (home_write_private(
+		conf->cf_rundir, "token", token, (uid_t)-1, (gid_t)-1) == -1)
 		return 1;
 	snprintf(portbuf, sizeof(portbuf), "%d\n", listen_port);
-	if (home_write_private(conf->cf_rundir, "port", portbuf, (uid_t)-1,
-	    (gid_t)-1) == -1)
+	if (home_write_private(
+		conf->cf_rundir, "port", portbuf, (uid_t)-1, (gid_t)-1) == -1)
 		return 1;
 
 	if ((base = event_base_new()) == NULL)
@@ -733,7 +735,7 @@ cordond_main(struct cordon_config *cf)
 	for (i = 0; i < nitems(start_order); i++) {
 		ch = &children[start_order[i]];
 		if (ipc_request(ch->ch_conn, MSG_STATUS, NULL, -1,
-		    MSG_STATUS_OK, &tv, ready_cb, ch) == -1) {
+			MSG_STATUS_OK, &tv, ready_cb, ch) == -1) {
 			exit_code = 1;
 			goto stop;
 		}
@@ -745,8 +747,9 @@ cordond_main(struct cordon_config *cf)
 
 	audit_system("system.boot", "version", CORDON_VERSION);
 	n = printf("cordon: dashboard http://%s:%d/ui/login?code=%s\n",
-	    strcmp(conf->cf_listen, "0.0.0.0") == 0 ? "127.0.0.1" :
-	    conf->cf_listen, listen_port, login_code);
+	    strcmp(conf->cf_listen, "0.0.0.0") == 0 ? "127.0.0.1"
+						    : conf->cf_listen,
+	    listen_port, login_code);
 	fflush(stdout);
 	if (n < 0)
 		log_warn("stdout");

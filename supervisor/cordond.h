@@ -13,19 +13,19 @@
 #define CORDON_MAX_ORIGINS 8
 
 struct cordon_config {
-	char cf_home[PATH_MAX];	     /* --home, or "" for XDG mode */
-	char cf_config[PATH_MAX];    /* cordon.yaml */
-	char cf_agents[PATH_MAX];    /* agents/ */
-	char cf_audit[PATH_MAX];     /* audit dir */
-	char cf_rundir[PATH_MAX];    /* token and port files */
-	char cf_vault[PATH_MAX];     /* vault root */
-	char cf_listen[64];	     /* listen address */
-	int cf_port;		     /* 0 = pick one */
+	char cf_home[PATH_MAX];	  /* --home, or "" for XDG mode */
+	char cf_config[PATH_MAX]; /* cordon.yaml */
+	char cf_agents[PATH_MAX]; /* agents/ */
+	char cf_audit[PATH_MAX];  /* audit dir */
+	char cf_rundir[PATH_MAX]; /* token and port files */
+	char cf_vault[PATH_MAX];  /* vault root */
+	char cf_listen[64];	  /* listen address */
+	int cf_port;		  /* 0 = pick one */
 	int cf_allow_remote;
 	char *cf_origins[CORDON_MAX_ORIGINS];
 	size_t cf_norigins;
-	char cf_broker_user[64];     /* when root: the broker's uid */
-	const char *cf_user;	     /* --user: operator for spawner/vaultd */
+	char cf_broker_user[64]; /* when root: the broker's uid */
+	const char *cf_user;	 /* --user: operator for spawner/vaultd */
 	int cf_allow_root;
 	int cf_debug;
 	int cf_demo;
@@ -37,8 +37,8 @@ int home_prepare(const struct cordon_config *, uid_t, gid_t);
 int home_make_demo(const char *home);
 int config_load(struct cordon_config *); /* 0, or -1 after printing
 					    "file:line:col: message" */
-int home_write_private(const char *dir, const char *name, const char *data,
-    uid_t, gid_t);
+int home_write_private(
+    const char *dir, const char *name, const char *data, uid_t, gid_t);
 
 /* cordond.c */
 int cordond_main(struct cordon_config *);

@@ -61,24 +61,27 @@ home_resolve(struct cordon_config *cf, const char *home)
 			return -1;
 		}
 		if (join(cf->cf_config, sizeof(cf->cf_config), cf->cf_home,
-		    "cordon.yaml") || join(cf->cf_agents,
-		    sizeof(cf->cf_agents), cf->cf_home, "agents") ||
+			"cordon.yaml") ||
+		    join(cf->cf_agents, sizeof(cf->cf_agents), cf->cf_home,
+			"agents") ||
 		    join(cf->cf_audit, sizeof(cf->cf_audit), cf->cf_home,
-		    "audit") || join(cf->cf_rundir, sizeof(cf->cf_rundir),
-		    cf->cf_home, "run") || join(cf->cf_vault,
-		    sizeof(cf->cf_vault), cf->cf_home, "vault"))
+			"audit") ||
+		    join(cf->cf_rundir, sizeof(cf->cf_rundir), cf->cf_home,
+			"run") ||
+		    join(cf->cf_vault, sizeof(cf->cf_vault), cf->cf_home,
+			"vault"))
 			return -1;
 		return 0;
 	}
 	cf->cf_home[0] = '\0';
-	if ((cfg = xdg_dir("XDG_CONFIG_HOME", ".config", buf,
-	    sizeof(buf))) == NULL ||
+	if ((cfg = xdg_dir("XDG_CONFIG_HOME", ".config", buf, sizeof(buf))) ==
+		NULL ||
 	    join(cf->cf_config, sizeof(cf->cf_config), cfg,
-	    "cordon/cordon.yaml") ||
+		"cordon/cordon.yaml") ||
 	    join(cf->cf_agents, sizeof(cf->cf_agents), cfg, "cordon/agents"))
 		return -1;
-	if ((state = xdg_dir("XDG_STATE_HOME", ".local/state", buf,
-	    sizeof(buf))) == NULL ||
+	if ((state = xdg_dir(
+		 "XDG_STATE_HOME", ".local/state", buf, sizeof(buf))) == NULL ||
 	    join(cf->cf_audit, sizeof(cf->cf_audit), state, "cordon/audit"))
 		return -1;
 	if ((run = getenv("XDG_RUNTIME_DIR")) == NULL || run[0] != '/') {
@@ -144,18 +147,19 @@ home_prepare(const struct cordon_config *cf, uid_t uid, gid_t gid)
 
 /* Write DIR/NAME with mode 0600 via a temp file and rename. */
 int
-home_write_private(const char *dir, const char *name, const char *data,
-    uid_t uid, gid_t gid)
+home_write_private(
+    const char *dir, const char *name, const char *data, uid_t uid, gid_t gid)
 {
 	char tmp[PATH_MAX], dst[PATH_MAX];
 	int fd;
 
 	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >=
-	    (int)sizeof(tmp) || join(dst, sizeof(dst), dir, name))
+		(int)sizeof(tmp) ||
+	    join(dst, sizeof(dst), dir, name))
 		return -1;
 	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
+	fd = open(
+	    tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd == -1) {
 		log_warn("create %s", dst);
 		return -1;
@@ -179,8 +183,8 @@ home_write_private(const char *dir, const char *name, const char *data,
 /* ---- cordon.yaml ---- */
 
 static void
-config_error(const struct cordon_config *cf, struct json_object *at,
-    const char *msg)
+config_error(
+    const struct cordon_config *cf, struct json_object *at, const char *msg)
 {
 	unsigned long line = 0, col = 0;
 
@@ -195,7 +199,7 @@ config_keys(const struct cordon_config *cf, struct json_object *o,
 {
 	const char *const *n;
 
-	json_object_object_foreach(o, key, val) {
+	json_object_object_foreach (o, key, val) {
 		for (n = names; *n != NULL; n++)
 			if (strcmp(*n, key) == 0)
 				break;
@@ -236,8 +240,9 @@ config_string(const struct cordon_config *cf, struct json_object *sec,
 
 	if (sec == NULL || !json_object_object_get_ex(sec, key, &v))
 		return 0;
-	len = json_object_is_type(v, json_type_string) ?
-	    json_object_get_string_len(v) : -1;
+	len = json_object_is_type(v, json_type_string)
+		  ? json_object_get_string_len(v)
+		  : -1;
 	if (len <= 0 || (size_t)len >= outsz ||
 	    strlen(json_object_get_string(v)) != (size_t)len) {
 		config_error(cf, v ? v : sec, "expected a non-empty string");
@@ -250,10 +255,10 @@ config_string(const struct cordon_config *cf, struct json_object *sec,
 int
 config_load(struct cordon_config *cf)
 {
-	static const char *const top[] = {"listen", "vault", "broker",
-	    "audit", NULL};
-	static const char *const listen[] = {"address", "port",
-	    "allowRemote", "origins", NULL};
+	static const char *const top[] = {
+	    "listen", "vault", "broker", "audit", NULL};
+	static const char *const listen[] = {
+	    "address", "port", "allowRemote", "origins", NULL};
 	static const char *const vault[] = {"root", NULL};
 	static const char *const broker[] = {"user", NULL};
 	static const char *const audit[] = {"retentionDays", NULL};
@@ -266,8 +271,10 @@ config_load(struct cordon_config *cf)
 
 	if (stat(cf->cf_config, &st) == -1 && errno == ENOENT) {
 		if (cf->cf_home[0] == '\0') {
-			fprintf(stderr, "%s:0:0: missing (vault.root is "
-			    "required without --home)\n", cf->cf_config);
+			fprintf(stderr,
+			    "%s:0:0: missing (vault.root is "
+			    "required without --home)\n",
+			    cf->cf_config);
 			return -1;
 		}
 		return 0; /* --home without cordon.yaml: all defaults */
@@ -286,16 +293,17 @@ config_load(struct cordon_config *cf)
 	if (err)
 		goto fail;
 	if (config_string(cf, sl, "address", cf->cf_listen,
-	    sizeof(cf->cf_listen)) == -1 ||
+		sizeof(cf->cf_listen)) == -1 ||
 	    config_string(cf, sb, "user", cf->cf_broker_user,
-	    sizeof(cf->cf_broker_user)) == -1)
+		sizeof(cf->cf_broker_user)) == -1)
 		goto fail;
 	vroot[0] = '\0';
 	if (config_string(cf, sv, "root", vroot, sizeof(vroot)) == -1)
 		goto fail;
 	if (vroot[0] != '\0') {
 		if (vroot[0] != '/' || realpath(vroot, cf->cf_vault) == NULL) {
-			config_error(cf, root, "vault.root must be an existing "
+			config_error(cf, root,
+			    "vault.root must be an existing "
 			    "absolute directory");
 			goto fail;
 		}
@@ -320,7 +328,8 @@ config_load(struct cordon_config *cf)
 	if (sl != NULL && json_object_object_get_ex(sl, "origins", &v)) {
 		if (!json_object_is_type(v, json_type_array) ||
 		    json_object_array_length(v) > CORDON_MAX_ORIGINS) {
-			config_error(cf, v ? v : sl, "origins must be a list "
+			config_error(cf, v ? v : sl,
+			    "origins must be a list "
 			    "of at most 8 origins");
 			goto fail;
 		}
@@ -330,7 +339,7 @@ config_load(struct cordon_config *cf)
 			if (!json_object_is_type(o, json_type_string) ||
 			    (s = json_object_get_string(o)) == NULL ||
 			    (strncmp(s, "http://", 7) != 0 &&
-			    strncmp(s, "https://", 8) != 0) ||
+				strncmp(s, "https://", 8) != 0) ||
 			    strlen(s) > 200 || strchr(s, ' ') != NULL) {
 				config_error(cf, o ? o : v,
 				    "origin must be http(s)://host[:port]");
@@ -341,12 +350,14 @@ config_load(struct cordon_config *cf)
 	}
 	if (strcmp(cf->cf_listen, "127.0.0.1") != 0) {
 		if (!cf->cf_allow_remote) {
-			config_error(cf, sl, "listen.address other than "
+			config_error(cf, sl,
+			    "listen.address other than "
 			    "127.0.0.1 needs listen.allowRemote: true");
 			goto fail;
 		}
 		log_warnx("listening on %s: reachable beyond this machine; "
-		    "token authentication stays on", cf->cf_listen);
+			  "token authentication stays on",
+		    cf->cf_listen);
 	}
 	if (cf->cf_vault[0] == '\0') {
 		config_error(cf, root, "vault.root is required");
@@ -369,8 +380,8 @@ demo_file(const char *home, const char *rel, const char *text)
 
 	if (join(path, sizeof(path), home, rel))
 		return -1;
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0644);
+	fd = open(
+	    path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd == -1)
 		return errno == EEXIST ? 0 : -1; /* keep the operator's edits */
 	if (write_full(fd, text, strlen(text)) == -1) {
@@ -396,7 +407,8 @@ demo_dir(const char *home, const char *rel)
 int
 home_make_demo(const char *home)
 {
-	char self[PATH_MAX], agent[PATH_MAX + 64], manifest[2 * PATH_MAX + 1024];
+	char self[PATH_MAX], agent[PATH_MAX + 64],
+	    manifest[2 * PATH_MAX + 1024];
 	char *slash;
 	ssize_t n;
 
@@ -437,12 +449,13 @@ home_make_demo(const char *home)
 		return -1;
 	if (demo_file(home, "agents/demo.yaml", manifest) ||
 	    demo_file(home, "vault/Welcome.md",
-	    "# Welcome to the cordon demo vault\n\n"
-	    "This is a small Markdown vault. cordon may add drafts beneath\n"
-	    "`00_Inbox/cordon/` and read notes; nothing else.\n") ||
+		"# Welcome to the cordon demo vault\n\n"
+		"This is a small Markdown vault. cordon may add drafts "
+		"beneath\n"
+		"`00_Inbox/cordon/` and read notes; nothing else.\n") ||
 	    demo_file(home, "vault/10_Projects/cordon.md",
-	    "# cordon\n\nA privilege-separated supervisor for agent CLIs.\n"
-	    "\n- [[Welcome]]\n")) {
+		"# cordon\n\nA privilege-separated supervisor for agent CLIs.\n"
+		"\n- [[Welcome]]\n")) {
 		log_warn("demo files");
 		return -1;
 	}

@@ -28,12 +28,12 @@
 static struct daemon vaultd;
 
 static const struct ipc_dispatch parent_table[] = {
-	DAEMON_PARENT_ROWS,
-	{MSG_NONE, 0, 0, 0, 0, NULL},
+    DAEMON_PARENT_ROWS,
+    {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
 static const struct ipc_dispatch peer_table[] = {
-	{MSG_NONE, 0, 0, 0, 0, NULL},
+    {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
 /*

@@ -49,8 +49,8 @@ run(char *const argv[], char *const envp[], int setsid_on, char *out,
 		close(p[0]);
 		return -1;
 	}
-	while (got + 1 < outsz &&
-	    (n = read(p[0], out + got, outsz - got - 1)) > 0)
+	while (
+	    got + 1 < outsz && (n = read(p[0], out + got, outsz - got - 1)) > 0)
 		got += (size_t)n;
 	out[got] = '\0';
 	close(p[0]);
@@ -63,8 +63,8 @@ test_sp1_relative_path_refused(void **state)
 {
 	char *argv[] = {"true", NULL};
 	char *envp[] = {NULL};
-	struct spawn_req req = {.sr_path = "true", .sr_argv = argv,
-	    .sr_envp = envp};
+	struct spawn_req req = {
+	    .sr_path = "true", .sr_argv = argv, .sr_envp = envp};
 
 	assert_int_equal(spawn_exec(&req), -1);
 	assert_int_equal(errno, EINVAL);
@@ -118,8 +118,10 @@ test_sp6_other_fds_closed(void **state)
 static void
 test_sp6_new_session(void **state)
 {
-	char *argv2[] = {"/bin/sh", "-c", "echo $$ $(cut -d' ' -f6 "
-	    "/proc/$$/stat)", NULL};
+	char *argv2[] = {"/bin/sh", "-c",
+	    "echo $$ $(cut -d' ' -f6 "
+	    "/proc/$$/stat)",
+	    NULL};
 	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
 	char out[256];
 	long pid, sid;
@@ -148,12 +150,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sp1_relative_path_refused),
-		cmocka_unit_test(test_sp1_argv_is_not_a_shell),
-		cmocka_unit_test(test_sp4_env_is_built),
-		cmocka_unit_test(test_sp6_other_fds_closed),
-		cmocka_unit_test(test_sp6_new_session),
-		cmocka_unit_test(test_sp1_exec_failure_exits_127),
+	    cmocka_unit_test(test_sp1_relative_path_refused),
+	    cmocka_unit_test(test_sp1_argv_is_not_a_shell),
+	    cmocka_unit_test(test_sp4_env_is_built),
+	    cmocka_unit_test(test_sp6_other_fds_closed),
+	    cmocka_unit_test(test_sp6_new_session),
+	    cmocka_unit_test(test_sp1_exec_failure_exits_127),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
