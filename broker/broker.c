@@ -6,6 +6,7 @@
  */
 #include <sys/queue.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -106,6 +108,17 @@ send_json(struct evhttp_request *req, int status, struct json_object *o)
 	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
 	if (b != NULL && s != NULL)
 		evbuffer_add(b, s, len);
+	/*
+	 * evhttp frames no body on an answer to CONNECT (it expects a
+	 * tunnel): state the length ourselves and close afterwards.
+	 */
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_CONNECT) {
+		char cl[32];
+
+		snprintf(cl, sizeof(cl), "%zu", b ? evbuffer_get_length(b) : 0);
+		evhttp_add_header(h, "Content-Length", cl);
+		evhttp_add_header(h, "Connection", "close");
+	}
 	evhttp_send_reply(req, status, NULL, b);
 	if (b != NULL)
 		evbuffer_free(b);
@@ -309,55 +322,6 @@ serve_asset(struct evhttp_request *req, const char *path)
 	evbuffer_free(b);
 }
 
-/* GET /ui/login?code=…: spend the one-time code, set the session cookie. */
-static void
-serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
-{
-	struct evkeyvalq q;
-	struct broker_session *s, *old;
-	const char *code, *query = evhttp_uri_get_query(u);
-	char cookie[160];
-	size_t i;
-
-	TAILQ_INIT(&q);
-	if (query == NULL || evhttp_parse_query_str(query, &q) == -1 ||
-	    (code = evhttp_find_header(&q, "code")) == NULL ||
-	    broker.b_login[0] == '\0' || strlen(code) != 32 ||
-	    !timingsafe_eq(code, broker.b_login, 32)) {
-		evhttp_clear_headers(&q);
-		send_error(req, 401, "invalid-login");
-		return;
-	}
-	evhttp_clear_headers(&q);
-	explicit_bzero(broker.b_login, sizeof(broker.b_login));
-	if (broker.b_d.d_parent != NULL)
-		ipc_send(broker.b_d.d_parent, MSG_LOGIN_USED, NULL, -1);
-
-	old = s = &broker.b_sessions[0];
-	for (i = 0; i < BROKER_MAX_SESSIONS; i++) {
-		if (broker.b_sessions[i].bs_id[0] == '\0') {
-			s = &broker.b_sessions[i];
-			break;
-		}
-		if (broker.b_sessions[i].bs_created < old->bs_created)
-			old = &broker.b_sessions[i];
-		s = old;
-	}
-	if (random_hex(s->bs_id, sizeof(s->bs_id), SESSION_HEX / 2) == -1) {
-		s->bs_id[0] = '\0';
-		send_error(req, 500, "internal");
-		return;
-	}
-	s->bs_created = now_ms_mono();
-	snprintf(cookie, sizeof(cookie),
-	    "cordon_session=%s; Path=/; "
-	    "HttpOnly; SameSite=Strict",
-	    s->bs_id);
-	evhttp_add_header(
-	    evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
-	send_redirect(req, "/ui/");
-}
-
 /* ---- API ---- */
 
 struct api_pending {
@@ -399,6 +363,80 @@ api_release(struct api_pending *ap)
 		evhttp_connection_set_closecb(ap->ap_evcon, NULL, NULL);
 	free(ap);
 	return req;
+}
+
+/* ---- login ---- */
+
+static void
+login_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+	struct broker_session *s;
+	char cookie[160];
+	size_t i;
+
+	if (req == NULL)
+		return;
+	if (m == NULL || m->m_type != MSG_LOGIN_USED_OK) {
+		send_error(req, 503, "unavailable");
+		return;
+	}
+	/* A free slot, else the oldest session makes room. */
+	s = &broker.b_sessions[0];
+	for (i = 0; i < BROKER_MAX_SESSIONS; i++) {
+		if (broker.b_sessions[i].bs_id[0] == '\0') {
+			s = &broker.b_sessions[i];
+			break;
+		}
+		if (broker.b_sessions[i].bs_created < s->bs_created)
+			s = &broker.b_sessions[i];
+	}
+	if (random_hex(s->bs_id, sizeof(s->bs_id), SESSION_HEX / 2) == -1) {
+		s->bs_id[0] = '\0';
+		send_error(req, 500, "internal");
+		return;
+	}
+	s->bs_created = now_ms_mono();
+	snprintf(cookie, sizeof(cookie),
+	    "cordon_session=%s; Path=/; HttpOnly; SameSite=Strict", s->bs_id);
+	evhttp_add_header(
+	    evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
+	send_redirect(req, "/ui/");
+}
+
+/*
+ * GET /ui/login?code=…: spend the one-time code.  The cookie is issued
+ * only once cordond has confirmed the code is spent, so a broker that
+ * dies right after cannot be restarted with the code still valid.
+ */
+static void
+serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
+{
+	struct timeval tv = {2, 0};
+	struct evkeyvalq q;
+	struct api_pending *ap;
+	const char *code, *query = evhttp_uri_get_query(u);
+
+	TAILQ_INIT(&q);
+	if (query == NULL || evhttp_parse_query_str(query, &q) == -1 ||
+	    (code = evhttp_find_header(&q, "code")) == NULL ||
+	    broker.b_login[0] == '\0' || strlen(code) != 32 ||
+	    !timingsafe_eq(code, broker.b_login, 32)) {
+		evhttp_clear_headers(&q);
+		send_error(req, 401, "invalid-login");
+		return;
+	}
+	evhttp_clear_headers(&q);
+	explicit_bzero(broker.b_login, sizeof(broker.b_login));
+	if (broker.b_d.d_parent == NULL || (ap = api_hold(req)) == NULL) {
+		send_error(req, 503, "unavailable");
+		return;
+	}
+	if (ipc_request(broker.b_d.d_parent, MSG_LOGIN_USED, NULL, -1,
+		MSG_LOGIN_USED_OK, &tv, login_ack_cb, ap) == -1) {
+		api_release(ap);
+		send_error(req, 503, "unavailable");
+	}
 }
 
 static void
@@ -502,6 +540,16 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD &&
 	    cmd != EVHTTP_REQ_POST) {
 		send_error(req, 405, "method-not-allowed");
+		/*
+		 * evhttp reads a CONNECT request's "body" until EOF, so the
+		 * connection would idle until the timeout: end our reading
+		 * side, which completes the request and closes it.
+		 */
+		if (cmd == EVHTTP_REQ_CONNECT)
+			shutdown(
+			    bufferevent_getfd(evhttp_connection_get_bufferevent(
+				evhttp_request_get_connection(req))),
+			    SHUT_RD);
 		return;
 	}
 	if (perimeter(req) == -1)

@@ -717,7 +717,7 @@ confine_self(const struct confine_spec *cs)
 	const char *name;
 	uid_t uid = 0;
 	gid_t gid = 0;
-	int rsfd;
+	int rsfd, no_net;
 
 	if (cs == NULL)
 		fatalx("confine: no spec");
@@ -745,8 +745,23 @@ confine_self(const struct confine_spec *cs)
 		fatalx("%s: landlock unavailable: %s; refusing to run "
 		       "unconfined",
 		    name, ll_unavailable_why(ll_abi_errno));
+	/*
+	 * Landlock learned network rights in ABI 4.  Below that, a daemon
+	 * under the allowlist filter is still kept off the network: none of
+	 * the SC_* groups grants socket, bind or connect.  A denylist daemon
+	 * has no such second layer and must refuse (fail closed).
+	 */
+	no_net = cs->cs_no_net;
+	if (no_net && confine_landlock_abi() < 4 &&
+	    cs->cs_seccomp == CONFINE_SECCOMP_ALLOW) {
+		log_info("landlock ABI %d has no network rights; the seccomp "
+			 "allowlist (no socket, bind or connect) denies the "
+			 "network instead",
+		    confine_landlock_abi());
+		no_net = 0;
+	}
 	if ((rsfd = confine_landlock_ruleset(
-		 cs->cs_paths, cs->cs_npaths, cs->cs_no_net)) == -1)
+		 cs->cs_paths, cs->cs_npaths, no_net)) == -1)
 		fatal("%s: landlock ruleset", name);
 
 	/* (c) Service user; clear the bounding set while we still may. */

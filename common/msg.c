@@ -23,6 +23,8 @@ msg_name(unsigned int type)
 		return "broker-config";
 	case MSG_LOGIN_USED:
 		return "login-used";
+	case MSG_LOGIN_USED_OK:
+		return "login-used-ok";
 	case MSG_HEALTH:
 		return "health";
 	case MSG_HEALTH_OK:

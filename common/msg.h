@@ -22,9 +22,10 @@ enum msg_type {
 	/* parent -> broker */
 	MSG_BROKER_CONFIG = 20, /* {token, loginCode, port, origins[]} + fd */
 	/* broker -> parent */
-	MSG_LOGIN_USED, /* {}; the one-time login code was spent */
-	MSG_HEALTH,	/* {} */
-	MSG_HEALTH_OK,	/* {daemons: [...]} */
+	MSG_LOGIN_USED,	   /* {}; the one-time login code was spent */
+	MSG_LOGIN_USED_OK, /* {}; cordond will not hand it out again */
+	MSG_HEALTH,	   /* {} */
+	MSG_HEALTH_OK,	   /* {daemons: [...]} */
 
 	/* anyone -> auditd */
 	MSG_AUDIT_RECORD = 30, /* {kind, ...fields} */

@@ -44,6 +44,9 @@ parse_port(const char *s, int *out)
 	char *end;
 	long v;
 
+	/* Plain decimal digits only: no sign, space or base prefix. */
+	if (*s < '0' || *s > '9')
+		return -1;
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno != 0 || end == s || *end != '\0' || v < 0 || v > 65535)

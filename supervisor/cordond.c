@@ -576,6 +576,7 @@ login_used_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	/* One-time: a restarted broker must not accept the code again. */
 	explicit_bzero(login_code, sizeof(login_code));
+	ipc_reply(c, m, MSG_LOGIN_USED_OK, NULL, -1);
 }
 
 /*
