@@ -365,6 +365,28 @@ api_release(struct api_pending *ap)
 	return req;
 }
 
+/*
+ * Ask a daemon on behalf of an HTTP request.  cb gets the api_pending
+ * back as its argument and calls api_release() to learn whether the
+ * client is still there.  The daemon's silence answers 503 after 3 s.
+ */
+static void
+api_ask(struct evhttp_request *req, struct ipc_conn *to, uint32_t type,
+    uint32_t reply_type, ipc_reply_fn cb)
+{
+	struct timeval tv = {3, 0};
+	struct api_pending *ap;
+
+	if (to == NULL || (ap = api_hold(req)) == NULL) {
+		send_error(req, 503, "unavailable");
+		return;
+	}
+	if (ipc_request(to, type, NULL, -1, reply_type, &tv, cb, ap) == -1) {
+		api_release(ap);
+		send_error(req, 503, "unavailable");
+	}
+}
+
 /* ---- login ---- */
 
 static void
@@ -412,9 +434,7 @@ login_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 static void
 serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
 {
-	struct timeval tv = {2, 0};
 	struct evkeyvalq q;
-	struct api_pending *ap;
 	const char *code, *query = evhttp_uri_get_query(u);
 
 	TAILQ_INIT(&q);
@@ -428,15 +448,8 @@ serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
 	}
 	evhttp_clear_headers(&q);
 	explicit_bzero(broker.b_login, sizeof(broker.b_login));
-	if (broker.b_d.d_parent == NULL || (ap = api_hold(req)) == NULL) {
-		send_error(req, 503, "unavailable");
-		return;
-	}
-	if (ipc_request(broker.b_d.d_parent, MSG_LOGIN_USED, NULL, -1,
-		MSG_LOGIN_USED_OK, &tv, login_ack_cb, ap) == -1) {
-		api_release(ap);
-		send_error(req, 503, "unavailable");
-	}
+	api_ask(req, broker.b_d.d_parent, MSG_LOGIN_USED, MSG_LOGIN_USED_OK,
+	    login_ack_cb);
 }
 
 static void
@@ -466,18 +479,8 @@ health_reply_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 static void
 api_health(struct evhttp_request *req)
 {
-	struct timeval tv = {3, 0};
-	struct api_pending *ap;
-
-	if (broker.b_d.d_parent == NULL || (ap = api_hold(req)) == NULL) {
-		send_error(req, 503, "unavailable");
-		return;
-	}
-	if (ipc_request(broker.b_d.d_parent, MSG_HEALTH, NULL, -1,
-		MSG_HEALTH_OK, &tv, health_reply_cb, ap) == -1) {
-		api_release(ap);
-		send_error(req, 503, "unavailable");
-	}
+	api_ask(req, broker.b_d.d_parent, MSG_HEALTH, MSG_HEALTH_OK,
+	    health_reply_cb);
 }
 
 /* The route table: method, exact path, handler. */
@@ -510,7 +513,10 @@ serve_api(struct evhttp_request *req, const char *path)
 		if (strcmp(api_routes[i].ar_path, path) != 0)
 			continue;
 		known = 1;
-		if (api_routes[i].ar_method != cmd)
+		/* HEAD is GET without the body (evhttp drops it). */
+		if (api_routes[i].ar_method != cmd &&
+		    !(api_routes[i].ar_method == EVHTTP_REQ_GET &&
+			cmd == EVHTTP_REQ_HEAD))
 			continue;
 		if (cmd == EVHTTP_REQ_POST) {
 			ct = header_one(req, "Content-Type", &dup);

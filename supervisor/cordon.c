@@ -30,7 +30,7 @@ usage(FILE *f)
 	    "           under DIR (default: the XDG directories)\n"
 	    "  --port   listen port on 127.0.0.1 (0 picks a free one)\n"
 	    "  --demo   create and use a demo home with a demo vault and\n"
-	    "           agent (default DIR: $XDG_STATE_HOME/cordon/demo)\n"
+	    "           agent (default DIR: $XDG_STATE_HOME/cordon-demo)\n"
 	    "  --user   when started as root: the operator whose uid the\n"
 	    "           spawner, vaultd and auditd take\n"
 	    "  --allow-root  when started as root without --user: accept\n"
