@@ -760,7 +760,9 @@ confine_self(const struct confine_spec *cs)
 		    confine_landlock_abi());
 		no_net = 0;
 	}
-	if ((rsfd = confine_landlock_ruleset(
+	rsfd = -1;
+	if (!cs->cs_no_landlock &&
+	    (rsfd = confine_landlock_ruleset(
 		 cs->cs_paths, cs->cs_npaths, no_net)) == -1)
 		fatal("%s: landlock ruleset", name);
 
@@ -779,7 +781,7 @@ confine_self(const struct confine_spec *cs)
 		fatal("%s: no_new_privs", name);
 
 	/* (f) */
-	if (confine_landlock_restrict(rsfd) == -1)
+	if (rsfd != -1 && confine_landlock_restrict(rsfd) == -1)
 		fatal("%s: landlock_restrict_self", name);
 
 	/* (g) */

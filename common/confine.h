@@ -54,6 +54,10 @@ struct confine_spec {
 	unsigned int cs_syscalls; /* SC_* groups, allowlist mode */
 	int cs_no_net;		  /* Landlock ABI>=4: deny TCP bind/connect */
 	unsigned long cs_nofile;  /* RLIMIT_NOFILE, 0 = leave */
+	int cs_no_landlock;	  /* the spawner only: no ruleset of its own,
+				   * since every agent would inherit it; each
+				   * agent gets its own (SBX-1).  Health then
+				   * says "landlock off" for it. */
 };
 
 /* The whole sequence; fatal() on any failure. */

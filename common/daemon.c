@@ -198,38 +198,3 @@ daemon_shutdown_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 
 	event_base_loopexit(d->d_base, NULL);
 }
-
-const char *
-json_get_str(struct json_object *o, const char *key, size_t maxlen)
-{
-	struct json_object *v;
-	const char *s;
-	int len;
-
-	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	s = json_object_get_string(v);
-	len = json_object_get_string_len(v);
-	if (len < 0 || (size_t)len > maxlen || strlen(s) != (size_t)len)
-		return NULL;
-	return s;
-}
-
-int
-json_get_int(struct json_object *o, const char *key, long long min,
-    long long max, long long *out)
-{
-	struct json_object *v;
-	int64_t x;
-
-	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_int))
-		return -1;
-	errno = 0;
-	x = json_object_get_int64(v);
-	if (errno != 0 || x < min || x > max)
-		return -1;
-	*out = x;
-	return 0;
-}

@@ -12,7 +12,6 @@
 #include <sys/uio.h>
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "ipc.h"
+#include "json.h"
 #include "log.h"
 #include "msg.h"
 #include "util.h"
@@ -119,99 +119,12 @@ ipc_hdr_decode(const uint8_t *buf, size_t len, struct ipc_hdr *h)
 	return IPC_FRAME;
 }
 
-/*
- * json-c's strict mode still lets through single-quoted keys, NaN and
- * Infinity, and raw control bytes in strings, and its UTF-8 check admits
- * overlongs and surrogates.  A lexical pass (not a parser) closes those
- * before json-c sees the bytes: strict UTF-8, no raw byte < 0x20 inside a
- * string, and outside strings only the characters JSON grammar uses.
- */
-static int
-ipc_json_lex_ok(const char *buf, size_t len)
-{
-	size_t i;
-	int instr = 0, esc = 0;
-	unsigned char ch;
-
-	if (!utf8_valid(buf, len))
-		return 0;
-	for (i = 0; i < len; i++) {
-		ch = (unsigned char)buf[i];
-		if (instr) {
-			if (ch < 0x20)
-				return 0;
-			if (esc)
-				esc = 0;
-			else if (ch == '\\')
-				esc = 1;
-			else if (ch == '"')
-				instr = 0;
-			continue;
-		}
-		if (ch == '"')
-			instr = 1;
-		else if (strchr(" \t\n\r{}[]:,-+.0123456789eEtrufalsn", ch) ==
-			     NULL ||
-			 ch == '\0')
-			return 0;
-	}
-	return !instr;
-}
-
-/* Numbers must be finite: refuse nan/inf however json-c spelled them. */
-static int
-ipc_json_finite(struct json_object *o, int depth)
-{
-	size_t i, n;
-
-	if (depth > IPC_JSON_DEPTH)
-		return 0;
-	switch (json_object_get_type(o)) {
-	case json_type_double:
-		return isfinite(json_object_get_double(o));
-	case json_type_array:
-		n = json_object_array_length(o);
-		for (i = 0; i < n; i++)
-			if (!ipc_json_finite(
-				json_object_array_get_idx(o, i), depth + 1))
-				return 0;
-		return 1;
-	case json_type_object: {
-		json_object_object_foreach (o, key, val) {
-			(void)key;
-			if (!ipc_json_finite(val, depth + 1))
-				return 0;
-		}
-		return 1;
-	}
-	default:
-		return 1;
-	}
-}
-
 struct json_object *
 ipc_payload_parse(const char *buf, size_t len)
 {
-	struct json_tokener *tok;
-	struct json_object *obj;
-
-	if (len < 2 || len > IPC_MAX_PAYLOAD || !ipc_json_lex_ok(buf, len))
+	if (len > IPC_MAX_PAYLOAD)
 		return NULL;
-	if ((tok = json_tokener_new_ex(IPC_JSON_DEPTH)) == NULL)
-		return NULL;
-	json_tokener_set_flags(
-	    tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	obj = json_tokener_parse_ex(tok, buf, (int)len);
-	if (obj == NULL ||
-	    json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) != len ||
-	    !json_object_is_type(obj, json_type_object) ||
-	    !ipc_json_finite(obj, 0)) {
-		json_object_put(obj);
-		obj = NULL;
-	}
-	json_tokener_free(tok);
-	return obj;
+	return json_parse_object(buf, len, IPC_JSON_DEPTH);
 }
 
 ssize_t

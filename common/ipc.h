@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/time.h>
+#include <sys/types.h>
 
 #include "proc.h"
 

@@ -33,6 +33,48 @@ msg_name(unsigned int type)
 		return "audit-record";
 	case MSG_AUDIT_RECORD_OK:
 		return "audit-record-ok";
+	case MSG_AUDIT_TAIL:
+		return "audit-tail";
+	case MSG_AUDIT_TAIL_OK:
+		return "audit-tail-ok";
+	case MSG_VAULT_CHAT_NOTE:
+		return "vault-chat-note";
+	case MSG_VAULT_CHAT_NOTE_OK:
+		return "vault-chat-note-ok";
+	case MSG_VAULT_MISSION_NOTE:
+		return "vault-mission-note";
+	case MSG_VAULT_MISSION_NOTE_OK:
+		return "vault-mission-note-ok";
+	case MSG_VAULT_READ:
+		return "vault-read";
+	case MSG_VAULT_READ_OK:
+		return "vault-read-ok";
+	case MSG_VAULT_LIST:
+		return "vault-list";
+	case MSG_VAULT_LIST_OK:
+		return "vault-list-ok";
+	case MSG_AGENT_LIST:
+		return "agent-list";
+	case MSG_AGENT_LIST_OK:
+		return "agent-list-ok";
+	case MSG_AGENT_GET:
+		return "agent-get";
+	case MSG_AGENT_GET_OK:
+		return "agent-get-ok";
+	case MSG_RUN_START:
+		return "run-start";
+	case MSG_RUN_START_OK:
+		return "run-start-ok";
+	case MSG_RUN_EVENT:
+		return "run-event";
+	case MSG_RUN_CANCEL:
+		return "run-cancel";
+	case MSG_RUN_CANCEL_OK:
+		return "run-cancel-ok";
+	case MSG_ACTION_RUN:
+		return "action-run";
+	case MSG_ACTION_RUN_OK:
+		return "action-run-ok";
 	default:
 		return "unknown";
 	}

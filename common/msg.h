@@ -27,9 +27,38 @@ enum msg_type {
 	MSG_HEALTH,	   /* {} */
 	MSG_HEALTH_OK,	   /* {daemons: [...]} */
 
-	/* anyone -> auditd */
+	/* anyone -> auditd (record shapes: common/audit_schema.c) */
 	MSG_AUDIT_RECORD = 30, /* {kind, ...fields} */
 	MSG_AUDIT_RECORD_OK,   /* {seq} */
+	/* broker -> auditd (API-8) */
+	MSG_AUDIT_TAIL,	   /* {kind?, agent?, since?, limit} */
+	MSG_AUDIT_TAIL_OK, /* {records: [...]} */
+
+	/* vaultd (VA-*, API-6) */
+	MSG_VAULT_CHAT_NOTE = 40, /* spawner: {agent, prompt, response, time} */
+	MSG_VAULT_CHAT_NOTE_OK,	  /* {path, bytes} */
+	MSG_VAULT_MISSION_NOTE,	  /* spawner: {missionId, folder, hint,
+				     content} */
+	MSG_VAULT_MISSION_NOTE_OK, /* {bytes} */
+	MSG_VAULT_READ,		   /* broker: {path} */
+	MSG_VAULT_READ_OK,	   /* {path, content, bytes} */
+	MSG_VAULT_LIST,		   /* broker: {dir} */
+	MSG_VAULT_LIST_OK,	   /* {dir, notes: [...], folders: [...]} */
+
+	/* spawner (SP-*, API-2 ... API-5) */
+	MSG_AGENT_LIST = 50, /* broker: {} */
+	MSG_AGENT_LIST_OK,   /* {agents: [...]} */
+	MSG_AGENT_GET,	     /* broker: {name} */
+	MSG_AGENT_GET_OK,    /* {agent: {...}} */
+	MSG_RUN_START,	     /* broker: {agent, prompt, session?} */
+	MSG_RUN_START_OK,    /* {runId}; then MSG_RUN_EVENT frames */
+	MSG_RUN_EVENT,	     /* spawner -> broker, one-way: {runId, kind,
+				...}; kind "done" (or "saved") ends it */
+	MSG_RUN_CANCEL,	     /* broker: {runId} */
+	MSG_RUN_CANCEL_OK,   /* {} */
+	MSG_ACTION_RUN,	     /* broker: {agent, action} */
+	MSG_ACTION_RUN_OK,   /* {ok, stdout, stderr, exitCode, durationMs,
+				truncated} or {ok:false, errorClass, ...} */
 
 	MSG_TYPE_MAX
 };

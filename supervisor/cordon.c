@@ -22,6 +22,8 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: cordon run [--home DIR] [--port N] [--demo] [--user NAME]\n"
 	    "                  [--allow-root] [--debug]\n"
+	    "       cordon check [--home DIR]\n"
+	    "       cordon audit verify|tail [--home DIR] [...]\n"
 	    "       cordon version\n"
 	    "\n"
 	    "  run      start cordon in the foreground and print the\n"
@@ -180,6 +182,10 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "check") == 0)
+		return cmd_check(argc - 1, argv + 1);
+	if (strcmp(argv[1], "audit") == 0)
+		return cmd_audit(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 ||
 	    strcmp(argv[1], "--version") == 0) {
 		printf("cordon %s\n", CORDON_VERSION);

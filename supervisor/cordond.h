@@ -40,6 +40,10 @@ int config_load(struct cordon_config *); /* 0, or -1 after printing
 int home_write_private(
     const char *dir, const char *name, const char *data, uid_t, gid_t);
 
+/* check.c: cordon check; audit_cli.c: cordon audit */
+int cmd_check(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+
 /* cordond.c */
 int cordond_main(struct cordon_config *);
 

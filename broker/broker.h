@@ -1,0 +1,113 @@
+/*
+ * The map of cordon-broker: the daemon state, the HTTP front's helpers
+ * (responses, bodies, asking a daemon on a request's behalf) and every
+ * API handler.  front.c holds the perimeter and the route table; each
+ * api_*.c file holds one area's handlers.
+ */
+#ifndef CORDON_BROKER_H
+#define CORDON_BROKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon.h"
+#include "ipc.h"
+
+struct evhttp;
+struct evhttp_request;
+struct evconnlistener;
+struct event;
+struct json_object;
+
+#define BROKER_MAX_BODY	    (1024 * 1024) /* PER-8 */
+#define BROKER_MAX_HEADERS  (16 * 1024)	  /* PER-8 */
+#define BROKER_TIMEOUT_S    10		  /* per-request I/O */
+#define BROKER_NOFILE	    256		  /* bounds connections */
+#define BROKER_MAX_SESSIONS 32
+#define TOKEN_HEX	    64
+#define SESSION_HEX	    64
+#define NONCE_HEX	    32
+
+struct broker_session {
+	char bs_id[SESSION_HEX + 1];
+	uint64_t bs_created;
+};
+
+struct broker {
+	struct daemon b_d;
+	struct evhttp *b_http;
+	struct evconnlistener *b_listener;
+	struct event *b_relisten;
+	char b_token[TOKEN_HEX + 1];
+	char b_login[33]; /* one-time login code, "" once spent */
+	unsigned int b_port;
+	char b_listen[64];
+	char *b_origins[8];
+	size_t b_norigins;
+	struct broker_session b_sessions[BROKER_MAX_SESSIONS];
+};
+
+extern struct broker broker;
+
+/* The data channel to a daemon, or NULL while it is down. */
+struct ipc_conn *broker_peer(enum proc_id);
+
+/* ---- front.c: responses and request plumbing ---- */
+
+void http_request_cb(struct evhttp_request *, void *);
+void send_json(struct evhttp_request *, int status, struct json_object *);
+/* PER-9: {"ok":false,"error":"<code>"}, code from a fixed set. */
+void send_error(struct evhttp_request *, int status, const char *code);
+
+/*
+ * The request's JSON body as a strict object (PER-8: Content-Type was
+ * checked by the route table).  0, or -1 after answering 400
+ * "invalid-body".
+ */
+int api_body(struct evhttp_request *, struct json_object **out);
+
+/*
+ * Path parameters of a route pattern ("/api/agents/{}/run"): raw,
+ * undecoded segments, each 1..128 bytes of [A-Za-z0-9._~%-].
+ */
+#define API_MAX_PARAMS 4
+#define API_PARAM_MAX  128
+struct api_params {
+	const char *ap_val[API_MAX_PARAMS];
+	size_t ap_len[API_MAX_PARAMS];
+	size_t ap_n;
+};
+
+/*
+ * Ask a daemon on behalf of an HTTP request, with an optional payload.
+ * cb gets an opaque handle as its argument and calls api_release() on it
+ * first: that returns the request, or NULL if the client went away.  No
+ * answer within 3 s gives cb a NULL reply; no channel answers 503 here.
+ */
+void api_ask(struct evhttp_request *, struct ipc_conn *to, uint32_t type,
+    struct json_object *payload, uint32_t reply_type, ipc_reply_fn cb);
+struct evhttp_request *api_release(void *handle);
+
+/* ---- handlers (method and pattern in front.c's route table) ---- */
+
+typedef void (*api_fn)(struct evhttp_request *, const struct api_params *);
+
+void api_health(struct evhttp_request *, const struct api_params *);
+
+/* api_agents.c: API-2 ... API-5 */
+void api_agents_list(struct evhttp_request *, const struct api_params *);
+void api_agent_get(struct evhttp_request *, const struct api_params *);
+void api_agent_run(struct evhttp_request *, const struct api_params *);
+void api_run_cancel(struct evhttp_request *, const struct api_params *);
+void api_agent_action(struct evhttp_request *, const struct api_params *);
+/* MSG_RUN_EVENT frames from the spawner (peer dispatch table). */
+void agents_run_event_h(struct ipc_conn *, struct ipc_msg *, void *);
+
+/* api_vault.c: API-6 */
+void api_vault_notes(struct evhttp_request *, const struct api_params *);
+void api_vault_note(struct evhttp_request *, const struct api_params *);
+
+/* api_audit.c: API-8 */
+void api_audit(struct evhttp_request *, const struct api_params *);
+
+#endif

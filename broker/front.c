@@ -1,0 +1,570 @@
+/*
+ * The broker's HTTP front: the perimeter every request passes (PER-2 ...
+ * PER-5, PER-7, PER-8), responses (PER-6 headers, PER-9 error bodies),
+ * the compiled-in dashboard, the one-time login, and the route table that
+ * hands API requests to the api_*.c handlers.  Touches no file.
+ */
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <json-c/json.h>
+
+#include "broker.h"
+#include "http.h"
+#include "json.h"
+#include "log.h"
+#include "msg.h"
+#include "util.h"
+#include "web_assets.h"
+
+/* ---- responses ---- */
+
+#define CSP_NONE "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+/* Headers on every response; csp is the page's policy (PER-6). */
+static void
+set_common_headers(struct evhttp_request *req, const char *csp)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+	evhttp_add_header(h, "Content-Security-Policy", csp);
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	evhttp_add_header(h, "Referrer-Policy", "same-origin");
+	evhttp_add_header(h, "Cross-Origin-Opener-Policy", "same-origin");
+	evhttp_add_header(h, "Cross-Origin-Resource-Policy", "same-origin");
+	evhttp_add_header(h, "X-Frame-Options", "DENY");
+}
+
+void
+send_json(struct evhttp_request *req, int status, struct json_object *o)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	const char *s;
+	size_t len;
+
+	set_common_headers(req, CSP_NONE);
+	evhttp_add_header(h, "Content-Type", "application/json");
+	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	if (b != NULL && s != NULL)
+		evbuffer_add(b, s, len);
+	/*
+	 * evhttp frames no body on an answer to CONNECT (it expects a
+	 * tunnel): state the length ourselves and close afterwards.
+	 */
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_CONNECT) {
+		char cl[32];
+
+		snprintf(cl, sizeof(cl), "%zu", b ? evbuffer_get_length(b) : 0);
+		evhttp_add_header(h, "Content-Length", cl);
+		evhttp_add_header(h, "Connection", "close");
+	}
+	evhttp_send_reply(req, status, NULL, b);
+	if (b != NULL)
+		evbuffer_free(b);
+}
+
+/* PER-9: {"ok":false,"error":"<code>"} with a code from a fixed set. */
+void
+send_error(struct evhttp_request *req, int status, const char *code)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "error", json_object_new_string(code));
+	send_json(req, status, o);
+	json_object_put(o);
+}
+
+static void
+send_redirect(struct evhttp_request *req, const char *to)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+	set_common_headers(req, CSP_NONE);
+	evhttp_add_header(h, "Location", to);
+	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
+	evhttp_send_reply(req, 303, NULL, NULL);
+}
+
+/* ---- perimeter ---- */
+
+/*
+ * The single value of header name: NULL with *dup = 0 when absent,
+ * NULL with *dup = 1 when it appears more than once (refused by callers).
+ */
+static const char *
+header_one(struct evhttp_request *req, const char *name, int *dup)
+{
+	struct evkeyvalq *hs = evhttp_request_get_input_headers(req);
+	struct evkeyval *kv;
+	const char *v = NULL;
+	int n = 0;
+
+	TAILQ_FOREACH (kv, hs, next)
+		if (strcasecmp(kv->key, name) == 0) {
+			v = kv->value;
+			n++;
+		}
+	*dup = n > 1;
+	return n == 1 ? v : NULL;
+}
+
+/* PER-2 ... PER-4: returns 0, or -1 after answering. */
+static int
+perimeter(struct evhttp_request *req)
+{
+	const char *uri = evhttp_request_get_uri(req), *v;
+	const char *const *extra = (const char *const *)broker.b_origins;
+	int dup;
+
+	if (uri == NULL || !http_target_ok(uri, strlen(uri))) {
+		send_error(req, 400, "bad-request");
+		return -1;
+	}
+	v = header_one(req, "Host", &dup);
+	if (v == NULL ||
+	    !(http_host_ok(v, broker.b_port) ||
+		(strcmp(broker.b_listen, "127.0.0.1") != 0 &&
+		    http_host_ok_addr(v, broker.b_listen, broker.b_port)))) {
+		send_error(req, 421, "misdirected-request");
+		return -1;
+	}
+	v = header_one(req, "Origin", &dup);
+	if (dup || (v != NULL && !http_origin_ok(v, broker.b_port, extra,
+				     broker.b_norigins))) {
+		send_error(req, 403, "forbidden-origin");
+		return -1;
+	}
+	v = header_one(req, "Sec-Fetch-Site", &dup);
+	if (dup || (v != NULL && !http_fetch_site_ok(v))) {
+		send_error(req, 403, "forbidden-site");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+session_valid(const char *val, size_t len)
+{
+	size_t i;
+
+	if (len != SESSION_HEX)
+		return 0;
+	for (i = 0; i < BROKER_MAX_SESSIONS; i++)
+		if (broker.b_sessions[i].bs_id[0] != '\0' &&
+		    timingsafe_eq(broker.b_sessions[i].bs_id, val, len))
+			return 1;
+	return 0;
+}
+
+enum auth_by { AUTH_NONE, AUTH_BEARER, AUTH_COOKIE };
+
+/* PER-5: bearer token or session cookie, constant-time compares. */
+static enum auth_by
+authenticate(struct evhttp_request *req)
+{
+	const char *v, *tok;
+	size_t len;
+	int dup;
+
+	if (broker.b_token[0] == '\0')
+		return AUTH_NONE;
+	v = header_one(req, "Authorization", &dup);
+	if (dup)
+		return AUTH_NONE;
+	if (v != NULL) {
+		if (http_bearer_parse(v, &tok, &len) && len == TOKEN_HEX &&
+		    timingsafe_eq(tok, broker.b_token, TOKEN_HEX))
+			return AUTH_BEARER;
+		return AUTH_NONE; /* a wrong token is not rescued by a cookie */
+	}
+	v = header_one(req, "Cookie", &dup);
+	if (!dup && v != NULL &&
+	    http_cookie_get(v, "cordon_session", &tok, &len) &&
+	    session_valid(tok, len))
+		return AUTH_COOKIE;
+	return AUTH_NONE;
+}
+
+/* PER-7: a cookie-authenticated state change must come from our pages. */
+static int
+referer_ok(struct evhttp_request *req)
+{
+	const char *v, *path;
+	char origin[256];
+	size_t olen;
+	int dup;
+
+	v = header_one(req, "Referer", &dup);
+	if (v == NULL || dup || (path = strstr(v, "://")) == NULL ||
+	    (path = strchr(path + 3, '/')) == NULL)
+		return 0;
+	olen = (size_t)(path - v);
+	if (olen >= sizeof(origin))
+		return 0;
+	memcpy(origin, v, olen);
+	origin[olen] = '\0';
+	return http_origin_ok(origin, broker.b_port,
+		   (const char *const *)broker.b_origins, broker.b_norigins) &&
+	       strncmp(path, "/ui/", 4) == 0;
+}
+
+/* ---- dashboard ---- */
+
+static void
+serve_asset(struct evhttp_request *req, const char *path)
+{
+	const struct web_asset *a = NULL;
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	struct evbuffer *b;
+	char nonce[NONCE_HEX + 1], csp[512];
+	const unsigned char *p, *end, *mark;
+	size_t i, mlen = strlen(WEB_NONCE_MARK);
+
+	for (i = 0; i < web_nassets; i++)
+		if (strcmp(web_assets[i].wa_path, path) == 0)
+			a = &web_assets[i];
+	if (a == NULL) {
+		send_error(req, 404, "not-found");
+		return;
+	}
+	if (random_hex(nonce, sizeof(nonce), NONCE_HEX / 2) == -1) {
+		send_error(req, 500, "internal");
+		return;
+	}
+	if ((b = evbuffer_new()) == NULL) {
+		send_error(req, 500, "internal");
+		return;
+	}
+	snprintf(csp, sizeof(csp),
+	    "default-src 'none'; script-src 'self' 'nonce-%s'; "
+	    "style-src 'self' 'nonce-%s'; img-src 'self'; "
+	    "connect-src 'self'; form-action 'self'; "
+	    "frame-ancestors 'none'; base-uri 'none'",
+	    nonce, nonce);
+	set_common_headers(req, csp);
+	evhttp_add_header(h, "Content-Type", a->wa_type);
+	if (!a->wa_templated)
+		evbuffer_add_reference(b, a->wa_data, a->wa_len, NULL, NULL);
+	else {
+		p = a->wa_data;
+		end = p + a->wa_len;
+		while (p < end && (mark = memmem(p, (size_t)(end - p),
+				       WEB_NONCE_MARK, mlen)) != NULL) {
+			evbuffer_add(b, p, (size_t)(mark - p));
+			evbuffer_add(b, nonce, NONCE_HEX);
+			p = mark + mlen;
+		}
+		evbuffer_add(b, p, (size_t)(end - p));
+	}
+	evhttp_send_reply(req, 200, NULL, b);
+	evbuffer_free(b);
+}
+
+/* ---- API ---- */
+
+struct api_pending {
+	struct evhttp_request *ap_req; /* NULL once the client went away */
+	struct evhttp_connection *ap_evcon;
+};
+
+static void
+api_conn_closed(struct evhttp_connection *evcon, void *arg)
+{
+	struct api_pending *ap = arg;
+
+	ap->ap_req = NULL;
+	ap->ap_evcon = NULL;
+}
+
+static struct api_pending *
+api_hold(struct evhttp_request *req)
+{
+	struct api_pending *ap;
+
+	if ((ap = calloc(1, sizeof(*ap))) == NULL)
+		return NULL;
+	ap->ap_req = req;
+	ap->ap_evcon = evhttp_request_get_connection(req);
+	if (ap->ap_evcon != NULL)
+		evhttp_connection_set_closecb(
+		    ap->ap_evcon, api_conn_closed, ap);
+	return ap;
+}
+
+/* Detach from the connection; returns the request if it is still live. */
+struct evhttp_request *
+api_release(void *handle)
+{
+	struct api_pending *ap = handle;
+	struct evhttp_request *req = ap->ap_req;
+
+	if (ap->ap_evcon != NULL)
+		evhttp_connection_set_closecb(ap->ap_evcon, NULL, NULL);
+	free(ap);
+	return req;
+}
+
+void
+api_ask(struct evhttp_request *req, struct ipc_conn *to, uint32_t type,
+    struct json_object *payload, uint32_t reply_type, ipc_reply_fn cb)
+{
+	struct timeval tv = {3, 0};
+	struct api_pending *ap;
+
+	if (to == NULL || (ap = api_hold(req)) == NULL) {
+		send_error(req, 503, "unavailable");
+		return;
+	}
+	if (ipc_request(to, type, payload, -1, reply_type, &tv, cb, ap) == -1) {
+		api_release(ap);
+		send_error(req, 503, "unavailable");
+	}
+}
+
+int
+api_body(struct evhttp_request *req, struct json_object **out)
+{
+	struct evbuffer *b = evhttp_request_get_input_buffer(req);
+	size_t len = evbuffer_get_length(b);
+	unsigned char *p;
+
+	*out = NULL;
+	if (len > BROKER_MAX_BODY ||
+	    (p = evbuffer_pullup(b, (ev_ssize_t)len)) == NULL ||
+	    (*out = json_parse_object((const char *)p, len, JSON_MAX_DEPTH)) ==
+		NULL) {
+		send_error(req, 400, "invalid-body");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- login ---- */
+
+static void
+login_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+	struct broker_session *s;
+	char cookie[160];
+	size_t i;
+
+	if (req == NULL)
+		return;
+	if (m == NULL || m->m_type != MSG_LOGIN_USED_OK) {
+		send_error(req, 503, "unavailable");
+		return;
+	}
+	/* A free slot, else the oldest session makes room. */
+	s = &broker.b_sessions[0];
+	for (i = 0; i < BROKER_MAX_SESSIONS; i++) {
+		if (broker.b_sessions[i].bs_id[0] == '\0') {
+			s = &broker.b_sessions[i];
+			break;
+		}
+		if (broker.b_sessions[i].bs_created < s->bs_created)
+			s = &broker.b_sessions[i];
+	}
+	if (random_hex(s->bs_id, sizeof(s->bs_id), SESSION_HEX / 2) == -1) {
+		s->bs_id[0] = '\0';
+		send_error(req, 500, "internal");
+		return;
+	}
+	s->bs_created = now_ms_mono();
+	snprintf(cookie, sizeof(cookie),
+	    "cordon_session=%s; Path=/; HttpOnly; SameSite=Strict", s->bs_id);
+	evhttp_add_header(
+	    evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
+	send_redirect(req, "/ui/");
+}
+
+/*
+ * GET /ui/login?code=…: spend the one-time code.  The cookie is issued
+ * only once cordond has confirmed the code is spent, so a broker that
+ * dies right after cannot be restarted with the code still valid.
+ */
+static void
+serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
+{
+	struct evkeyvalq q;
+	const char *code, *query = evhttp_uri_get_query(u);
+
+	TAILQ_INIT(&q);
+	if (query == NULL || evhttp_parse_query_str(query, &q) == -1 ||
+	    (code = evhttp_find_header(&q, "code")) == NULL ||
+	    broker.b_login[0] == '\0' || strlen(code) != 32 ||
+	    !timingsafe_eq(code, broker.b_login, 32)) {
+		evhttp_clear_headers(&q);
+		send_error(req, 401, "invalid-login");
+		return;
+	}
+	evhttp_clear_headers(&q);
+	explicit_bzero(broker.b_login, sizeof(broker.b_login));
+	api_ask(req, broker.b_d.d_parent, MSG_LOGIN_USED, NULL,
+	    MSG_LOGIN_USED_OK, login_ack_cb);
+}
+
+/*
+ * The route table: method, pattern, handler.  "{}" matches one path
+ * segment of 1..128 bytes of [A-Za-z0-9._~%-], handed to the handler
+ * undecoded; a handler that needs the decoded value decodes it once and
+ * validates it itself.
+ */
+static const struct api_route {
+	enum evhttp_cmd_type ar_method;
+	const char *ar_pattern;
+	api_fn ar_fn;
+} api_routes[] = {
+    {EVHTTP_REQ_GET, "/api/health", api_health},
+    {EVHTTP_REQ_GET, "/api/agents", api_agents_list},
+    {EVHTTP_REQ_GET, "/api/agents/{}", api_agent_get},
+    {EVHTTP_REQ_POST, "/api/agents/{}/run", api_agent_run},
+    {EVHTTP_REQ_POST, "/api/agents/{}/actions/{}", api_agent_action},
+    {EVHTTP_REQ_POST, "/api/runs/{}/cancel", api_run_cancel},
+    {EVHTTP_REQ_GET, "/api/vault/notes", api_vault_notes},
+    {EVHTTP_REQ_GET, "/api/vault/note", api_vault_note},
+    {EVHTTP_REQ_GET, "/api/audit", api_audit},
+};
+
+static int
+param_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '~' ||
+	       c == '%' || c == '-';
+}
+
+/* 1 if path matches pattern, filling params. */
+static int
+route_match(const char *pattern, const char *path, struct api_params *ap)
+{
+	const char *p = pattern, *s = path, *start;
+
+	memset(ap, 0, sizeof(*ap));
+	while (*p != '\0') {
+		if (p[0] == '{' && p[1] == '}') {
+			start = s;
+			while (*s != '\0' && *s != '/' && param_char(*s))
+				s++;
+			if (s == start || (size_t)(s - start) > API_PARAM_MAX ||
+			    (*s != '\0' && *s != '/') ||
+			    ap->ap_n == API_MAX_PARAMS)
+				return 0;
+			ap->ap_val[ap->ap_n] = start;
+			ap->ap_len[ap->ap_n] = (size_t)(s - start);
+			ap->ap_n++;
+			p += 2;
+			continue;
+		}
+		if (*p++ != *s++)
+			return 0;
+	}
+	return *s == '\0';
+}
+
+static void
+serve_api(struct evhttp_request *req, const char *path)
+{
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	struct api_params params;
+	enum auth_by by;
+	const char *ct;
+	size_t i;
+	int dup, known = 0;
+
+	if ((by = authenticate(req)) == AUTH_NONE) {
+		send_error(req, 401, "unauthorized");
+		return;
+	}
+	if (cmd == EVHTTP_REQ_POST && by == AUTH_COOKIE && !referer_ok(req)) {
+		send_error(req, 403, "forbidden-referer");
+		return;
+	}
+	for (i = 0; i < nitems(api_routes); i++) {
+		if (!route_match(api_routes[i].ar_pattern, path, &params))
+			continue;
+		known = 1;
+		/* HEAD is GET without the body (evhttp drops it). */
+		if (api_routes[i].ar_method != cmd &&
+		    !(api_routes[i].ar_method == EVHTTP_REQ_GET &&
+			cmd == EVHTTP_REQ_HEAD))
+			continue;
+		if (cmd == EVHTTP_REQ_POST) {
+			ct = header_one(req, "Content-Type", &dup);
+			if (ct == NULL || dup ||
+			    strncasecmp(ct, "application/json", 16) != 0 ||
+			    (ct[16] != '\0' && ct[16] != ';')) {
+				send_error(req, 415, "unsupported-media-type");
+				return;
+			}
+		}
+		api_routes[i].ar_fn(req, &params);
+		return;
+	}
+	if (known)
+		send_error(req, 405, "method-not-allowed");
+	else
+		send_error(req, 404, "not-found");
+}
+
+void
+http_request_cb(struct evhttp_request *req, void *arg)
+{
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	const struct evhttp_uri *u;
+	const char *path;
+
+	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD &&
+	    cmd != EVHTTP_REQ_POST) {
+		send_error(req, 405, "method-not-allowed");
+		/*
+		 * evhttp reads a CONNECT request's "body" until EOF, so the
+		 * connection would idle until the timeout: end our reading
+		 * side, which completes the request and closes it.
+		 */
+		if (cmd == EVHTTP_REQ_CONNECT)
+			shutdown(
+			    bufferevent_getfd(evhttp_connection_get_bufferevent(
+				evhttp_request_get_connection(req))),
+			    SHUT_RD);
+		return;
+	}
+	if (perimeter(req) == -1)
+		return;
+	if ((u = evhttp_request_get_evhttp_uri(req)) == NULL ||
+	    (path = evhttp_uri_get_path(u)) == NULL) {
+		send_error(req, 400, "bad-request");
+		return;
+	}
+	if (strncmp(path, "/api/", 5) == 0) {
+		serve_api(req, path);
+		return;
+	}
+	if (cmd == EVHTTP_REQ_POST) {
+		send_error(req, 405, "method-not-allowed");
+		return;
+	}
+	if (strcmp(path, "/") == 0 || strcmp(path, "/ui") == 0)
+		send_redirect(req, "/ui/");
+	else if (strcmp(path, "/ui/login") == 0)
+		serve_login(req, u);
+	else if (strncmp(path, "/ui/", 4) == 0)
+		serve_asset(req, path);
+	else
+		send_error(req, 404, "not-found");
+}

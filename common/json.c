@@ -1,0 +1,144 @@
+/*
+ * The one place cordon turns untrusted bytes into JSON and reads fields
+ * back out: a strict object parser on top of json-c, and typed getters
+ * that refuse wrong types, embedded NULs and out-of-range values.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "json.h"
+#include "util.h"
+
+/*
+ * json-c's strict mode still lets through single-quoted keys, NaN and
+ * Infinity, and raw control bytes in strings, and its UTF-8 check admits
+ * overlongs and surrogates.  A lexical pass (not a parser) closes those
+ * before json-c sees the bytes: strict UTF-8, no raw byte < 0x20 inside a
+ * string, and outside strings only the characters JSON grammar uses.
+ */
+static int
+json_lex_ok(const char *buf, size_t len)
+{
+	size_t i;
+	int instr = 0, esc = 0;
+	unsigned char ch;
+
+	if (!utf8_valid(buf, len))
+		return 0;
+	for (i = 0; i < len; i++) {
+		ch = (unsigned char)buf[i];
+		if (instr) {
+			if (ch < 0x20)
+				return 0;
+			if (esc)
+				esc = 0;
+			else if (ch == '\\')
+				esc = 1;
+			else if (ch == '"')
+				instr = 0;
+			continue;
+		}
+		if (ch == '"')
+			instr = 1;
+		else if (strchr(" \t\n\r{}[]:,-+.0123456789eEtrufalsn", ch) ==
+			     NULL ||
+			 ch == '\0')
+			return 0;
+	}
+	return !instr;
+}
+
+/* Numbers must be finite: refuse nan/inf however json-c spelled them. */
+static int
+json_finite(struct json_object *o, int depth)
+{
+	size_t i, n;
+
+	if (depth > JSON_MAX_DEPTH)
+		return 0;
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		return isfinite(json_object_get_double(o));
+	case json_type_array:
+		n = json_object_array_length(o);
+		for (i = 0; i < n; i++)
+			if (!json_finite(
+				json_object_array_get_idx(o, i), depth + 1))
+				return 0;
+		return 1;
+	case json_type_object: {
+		json_object_object_foreach (o, key, val) {
+			(void)key;
+			if (!json_finite(val, depth + 1))
+				return 0;
+		}
+		return 1;
+	}
+	default:
+		return 1;
+	}
+}
+
+struct json_object *
+json_parse_object(const char *buf, size_t len, int depth)
+{
+	struct json_tokener *tok;
+	struct json_object *obj;
+
+	if (len < 2 || len > INT_MAX || !json_lex_ok(buf, len))
+		return NULL;
+	if ((tok = json_tokener_new_ex(depth)) == NULL)
+		return NULL;
+	json_tokener_set_flags(
+	    tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	obj = json_tokener_parse_ex(tok, buf, (int)len);
+	if (obj == NULL ||
+	    json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != len ||
+	    !json_object_is_type(obj, json_type_object) ||
+	    !json_finite(obj, 0)) {
+		json_object_put(obj);
+		obj = NULL;
+	}
+	json_tokener_free(tok);
+	return obj;
+}
+
+const char *
+json_get_str(struct json_object *o, const char *key, size_t maxlen)
+{
+	struct json_object *v;
+	const char *s;
+	int len;
+
+	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	s = json_object_get_string(v);
+	len = json_object_get_string_len(v);
+	if (len < 0 || (size_t)len > maxlen || strlen(s) != (size_t)len)
+		return NULL;
+	return s;
+}
+
+int
+json_get_int(struct json_object *o, const char *key, long long min,
+    long long max, long long *out)
+{
+	struct json_object *v;
+	int64_t x;
+
+	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_int))
+		return -1;
+	errno = 0;
+	x = json_object_get_int64(v);
+	if (errno != 0 || x < min || x > max)
+		return -1;
+	*out = x;
+	return 0;
+}

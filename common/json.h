@@ -1,0 +1,29 @@
+/*
+ * Strict JSON for untrusted input (IPC payloads, HTTP bodies) and typed
+ * field getters.  Built on json-c; see json.c for what json-c alone lets
+ * through and how it is closed.
+ */
+#ifndef CORDON_JSON_H
+#define CORDON_JSON_H
+
+#include <stddef.h>
+
+struct json_object;
+
+#define JSON_MAX_DEPTH 16
+
+/*
+ * Parse exactly one JSON object from buf: strict RFC 8259 (no single
+ * quotes, comments, NaN/Infinity, raw control bytes in strings), strict
+ * UTF-8, at most depth levels, no trailing bytes.  NULL if anything is off.
+ */
+struct json_object *json_parse_object(const char *buf, size_t len, int depth);
+
+/* The string at key, if it is one, has no NUL and is <= maxlen bytes. */
+const char *json_get_str(struct json_object *, const char *key,
+    size_t maxlen);
+/* The integer at key within [min, max]: 0, else -1. */
+int json_get_int(struct json_object *, const char *key, long long min,
+    long long max, long long *out);
+
+#endif
