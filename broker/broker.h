@@ -88,6 +88,17 @@ void api_ask(struct evhttp_request *, struct ipc_conn *to, uint32_t type,
     struct json_object *payload, uint32_t reply_type, ipc_reply_fn cb);
 struct evhttp_request *api_release(void *handle);
 
+/* The route pattern a request matched ("/api/agents/{}/run"), "/ui",
+ * "/ui/login", "/", or "other": what http.request records name. */
+const char *front_route_of(struct evhttp_request *);
+
+/* reqlog.c: http.request audit records (PER-10).  Every answer goes
+ * through send_json/send_error/redirects/assets, which call reqlog_end;
+ * a streamed answer calls reqlog_end itself once it has ended. */
+void reqlog_start(const struct evhttp_request *);
+void reqlog_end(struct evhttp_request *, int status, size_t bytes_out);
+void reqlog_forget(const struct evhttp_request *);
+
 /* ---- handlers (method and pattern in front.c's route table) ---- */
 
 typedef void (*api_fn)(struct evhttp_request *, const struct api_params *);

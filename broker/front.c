@@ -72,6 +72,7 @@ send_json(struct evhttp_request *req, int status, struct json_object *o)
 		evhttp_add_header(h, "Content-Length", cl);
 		evhttp_add_header(h, "Connection", "close");
 	}
+	reqlog_end(req, status, b ? evbuffer_get_length(b) : 0);
 	evhttp_send_reply(req, status, NULL, b);
 	if (b != NULL)
 		evbuffer_free(b);
@@ -97,6 +98,7 @@ send_redirect(struct evhttp_request *req, const char *to)
 	set_common_headers(req, CSP_NONE);
 	evhttp_add_header(h, "Location", to);
 	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
+	reqlog_end(req, 303, 0);
 	evhttp_send_reply(req, 303, NULL, NULL);
 }
 
@@ -271,6 +273,7 @@ serve_asset(struct evhttp_request *req, const char *path)
 		}
 		evbuffer_add(b, p, (size_t)(end - p));
 	}
+	reqlog_end(req, 200, evbuffer_get_length(b));
 	evhttp_send_reply(req, 200, NULL, b);
 	evbuffer_free(b);
 }
@@ -287,6 +290,8 @@ api_conn_closed(struct evhttp_connection *evcon, void *arg)
 {
 	struct api_pending *ap = arg;
 
+	if (ap->ap_req != NULL)
+		reqlog_forget(ap->ap_req);
 	ap->ap_req = NULL;
 	ap->ap_evcon = NULL;
 }
@@ -522,12 +527,36 @@ serve_api(struct evhttp_request *req, const char *path)
 		send_error(req, 404, "not-found");
 }
 
+const char *
+front_route_of(struct evhttp_request *req)
+{
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+	const char *path = u ? evhttp_uri_get_path(u) : NULL;
+	struct api_params params;
+	size_t i;
+
+	if (path == NULL)
+		return "other";
+	for (i = 0; i < nitems(api_routes); i++)
+		if (route_match(api_routes[i].ar_pattern, path, &params))
+			return api_routes[i].ar_pattern;
+	if (strcmp(path, "/") == 0)
+		return "/";
+	if (strcmp(path, "/ui/login") == 0)
+		return "/ui/login";
+	if (strcmp(path, "/ui") == 0 || strncmp(path, "/ui/", 4) == 0)
+		return "/ui";
+	return "other";
+}
+
 void
 http_request_cb(struct evhttp_request *req, void *arg)
 {
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const struct evhttp_uri *u;
 	const char *path;
+
+	reqlog_start(req);
 
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD &&
 	    cmd != EVHTTP_REQ_POST) {
