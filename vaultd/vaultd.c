@@ -1,40 +1,609 @@
 /*
  * cordon-vaultd: the only process that may write the operator's vault,
- * and only beneath 00_Inbox/cordon/.  Holds one directory fd on the vault
- * root; its Landlock ruleset reads the vault and writes the inbox only.
- *
- * This milestone confines the daemon and answers status; note reads and
- * writes (VA-1 ... VA-5) belong to the vault work (issue 5) and are
- * refused by the dispatch table until then.
+ * and only beneath 00_Inbox/cordon/; main, the dispatch tables and the
+ * request handlers.  Holds one directory fd on the vault root; its
+ * Landlock ruleset reads the vault and writes the inbox only.
  */
+#include <sys/queue.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "confine.h"
-#include "daemon.h"
 #include "log.h"
 #include "msg.h"
+#include "sha256.h"
+#include "util.h"
+#include "vaultd.h"
+#include "vaultpath.h"
 
-#define VAULT_INBOX "00_Inbox/cordon"
+#define VAULT_RAW_MAX	  (3 * VAULT_PATH_MAX) /* a path before decoding */
+#define VAULT_AUDIT_WAIT  5		       /* seconds */
+#define VAULT_ROOT_PATH	  4096
+#define VAULT_MAX_PENDING 32   /* writes waiting for auditd (2 fds each) */
+#define VAULT_MAX_QUEUED  4096 /* writes waiting for a pending slot */
 
-static struct daemon vaultd;
+/*
+ * A staged note waiting for auditd.  Ordering (AU-6): the note is fully
+ * written and fsynced as a hidden temp, then the vault.write record with
+ * the final path and byte count goes to auditd, and only once it is
+ * acknowledged is the temp renamed into place.  So a note never becomes
+ * visible without its record; if auditd is down or refuses, the temp is
+ * removed and the sender gets "audit-unavailable".  A crash between the
+ * acknowledgement and the rename leaves a record for a note that never
+ * appeared (and a temp that the next start sweeps away): an audit trail
+ * may over-report an attempt, never miss a write.
+ */
+struct vault_pending {
+	LIST_ENTRY(vault_pending) vp_entry;
+	enum proc_id vp_peer; /* who asked, and on which channel generation */
+	unsigned vp_gen;
+	uint32_t vp_id;
+	uint32_t vp_reply; /* MSG_VAULT_*_OK */
+	int vp_dirfd;
+	int vp_replace; /* update of an existing mission note */
+	size_t vp_bytes;
+	char vp_tmp[VAULT_TMP_NAME];
+	char vp_name[VAULT_HINT_MAX + VAULT_CHAT_NAME_MAX];
+	char vp_path[VAULT_PATH_MAX + 1]; /* vault-relative final path */
+};
+
+static LIST_HEAD(, vault_pending) vault_pendings = LIST_HEAD_INITIALIZER(
+    vault_pendings);
+/* A write request held back while VAULT_MAX_PENDING are in flight. */
+struct vault_deferred {
+	TAILQ_ENTRY(vault_deferred) vq_entry;
+	enum proc_id vq_peer;
+	unsigned vq_gen;
+	uint32_t vq_type, vq_id, vq_len;
+	struct json_object *vq_obj;
+};
+
+static TAILQ_HEAD(, vault_deferred) vault_queue = TAILQ_HEAD_INITIALIZER(
+    vault_queue);
+static size_t vault_npending, vault_nqueued;
+static int vault_draining;
+static struct vault vault;
+
+static void vault_chat_h(struct ipc_conn *, struct ipc_msg *, void *);
+static void vault_mission_h(struct ipc_conn *, struct ipc_msg *, void *);
+static void vault_read_h(struct ipc_conn *, struct ipc_msg *, void *);
+static void vault_list_h(struct ipc_conn *, struct ipc_msg *, void *);
+static void vault_status_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
-    DAEMON_PARENT_ROWS,
+    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, vault_status_h},
+    {MSG_PEER_FD, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_REQUIRED,
+	daemon_peer_fd_h},
+    {MSG_SHUTDOWN, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,
+	daemon_shutdown_h},
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
+/* Chat notes carry prompt + response: up to the codec's own bound. */
 static const struct ipc_dispatch peer_table[] = {
+    {MSG_VAULT_CHAT_NOTE, PROC_BIT(PROC_SPAWNER), 2, IPC_MAX_PAYLOAD,
+	IPC_FD_NONE, vault_chat_h},
+    {MSG_VAULT_MISSION_NOTE, PROC_BIT(PROC_SPAWNER), 2, IPC_MAX_PAYLOAD,
+	IPC_FD_NONE, vault_mission_h},
+    {MSG_VAULT_READ, PROC_BIT(PROC_BROKER), 2, VAULT_RAW_MAX + 64, IPC_FD_NONE,
+	vault_read_h},
+    {MSG_VAULT_LIST, PROC_BIT(PROC_BROKER), 2, VAULT_RAW_MAX + 64, IPC_FD_NONE,
+	vault_list_h},
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
+
+const char *
+vault_err_code(enum vault_err e)
+{
+	switch (e) {
+	case VE_INVALID_REQUEST:
+		return "invalid-request";
+	case VE_INVALID_PATH:
+		return "invalid-path";
+	case VE_NOT_FOUND:
+		return "not-found";
+	case VE_TOO_LARGE:
+		return "too-large";
+	case VE_EXISTS:
+		return "exists";
+	case VE_BUSY:
+		return "busy";
+	case VE_WRITE_FAILED:
+		return "write-failed";
+	case VE_AUDIT:
+		return "audit-unavailable";
+	default:
+		return "internal";
+	}
+}
+
+static void
+vault_peer_up(struct daemon *d, enum proc_id p)
+{
+	vault.v_gen[p]++;
+}
+
+/* Exactly these keys and no others (strict payloads). */
+static int
+vault_keys(struct json_object *o, const char *const *keys, size_t n)
+{
+	size_t i;
+
+	if (!json_object_is_type(o, json_type_object) ||
+	    (size_t)json_object_object_length(o) != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!json_object_object_get_ex(o, keys[i], NULL))
+			return 0;
+	return 1;
+}
+
+/* A string field without NUL, at most max bytes: 0, else -1. */
+static int
+vault_str(struct json_object *o, const char *key, size_t max, const char **s,
+    size_t *len)
+{
+	struct json_object *v;
+	int n;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return -1;
+	*s = json_object_get_string(v);
+	n = json_object_get_string_len(v);
+	if (n < 0 || (size_t)n > max || memchr(*s, '\0', (size_t)n) != NULL)
+		return -1;
+	*len = (size_t)n;
+	return 0;
+}
+
+static int
+vault_reserved(const char *path)
+{
+	struct vault_pending *p;
+
+	LIST_FOREACH (p, &vault_pendings, vp_entry)
+		if (strcmp(p->vp_path, path) == 0)
+			return 1;
+	return 0;
+}
+
+/* Answer the original sender, if its channel is still the same one. */
+static void
+vault_answer(struct vault_pending *p, enum vault_err e)
+{
+	struct ipc_conn *c = vault.v_d.d_peers[p->vp_peer];
+	struct json_object *o;
+	struct ipc_msg req;
+
+	if (c == NULL || vault.v_gen[p->vp_peer] != p->vp_gen) {
+		log_warnx("%s went away before its note was answered",
+		    proc_name(p->vp_peer));
+		return;
+	}
+	memset(&req, 0, sizeof(req));
+	req.m_id = p->vp_id;
+	if (e != VE_OK) {
+		ipc_reply_error(c, &req, vault_err_code(e));
+		return;
+	}
+	o = json_object_new_object();
+	/* MI-4: a mission note's answer carries no path. */
+	if (p->vp_reply == MSG_VAULT_CHAT_NOTE_OK)
+		json_object_object_add(
+		    o, "path", json_object_new_string(p->vp_path));
+	json_object_object_add(
+	    o, "bytes", json_object_new_int64((int64_t)p->vp_bytes));
+	ipc_reply(c, &req, p->vp_reply, o, -1);
+	json_object_put(o);
+}
+
+/* Run held-back writes while slots are free; never recursively. */
+static void
+vault_drain(void)
+{
+	struct vault_deferred *q;
+	struct ipc_conn *c;
+	struct ipc_msg m;
+
+	if (vault_draining)
+		return;
+	vault_draining = 1;
+	while (vault_npending < VAULT_MAX_PENDING &&
+	       (q = TAILQ_FIRST(&vault_queue)) != NULL) {
+		TAILQ_REMOVE(&vault_queue, q, vq_entry);
+		vault_nqueued--;
+		c = vault.v_d.d_peers[q->vq_peer];
+		if (c != NULL && vault.v_gen[q->vq_peer] == q->vq_gen) {
+			memset(&m, 0, sizeof(m));
+			m.m_type = q->vq_type;
+			m.m_id = q->vq_id;
+			m.m_len = q->vq_len;
+			m.m_fd = -1;
+			m.m_from = q->vq_peer;
+			m.m_obj = q->vq_obj;
+			if (q->vq_type == MSG_VAULT_CHAT_NOTE)
+				vault_chat_h(c, &m, NULL);
+			else
+				vault_mission_h(c, &m, NULL);
+		}
+		json_object_put(q->vq_obj);
+		free(q);
+	}
+	vault_draining = 0;
+}
+
+/*
+ * Hold a write back if the pending slots are full (or others already
+ * wait, to keep the order): 1 if held or refused, 0 to go ahead.
+ */
+static int
+vault_defer(struct ipc_conn *c, struct ipc_msg *m)
+{
+	struct vault_deferred *q;
+
+	if (vault_npending < VAULT_MAX_PENDING &&
+	    (vault_draining || TAILQ_EMPTY(&vault_queue)))
+		return 0;
+	if (vault_nqueued >= VAULT_MAX_QUEUED ||
+	    (q = calloc(1, sizeof(*q))) == NULL) {
+		ipc_reply_error(c, m, vault_err_code(VE_BUSY));
+		return 1;
+	}
+	q->vq_peer = ipc_conn_peer(c);
+	q->vq_gen = vault.v_gen[q->vq_peer];
+	q->vq_type = m->m_type;
+	q->vq_id = m->m_id;
+	q->vq_len = m->m_len;
+	q->vq_obj = json_object_get(m->m_obj);
+	TAILQ_INSERT_TAIL(&vault_queue, q, vq_entry);
+	vault_nqueued++;
+	return 1;
+}
+
+static void
+vault_pending_free(struct vault_pending *p)
+{
+	LIST_REMOVE(p, vp_entry);
+	close(p->vp_dirfd);
+	free(p);
+	vault_npending--;
+	vault_drain();
+}
+
+static void
+vault_audit_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct vault_pending *p = arg;
+
+	if (m == NULL || m->m_type != MSG_AUDIT_RECORD_OK) {
+		log_warnx("audit record not acknowledged: note withdrawn");
+		vault_discard(p->vp_dirfd, p->vp_tmp);
+		vault_answer(p, VE_AUDIT);
+	} else if (vault_publish(p->vp_dirfd, p->vp_tmp, p->vp_name,
+		       p->vp_replace) == -1) {
+		log_warn("cannot publish a note");
+		vault_answer(p, VE_WRITE_FAILED);
+	} else
+		vault_answer(p, VE_OK);
+	vault_pending_free(p);
+}
+
+/*
+ * Stage body in p's directory and ask auditd for the record; the rest
+ * happens in vault_audit_cb.  Takes p (answered and freed on failure).
+ */
+static void
+vault_commit(struct vault_pending *p, const char *body, size_t len,
+    struct json_object *rec)
+{
+	struct ipc_conn *audit = vault.v_d.d_peers[PROC_AUDITD];
+	struct timeval tv = {VAULT_AUDIT_WAIT, 0};
+	enum vault_err e = VE_OK;
+
+	p->vp_bytes = len;
+	LIST_INSERT_HEAD(&vault_pendings, p, vp_entry);
+	vault_npending++;
+	if (audit == NULL)
+		e = VE_AUDIT;
+	else if (vault_stage(&vault, p->vp_dirfd, body, len, p->vp_tmp) == -1) {
+		log_warn("cannot stage a note");
+		e = VE_WRITE_FAILED;
+	} else {
+		json_object_object_add(
+		    rec, "bytes", json_object_new_int64((int64_t)len));
+		if (ipc_request(audit, MSG_AUDIT_RECORD, rec, -1,
+			MSG_AUDIT_RECORD_OK, &tv, vault_audit_cb, p) == 0)
+			return;
+		vault_discard(p->vp_dirfd, p->vp_tmp);
+		e = VE_AUDIT;
+	}
+	vault_answer(p, e);
+	vault_pending_free(p);
+}
+
+static struct vault_pending *
+vault_pending_new(struct ipc_conn *c, struct ipc_msg *m, uint32_t reply)
+{
+	struct vault_pending *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	p->vp_peer = ipc_conn_peer(c);
+	p->vp_gen = vault.v_gen[p->vp_peer];
+	p->vp_id = m->m_id;
+	p->vp_reply = reply;
+	p->vp_dirfd = -1;
+	return p;
+}
+
+/* MSG_VAULT_CHAT_NOTE {agent, prompt, response, time} (VA-5). */
+static void
+vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	static const char *const keys[] = {
+	    "agent", "prompt", "response", "time"};
+	const char *agent, *prompt, *resp;
+	char hex[SHA256_HEX_LEN + 1], name[VAULT_CHAT_NAME_MAX];
+	char path[VAULT_PATH_MAX + 1];
+	struct vault_pending *p;
+	struct json_object *rec;
+	size_t alen, plen, rlen, chars, blen;
+	char *body = NULL;
+	long long t;
+	unsigned n;
+	int dfd, ex;
+
+	if (vault_defer(c, m))
+		return;
+	if (!vault_keys(m->m_obj, keys, nitems(keys)) ||
+	    vault_str(m->m_obj, "agent", VAULT_NAME_MAX, &agent, &alen) ||
+	    !vaultpath_name_ok(agent, alen) ||
+	    vault_str(m->m_obj, "prompt", VAULT_PROMPT_BYTES, &prompt, &plen) ||
+	    (chars = vault_utf8_chars(prompt, plen)) < 1 ||
+	    chars > VAULT_PROMPT_CHARS ||
+	    vault_str(m->m_obj, "response", VAULT_BODY_BYTES, &resp, &rlen) ||
+	    json_get_int(m->m_obj, "time", 0, VAULT_TIME_MAX, &t) == -1) {
+		ipc_reply_error(c, m, vault_err_code(VE_INVALID_REQUEST));
+		return;
+	}
+	/* The name comes from the prompt's hash, never its text. */
+	if (sha256_hex(prompt, plen, hex) == -1 ||
+	    vault_note_chat(agent, prompt, plen, resp, rlen, t, &body, &blen) ==
+		-1 ||
+	    (p = vault_pending_new(c, m, MSG_VAULT_CHAT_NOTE_OK)) == NULL) {
+		free(body);
+		ipc_reply_error(c, m, vault_err_code(VE_INTERNAL));
+		return;
+	}
+	hex[8] = '\0';
+	if ((dfd = vault_open_dir(&vault, VAULT_CHATS, 1)) == -1) {
+		log_warn("chats folder");
+		goto fail;
+	}
+	p->vp_dirfd = dfd;
+	for (n = 1; n <= VAULT_COLLISIONS; n++) {
+		if (vaultpath_chat_name(name, sizeof(name), t, agent, hex, n) ==
+		    -1)
+			goto fail;
+		snprintf(path, sizeof(path), "%s/%s", VAULT_CHATS, name);
+		if (vault_reserved(path))
+			continue;
+		if ((ex = vault_exists(dfd, name)) == -1)
+			goto fail;
+		if (ex == 0)
+			break;
+	}
+	if (n > VAULT_COLLISIONS) {
+		ipc_reply_error(c, m, vault_err_code(VE_EXISTS));
+		goto out;
+	}
+	memcpy(p->vp_name, name, strlen(name) + 1);
+	memcpy(p->vp_path, path, strlen(path) + 1);
+	rec = json_object_new_object();
+	json_object_object_add(
+	    rec, "kind", json_object_new_string("vault.write"));
+	json_object_object_add(rec, "agent", json_object_new_string(agent));
+	json_object_object_add(rec, "path", json_object_new_string(path));
+	json_object_object_add(rec, "action", json_object_new_string("create"));
+	vault_commit(p, body, blen, rec);
+	json_object_put(rec);
+	free(body);
+	return;
+fail:
+	ipc_reply_error(c, m, vault_err_code(VE_WRITE_FAILED));
+out:
+	if (p->vp_dirfd != -1)
+		close(p->vp_dirfd);
+	free(p);
+	free(body);
+}
+
+/* MSG_VAULT_MISSION_NOTE {missionId, folder, hint, content} (VA-3). */
+static void
+vault_mission_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	static const char *const keys[] = {
+	    "missionId", "folder", "hint", "content"};
+	const char *id, *rawf, *rawh, *content;
+	char folder[VAULT_PATH_MAX + 1], hint[VAULT_HINT_MAX + 1];
+	char name[VAULT_HINT_MAX + 4];
+	struct vault_pending *p;
+	struct json_object *rec;
+	size_t idlen, flen, hlen, clen, blen;
+	char *body = NULL;
+	long fn, hn;
+	int dfd, ex, r;
+	struct stat st;
+
+	if (vault_defer(c, m))
+		return;
+	if (!vault_keys(m->m_obj, keys, nitems(keys)) ||
+	    vault_str(m->m_obj, "missionId", VAULT_NAME_MAX, &id, &idlen) ||
+	    !vaultpath_name_ok(id, idlen) ||
+	    vault_str(m->m_obj, "folder", VAULT_RAW_MAX, &rawf, &flen) ||
+	    vault_str(m->m_obj, "hint", 3 * VAULT_HINT_MAX, &rawh, &hlen) ||
+	    vault_str(m->m_obj, "content", VAULT_BODY_BYTES, &content, &clen)) {
+		ipc_reply_error(c, m, vault_err_code(VE_INVALID_REQUEST));
+		return;
+	}
+	/* Path-like inputs are URL-decoded once, then checked (VA-3). */
+	if ((fn = vaultpath_decode(rawf, flen, folder, sizeof(folder))) == -1 ||
+	    !vaultpath_mission_folder_ok(id, folder, (size_t)fn) ||
+	    (hn = vaultpath_decode(rawh, hlen, hint, sizeof(hint))) == -1 ||
+	    vaultpath_hint_name(hint, (size_t)hn, name, sizeof(name)) == -1) {
+		ipc_reply_error(c, m, vault_err_code(VE_INVALID_PATH));
+		return;
+	}
+	if (fn > 0 && folder[fn - 1] == '/')
+		folder[--fn] = '\0';
+	if (vault_note_mission(content, clen, &body, &blen) == -1 ||
+	    (p = vault_pending_new(c, m, MSG_VAULT_MISSION_NOTE_OK)) == NULL) {
+		free(body);
+		ipc_reply_error(c, m, vault_err_code(VE_INTERNAL));
+		return;
+	}
+	r = snprintf(p->vp_path, sizeof(p->vp_path), "%s/%s", folder, name);
+	memcpy(p->vp_name, name, strlen(name) + 1);
+	if (r < 0 || (size_t)r >= sizeof(p->vp_path)) {
+		ipc_reply_error(c, m, vault_err_code(VE_INVALID_PATH));
+		goto out;
+	}
+	if (vault_reserved(p->vp_path)) {
+		ipc_reply_error(c, m, vault_err_code(VE_BUSY));
+		goto out;
+	}
+	if ((dfd = vault_open_dir(&vault, folder, 1)) == -1) {
+		log_warn("mission folder");
+		goto fail;
+	}
+	p->vp_dirfd = dfd;
+	if ((ex = vault_exists(dfd, name)) == -1)
+		goto fail;
+	/* Only a regular note is ever replaced (vault.update). */
+	if (ex == 1 && (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+			   !S_ISREG(st.st_mode)))
+		goto fail;
+	p->vp_replace = ex;
+	rec = json_object_new_object();
+	json_object_object_add(rec, "kind",
+	    json_object_new_string(ex ? "vault.update" : "vault.write"));
+	json_object_object_add(rec, "missionId", json_object_new_string(id));
+	json_object_object_add(
+	    rec, "action", json_object_new_string(ex ? "update" : "create"));
+	vault_commit(p, body, blen, rec);
+	json_object_put(rec);
+	free(body);
+	return;
+fail:
+	ipc_reply_error(c, m, vault_err_code(VE_WRITE_FAILED));
+out:
+	if (p->vp_dirfd != -1)
+		close(p->vp_dirfd);
+	free(p);
+	free(body);
+}
+
+/*
+ * The one decoding pass and the lexical rules for a broker path: the
+ * decoded path in out, or an error.  dir selects the listing rules.
+ */
+static enum vault_err
+vault_path_arg(
+    struct ipc_msg *m, const char *key, int dir, char *out, size_t outsz)
+{
+	const char *keys[] = {key};
+	const char *raw;
+	size_t len;
+	long n;
+
+	if (!vault_keys(m->m_obj, keys, 1) ||
+	    vault_str(m->m_obj, key, VAULT_RAW_MAX, &raw, &len))
+		return VE_INVALID_REQUEST;
+	if ((n = vaultpath_decode(raw, len, out, outsz)) == -1 ||
+	    !utf8_valid(out, (size_t)n) ||
+	    !(dir ? vaultpath_dir_ok(out, (size_t)n)
+		  : vaultpath_read_ok(out, (size_t)n)))
+		return VE_INVALID_PATH;
+	return VE_OK;
+}
+
+/* MSG_VAULT_READ {path} (API-6). */
+static void
+vault_read_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	char path[VAULT_PATH_MAX + 1];
+	struct json_object *o;
+	enum vault_err e;
+	char *buf;
+	size_t len;
+
+	if ((e = vault_path_arg(m, "path", 0, path, sizeof(path))) != VE_OK ||
+	    (e = vault_read(&vault, path, &buf, &len)) != VE_OK) {
+		ipc_reply_error(c, m, vault_err_code(e));
+		return;
+	}
+	/* JSON carries text: a note that is not UTF-8 is not served. */
+	if (!utf8_valid(buf, len)) {
+		free(buf);
+		ipc_reply_error(c, m, "invalid-note");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "path", json_object_new_string(path));
+	json_object_object_add(
+	    o, "content", json_object_new_string_len(buf, (int)len));
+	json_object_object_add(o, "bytes", json_object_new_int64((int64_t)len));
+	free(buf);
+	if (ipc_reply(c, m, MSG_VAULT_READ_OK, o, -1) == -1)
+		ipc_reply_error(c, m, vault_err_code(VE_TOO_LARGE));
+	json_object_put(o);
+}
+
+/* MSG_VAULT_LIST {dir} (API-6). */
+static void
+vault_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	char dir[VAULT_PATH_MAX + 1];
+	struct json_object *o;
+	enum vault_err e;
+
+	if ((e = vault_path_arg(m, "dir", 1, dir, sizeof(dir))) != VE_OK ||
+	    (e = vault_list(&vault, dir, &o)) != VE_OK) {
+		ipc_reply_error(c, m, vault_err_code(e));
+		return;
+	}
+	json_object_object_add(o, "dir", json_object_new_string(dir));
+	if (ipc_reply(c, m, MSG_VAULT_LIST_OK, o, -1) == -1)
+		ipc_reply_error(c, m, vault_err_code(VE_TOO_LARGE));
+	json_object_put(o);
+}
+
+/* The common status answer plus how paths are resolved (VA-1). */
+static void
+vault_status_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *st;
+
+	if ((st = confine_status_json()) == NULL) {
+		ipc_reply_error(c, m, "internal");
+		return;
+	}
+	json_object_object_add(st, "vaultResolve",
+	    json_object_new_string(
+		vault.v_openat2 ? "openat2" : "nofollow-walk"));
+	ipc_reply(c, m, MSG_STATUS_OK, st, -1);
+	json_object_put(st);
+}
 
 /*
  * Create 00_Inbox/cordon through held fds, never following a symlink.
@@ -75,19 +644,20 @@ main(int argc, char **argv)
 	struct daemon_args a;
 	struct confine_path paths[2];
 	struct confine_spec spec;
-	char inbox[PATH_MAX];
+	char inbox[VAULT_ROOT_PATH];
 	struct passwd *pw;
 	uid_t uid = (uid_t)-1;
 	gid_t gid = (gid_t)-1;
-	int rootfd;
 
 	log_init("vaultd", 0);
 	daemon_parse_args(argc, argv, "vault", &a);
 	log_init("vaultd", a.da_debug);
-	daemon_prepare(&vaultd, PROC_VAULTD, peer_table);
+	daemon_prepare(&vault.v_d, PROC_VAULTD, peer_table);
+	vault.v_d.d_peer_up = vault_peer_up;
 
-	rootfd = open(a.da_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd == -1)
+	/* VA-1: the root is resolved once; cordond passed a realpath. */
+	vault.v_root = open(a.da_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (vault.v_root == -1)
 		fatal("vault root");
 	if (getuid() == 0 && a.da_user != NULL) {
 		if ((pw = getpwnam(a.da_user)) == NULL)
@@ -95,11 +665,12 @@ main(int argc, char **argv)
 		uid = pw->pw_uid;
 		gid = pw->pw_gid;
 	}
-	if (vault_make_inbox(rootfd, uid, gid) == -1)
+	if (vault_make_inbox(vault.v_root, uid, gid) == -1)
 		fatal("vault inbox");
 	if (snprintf(inbox, sizeof(inbox), "%s/%s", a.da_path, VAULT_INBOX) >=
 	    (int)sizeof(inbox))
 		fatalx("vault path too long");
+	vault_probe_openat2(&vault);
 
 	memset(&spec, 0, sizeof(spec));
 	paths[0].cp_path = a.da_path;
@@ -116,7 +687,9 @@ main(int argc, char **argv)
 	spec.cs_nofile = 128;
 	confine_self(&spec);
 
-	daemon_start(&vaultd, parent_table);
+	/* VA-4: temps a crash left behind never become notes. */
+	vault_sweep(&vault);
+	daemon_start(&vault.v_d, parent_table);
 	log_debug("ready");
-	return daemon_loop(&vaultd);
+	return daemon_loop(&vault.v_d);
 }
