@@ -1,48 +1,45 @@
 /*
- * cordon-auditd: the only writer of the audit directory.  Accepts typed
- * records from cordond and the daemons, validates them, appends one JSON
- * line each to YYYY-MM-DD.jsonl (UTC) and acknowledges only after
- * fdatasync.  May touch: the audit dir, nothing else.
- *
- * This milestone knows the system.* kinds only and writes lines without
- * seq/prev: the full schema, the hash chain (AU-7), group commit and
- * retention belong to the audit store work (issue 6).
+ * cordon-auditd: the only writer of the audit directory.  Validates every
+ * record against the schema (common/audit_schema.c), queues it, and
+ * writes each event-loop pass's records as one group (store.c), then
+ * acknowledges them.  May touch: the audit dir, nothing else.
  */
-#include <sys/stat.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 #include <json-c/json.h>
 
-#include "config.h"
+#include "audit_schema.h"
+#include "auditd.h"
 #include "confine.h"
 #include "daemon.h"
+#include "json.h"
 #include "log.h"
 #include "msg.h"
 #include "util.h"
 
-struct audit_store {
-	int as_dirfd;
-	int as_fd;	 /* today's file, O_APPEND */
-	char as_day[16]; /* YYYY-MM-DD of as_fd */
-	uint64_t as_seq;
-};
+#define BATCH_MAX    4096 /* records per group before a forced write */
+#define ANCHOR_EVERY 3600 /* seconds between hourly anchors */
 
 static struct audit_store store = {.as_dirfd = -1, .as_fd = -1};
 static struct daemon auditd;
+static unsigned int peer_gen[PROC_MAX]; /* bumped when a channel changes */
+static struct audit_item *batch;
+static size_t batch_n;
+static struct event *flush_ev, *hourly_ev;
+static int failed;
 
 static void audit_record_h(struct ipc_conn *, struct ipc_msg *, void *);
+static void audit_tail_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
     DAEMON_PARENT_ROWS,
-    {MSG_AUDIT_RECORD, PROC_BIT(PROC_PARENT), 2, 4096, IPC_FD_NONE,
+    {MSG_AUDIT_RECORD, PROC_BIT(PROC_PARENT), 2, AUDIT_RECORD_MAX, IPC_FD_NONE,
 	audit_record_h},
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
@@ -50,155 +47,188 @@ static const struct ipc_dispatch parent_table[] = {
 static const struct ipc_dispatch peer_table[] = {
     {MSG_AUDIT_RECORD,
 	PROC_BIT(PROC_BROKER) | PROC_BIT(PROC_SPAWNER) | PROC_BIT(PROC_VAULTD),
-	2, 4096, IPC_FD_NONE, audit_record_h},
+	2, AUDIT_RECORD_MAX, IPC_FD_NONE, audit_record_h},
+    {MSG_AUDIT_TAIL, PROC_BIT(PROC_BROKER), 2, 512, IPC_FD_NONE, audit_tail_h},
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
-/* Kinds this build accepts, with who may send them. */
-static const struct {
-	const char *k_kind;
-	uint32_t k_senders;
-} audit_kinds[] = {
-    {"system.boot", PROC_BIT(PROC_PARENT)},
-    {"system.shutdown", PROC_BIT(PROC_PARENT)},
-};
-
-static int
-audit_open_day(const char *day)
+static void
+audit_peer_up(struct daemon *d, enum proc_id p)
 {
-	char name[32];
-	int fd;
-
-	if (store.as_fd != -1 && strcmp(store.as_day, day) == 0)
-		return 0;
-	snprintf(name, sizeof(name), "%s.jsonl", day);
-	fd = openat(store.as_dirfd, name,
-	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd == -1) {
-		log_warn("open audit file");
-		return -1;
-	}
-	if (store.as_fd != -1)
-		close(store.as_fd);
-	store.as_fd = fd;
-	snprintf(store.as_day, sizeof(store.as_day), "%s", day);
-	return 0;
+	peer_gen[p]++; /* acks owed to the old channel are dropped */
 }
 
-static int
-audit_append(const char *kind, struct json_object *fields, uint64_t *seqp)
+static struct ipc_conn *
+ack_conn(const struct audit_item *it)
 {
-	struct json_object *line;
-	struct timespec ts;
-	struct tm tm;
-	char stamp[64], day[16], id[48], rnd[9];
-	const char *s;
-	size_t len;
-	char *buf;
-	int rc = -1;
-
-	if (clock_gettime(CLOCK_REALTIME, &ts) == -1 ||
-	    gmtime_r(&ts.tv_sec, &tm) == NULL)
-		return -1;
-	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
-	snprintf(stamp, sizeof(stamp), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-	    tm.tm_sec, ts.tv_nsec / 1000000);
-	if (random_hex(rnd, sizeof(rnd), 4) == -1)
-		return -1;
-	/* Time-ordered id: milliseconds since the epoch, then randomness. */
-	snprintf(id, sizeof(id), "%013lld-%s",
-	    (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, rnd);
-	if (audit_open_day(day) == -1)
-		return -1;
-
-	line = json_object_new_object();
-	json_object_object_add(line, "ts", json_object_new_string(stamp));
-	json_object_object_add(line, "id", json_object_new_string(id));
-	json_object_object_add(line, "kind", json_object_new_string(kind));
-	json_object_object_foreach (fields, key, val)
-		json_object_object_add(line, key, json_object_get(val));
-	s = json_object_to_json_string_length(
-	    line, JSON_C_TO_STRING_PLAIN, &len);
-	if (s != NULL && (buf = malloc(len + 1)) != NULL) {
-		memcpy(buf, s, len);
-		buf[len] = '\n';
-		/* One write(2) per line: O_APPEND keeps lines whole. */
-		if (write_full(store.as_fd, buf, len + 1) == 0 &&
-		    fdatasync(store.as_fd) == 0) {
-			store.as_seq++;
-			*seqp = store.as_seq;
-			rc = 0;
-		} else
-			log_warn("audit append");
-		free(buf);
-	}
-	json_object_put(line);
-	return rc;
+	if (it->ai_from == PROC_PARENT)
+		return auditd.d_parent;
+	if (it->ai_gen != peer_gen[it->ai_from])
+		return NULL;
+	return auditd.d_peers[it->ai_from];
 }
 
-/* system.boot {version}, system.shutdown {reason}: nothing free-form. */
-static struct json_object *
-audit_fields(const char *kind, struct json_object *rec)
+/* Write the queued group, then answer each sender. */
+static void
+audit_flush(void)
 {
-	struct json_object *f = json_object_new_object();
-	const char *v;
-	int nkeys = json_object_object_length(rec);
+	static const struct timeval linger = {0, 200 * 1000};
+	struct json_object *reply;
+	struct ipc_conn *c;
+	struct ipc_msg req;
+	size_t i;
+	int rc;
 
-	if (strcmp(kind, "system.boot") == 0) {
-		if (nkeys != 2 ||
-		    (v = json_get_str(rec, "version", 32)) == NULL ||
-		    strcmp(v, CORDON_VERSION) != 0)
-			goto bad;
-		json_object_object_add(
-		    f, "version", json_object_new_string(CORDON_VERSION));
-	} else if (strcmp(kind, "system.shutdown") == 0) {
-		if (nkeys != 2 ||
-		    (v = json_get_str(rec, "reason", 16)) == NULL ||
-		    (strcmp(v, "signal") != 0 && strcmp(v, "fatal") != 0))
-			goto bad;
-		json_object_object_add(f, "reason", json_object_new_string(v));
-	} else
-		goto bad;
-	return f;
-bad:
-	json_object_put(f);
-	return NULL;
+	if (batch_n == 0)
+		return;
+	rc = failed ? -1 : audit_store_append(&store, batch, batch_n);
+	for (i = 0; i < batch_n; i++) {
+		/* id 0: a one-way record, written but answered to nobody */
+		if (batch[i].ai_id != 0 && (c = ack_conn(&batch[i])) != NULL) {
+			memset(&req, 0, sizeof(req));
+			req.m_id = batch[i].ai_id;
+			if (rc == 0) {
+				reply = json_object_new_object();
+				json_object_object_add(reply, "seq",
+				    json_object_new_int64(
+					(int64_t)batch[i].ai_seq));
+				ipc_reply(
+				    c, &req, MSG_AUDIT_RECORD_OK, reply, -1);
+				json_object_put(reply);
+			} else
+				ipc_reply_error(c, &req, "store-failed");
+		}
+		json_object_put(batch[i].ai_rec);
+	}
+	batch_n = 0;
+	if (rc == -1 && !failed) {
+		/* Fail closed: exit once the store-failed answers are on
+		 * their way; the restart recovers from what is on disk. */
+		log_warnx("audit store failed; exiting for a clean restart");
+		failed = 1;
+		event_base_loopexit(auditd.d_base, &linger);
+	}
+}
+
+static void
+audit_flush_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	audit_flush();
 }
 
 static void
 audit_record_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	struct json_object *fields, *reply;
-	const char *kind;
-	uint64_t seq;
-	size_t i;
+	static const struct timeval now = {0, 0};
+	struct audit_item *it;
 
-	if ((kind = json_get_str(m->m_obj, "kind", 64)) == NULL) {
-		ipc_reply_error(c, m, "bad-record");
+	if (batch_n == BATCH_MAX)
+		audit_flush();
+	it = &batch[batch_n];
+	memset(it, 0, sizeof(*it));
+	if (failed) {
+		if (m->m_id != 0)
+			ipc_reply_error(c, m, "store-failed");
 		return;
 	}
-	for (i = 0; i < nitems(audit_kinds); i++)
-		if (strcmp(audit_kinds[i].k_kind, kind) == 0)
-			break;
-	if (i == nitems(audit_kinds) ||
-	    (audit_kinds[i].k_senders & PROC_BIT(m->m_from)) == 0 ||
-	    (fields = audit_fields(kind, m->m_obj)) == NULL) {
+	if (audit_validate(m->m_obj, m->m_from, &it->ai_rec) == -1) {
+		/* Never echo: the log names the sender only. */
 		log_warnx("refused audit record from %s", proc_name(m->m_from));
-		ipc_reply_error(c, m, "bad-record");
+		if (m->m_id != 0)
+			ipc_reply_error(c, m, "bad-record");
 		return;
 	}
-	if (audit_append(audit_kinds[i].k_kind, fields, &seq) == -1) {
-		ipc_reply_error(c, m, "store-failed");
-		json_object_put(fields);
+	audit_now(&store, &it->ai_ts);
+	it->ai_from = m->m_from;
+	it->ai_gen = peer_gen[m->m_from];
+	it->ai_id = m->m_id;
+	/* Everything read in this loop pass joins one group. */
+	if (batch_n++ == 0)
+		evtimer_add(flush_ev, &now);
+}
+
+static void
+audit_tail_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *o = m->m_obj, *out;
+	const char *kind = NULL, *agent = NULL;
+	long long since = 0, limit = 0;
+	int n = 1; /* limit */
+
+	if (m->m_id == 0)
+		return; /* a query nobody waits for */
+	if (json_get_int(o, "limit", 1, AUDIT_TAIL_MAX, &limit) == -1)
+		goto bad;
+	if (json_object_object_get_ex(o, "kind", NULL)) {
+		if ((kind = json_get_str(o, "kind", AUDIT_KIND_MAX)) == NULL ||
+		    audit_kind_lookup(kind) == NULL)
+			goto bad;
+		n++;
+	}
+	if (json_object_object_get_ex(o, "agent", NULL)) {
+		if ((agent = json_get_str(o, "agent", 64)) == NULL ||
+		    !audit_pattern_ok(AP_NAME, agent, strlen(agent)))
+			goto bad;
+		n++;
+	}
+	if (json_object_object_get_ex(o, "since", NULL)) {
+		if (json_get_int(o, "since", 0, AUDIT_COUNT_MAX, &since) == -1)
+			goto bad;
+		n++;
+	}
+	if (json_object_object_length(o) != n)
+		goto bad;
+	if ((out = audit_tail_query(
+		 kind, agent, (uint64_t)since, (size_t)limit)) == NULL) {
+		ipc_reply_error(c, m, "internal");
 		return;
 	}
-	json_object_put(fields);
-	reply = json_object_new_object();
-	json_object_object_add(
-	    reply, "seq", json_object_new_int64((int64_t)seq));
-	ipc_reply(c, m, MSG_AUDIT_RECORD_OK, reply, -1);
-	json_object_put(reply);
+	ipc_reply(c, m, MSG_AUDIT_TAIL_OK, out, -1);
+	json_object_put(out);
+	return;
+bad:
+	ipc_reply_error(c, m, "bad-message");
+}
+
+/* Hourly: anchor the head; on a new day, run retention. */
+static void
+audit_hourly_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct timeval tv = {ANCHOR_EVERY, 0};
+
+	audit_flush();
+	if (!failed && audit_retention_run(&store) == -1)
+		log_warnx("retention failed");
+	audit_anchor(&store, "hourly");
+	evtimer_add(hourly_ev, &tv);
+}
+
+static void
+parse_args(int argc, char **argv, struct daemon_args *a)
+{
+	char *av[16], *end;
+	long v;
+	int ac = 0, i;
+
+	/* --retention-days N is ours; the rest is the common set. */
+	store.as_retention = 30;
+	for (i = 0; i < argc && ac < (int)nitems(av) - 1; i++) {
+		if (strcmp(argv[i], "--retention-days") == 0 && i + 1 < argc) {
+			errno = 0;
+			v = strtol(argv[i + 1], &end, 10);
+			if (errno || end == argv[i + 1] || *end != '\0' ||
+			    v < 0 || v > 36500)
+				fatalx("usage: --retention-days 0..36500");
+			store.as_retention = (unsigned int)v;
+			i++;
+			continue;
+		}
+		av[ac++] = argv[i];
+	}
+	if (i != argc)
+		fatalx("usage: too many arguments");
+	av[ac] = NULL;
+	daemon_parse_args(ac, av, "audit-dir", a);
 }
 
 int
@@ -207,11 +237,21 @@ main(int argc, char **argv)
 	struct daemon_args a;
 	struct confine_path paths[1];
 	struct confine_spec spec;
+	struct timeval tv = {ANCHOR_EVERY, 0};
 
 	log_init("auditd", 0);
-	daemon_parse_args(argc, argv, "audit-dir", &a);
+	parse_args(argc, argv, &a);
 	log_init("auditd", a.da_debug);
+	if (audit_clock_init(&store) == -1)
+		fatalx("bad %s", AUDIT_CLOCK_ENV);
 	daemon_prepare(&auditd, PROC_AUDITD, peer_table);
+	auditd.d_peer_up = audit_peer_up;
+	if ((batch = calloc(BATCH_MAX, sizeof(*batch))) == NULL ||
+	    (flush_ev = evtimer_new(auditd.d_base, audit_flush_cb, NULL)) ==
+		NULL ||
+	    (hourly_ev = evtimer_new(auditd.d_base, audit_hourly_cb, NULL)) ==
+		NULL)
+		fatalx("auditd setup");
 
 	store.as_dirfd =
 	    open(a.da_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -231,7 +271,20 @@ main(int argc, char **argv)
 	spec.cs_nofile = 64;
 	confine_self(&spec);
 
+	/* Confined from here on: recover the tail, sweep, then serve. */
+	if (audit_store_open(&store) == -1)
+		fatalx("audit store recovery failed");
+	audit_tail_load(&store); /* before any new line joins the ring */
+	if (audit_retention_run(&store) == -1)
+		fatalx("retention failed");
+	audit_anchor(&store, "start");
+	evtimer_add(hourly_ev, &tv);
+
 	daemon_start(&auditd, parent_table);
 	log_debug("ready");
-	return daemon_loop(&auditd);
+	daemon_loop(&auditd);
+	audit_flush();
+	if (!failed)
+		audit_anchor(&store, "shutdown");
+	return failed ? 1 : 0;
 }

@@ -195,7 +195,7 @@ def test_su1_audit_boot_then_shutdown(cordon):
     for r in recs:
         assert re.fullmatch(ts, r["ts"]), r
         assert isinstance(r["id"], str) and r["id"], r
-        assert list(r)[:3] == ["ts", "id", "kind"], r
+        assert list(r)[:5] == ["ts", "id", "seq", "prev", "kind"], r
     assert boot["version"] == "0.1.0"
     assert isinstance(down["reason"], str) and down["reason"]
     assert boot["id"] != down["id"]
