@@ -1,247 +1,123 @@
-// cordon dashboard (DA-1, DA-3): plain ES module, no framework, no CDN.
-// Runs under the PER-6 CSP: DOM is built with createElement/textContent
-// only, and nothing here sets inline styles or evaluates strings.
+// cordon dashboard (DA-1, DA-3): plain ES modules, no framework, no CDN.
+// This file routes between the views by the URL hash, holds Stop all and
+// the signed-out banner.  Runs under the PER-6 CSP: DOM built with
+// createElement/textContent only; no inline styles, no string evaluation.
 
-const POLL_MS = 2000;
-const FETCH_TIMEOUT_MS = 5000;
-const VIEWS = {
-  agents: 'Agents',
-  vault: 'Vault',
-  missions: 'Missions',
-  activity: 'Activity',
-  health: 'Health',
-};
+import { auth, onAuth, onRuns, runCount, stopAll } from './api.js';
+import { $, el, unavailablePanel, viewHead } from './dom.js';
+import { health } from './health.js';
+import { agentsView, agentView } from './agents.js';
+import { vaultView } from './vault.js';
+import { activityView } from './activity.js';
+
 const DEFAULT_VIEW = 'health';
-const SECCOMP_MODES = { 0: 'off', 1: 'strict', 2: 'filter' };
-const DASH = '—';
 
-const $ = (id) => document.getElementById(id);
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = String(text);
-  return e;
+// Views whose API this dashboard cannot drive yet: the calm panel only.
+function notYet(title, what) {
+  return {
+    title,
+    mount(root) {
+      root.replaceChildren(viewHead(title), unavailablePanel(what));
+      root.dataset.state = 'unavailable';
+    },
+    unmount() {},
+  };
 }
 
-// ---- navigation --------------------------------------------------------
+const healthView = {
+  title: 'Health',
+  mount() { health.start(); },
+  unmount() { health.stop(); },
+};
 
-let current = null;
+const VIEWS = {
+  agents: agentsView,
+  agent: agentView,
+  vault: vaultView,
+  missions: notYet('Missions', 'Missions'),
+  activity: activityView,
+  approvals: notYet('Approvals', 'Approving held commands'),
+  health: healthView,
+};
+const NAV_OF = { agent: 'agents' };
 
-function viewFromHash() {
-  const name = location.hash.replace(/^#\/?/, '');
-  return Object.hasOwn(VIEWS, name) ? name : DEFAULT_VIEW;
+// "#name" or "#name/param…" (the param stays URL-decoded per segment).
+function route() {
+  const raw = location.hash.replace(/^#\/?/, '');
+  const slash = raw.indexOf('/');
+  const name = slash === -1 ? raw : raw.slice(0, slash);
+  if (!Object.hasOwn(VIEWS, name)) return { name: DEFAULT_VIEW, param: '' };
+  let param = slash === -1 ? '' : raw.slice(slash + 1);
+  try {
+    param = param.split('/').map(decodeURIComponent).join('/');
+  } catch {
+    param = '';
+  }
+  return { name, param };
 }
 
-function show(name) {
-  if (name === current) return;
-  current = name;
+let current = null; // {name, param, view}
+
+function show() {
+  const { name, param } = route();
+  if (current && current.name === name && current.param === param) return;
+  // Same view, another note: let the view move without a remount.
+  if (current && current.name === name && current.view.update) {
+    current.param = param;
+    current.view.update(param);
+    return;
+  }
+  if (current) current.view.unmount();
+  const view = VIEWS[name];
+  current = { name, param, view };
+  const nav = NAV_OF[name] || name;
   for (const a of document.querySelectorAll('#nav a[data-view]')) {
-    if (a.dataset.view === name) a.setAttribute('aria-current', 'page');
+    if (a.dataset.view === nav) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   const isHealth = name === 'health';
   $('view-health').hidden = !isHealth;
-  $('view-unavailable').hidden = isHealth;
-  if (!isHealth) $('unavailable-title').textContent = VIEWS[name];
-  document.title = `${VIEWS[name]} · cordon`;
-  if (isHealth) health.start();
-  else health.stop();
+  $('view-unavailable').hidden = true;
+  const dyn = $('view-dynamic');
+  dyn.hidden = isHealth;
+  dyn.dataset.view = name;
+  delete dyn.dataset.state;
+  if (!isHealth) dyn.replaceChildren();
+  document.title = `${view.title} · cordon`;
+  banner();
+  view.mount(dyn, param);
 }
 
-// ---- health ------------------------------------------------------------
-
-function fmt(v) {
-  return v === undefined || v === null || v === '' ? DASH : String(v);
+function banner() {
+  // The Health view says "Not signed in" itself.
+  $('signed-out').hidden = !auth.signedOut || (current && current.name === 'health');
 }
 
-function isInt(v) {
-  return Number.isInteger(v);
+function stopAllSync(n) {
+  const b = $('stop-all');
+  b.disabled = n === 0;
+  b.textContent = n ? `Stop all (${n})` : 'Stop all';
+  b.dataset.running = String(n);
 }
 
-// One table cell: human text, raw value in data-value for scripts/tests.
-function cell(cls, text, raw) {
-  const td = el('td', cls, text);
-  if (raw !== undefined && raw !== null) td.dataset.value = String(raw);
-  return td;
-}
+$('stop-all').addEventListener('click', async () => {
+  const n = await stopAll();
+  const s = $('stop-all-status');
+  s.textContent = n ? `Asked cordon to stop ${n} run${n === 1 ? '' : 's'}.` : 'No run to stop.';
+  clearTimeout(stopAllNote);
+  stopAllNote = setTimeout(() => { s.textContent = ''; }, 5000);
+});
+let stopAllNote = null;
 
-function daemonRow(d) {
-  const st = d.status && typeof d.status === 'object' ? d.status : null;
-  const up = d.up === true;
-  const tr = el('tr', up ? 'is-up' : 'is-down');
-  tr.dataset.daemon = String(d.name);
-
-  const th = el('th', 'name', d.name);
-  th.scope = 'row';
-  tr.append(th);
-
-  const state = cell('state', up ? 'up' : 'down', up ? 'up' : 'down');
-  state.classList.add(up ? 'ok' : 'bad');
-  tr.append(state);
-
-  const pid = up ? (isInt(d.pid) ? d.pid : st?.pid) : null;
-  tr.append(cell('pid num', fmt(pid), pid));
-  tr.append(cell('restarts num', fmt(d.restarts), d.restarts));
-  tr.append(cell('uid num', fmt(st?.uid), st?.uid));
-
-  const caps = cell('caps mono', fmt(st?.capEff), st?.capEff);
-  if (typeof st?.capEff === 'string') {
-    const none = /^0+$/.test(st.capEff);
-    caps.classList.add(none ? 'ok' : 'warn');
-    caps.title = none ? 'no effective capabilities' : 'effective capabilities';
-  }
-  tr.append(caps);
-
-  let nnpText = DASH;
-  if (st && isInt(st.noNewPrivs)) nnpText = st.noNewPrivs ? 'yes' : 'no';
-  const nnp = cell('nnp', nnpText, st?.noNewPrivs);
-  if (nnpText !== DASH) nnp.classList.add(st.noNewPrivs ? 'ok' : 'warn');
-  tr.append(nnp);
-
-  let secText = DASH;
-  if (st && isInt(st.seccomp)) secText = SECCOMP_MODES[st.seccomp] ?? String(st.seccomp);
-  const sec = cell('seccomp', secText, st?.seccomp);
-  if (secText !== DASH) sec.classList.add(st.seccomp === 2 ? 'ok' : 'warn');
-  tr.append(sec);
-
-  let llText = fmt(st?.landlock);
-  if (st && typeof st.landlock === 'string' && isInt(st.landlockAbi))
-    llText = `${st.landlock} (ABI ${st.landlockAbi})`;
-  const ll = cell('landlock', llText, st?.landlock);
-  if (typeof st?.landlock === 'string') ll.classList.add(st.landlock === 'on' ? 'ok' : 'warn');
-  tr.append(ll);
-
-  return tr;
-}
-
-function validHealth(j) {
-  return j && typeof j === 'object' && Array.isArray(j.daemons) &&
-    j.daemons.every((d) => d && typeof d === 'object' && typeof d.name === 'string');
-}
-
-function setStatus(kind, text) {
-  const s = $('health-status');
-  s.dataset.status = kind;
-  s.textContent = text;
-}
-
-function setNotice(nodes) {
-  const n = $('health-notice');
-  if (!nodes) {
-    n.hidden = true;
-    n.replaceChildren();
-    return;
-  }
-  n.replaceChildren(...nodes);
-  n.hidden = false;
-}
-
-function renderHealth(j) {
-  const rows = j.daemons.map(daemonRow);
-  $('health-rows').replaceChildren(...rows);
-  $('health-table').classList.remove('stale');
-  $('version').textContent = fmt(typeof j.version === 'string' ? j.version : null);
-
-  const total = j.daemons.length;
-  const down = j.daemons.filter((d) => d.up !== true).length;
-  if (j.ok === true && down === 0)
-    setStatus('ok', `OK — all ${total} daemons up`);
-  else if (down > 0)
-    setStatus('degraded', `Degraded — ${down} of ${total} daemons down`);
-  else
-    setStatus('degraded', 'Degraded');
-  setNotice(null);
-  $('health-updated').textContent = new Date().toLocaleTimeString();
-}
-
-function renderSignedOut() {
-  $('health-rows').replaceChildren();
-  $('version').textContent = DASH;
-  setStatus('signed-out', 'Not signed in');
-  setNotice([
-    document.createTextNode('Not signed in — open the login URL printed by '),
-    el('code', null, 'cordon run'),
-  ]);
-}
-
-function renderError(text) {
-  // Keep the last table, but mark it stale so nobody mistakes it for live.
-  $('health-table').classList.add('stale');
-  setStatus('error', 'Unreachable');
-  setNotice([document.createTextNode(text)]);
-}
-
-async function fetchHealth(signal) {
-  let r;
-  try {
-    r = await fetch('/api/health', {
-      method: 'GET',
-      credentials: 'same-origin',
-      cache: 'no-store',
-      headers: { Accept: 'application/json' },
-      signal,
-    });
-  } catch {
-    return { kind: 'error', text: 'Cannot reach cordon. Retrying…' };
-  }
-  if (r.status === 401) return { kind: 'signed-out' };
-  if (!r.ok) return { kind: 'error', text: `cordon answered HTTP ${r.status}. Retrying…` };
-  let j;
-  try {
-    j = await r.json();
-  } catch {
-    return { kind: 'error', text: 'cordon sent an unreadable answer. Retrying…' };
-  }
-  if (!validHealth(j))
-    return { kind: 'error', text: 'cordon sent an unexpected answer. Retrying…' };
-  return { kind: 'ok', data: j };
-}
-
-const health = {
-  timer: null,
-  ctrl: null,
-  gen: 0,
-
-  start() {
-    if (this.ctrl || this.timer) return;
-    this.tick();
-  },
-
-  stop() {
-    this.gen++;
-    clearTimeout(this.timer);
-    this.timer = null;
-    if (this.ctrl) this.ctrl.abort();
-    this.ctrl = null;
-  },
-
-  async tick() {
-    this.timer = null;
-    const gen = ++this.gen;
-    const ctrl = new AbortController();
-    this.ctrl = ctrl;
-    const t = setTimeout(() => ctrl.abort(), FETCH_TIMEOUT_MS);
-    const res = await fetchHealth(ctrl.signal);
-    clearTimeout(t);
-    // A stop() or a newer tick since we started: drop this answer.
-    if (gen !== this.gen) return;
-    this.ctrl = null;
-    if (res.kind === 'ok') renderHealth(res.data);
-    else if (res.kind === 'signed-out') renderSignedOut();
-    else renderError(res.text);
-    this.timer = setTimeout(() => this.tick(), POLL_MS);
-  },
-};
-
-// ---- start -------------------------------------------------------------
-
-window.addEventListener('hashchange', () => show(viewFromHash()));
+onRuns(stopAllSync);
+onAuth(banner);
+stopAllSync(runCount());
+window.addEventListener('hashchange', show);
 document.addEventListener('visibilitychange', () => {
   // Catch up at once when the tab comes back instead of waiting a period.
-  if (!document.hidden && current === 'health' && health.timer) {
+  if (!document.hidden && current && current.name === 'health' && health.timer) {
     health.stop();
     health.start();
   }
 });
-show(viewFromHash());
+show();

@@ -15,7 +15,9 @@
 // exits (a failed or timed-out test) is killed with its process group.
 
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import {
+  mkdtempSync, rmSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -119,14 +121,25 @@ export function cordonVersion() {
   return out.trim().replace(/^cordon\s+/, '');
 }
 
-export async function startCordon({ readyTimeoutMs = 15000 } = {}) {
+// demo: `cordon run --demo` (demo vault and agent); files: {relative path:
+// text} written into the fresh home before cordon starts (extra manifests,
+// vault notes).  Paths must stay inside the home.
+export async function startCordon({ readyTimeoutMs = 15000, demo = false, files = {} } = {}) {
   const bin = path.join(BUILD, 'cordon');
   const missing = ['cordon', 'cordon-auditd', 'cordon-vaultd', 'cordon-spawner', 'cordon-broker']
     .filter((b) => !existsSync(path.join(BUILD, b)));
   if (missing.length)
     throw new Error(`missing in ${BUILD}: ${missing.join(', ')} (build them, or set CORDON_BUILD)`);
   const home = mkdtempSync(path.join(tmpdir(), 'cordon-browser-home-'));
-  const child = spawn(bin, ['run', '--home', home, '--port', '0', '--allow-root'], {
+  for (const [rel, text] of Object.entries(files)) {
+    const p = path.resolve(home, rel);
+    if (!p.startsWith(home + path.sep)) throw new Error(`startCordon: ${rel} leaves the home`);
+    mkdirSync(path.dirname(p), { recursive: true });
+    writeFileSync(p, text, { mode: 0o644 });
+  }
+  const args = ['run', '--home', home, '--port', '0', '--allow-root'];
+  if (demo) args.push('--demo');
+  const child = spawn(bin, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true, // own process group, so a failure can take down every daemon
     env: { ...process.env, NO_COLOR: '1' },
@@ -254,10 +267,39 @@ function isFavicon404(msg) {
   }
 }
 
+function isApiUrl(u) {
+  try {
+    return new URL(u).pathname.startsWith('/api/');
+  } catch {
+    return false;
+  }
+}
+
+// Every console error attributed to a 501 came from a URL that really
+// answered 501 {"ok":false,"error":"not-implemented"}.  Returns the count.
+export async function checkUnavailable(w) {
+  for (const u of w.unavailable) {
+    const body = await w.responses501.get(u);
+    if (body === undefined) throw new Error(`console 501 not seen on the wire: ${u}`);
+    if (body !== null && body !== '{"ok":false,"error":"not-implemented"}')
+      throw new Error(`501 with an unexpected body at ${u}: ${body}`);
+  }
+  return w.unavailable.length;
+}
+
 // Collect problems from every page of a context. `allow` may list predicates
 // (msg) => bool for console errors a test expects (e.g. a deliberate 401).
+//
+// Chromium logs a console error for every fetch answered 4xx/5xx.  A route
+// this build has not implemented yet answers 501 "not-implemented"; those
+// errors are attributed (w.unavailable: the URLs) rather than counted, and
+// w.responses501 keeps every 501 answer seen so checkUnavailable() can
+// prove each attributed error was such an answer.
 export async function watch(context, { allow = [] } = {}) {
-  const w = { csp: [], consoleErrors: [], pageErrors: [], allowed: [], failedRequests: [] };
+  const w = {
+    csp: [], consoleErrors: [], pageErrors: [], allowed: [], failedRequests: [],
+    unavailable: [], responses501: new Map(),
+  };
   await context.exposeBinding('__cordonCsp', ({ page }, v) => {
     w.csp.push({ page: page?.url(), ...v });
   });
@@ -272,6 +314,10 @@ export async function watch(context, { allow = [] } = {}) {
       }
       if (msg.type() !== 'error') return;
       if (isFavicon404(msg)) return;
+      if (/status of 501 \(Not Implemented\)/.test(text) && isApiUrl(where)) {
+        w.unavailable.push(where);
+        return;
+      }
       if (allow.some((f) => f(msg))) {
         w.allowed.push(text);
         return;
@@ -279,6 +325,10 @@ export async function watch(context, { allow = [] } = {}) {
       w.consoleErrors.push(`${text} @ ${where}`);
     });
     page.on('pageerror', (err) => w.pageErrors.push(String(err?.stack || err)));
+    page.on('response', (r) => {
+      if (r.status() !== 501 || !isApiUrl(r.url())) return;
+      w.responses501.set(r.url(), r.text().catch(() => null));
+    });
     page.on('requestfailed', (req) => {
       const f = req.failure()?.errorText || 'failed';
       if (f !== 'net::ERR_ABORTED') w.failedRequests.push(`${req.method()} ${req.url()}: ${f}`);

@@ -1,0 +1,178 @@
+// cordon dashboard: the Agents view (cards with readiness, version and
+// missing secrets by name, API-2) and the agent page that holds the room
+// and the Control Room.  Also the chat-storage settings (DA-2).
+
+import { getJSON, pollDelay, seg } from './api.js';
+import {
+  el, h, button, pill, fmt, viewHead, panelFor, loadingPanel, errorPanel,
+} from './dom.js';
+import * as store from './chatstore.js';
+import { Room } from './room.js';
+import { ControlRoom } from './control.js';
+
+const POLL_MS = 10000;
+const READY = { live: 'ok', degraded: 'warn', offline: 'bad' };
+
+function readiness(a) {
+  const r = a.readiness && typeof a.readiness === 'object' ? a.readiness : {};
+  const st = typeof r.status === 'string' ? r.status : 'unknown';
+  const p = pill(st, READY[st] || 'muted');
+  p.classList.add('readiness');
+  p.dataset.status = st;
+  return { pill: p, version: typeof r.version === 'string' ? r.version : null };
+}
+
+function names(list) {
+  return Array.isArray(list) ? list.filter((s) => typeof s === 'string') : [];
+}
+
+function agentCard(a) {
+  const card = el('article', 'card agent-card');
+  card.dataset.agent = a.name;
+  const r = readiness(a);
+  const title = el('a', 'card-title', typeof a.displayName === 'string' ? a.displayName : a.name);
+  title.href = `#agent/${encodeURIComponent(a.name)}`;
+  card.append(h('div', 'card-head', h('h3', null, title), r.pill));
+  if (typeof a.description === 'string') card.append(el('p', 'card-desc', a.description));
+  const dl = el('dl', 'facts');
+  const fact = (k, v, cls) => {
+    const d = el('dd', cls, v);
+    dl.append(el('dt', null, k), d);
+    return d;
+  };
+  fact('Name', a.name, 'mono');
+  fact('Transport', fmt(a.transport));
+  fact('Version', fmt(r.version), 'version');
+  const actions = Array.isArray(a.actions) ? a.actions.length : 0;
+  fact('Actions', String(actions));
+  const missing = names(a.missingSecrets);
+  const ms = fact('Missing secrets', missing.length ? missing.join(', ') : 'none',
+    missing.length ? 'missing bad mono' : 'missing');
+  ms.dataset.count = String(missing.length);
+  card.append(dl);
+  if (a.hasKey && typeof a.hasKey === 'object') {
+    const keys = el('ul', 'keys');
+    for (const [k, v] of Object.entries(a.hasKey)) {
+      const li = h('li', v === true ? 'key-ok' : 'key-missing', el('code', null, k),
+        v === true ? ' set' : ' missing');
+      keys.append(li);
+    }
+    if (keys.childElementCount) card.append(keys);
+  }
+  const open = el('a', 'btn primary open-room', 'Open room');
+  open.href = title.href;
+  card.append(h('div', 'card-foot', open));
+  return card;
+}
+
+function validAgent(a) {
+  return a && typeof a === 'object' && typeof a.name === 'string' &&
+    /^[a-z0-9][a-z0-9-]{0,63}$/.test(a.name);
+}
+
+// DA-2 settings: memory only, and clear every stored chat.
+function chatSettings() {
+  const box = el('section', 'panel settings');
+  const cb = el('input');
+  cb.type = 'checkbox';
+  cb.id = 'memory-only';
+  cb.checked = store.settings().memoryOnly;
+  const lab = el('label', null, ' Keep chats in memory only (nothing stored in this browser)');
+  lab.htmlFor = 'memory-only';
+  lab.prepend(cb);
+  const note = el('span', 'settings-note', '');
+  note.setAttribute('role', 'status');
+  cb.addEventListener('change', () => {
+    store.setMemoryOnly(cb.checked);
+    note.textContent = cb.checked ? 'Chats are now kept in memory only.' : 'Chats are now stored in this browser.';
+  });
+  const clr = button('Clear all chat cache', 'clear-cache', () => {
+    const n = store.clearAll();
+    note.textContent = n ? 'All chats cleared.' : 'There were no chats to clear.';
+  });
+  box.append(el('h3', null, 'Chat storage'), h('p', null, lab), h('p', 'settings-row', clr, note));
+  return box;
+}
+
+export const agentsView = {
+  title: 'Agents',
+  mount(root) {
+    this.root = root;
+    this.body = el('div', 'agents-body');
+    this.body.append(loadingPanel());
+    root.replaceChildren(viewHead('Agents'), this.body, chatSettings());
+    this.gen = (this.gen || 0) + 1;
+    this.tick(this.gen);
+  },
+  async tick(gen) {
+    this.ctrl = new AbortController();
+    const res = await getJSON('/api/agents', this.ctrl.signal);
+    if (gen !== this.gen || res.kind === 'aborted') return;
+    if (res.kind === 'ok' && Array.isArray(res.data.agents)) {
+      const list = res.data.agents.filter(validAgent);
+      const grid = el('div', 'cards');
+      grid.append(...list.map(agentCard));
+      if (!list.length) grid.append(el('p', 'panel', 'No agents are configured.'));
+      this.body.replaceChildren(grid);
+      this.body.dataset.state = 'ok';
+    } else {
+      this.body.replaceChildren(panelFor(res, 'The agent list'));
+      this.body.dataset.state = res.kind;
+      if (res.kind === 'unavailable') return; // it will not appear by waiting
+    }
+    this.timer = setTimeout(() => this.tick(gen), pollDelay(POLL_MS));
+  },
+  unmount() {
+    this.gen++;
+    clearTimeout(this.timer);
+    this.ctrl?.abort();
+  },
+};
+
+export const agentView = {
+  title: 'Agent',
+  async mount(root, name) {
+    this.gen = (this.gen || 0) + 1;
+    const gen = this.gen;
+    this.ctrl = new AbortController();
+    root.replaceChildren(viewHead('Agent'), loadingPanel());
+    if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(name)) {
+      root.replaceChildren(viewHead('Agent'), errorPanel('cordon knows no such agent.'));
+      return;
+    }
+    const res = await getJSON(`/api/agents/${seg(name)}`, this.ctrl.signal);
+    if (gen !== this.gen || res.kind === 'aborted') return;
+    if (res.kind !== 'ok' || !validAgent(res.data.agent)) {
+      const p = res.kind === 'refused' && res.code === 'unknown-agent' ?
+        errorPanel('cordon knows no such agent.') : panelFor(res, 'The agent page');
+      root.replaceChildren(viewHead('Agent'), p);
+      root.dataset.state = res.kind;
+      return;
+    }
+    const a = res.data.agent;
+    const r = readiness(a);
+    document.title = `${a.displayName || a.name} · cordon`;
+    const back = el('a', 'back', '← Agents');
+    back.href = '#agents';
+    this.room = new Room(a.name);
+    this.control = new ControlRoom(a.name, Array.isArray(a.actions) ? a.actions : []);
+    const missing = names(a.missingSecrets);
+    const head = viewHead(typeof a.displayName === 'string' ? a.displayName : a.name,
+      h('div', 'agent-status', r.pill, el('span', 'version', fmt(r.version)), back));
+    const parts = [head];
+    if (missing.length)
+      parts.push(el('p', 'notice', `Missing secrets: ${missing.join(', ')}. Runs will be refused until they are set.`));
+    parts.push(h('div', 'agent-grid', this.room.root, this.control.root));
+    root.replaceChildren(...parts);
+    root.dataset.state = 'ok';
+    this.room.input.focus();
+  },
+  unmount() {
+    this.gen++;
+    this.ctrl?.abort();
+    this.room?.unmount();
+    this.control?.unmount();
+    this.room = null;
+    this.control = null;
+  },
+};

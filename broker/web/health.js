@@ -1,0 +1,176 @@
+// cordon dashboard: the Health view (API-1): each daemon, its restarts and
+// what it and /proc say of its confinement.  Polls while shown, backs off
+// while signed out.
+
+import { getJSON, pollDelay } from './api.js';
+import { $, el, fmt, DASH } from './dom.js';
+
+const POLL_MS = 2000;
+const SECCOMP_MODES = { 0: 'off', 1: 'strict', 2: 'filter' };
+
+function isInt(v) {
+  return Number.isInteger(v);
+}
+
+// One table cell: human text, raw value in data-value for scripts/tests.
+function cell(cls, text, raw) {
+  const td = el('td', cls, text);
+  if (raw !== undefined && raw !== null) td.dataset.value = String(raw);
+  return td;
+}
+
+function daemonRow(d) {
+  const st = d.status && typeof d.status === 'object' ? d.status : null;
+  const up = d.up === true;
+  const tr = el('tr', up ? 'is-up' : 'is-down');
+  tr.dataset.daemon = String(d.name);
+
+  const th = el('th', 'name', d.name);
+  th.scope = 'row';
+  tr.append(th);
+
+  const state = cell('state', up ? 'up' : 'down', up ? 'up' : 'down');
+  state.classList.add(up ? 'ok' : 'bad');
+  tr.append(state);
+
+  const pid = up ? (isInt(d.pid) ? d.pid : st?.pid) : null;
+  tr.append(cell('pid num', fmt(pid), pid));
+  tr.append(cell('restarts num', fmt(d.restarts), d.restarts));
+  tr.append(cell('uid num', fmt(st?.uid), st?.uid));
+
+  const caps = cell('caps mono', fmt(st?.capEff), st?.capEff);
+  if (typeof st?.capEff === 'string') {
+    const none = /^0+$/.test(st.capEff);
+    caps.classList.add(none ? 'ok' : 'warn');
+    caps.title = none ? 'no effective capabilities' : 'effective capabilities';
+  }
+  tr.append(caps);
+
+  let nnpText = DASH;
+  if (st && isInt(st.noNewPrivs)) nnpText = st.noNewPrivs ? 'yes' : 'no';
+  const nnp = cell('nnp', nnpText, st?.noNewPrivs);
+  if (nnpText !== DASH) nnp.classList.add(st.noNewPrivs ? 'ok' : 'warn');
+  tr.append(nnp);
+
+  let secText = DASH;
+  if (st && isInt(st.seccomp)) secText = SECCOMP_MODES[st.seccomp] ?? String(st.seccomp);
+  const sec = cell('seccomp', secText, st?.seccomp);
+  if (secText !== DASH) sec.classList.add(st.seccomp === 2 ? 'ok' : 'warn');
+  tr.append(sec);
+
+  let llText = fmt(st?.landlock);
+  if (st && typeof st.landlock === 'string' && isInt(st.landlockAbi))
+    llText = `${st.landlock} (ABI ${st.landlockAbi})`;
+  const ll = cell('landlock', llText, st?.landlock);
+  if (typeof st?.landlock === 'string') ll.classList.add(st.landlock === 'on' ? 'ok' : 'warn');
+  tr.append(ll);
+
+  return tr;
+}
+
+function validHealth(j) {
+  return j && typeof j === 'object' && Array.isArray(j.daemons) &&
+    j.daemons.every((d) => d && typeof d === 'object' && typeof d.name === 'string');
+}
+
+function setStatus(kind, text) {
+  const s = $('health-status');
+  s.dataset.status = kind;
+  s.textContent = text;
+}
+
+function setNotice(nodes) {
+  const n = $('health-notice');
+  if (!nodes) {
+    n.hidden = true;
+    n.replaceChildren();
+    return;
+  }
+  n.replaceChildren(...nodes);
+  n.hidden = false;
+}
+
+function renderHealth(j) {
+  const rows = j.daemons.map(daemonRow);
+  $('health-rows').replaceChildren(...rows);
+  $('health-table').classList.remove('stale');
+  $('version').textContent = fmt(typeof j.version === 'string' ? j.version : null);
+
+  const total = j.daemons.length;
+  const down = j.daemons.filter((d) => d.up !== true).length;
+  if (j.ok === true && down === 0)
+    setStatus('ok', `OK — all ${total} daemons up`);
+  else if (down > 0)
+    setStatus('degraded', `Degraded — ${down} of ${total} daemons down`);
+  else
+    setStatus('degraded', 'Degraded');
+  setNotice(null);
+  $('health-updated').textContent = new Date().toLocaleTimeString();
+}
+
+function renderSignedOut() {
+  $('health-rows').replaceChildren();
+  $('version').textContent = DASH;
+  setStatus('signed-out', 'Not signed in');
+  setNotice([
+    document.createTextNode('Not signed in — open the login URL printed by '),
+    el('code', null, 'cordon run'),
+  ]);
+}
+
+function renderError(text) {
+  // Keep the last table, but mark it stale so nobody mistakes it for live.
+  $('health-table').classList.add('stale');
+  setStatus('error', 'Unreachable');
+  setNotice([document.createTextNode(text)]);
+}
+
+async function fetchHealth(signal) {
+  const res = await getJSON('/api/health', signal);
+  if (res.kind === 'aborted') return res;
+  if (res.kind === 'signed-out') return { kind: 'signed-out' };
+  // A degraded cordon answers ok:false with the same daemon list.
+  const j = res.data;
+  if ((res.kind === 'ok' || res.kind === 'refused') && validHealth(j))
+    return { kind: 'ok', data: j };
+  if (res.kind === 'error' && res.status === 0)
+    return { kind: 'error', text: 'Cannot reach cordon. Retrying…' };
+  if (res.status && res.status !== 200)
+    return { kind: 'error', text: `cordon answered HTTP ${res.status}. Retrying…` };
+  return { kind: 'error', text: 'cordon sent an unexpected answer. Retrying…' };
+}
+
+export const health = {
+  timer: null,
+  ctrl: null,
+  gen: 0,
+
+  start() {
+    if (this.ctrl || this.timer) return;
+    this.tick();
+  },
+
+  stop() {
+    this.gen++;
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (this.ctrl) this.ctrl.abort();
+    this.ctrl = null;
+  },
+
+  async tick() {
+    this.timer = null;
+    const gen = ++this.gen;
+    const ctrl = new AbortController();
+    this.ctrl = ctrl;
+    const res = await fetchHealth(ctrl.signal);
+    // A stop() or a newer tick since we started: drop this answer.
+    if (gen !== this.gen) return;
+    this.ctrl = null;
+    if (res.kind === 'ok') renderHealth(res.data);
+    else if (res.kind === 'signed-out') renderSignedOut();
+    else renderError(res.text);
+    this.timer = setTimeout(() => this.tick(), pollDelay(POLL_MS));
+  },
+};
+

@@ -1,0 +1,319 @@
+// cordon dashboard: an agent room (DA-1, DA-2, API-3, API-4).  Streams a
+// run's tokens as they come, Stop (cancel), New session, usage strip, the
+// saved note as a link into the Vault view, Ctrl/⌘+Enter sends, Esc stops.
+// The chat lives in chatstore.js; a run writes only in its generation.
+
+import {
+  streamNDJSON, cancelRun, runAdd, runSetId, runDone, seg,
+} from './api.js';
+import * as store from './chatstore.js';
+import { el, h, button, pill, fmtMs, fmtBytes } from './dom.js';
+
+const MAX_PROMPT = 256000;
+const SAVE_EVERY_MS = 400;
+const STOP_GRACE_MS = 6000; // SP-8: SIGKILL 2-3 s after SIGTERM, plus slack
+
+// Stock texts for refusals before the stream (codes from the fixed set).
+const REFUSED = {
+  'invalid-prompt': 'The prompt was refused (empty, too long, or containing NUL).',
+  'invalid-body': 'The request was refused as malformed.',
+  'unknown-agent': 'cordon knows no such agent.',
+  busy: 'Too many runs at once. Try again shortly.',
+  'missing-secret': 'A secret this agent needs is missing.',
+};
+
+export function notePath(p) {
+  return `#vault/${String(p).split('/').map(encodeURIComponent).join('/')}`;
+}
+
+function usageStrip(u) {
+  const s = el('div', 'usage');
+  for (const [k, v] of Object.entries(u)) {
+    if (k === 'kind' || (typeof v !== 'number' && typeof v !== 'string')) continue;
+    s.append(h('span', 'usage-item', el('span', 'usage-k', k), el('span', 'usage-v', String(v))));
+  }
+  return s.childElementCount ? s : null;
+}
+
+function metaLine(m) {
+  const line = el('div', 'msg-meta');
+  if (m.state === 'running') line.append(pill('streaming…', 'muted'));
+  if (m.state === 'stopped') line.append(pill('stopped', 'warn'));
+  if (m.state === 'interrupted') line.append(pill('interrupted', 'warn'));
+  if (Number.isInteger(m.exitCode)) line.append(el('span', 'meta', `exit ${m.exitCode}`));
+  if (Number.isFinite(m.durationMs)) line.append(el('span', 'meta', fmtMs(m.durationMs)));
+  if (m.truncated) line.append(pill('truncated', 'warn'));
+  if (m.error) {
+    const e = pill(m.error.errorClass, 'bad');
+    e.classList.add('error-pill');
+    line.append(e, el('span', 'error-msg', m.error.errorMessage));
+  }
+  if (m.saved) {
+    const a = el('a', 'saved-link', m.saved.path);
+    a.href = notePath(m.saved.path);
+    a.dataset.note = m.saved.path;
+    line.append(h('span', 'meta', 'saved to ', a,
+      Number.isFinite(m.saved.bytes) ? ` (${fmtBytes(m.saved.bytes)})` : ''));
+  }
+  return line;
+}
+
+export class Room {
+  constructor(agent) {
+    this.agent = agent;
+    this.run = null; // {gen, msg, ctrl, key, runId, stopping, textNode}
+    this.chat = store.load(agent);
+    // A run that was streaming when the page went away did not finish.
+    for (const m of this.chat.messages)
+      if (m.state === 'running') m.state = 'interrupted';
+    this.gen = store.bump(agent); // this room's generation
+    this.savedAt = 0;
+    this.build();
+    this.render();
+  }
+
+  build() {
+    this.log = el('div', 'chat-log');
+    this.log.setAttribute('role', 'log');
+    this.log.setAttribute('aria-live', 'polite');
+    this.input = el('textarea', 'prompt');
+    this.input.id = 'prompt';
+    this.input.rows = 3;
+    this.input.placeholder = 'Ask the agent…';
+    this.input.setAttribute('aria-label', 'Prompt');
+    this.input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        this.send();
+      }
+    });
+    this.note = el('p', 'room-note');
+    this.note.hidden = true;
+    this.sendBtn = button('Send', 'primary send', () => this.send());
+    this.stopBtn = button('Stop', 'danger stop', () => this.stop());
+    this.newBtn = button('New session', 'new-session', () => this.newSession());
+    this.onKey = (e) => {
+      if (e.key === 'Escape' && this.run) {
+        e.preventDefault();
+        this.stop();
+      }
+    };
+    document.addEventListener('keydown', this.onKey);
+    this.root = h('section', 'room',
+      h('div', 'room-head', el('h3', null, 'Chat'), this.newBtn),
+      this.log,
+      this.note,
+      h('div', 'composer', this.input,
+        h('div', 'composer-bar',
+          el('span', 'hint', 'Ctrl/⌘+Enter to send · Esc to stop'),
+          this.stopBtn, this.sendBtn)));
+    this.root.dataset.agent = this.agent;
+    this.sync();
+  }
+
+  sync() {
+    const busy = this.run !== null;
+    this.sendBtn.disabled = busy;
+    this.stopBtn.disabled = !busy || this.run.stopping;
+    this.root.dataset.running = busy ? 'yes' : 'no';
+  }
+
+  say(text) {
+    this.note.textContent = text || '';
+    this.note.hidden = !text;
+  }
+
+  msgNode(m) {
+    const box = el('div', `msg msg-${m.role}`);
+    box.dataset.state = m.state || 'done';
+    const body = el('div', 'msg-text');
+    if (m.text === '' && m.role === 'agent' && m.state !== 'running') body.classList.add('is-empty');
+    const t = document.createTextNode(m.text);
+    body.append(t);
+    box.append(body);
+    if (m.role === 'agent') {
+      box.append(metaLine(m));
+      if (m.usage) {
+        const u = usageStrip(m.usage);
+        if (u) box.append(u);
+      }
+    }
+    return { box, textNode: t };
+  }
+
+  render() {
+    const nodes = this.chat.messages.map((m) => this.msgNode(m));
+    this.log.replaceChildren(...nodes.map((n) => n.box));
+    if (!nodes.length)
+      this.log.append(el('p', 'chat-empty', 'No messages yet in this session.'));
+    if (this.run) {
+      const i = this.chat.messages.indexOf(this.run.msg);
+      if (i >= 0) {
+        this.run.box = nodes[i].box;
+        this.run.textNode = nodes[i].textNode;
+      }
+    }
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  // Re-draw the live message's meta without touching its text.
+  redrawRun() {
+    const r = this.run;
+    if (!r || !r.box || !r.box.isConnected) return this.render();
+    const fresh = this.msgNode(r.msg);
+    r.box.replaceWith(fresh.box);
+    r.box = fresh.box;
+    r.textNode = fresh.textNode;
+  }
+
+  persist(force) {
+    const r = this.run;
+    const now = Date.now();
+    if (!force && now - this.savedAt < SAVE_EVERY_MS) return;
+    this.savedAt = now;
+    store.save(this.agent, r ? r.gen : this.gen, this.chat);
+  }
+
+  async send() {
+    if (this.run) return;
+    const prompt = this.input.value;
+    if (prompt.trim() === '') {
+      this.say('Write a prompt first.');
+      return;
+    }
+    if (prompt.length > MAX_PROMPT || prompt.includes('\0')) {
+      this.say(`A prompt is 1 to ${MAX_PROMPT} characters, without NUL.`);
+      return;
+    }
+    this.say('');
+    const msg = { role: 'agent', text: '', state: 'running' };
+    this.chat.messages.push({ role: 'user', text: prompt }, msg);
+    const ctrl = new AbortController();
+    const run = { gen: this.gen, msg, ctrl, runId: null, stopping: false, key: 0 };
+    run.key = runAdd(this.agent, () => this.stopRun(run));
+    this.run = run;
+    this.input.value = '';
+    this.persist(true);
+    this.render();
+    this.sync();
+
+    const res = await streamNDJSON(`/api/agents/${seg(this.agent)}/run`,
+      { prompt, session: this.chat.session }, ctrl.signal, (ev) => this.event(run, ev));
+    clearTimeout(run.grace);
+    runDone(run.key);
+    if (run.gen !== store.generation(this.agent)) return; // cleared or left
+    this.finish(run, res);
+  }
+
+  event(run, ev) {
+    if (run.gen !== store.generation(this.agent)) return;
+    const m = run.msg;
+    switch (ev.kind) {
+    case 'start':
+      if (typeof ev.runId === 'string') {
+        run.runId = ev.runId;
+        runSetId(run.key, ev.runId);
+        if (run.stopping) this.stopRun(run);
+      }
+      return;
+    case 'token':
+      if (typeof ev.text !== 'string') return;
+      m.text += ev.text;
+      if (run.textNode) run.textNode.appendData(ev.text);
+      this.log.scrollTop = this.log.scrollHeight;
+      this.persist(false);
+      return;
+    case 'usage':
+      m.usage = { ...ev };
+      delete m.usage.kind;
+      break;
+    case 'error':
+      m.error = { errorClass: String(ev.errorClass || 'unknown'), errorMessage: String(ev.errorMessage || '') };
+      break;
+    case 'done':
+      if (Number.isInteger(ev.exitCode)) m.exitCode = ev.exitCode;
+      if (Number.isFinite(ev.durationMs)) m.durationMs = ev.durationMs;
+      if (ev.truncated === true) m.truncated = true;
+      m.state = run.stopping ? 'stopped' : 'done';
+      break;
+    case 'saved':
+      if (typeof ev.path === 'string')
+        m.saved = { path: ev.path, bytes: Number.isFinite(ev.bytes) ? ev.bytes : undefined };
+      break;
+    default:
+      return;
+    }
+    this.persist(true);
+    this.redrawRun();
+  }
+
+  finish(run, res) {
+    const m = run.msg;
+    if (res.kind === 'unavailable') {
+      m.state = 'done';
+      m.error = { errorClass: 'not-available', errorMessage: 'Running agents is not available in this build yet.' };
+    } else if (res.kind === 'refused') {
+      m.state = 'done';
+      m.error = { errorClass: res.code || 'refused', errorMessage: REFUSED[res.code] || 'cordon refused the run.' };
+    } else if (res.kind === 'signed-out') {
+      m.state = 'done';
+      m.error = { errorClass: 'signed-out', errorMessage: 'Not signed in — open the login URL printed by cordon run.' };
+    } else if (res.kind === 'aborted') {
+      m.state = 'stopped';
+    } else if (res.kind === 'error') {
+      m.state = 'interrupted';
+      m.error = { errorClass: 'connection', errorMessage: 'The connection to cordon was lost.' };
+    } else if (m.state === 'running') {
+      m.state = run.stopping ? 'stopped' : 'interrupted';
+    }
+    this.run = null;
+    this.persist(true);
+    this.render();
+    this.sync();
+  }
+
+  // API-4 when the run id is known; the stream then ends with "done".
+  // Without an id (or if cancelling fails) closing the stream cancels it.
+  async stopRun(run) {
+    if (run.stopping && !run.runId) return;
+    run.stopping = true;
+    this.sync();
+    clearTimeout(run.grace);
+    run.grace = setTimeout(() => run.ctrl.abort(), STOP_GRACE_MS);
+    if (!run.runId) return; // 'start' not seen yet: stop when it comes
+    const ok = await cancelRun(run.runId);
+    if (!ok) run.ctrl.abort();
+  }
+
+  stop() {
+    if (this.run) return this.stopRun(this.run);
+  }
+
+  newSession() {
+    const run = this.run;
+    if (run) {
+      this.stopRun(run);
+      this.run = null;
+    }
+    store.clear(this.agent);
+    this.gen = store.generation(this.agent);
+    this.chat = store.load(this.agent);
+    this.say('');
+    this.render();
+    this.sync();
+    this.input.focus();
+  }
+
+  // Leaving the room: the run is stopped and can no longer write here.
+  unmount() {
+    document.removeEventListener('keydown', this.onKey);
+    const run = this.run;
+    if (run) {
+      run.msg.state = 'stopped';
+      this.persist(true);
+      this.stopRun(run);
+      this.run = null;
+    }
+    store.bump(this.agent);
+  }
+}

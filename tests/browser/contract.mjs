@@ -1,0 +1,193 @@
+// A scripted stand-in for the broker's API, for testing the dashboard's
+// own logic (DA-2 generations, NDJSON lines split across chunks, fail-soft
+// action errors, Markdown safety) independently of which daemons are
+// built.  It serves broker/web/ under /ui/ with the broker's CSP and
+// answers the SPEC.md API-2 ... API-8 shapes.  Never a stand-in for cordon
+// itself: dashboard.test.mjs runs the real thing.  127.0.0.1 only.
+
+import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { HERE } from './harness.mjs';
+
+const WEB = path.resolve(HERE, '../../broker/web');
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+
+export const AGENT = {
+  name: 'demo',
+  displayName: 'Demo agent',
+  description: 'A scripted agent.',
+  transport: 'subprocess',
+  actions: [
+    { id: 'hello', label: 'Say hello', hint: 'echo' },
+    { id: 'slow', label: 'Too slow', hint: 'times out' },
+    { id: 'flood', label: 'Flood', hint: 'truncated' },
+  ],
+  readiness: { status: 'live', version: 'demo 1.0' },
+  missingSecrets: [],
+  hasKey: { DEMO_API_KEY: true },
+};
+
+const NOTES = {
+  'Welcome.md': '# Welcome\n\nA [[Hostile]] note sits beside me.\n',
+  'Hostile.md': '# Hostile <b>x</b>\n\n<script>window.__pwned=1</script>\n[js](javascript:window.__pwned=2) [out](http://127.0.0.1:9/) [in](Welcome.md)\n',
+  '00_Inbox/cordon/chats/2026-01-01-0000-demo-0badc0de.md': '---\ntype: chat\n---\n# hello\n\n## response\n\nHi.\n',
+};
+
+function csp(nonce) {
+  return `default-src 'none'; script-src 'self' 'nonce-${nonce}'; style-src 'self' 'nonce-${nonce}'; ` +
+    "img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+}
+
+function json(res, status, o) {
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+  res.end(JSON.stringify(o));
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function body(req) {
+  return new Promise((resolve) => {
+    let b = '';
+    req.on('data', (d) => { b += d; });
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(b));
+      } catch {
+        resolve(null);
+      }
+    });
+  });
+}
+
+function listing(dir) {
+  const pre = dir ? `${dir}/` : '';
+  const notes = new Set();
+  const folders = new Set();
+  for (const p of Object.keys(NOTES)) {
+    if (!p.startsWith(pre)) continue;
+    const rest = p.slice(pre.length).split('/');
+    (rest.length === 1 ? notes : folders).add(rest[0]);
+  }
+  return { ok: true, dir, notes: [...notes], folders: [...folders] };
+}
+
+// notImplemented: every API route but health answers 501, as the broker
+// does for a handler not written yet.
+export async function startContract({ notImplemented = false } = {}) {
+  const runs = new Map(); // runId -> {cancelled}
+  const log = []; // API requests seen: "METHOD path"
+  let seq = 0;
+
+  async function run(req, res, prompt) {
+    const runId = `r${++seq}`;
+    const st = { cancelled: false };
+    runs.set(runId, st);
+    res.writeHead(200, { 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-store' });
+    const line = (o) => res.write(`${JSON.stringify(o)}\n`);
+    line({ kind: 'start', runId });
+    // One object split across two chunks, and two objects in one chunk.
+    const half = JSON.stringify({ kind: 'token', text: 'Hello, ' });
+    res.write(half.slice(0, 9));
+    await sleep(60);
+    res.write(`${half.slice(9)}\n${JSON.stringify({ kind: 'token', text: 'wörld<b>!</b>' })}\n`);
+    const long = prompt.includes('long');
+    for (let i = 0; i < (long ? 400 : 5) && !res.destroyed; i++) {
+      await sleep(50);
+      line({ kind: 'token', text: ` t${i}` });
+      // A cancelled run still sends a few tokens before it ends.
+      if (st.cancelled && (st.after = (st.after || 0) + 1) > 4) break;
+    }
+    if (res.destroyed) return;
+    line({ kind: 'usage', inputTokens: 12, outputTokens: 34 });
+    if (st.cancelled) line({ kind: 'error', errorClass: 'killed', errorMessage: 'The run was stopped.' });
+    line({ kind: 'done', exitCode: st.cancelled ? 143 : 0, durationMs: 321, truncated: false });
+    if (!st.cancelled) line({ kind: 'saved', path: '00_Inbox/cordon/chats/2026-01-01-0000-demo-0badc0de.md', bytes: 99 });
+    runs.delete(runId);
+    res.end();
+  }
+
+  const srv = http.createServer(async (req, res) => {
+    const u = new URL(req.url, 'http://x');
+    const p = u.pathname;
+    if (p.startsWith('/ui/')) {
+      const name = p === '/ui/' ? 'index.html' : p.slice(4);
+      if (!/^[a-z]+\.(html|js|css)$/.test(name)) return json(res, 404, { ok: false, error: 'not-found' });
+      let data;
+      try {
+        data = readFileSync(path.join(WEB, name), 'utf8');
+      } catch {
+        return json(res, 404, { ok: false, error: 'not-found' });
+      }
+      const nonce = randomBytes(16).toString('hex');
+      res.writeHead(200, {
+        'Content-Type': TYPES[path.extname(name)],
+        'Content-Security-Policy': csp(nonce),
+        'X-Content-Type-Options': 'nosniff',
+      });
+      return res.end(data.replaceAll('{{NONCE}}', nonce));
+    }
+    log.push(`${req.method} ${p}`);
+    if (req.method === 'POST') {
+      // What the broker checks (PER-7, PER-8): the page must send these.
+      const ref = req.headers.referer || '';
+      if (!ref.includes('/ui/')) return json(res, 403, { ok: false, error: 'forbidden-referer' });
+      if (req.headers['content-type'] !== 'application/json')
+        return json(res, 415, { ok: false, error: 'unsupported-media-type' });
+    }
+    if (req.method === 'GET' && p === '/api/health')
+      return json(res, 200, { ok: true, version: 'contract', daemons: [] });
+    if (notImplemented && p.startsWith('/api/'))
+      return json(res, 501, { ok: false, error: 'not-implemented' });
+    if (req.method === 'GET' && p === '/api/agents') return json(res, 200, { ok: true, agents: [AGENT] });
+    if (req.method === 'GET' && p === '/api/agents/demo') return json(res, 200, { ok: true, agent: AGENT });
+    if (req.method === 'GET' && p.startsWith('/api/agents/'))
+      return json(res, 404, { ok: false, error: 'unknown-agent' });
+    if (req.method === 'POST' && p === '/api/agents/demo/run') {
+      const b = await body(req);
+      if (!b || typeof b.prompt !== 'string' || typeof b.session !== 'string')
+        return json(res, 400, { ok: false, error: 'invalid-body' });
+      return run(req, res, b.prompt);
+    }
+    let m;
+    if (req.method === 'POST' && (m = /^\/api\/runs\/([^/]+)\/cancel$/.exec(p))) {
+      const st = runs.get(m[1]);
+      if (!st) return json(res, 404, { ok: false, error: 'unknown-run' });
+      st.cancelled = true;
+      return json(res, 200, { ok: true });
+    }
+    if (req.method === 'POST' && (m = /^\/api\/agents\/demo\/actions\/([^/]+)$/.exec(p))) {
+      if (m[1] === 'hello')
+        return json(res, 200, { ok: true, stdout: 'hello <b>world</b>\n', stderr: '', exitCode: 0, durationMs: 4, truncated: false });
+      if (m[1] === 'slow')
+        return json(res, 200, { ok: false, errorClass: 'timeout', errorMessage: 'The action took too long and was stopped.' });
+      if (m[1] === 'flood')
+        return json(res, 200, { ok: true, stdout: 'y\n'.repeat(2000), stderr: '', exitCode: -9, durationMs: 80, truncated: true });
+      return json(res, 404, { ok: false, error: 'unknown-action' });
+    }
+    if (req.method === 'GET' && p === '/api/vault/notes') return json(res, 200, listing(u.searchParams.get('dir') || ''));
+    if (req.method === 'GET' && p === '/api/vault/note') {
+      const n = u.searchParams.get('path');
+      if (!Object.hasOwn(NOTES, n)) return json(res, 404, { ok: false, error: 'not-found' });
+      return json(res, 200, { ok: true, path: n, content: NOTES[n], bytes: NOTES[n].length });
+    }
+    if (req.method === 'GET' && p === '/api/audit') {
+      const kind = u.searchParams.get('kind');
+      const recs = [
+        { ts: '2026-01-01T00:00:01.000Z', id: 'a1', kind: 'http.request', method: 'GET', route: '/api/agents', status: 200 },
+        { ts: '2026-01-01T00:00:02.000Z', id: 'a2', kind: 'agent.invoke', agent: 'demo', promptChars: 5 },
+      ].filter((r) => !kind || r.kind === kind);
+      return json(res, 200, { ok: true, records: recs });
+    }
+    return json(res, 404, { ok: false, error: 'not-found' });
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${srv.address().port}`;
+  return {
+    base,
+    log,
+    runs,
+    close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); }),
+  };
+}
