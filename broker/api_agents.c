@@ -1,42 +1,599 @@
 /*
- * API-2 ... API-5: agents, runs and Control Room actions.  Not built yet
- * (issue 3): every route answers 501 "not-implemented", never a pretend
- * result.
+ * API-2 ... API-5: agents, chat runs, cancel and Control Room actions,
+ * asked of the spawner.  A run answers application/x-ndjson, one event
+ * object per line, relayed from the spawner's MSG_RUN_EVENT frames; the
+ * client going away cancels the run.  Sees no secret value (only names
+ * and hasKey flags).  Touches no files.
  */
+#include <sys/queue.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <json-c/json.h>
+
+#include "argv.h"
 #include "broker.h"
+#include "json.h"
+#include "cordon_limits.h"
+#include "log.h"
+#include "msg.h"
+#include "util.h"
+
+#define AGENTS_ACTION_WAIT_S 65 /* longest action (60 s) + margin */
+#define AGENTS_STREAM_IDLE_S 3600
+#define AGENTS_CLIENT_MAX    (1024 * 1024) /* unsent bytes to a client */
+
+/* One NDJSON stream to a client. */
+struct stream {
+	char s_id[17];
+	struct evhttp_request *s_req; /* NULL once the client went away */
+	struct evhttp_connection *s_evcon;
+	struct ipc_conn *s_spawner; /* the channel the run lives on */
+	uint64_t s_credit;	    /* relayed text not yet credited */
+	size_t s_bytes;		    /* NDJSON bytes sent, for http.request */
+	LIST_ENTRY(stream) s_entry;
+};
+
+static LIST_HEAD(, stream) streams = LIST_HEAD_INITIALIZER(streams);
+static struct event *streams_watch, *credits_timer;
+
+static void credits_cb(evutil_socket_t, short, void *);
+
+/* A spawner (or our own) error code -> HTTP status, fixed set. */
+static int
+agents_status(const char *code)
+{
+	static const struct {
+		const char *c;
+		int s;
+	} map[] = {
+	    {"unknown-agent", 404},
+	    {"unknown-action", 404},
+	    {"unknown-run", 404},
+	    {"invalid-prompt", 400},
+	    {"prompt-flag-like", 400},
+	    {"invalid-session", 400},
+	    {"invalid-argument", 400},
+	    {"busy", 429},
+	    {"missing-secret", 409},
+	    {"spawn-failed", 502},
+	    {"audit-unavailable", 503},
+	};
+	size_t i;
+
+	for (i = 0; i < nitems(map); i++)
+		if (strcmp(map[i].c, code) == 0)
+			return map[i].s;
+	return 0;
+}
+
+/* Answer a daemon's MSG_ERROR (or no answer) with a fixed code. */
+static void
+agents_fail(struct evhttp_request *req, const struct ipc_msg *m)
+{
+	const char *code = NULL;
+	int st;
+
+	if (m != NULL && m->m_type == MSG_ERROR)
+		code = json_get_str(m->m_obj, "error", 32);
+	if (code != NULL && (st = agents_status(code)) != 0)
+		send_error(req, st, code);
+	else if (m == NULL)
+		send_error(req, 503, "unavailable");
+	else
+		send_error(req, 500, "internal");
+}
+
+/*
+ * A path parameter decoded once and checked against a name shape
+ * (^[a-z0-9][a-z0-9-]{0,max-1}$ or 16 lowercase hex when hex).
+ */
+static int
+agents_param(const struct api_params *p, size_t i, size_t max, int hex,
+    char *out, size_t outsz)
+{
+	char raw[API_PARAM_MAX + 1], *dec;
+	size_t len, k;
+	int ok = 1;
+
+	if (i >= p->ap_n || p->ap_len[i] > API_PARAM_MAX)
+		return -1;
+	memcpy(raw, p->ap_val[i], p->ap_len[i]);
+	raw[p->ap_len[i]] = '\0';
+	if ((dec = evhttp_uridecode(raw, 0, &len)) == NULL)
+		return -1;
+	if (len == 0 || len > max || len >= outsz || strlen(dec) != len)
+		ok = 0;
+	for (k = 0; ok && k < len; k++) {
+		char c = dec[k];
+
+		if (hex)
+			ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+		else
+			ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			     (c == '-' && k > 0);
+	}
+	if (hex && len != 16)
+		ok = 0;
+	if (ok)
+		memcpy(out, dec, len + 1);
+	free(dec);
+	return ok ? 0 : -1;
+}
+
+/* ---- API-2 ---- */
+
+static void
+agents_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+	struct json_object *o, *v;
+
+	if (req == NULL)
+		return;
+	if (m == NULL || m->m_type != MSG_AGENT_LIST_OK ||
+	    !json_object_object_get_ex(m->m_obj, "agents", &v)) {
+		agents_fail(req, m);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object_object_add(o, "agents", json_object_get(v));
+	send_json(req, 200, o);
+	json_object_put(o);
+}
 
 void
 api_agents_list(struct evhttp_request *req, const struct api_params *p)
 {
-	send_error(req, 501, "not-implemented");
+	api_ask(req, broker_peer(PROC_SPAWNER), MSG_AGENT_LIST, NULL,
+	    MSG_AGENT_LIST_OK, agents_list_cb);
+}
+
+static void
+agent_get_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+	struct json_object *o, *v;
+
+	if (req == NULL)
+		return;
+	if (m == NULL || m->m_type != MSG_AGENT_GET_OK ||
+	    !json_object_object_get_ex(m->m_obj, "agent", &v)) {
+		agents_fail(req, m);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object_object_add(o, "agent", json_object_get(v));
+	send_json(req, 200, o);
+	json_object_put(o);
 }
 
 void
 api_agent_get(struct evhttp_request *req, const struct api_params *p)
 {
-	send_error(req, 501, "not-implemented");
+	struct json_object *o;
+	char name[LIM_NAME_MAX + 1];
+
+	if (agents_param(p, 0, LIM_NAME_MAX, 0, name, sizeof(name)) == -1) {
+		send_error(req, 404, "unknown-agent");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "name", json_object_new_string(name));
+	api_ask(req, broker_peer(PROC_SPAWNER), MSG_AGENT_GET, o,
+	    MSG_AGENT_GET_OK, agent_get_cb);
+	json_object_put(o);
+}
+
+/* ---- API-3: the NDJSON stream ---- */
+
+static struct stream *
+stream_find(const char *id)
+{
+	struct stream *s;
+
+	LIST_FOREACH (s, &streams, s_entry)
+		if (strcmp(s->s_id, id) == 0)
+			return s;
+	return NULL;
+}
+
+static void
+stream_line(struct stream *s, struct json_object *o)
+{
+	struct evbuffer *b;
+	const char *t;
+	size_t len;
+
+	if (s->s_req == NULL || (b = evbuffer_new()) == NULL)
+		return;
+	t = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	evbuffer_add(b, t, len);
+	evbuffer_add(b, "\n", 1);
+	s->s_bytes += len + 1;
+	evhttp_send_reply_chunk(s->s_req, b);
+	evbuffer_free(b);
+}
+
+static void
+stream_free(struct stream *s)
+{
+	if (s->s_req != NULL) {
+		if (s->s_evcon != NULL)
+			evhttp_connection_set_closecb(s->s_evcon, NULL, NULL);
+		reqlog_end(s->s_req, 200, s->s_bytes);
+		evhttp_send_reply_end(s->s_req);
+	}
+	LIST_REMOVE(s, s_entry);
+	free(s);
+	if (LIST_EMPTY(&streams) && streams_watch != NULL)
+		event_del(streams_watch);
+}
+
+static void
+cancel_sent_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+}
+
+static void
+stream_cancel(const char *id)
+{
+	struct json_object *o = json_object_new_object();
+	struct timeval tv = {3, 0};
+	struct ipc_conn *sc = broker_peer(PROC_SPAWNER);
+
+	json_object_object_add(o, "runId", json_object_new_string(id));
+	if (sc != NULL)
+		ipc_request(sc, MSG_RUN_CANCEL, o, -1, MSG_RUN_CANCEL_OK, &tv,
+		    cancel_sent_cb, NULL);
+	json_object_put(o);
+}
+
+/* API-3: the client went away: the run is cancelled. */
+static void
+stream_gone(struct evhttp_connection *evcon, void *arg)
+{
+	struct stream *s = arg;
+
+	if (s->s_req != NULL)
+		reqlog_forget(s->s_req);
+	s->s_req = NULL;
+	s->s_evcon = NULL;
+	stream_cancel(s->s_id);
+	stream_free(s);
+}
+
+/* A lost spawner channel ends every stream it carried, honestly. */
+static void
+streams_watch_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct stream *s, *next;
+	struct json_object *o;
+
+	for (s = LIST_FIRST(&streams); s != NULL; s = next) {
+		next = LIST_NEXT(s, s_entry);
+		if (broker_peer(PROC_SPAWNER) == s->s_spawner)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(
+		    o, "kind", json_object_new_string("error"));
+		json_object_object_add(
+		    o, "errorClass", json_object_new_string("unknown"));
+		json_object_object_add(o, "errorMessage",
+		    json_object_new_string("The agent failed."));
+		stream_line(s, o);
+		json_object_put(o);
+		o = json_object_new_object();
+		json_object_object_add(
+		    o, "kind", json_object_new_string("done"));
+		json_object_object_add(o, "exitCode", json_object_new_int(-1));
+		json_object_object_add(o, "durationMs", json_object_new_int(0));
+		json_object_object_add(
+		    o, "truncated", json_object_new_boolean(0));
+		stream_line(s, o);
+		json_object_put(o);
+		stream_free(s);
+	}
+}
+
+/* PER-6 headers on a streamed answer (send_json sets them otherwise). */
+static void
+stream_headers(struct evhttp_request *req)
+{
+	set_common_headers(req, CSP_NONE);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/x-ndjson");
+}
+
+static void
+run_started_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+	struct timeval tv = {1, 0};
+	struct json_object *o;
+	struct stream *s;
+	const char *id;
+
+	if (m != NULL && m->m_type == MSG_RUN_START_OK &&
+	    (id = json_get_str(m->m_obj, "runId", 16)) != NULL &&
+	    strlen(id) == 16) {
+		if (req == NULL) { /* gone while the run was being started */
+			stream_cancel(id);
+			return;
+		}
+		if ((s = calloc(1, sizeof(*s))) == NULL) {
+			stream_cancel(id);
+			send_error(req, 500, "internal");
+			return;
+		}
+		memcpy(s->s_id, id, 17);
+		s->s_req = req;
+		s->s_evcon = evhttp_request_get_connection(req);
+		s->s_spawner = c;
+		LIST_INSERT_HEAD(&streams, s, s_entry);
+		if (streams_watch == NULL)
+			streams_watch = event_new(broker.b_d.d_base, -1,
+			    EV_PERSIST, streams_watch_cb, NULL);
+		if (credits_timer == NULL)
+			credits_timer =
+			    evtimer_new(broker.b_d.d_base, credits_cb, NULL);
+		if (streams_watch != NULL)
+			event_add(streams_watch, &tv);
+		if (s->s_evcon != NULL) {
+			/* A quiet agent is not an idle connection. */
+			evhttp_connection_set_timeout(
+			    s->s_evcon, AGENTS_STREAM_IDLE_S);
+			evhttp_connection_set_closecb(
+			    s->s_evcon, stream_gone, s);
+		}
+		stream_headers(req);
+		evhttp_send_reply_start(req, 200, "OK");
+		o = json_object_new_object();
+		json_object_object_add(
+		    o, "kind", json_object_new_string("start"));
+		json_object_object_add(o, "runId", json_object_new_string(id));
+		stream_line(s, o);
+		json_object_put(o);
+		return;
+	}
+	if (req != NULL)
+		agents_fail(req, m);
 }
 
 void
 api_agent_run(struct evhttp_request *req, const struct api_params *p)
 {
-	send_error(req, 501, "not-implemented");
+	struct json_object *body, *v, *o;
+	char name[LIM_NAME_MAX + 1];
+	const char *prompt, *sess;
+	size_t nkeys = 1;
+
+	if (agents_param(p, 0, LIM_NAME_MAX, 0, name, sizeof(name)) == -1) {
+		send_error(req, 404, "unknown-agent");
+		return;
+	}
+	if (api_body(req, &body) == -1)
+		return;
+	/* PER-8 strict body: {prompt, session?} and nothing else. */
+	if (json_object_object_get_ex(body, "session", NULL))
+		nkeys++;
+	if (!json_object_object_get_ex(body, "prompt", &v) ||
+	    (size_t)json_object_object_length(body) != nkeys) {
+		json_object_put(body);
+		send_error(req, 400, "invalid-body");
+		return;
+	}
+	if (nkeys == 2 &&
+	    ((sess = json_get_str(body, "session", LIM_SESSION_MAX)) == NULL ||
+		sess[0] == '\0' ||
+		strspn(sess, "abcdefghijklmnopqrstuvwxyz"
+			     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+		    strlen(sess))) {
+		json_object_put(body);
+		send_error(req, 400, "invalid-session");
+		return;
+	}
+	if (!json_object_is_type(v, json_type_string) ||
+	    argv_prompt_ok((prompt = json_object_get_string(v)),
+		(size_t)json_object_get_string_len(v)) == -1) {
+		json_object_put(body);
+		send_error(req, 400, "invalid-prompt");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "agent", json_object_new_string(name));
+	json_object_object_add(o, "prompt", json_object_get(v));
+	if (json_object_object_get_ex(body, "session", &v))
+		json_object_object_add(o, "session", json_object_get(v));
+	api_ask(req, broker_peer(PROC_SPAWNER), MSG_RUN_START, o,
+	    MSG_RUN_START_OK, run_started_cb);
+	json_object_put(o);
+	json_object_put(body);
+}
+
+/*
+ * Flow control: the spawner keeps at most a window of text ahead of our
+ * credits, and we credit only what a client is taking, so a slow client
+ * slows its agent instead of growing anyone's buffers.
+ */
+static int
+stream_client_slow(struct stream *s)
+{
+	struct bufferevent *bev;
+
+	if (s->s_evcon == NULL ||
+	    (bev = evhttp_connection_get_bufferevent(s->s_evcon)) == NULL)
+		return 0;
+	return evbuffer_get_length(bufferevent_get_output(bev)) >
+	       AGENTS_CLIENT_MAX;
+}
+
+static void
+stream_credit(struct stream *s)
+{
+	struct timeval tv = {0, 10 * 1000};
+	struct json_object *o;
+
+	if (s->s_credit == 0 || s->s_spawner != broker_peer(PROC_SPAWNER))
+		return;
+	if (stream_client_slow(s)) {
+		if (credits_timer != NULL)
+			evtimer_add(credits_timer, &tv);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "runId", json_object_new_string(s->s_id));
+	json_object_object_add(
+	    o, "bytes", json_object_new_int64((int64_t)s->s_credit));
+	if (ipc_send(s->s_spawner, MSG_RUN_CREDIT, o, -1) == 0)
+		s->s_credit = 0;
+	json_object_put(o);
+}
+
+static void
+credits_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct stream *s;
+
+	LIST_FOREACH (s, &streams, s_entry)
+		stream_credit(s);
+}
+
+/* MSG_RUN_EVENT from the spawner: one NDJSON line to the client. */
+void
+agents_run_event_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *o = m->m_obj, *v;
+	struct stream *s;
+	const char *id, *kind;
+	int end = 0;
+
+	if ((id = json_get_str(o, "runId", 16)) == NULL ||
+	    (kind = json_get_str(o, "kind", 16)) == NULL ||
+	    (s = stream_find(id)) == NULL || s->s_spawner != c)
+		return; /* a stream whose client left: nothing to do */
+	json_object_object_del(o, "runId");
+	if (strcmp(kind, "unsaved") == 0) {
+		stream_free(s);
+		return;
+	}
+	if (strcmp(kind, "done") == 0) {
+		end = !json_object_object_get_ex(o, "pending", &v) ||
+		      !json_object_get_boolean(v);
+		json_object_object_del(o, "pending");
+	} else if (strcmp(kind, "saved") == 0)
+		end = 1;
+	else if (strcmp(kind, "token") == 0 &&
+		 json_object_object_get_ex(o, "text", &v) &&
+		 json_object_is_type(v, json_type_string))
+		s->s_credit += (uint64_t)json_object_get_string_len(v);
+	stream_line(s, o);
+	if (end)
+		stream_free(s);
+	else
+		stream_credit(s);
+}
+
+/* ---- API-4 ---- */
+
+static void
+run_cancel_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+	struct json_object *o;
+
+	if (req == NULL)
+		return;
+	if (m == NULL || m->m_type != MSG_RUN_CANCEL_OK) {
+		agents_fail(req, m);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	send_json(req, 200, o);
+	json_object_put(o);
 }
 
 void
 api_run_cancel(struct evhttp_request *req, const struct api_params *p)
 {
-	send_error(req, 501, "not-implemented");
+	struct json_object *o;
+	char id[17];
+
+	if (agents_param(p, 0, 16, 1, id, sizeof(id)) == -1) {
+		send_error(req, 404, "unknown-run");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "runId", json_object_new_string(id));
+	api_ask(req, broker_peer(PROC_SPAWNER), MSG_RUN_CANCEL, o,
+	    MSG_RUN_CANCEL_OK, run_cancel_cb);
+	json_object_put(o);
+}
+
+/* ---- API-5 ---- */
+
+/*
+ * Actions may take up to 60 s, longer than api_ask's bound: this waits
+ * AGENTS_ACTION_WAIT_S and drops the answer if the client left.
+ */
+static void
+action_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+	struct json_object *v;
+
+	if (req == NULL)
+		return;
+	if (m == NULL || m->m_type != MSG_ACTION_RUN_OK ||
+	    !json_object_object_get_ex(m->m_obj, "ok", &v) ||
+	    !json_object_is_type(v, json_type_boolean)) {
+		agents_fail(req, m);
+		return;
+	}
+	/* Fail-soft: HTTP 200 either way (API-5). */
+	send_json(req, 200, m->m_obj);
 }
 
 void
 api_agent_action(struct evhttp_request *req, const struct api_params *p)
 {
-	send_error(req, 501, "not-implemented");
-}
+	char name[LIM_NAME_MAX + 1], act[LIM_ACTION_ID_MAX + 1];
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	struct ipc_conn *sc = broker_peer(PROC_SPAWNER);
+	struct json_object *o, *body = NULL;
 
-void
-agents_run_event_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
-{
-	/* No run can be started yet, so no event is expected. */
+	if (agents_param(p, 0, LIM_NAME_MAX, 0, name, sizeof(name)) == -1) {
+		send_error(req, 404, "unknown-agent");
+		return;
+	}
+	if (agents_param(p, 1, LIM_ACTION_ID_MAX, 0, act, sizeof(act)) == -1) {
+		send_error(req, 404, "unknown-action");
+		return;
+	}
+	/* The body is empty or {}: an action takes no input. */
+	if (evbuffer_get_length(in) > 0) {
+		if (api_body(req, &body) == -1)
+			return;
+		if (json_object_object_length(body) != 0) {
+			json_object_put(body);
+			send_error(req, 400, "invalid-body");
+			return;
+		}
+		json_object_put(body);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "agent", json_object_new_string(name));
+	json_object_object_add(o, "action", json_object_new_string(act));
+	api_ask_wait(req, sc, MSG_ACTION_RUN, o, MSG_ACTION_RUN_OK,
+	    AGENTS_ACTION_WAIT_S, action_cb);
+	json_object_put(o);
 }

@@ -56,6 +56,10 @@ struct ipc_conn *broker_peer(enum proc_id);
 
 void http_request_cb(struct evhttp_request *, void *);
 void send_json(struct evhttp_request *, int status, struct json_object *);
+/* PER-6 headers every answer carries; csp is the page's policy.
+ * send_json and send_error set them; a streamed answer calls this. */
+#define CSP_NONE "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+void set_common_headers(struct evhttp_request *, const char *csp);
 /* PER-9: {"ok":false,"error":"<code>"}, code from a fixed set. */
 void send_error(struct evhttp_request *, int status, const char *code);
 
@@ -86,6 +90,10 @@ struct api_params {
  */
 void api_ask(struct evhttp_request *, struct ipc_conn *to, uint32_t type,
     struct json_object *payload, uint32_t reply_type, ipc_reply_fn cb);
+/* The same with a longer wait (actions run up to 60 s). */
+void api_ask_wait(struct evhttp_request *, struct ipc_conn *to, uint32_t type,
+    struct json_object *payload, uint32_t reply_type, int seconds,
+    ipc_reply_fn cb);
 struct evhttp_request *api_release(void *handle);
 
 /* The route pattern a request matched ("/api/agents/{}/run"), "/ui",

@@ -31,10 +31,8 @@
 
 /* ---- responses ---- */
 
-#define CSP_NONE "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
-
 /* Headers on every response; csp is the page's policy (PER-6). */
-static void
+void
 set_common_headers(struct evhttp_request *req, const char *csp)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
@@ -325,20 +323,31 @@ api_release(void *handle)
 }
 
 void
-api_ask(struct evhttp_request *req, struct ipc_conn *to, uint32_t type,
-    struct json_object *payload, uint32_t reply_type, ipc_reply_fn cb)
+api_ask_wait(struct evhttp_request *req, struct ipc_conn *to, uint32_t type,
+    struct json_object *payload, uint32_t reply_type, int seconds,
+    ipc_reply_fn cb)
 {
-	struct timeval tv = {3, 0};
+	struct timeval tv = {seconds, 0};
 	struct api_pending *ap;
 
 	if (to == NULL || (ap = api_hold(req)) == NULL) {
 		send_error(req, 503, "unavailable");
 		return;
 	}
+	/* A long wait must not be cut by the per-request I/O timeout. */
+	if (ap->ap_evcon != NULL && seconds >= BROKER_TIMEOUT_S)
+		evhttp_connection_set_timeout(ap->ap_evcon, seconds + 5);
 	if (ipc_request(to, type, payload, -1, reply_type, &tv, cb, ap) == -1) {
 		api_release(ap);
 		send_error(req, 503, "unavailable");
 	}
+}
+
+void
+api_ask(struct evhttp_request *req, struct ipc_conn *to, uint32_t type,
+    struct json_object *payload, uint32_t reply_type, ipc_reply_fn cb)
+{
+	api_ask_wait(req, to, type, payload, reply_type, 3, cb);
 }
 
 int

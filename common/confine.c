@@ -320,6 +320,13 @@ regained:
 int
 confine_no_new_privs(void)
 {
+	/*
+	 * Not dumpable either: no core file with secrets in it, and a
+	 * process of the same uid cannot ptrace us or read /proc/PID/environ
+	 * or mem.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		return -1;
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {

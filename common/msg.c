@@ -75,6 +75,8 @@ msg_name(unsigned int type)
 		return "action-run";
 	case MSG_ACTION_RUN_OK:
 		return "action-run-ok";
+	case MSG_RUN_CREDIT:
+		return "run-credit";
 	default:
 		return "unknown";
 	}

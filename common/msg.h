@@ -59,6 +59,8 @@ enum msg_type {
 	MSG_ACTION_RUN,	     /* broker: {agent, action} */
 	MSG_ACTION_RUN_OK,   /* {ok, stdout, stderr, exitCode, durationMs,
 				truncated} or {ok:false, errorClass, ...} */
+	MSG_RUN_CREDIT,	     /* broker -> spawner, one-way: {runId, bytes}
+				relayed; the spawner's flow-control window */
 
 	MSG_TYPE_MAX
 };

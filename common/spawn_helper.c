@@ -4,6 +4,8 @@
  * agent starts with exactly the fds its table names.
  */
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <errno.h>
@@ -79,6 +81,15 @@ spawn_child(const struct spawn_req *r, pid_t parent)
 		for (fd = maxdst + 1; fd < 65536; fd++)
 			close(fd);
 	}
+	for (i = 0; i < r->sr_nrlimits; i++) {
+		struct rlimit rl;
+
+		rl.rlim_cur = rl.rlim_max = (rlim_t)r->sr_rlimits[i].sl_value;
+		if (setrlimit(r->sr_rlimits[i].sl_resource, &rl) == -1)
+			_exit(127);
+	}
+	if (r->sr_set_umask)
+		umask((mode_t)r->sr_umask);
 	if (r->sr_cwd != NULL && chdir(r->sr_cwd) == -1)
 		_exit(127);
 	if (r->sr_hook != NULL && r->sr_hook(r->sr_hook_arg) != 0)
@@ -93,7 +104,7 @@ spawn_exec(const struct spawn_req *r)
 	pid_t pid, parent = getpid();
 
 	if (r->sr_path == NULL || r->sr_path[0] != '/' || r->sr_argv == NULL ||
-	    r->sr_envp == NULL) {
+	    r->sr_envp == NULL || r->sr_nfds > 16) {
 		errno = EINVAL;
 		return -1;
 	}

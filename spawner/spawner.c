@@ -1,29 +1,153 @@
 /*
  * cordon-spawner: runs agent CLIs from manifests.  The only daemon that
  * executes programs or holds secret values.  Its seccomp layer is a deny
- * set inherited by every agent; each agent adds its own stricter layer.
- *
- * This milestone confines the daemon and answers status; runs, actions
- * and health probes (SP-*) belong to the spawner work (issue 3) and are
- * refused by the dispatch table until then.
+ * set inherited by every agent; it has no Landlock ruleset of its own
+ * (agents get theirs in the sandbox issue).  This file: start-up, the
+ * dispatch tables, child reaping, agent listing and the audit sender.
+ * Reads the agents directory and secrets.yaml; writes no file.
  */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <event2/event.h>
+#include <json-c/json.h>
 
 #include "confine.h"
 #include "daemon.h"
+#include "json.h"
 #include "log.h"
 #include "msg.h"
+#include "spawner.h"
 
-static struct daemon spawner;
+struct spawner sp;
+
+static void agent_list_h(struct ipc_conn *, struct ipc_msg *, void *);
+static void agent_get_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
     DAEMON_PARENT_ROWS,
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
+/* Requests come from the broker only; audit and vault answers are replies. */
 static const struct ipc_dispatch peer_table[] = {
+    {MSG_AGENT_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, agent_list_h},
+    {MSG_AGENT_GET, PROC_BIT(PROC_BROKER), 2, 512, IPC_FD_NONE, agent_get_h},
+    {MSG_RUN_START, PROC_BIT(PROC_BROKER), 2, 4 * 1024 * 1024, IPC_FD_NONE,
+	run_start_h},
+    {MSG_RUN_CANCEL, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, run_cancel_h},
+    {MSG_ACTION_RUN, PROC_BIT(PROC_BROKER), 2, 1024, IPC_FD_NONE, action_run_h},
+    {MSG_RUN_CREDIT, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, run_credit_h},
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
+
+int
+spawner_audit(struct json_object *rec, ipc_reply_fn cb, void *arg)
+{
+	struct timeval tv = {SPAWNER_AUDIT_WAIT_S, 0};
+	struct ipc_conn *a = sp.sp_d.d_peers[PROC_AUDITD];
+
+	if (a == NULL)
+		return -1;
+	return ipc_request(
+	    a, MSG_AUDIT_RECORD, rec, -1, MSG_AUDIT_RECORD_OK, &tv, cb, arg);
+}
+
+int
+spawner_audit_acked(const struct ipc_msg *m)
+{
+	return m != NULL && m->m_type == MSG_AUDIT_RECORD_OK;
+}
+
+/* Is this still the live broker channel the request arrived on? */
+int
+spawner_broker_ok(struct ipc_conn *c, unsigned int gen)
+{
+	return c != NULL && sp.sp_d.d_peers[PROC_BROKER] == c &&
+	       sp.sp_broker_gen == gen;
+}
+
+static void
+agent_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *o, *arr;
+	size_t i;
+
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < sp.sp_nagents; i++)
+		json_object_array_add(arr, agent_json(sp.sp_agents[i], 0));
+	json_object_object_add(o, "agents", arr);
+	ipc_reply(c, m, MSG_AGENT_LIST_OK, o, -1);
+	json_object_put(o);
+}
+
+static void
+agent_get_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *o;
+	struct agent *ag;
+	const char *name;
+
+	if ((name = json_get_str(m->m_obj, "name", LIM_NAME_MAX)) == NULL ||
+	    json_object_object_length(m->m_obj) != 1) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	if ((ag = agent_find(name)) == NULL) {
+		ipc_reply_error(c, m, "unknown-agent");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "agent", agent_json(ag, 1));
+	ipc_reply(c, m, MSG_AGENT_GET_OK, o, -1);
+	json_object_put(o);
+}
+
+static void
+sigchld_cb(evutil_socket_t sig, short ev, void *arg)
+{
+	aproc_reap();
+}
+
+static void
+peer_up(struct daemon *d, enum proc_id p)
+{
+	if (p == PROC_BROKER) {
+		sp.sp_broker_gen++;
+		runs_broker_lost();
+	}
+}
+
+/*
+ * --home DIR: a cordon home (DIR/agents, DIR/secrets.yaml); in XDG mode
+ * cordond passes the agents directory itself, whose parent holds
+ * secrets.yaml.
+ */
+static void
+spawner_paths(const char *home)
+{
+	size_t len = strlen(home);
+	const char *slash;
+
+	if (len >= 7 && strcmp(home + len - 7, "/agents") == 0) {
+		slash = home + len - 7;
+		if (snprintf(sp.sp_agents_dir, sizeof(sp.sp_agents_dir), "%s",
+			home) >= (int)sizeof(sp.sp_agents_dir) ||
+		    snprintf(sp.sp_secrets, sizeof(sp.sp_secrets),
+			"%.*s/secrets.yaml", (int)(slash - home),
+			home) >= (int)sizeof(sp.sp_secrets))
+			fatalx("home path too long");
+		return;
+	}
+	if (snprintf(sp.sp_agents_dir, sizeof(sp.sp_agents_dir), "%s/agents",
+		home) >= (int)sizeof(sp.sp_agents_dir) ||
+	    snprintf(sp.sp_secrets, sizeof(sp.sp_secrets), "%s/secrets.yaml",
+		home) >= (int)sizeof(sp.sp_secrets))
+		fatalx("home path too long");
+}
 
 int
 main(int argc, char **argv)
@@ -34,7 +158,16 @@ main(int argc, char **argv)
 	log_init("spawner", 0);
 	daemon_parse_args(argc, argv, "home", &a);
 	log_init("spawner", a.da_debug);
-	daemon_prepare(&spawner, PROC_SPAWNER, peer_table);
+	if (a.da_path[0] != '/')
+		fatalx("usage: --home must be absolute");
+	spawner_paths(a.da_path);
+	TAILQ_INIT(&sp.sp_procs);
+	daemon_prepare(&sp.sp_d, PROC_SPAWNER, peer_table);
+	sp.sp_d.d_peer_up = peer_up;
+	sp.sp_d.d_arg = &sp;
+	sp.sp_sigchld = evsignal_new(sp.sp_d.d_base, SIGCHLD, sigchld_cb, NULL);
+	if (sp.sp_sigchld == NULL || evsignal_add(sp.sp_sigchld, NULL) == -1)
+		fatalx("signal events");
 
 	/*
 	 * No Landlock on the spawner itself: every agent inherits it, and
@@ -45,9 +178,13 @@ main(int argc, char **argv)
 	spec.cs_user = a.da_user;
 	spec.cs_seccomp = CONFINE_SECCOMP_DENY;
 	spec.cs_nofile = 4096;
+	spec.cs_no_landlock = 1;
 	confine_self(&spec);
 
-	daemon_start(&spawner, parent_table);
+	/* Manifests are parsed confined: they are operator files, but input. */
+	agents_load();
+	daemon_start(&sp.sp_d, parent_table);
+	probe_start_all();
 	log_debug("ready");
-	return daemon_loop(&spawner);
+	return daemon_loop(&sp.sp_d);
 }

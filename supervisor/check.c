@@ -1,14 +1,161 @@
 /*
- * cordon check: validate every manifest and mission.  Not built yet
- * (issue 3): says so and exits 2 rather than pretending all is well.
+ * cordon check [--home DIR]: load every agents/NAME.yaml with the same
+ * loader and validator the spawner uses, print every problem as
+ * FILE:LINE:COL: message, exit 1 if any (2 on bad usage).  Reads only.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
 
 #include "cordond.h"
+#include "manifest.h"
+#include "yamljson.h"
+
+#define CHECK_MAX_FILES 256
+#define CHECK_MAX_ERRS	64
+
+static int
+check_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Problems in file order. */
+static int
+check_errcmp(const void *a, const void *b)
+{
+	const struct policy_err *x = a, *y = b;
+
+	if (x->pe_line != y->pe_line)
+		return x->pe_line < y->pe_line ? -1 : 1;
+	if (x->pe_col != y->pe_col)
+		return x->pe_col < y->pe_col ? -1 : 1;
+	return 0;
+}
+
+static int
+check_is_yaml(const char *n)
+{
+	size_t l = strlen(n);
+
+	return n[0] != '.' && l > 5 && strcmp(n + l - 5, ".yaml") == 0;
+}
+
+/* One manifest file; returns the number of problems printed. */
+static size_t
+check_file(const char *path, char **names, size_t *nnames)
+{
+	struct policy_err errs[CHECK_MAX_ERRS];
+	struct yaml_err yerr;
+	struct json_object *root, *nv;
+	struct manifest m;
+	size_t i, n = 0;
+	unsigned long l, c;
+
+	memset(&yerr, 0, sizeof(yerr));
+	if ((root = yaml_load_file(path, &yerr)) == NULL) {
+		printf("%s:%lu:%lu: %s\n", path, yerr.ye_line, yerr.ye_col,
+		    yerr.ye_msg[0] ? yerr.ye_msg : "cannot be loaded");
+		return 1;
+	}
+	if (manifest_parse(root, &m, errs, CHECK_MAX_ERRS, &n) == -1) {
+		qsort(errs, n < CHECK_MAX_ERRS ? n : CHECK_MAX_ERRS,
+		    sizeof(errs[0]), check_errcmp);
+		for (i = 0; i < n && i < CHECK_MAX_ERRS; i++)
+			printf("%s:%lu:%lu: %s\n", path, errs[i].pe_line,
+			    errs[i].pe_col, errs[i].pe_msg);
+		if (n > CHECK_MAX_ERRS)
+			printf("%s: %zu more problems\n", path,
+			    n - CHECK_MAX_ERRS);
+		json_object_put(root);
+		return n > 0 ? n : 1;
+	}
+	/* An agent name must be unique across files. */
+	for (i = 0; i < *nnames; i++)
+		if (strcmp(names[i], m.m_name) == 0)
+			break;
+	if (i < *nnames) {
+		(void)json_object_object_get_ex(root, "name", &nv);
+		(void)yaml_mark(nv, &l, &c);
+		printf("%s:%lu:%lu: name: duplicate agent name\n", path, l, c);
+		n = 1;
+	} else if ((names[*nnames] = strdup(m.m_name)) != NULL)
+		(*nnames)++;
+	manifest_free(&m);
+	json_object_put(root);
+	return n;
+}
 
 int
 cmd_check(int argc, char **argv)
 {
-	fprintf(stderr, "cordon: check is not implemented in this build\n");
-	return 2;
+	static const struct option opts[] = {
+	    {"home", required_argument, NULL, 'H'}, {NULL, 0, NULL, 0}};
+	struct cordon_config cf;
+	const char *home = NULL;
+	char *files[CHECK_MAX_FILES], *names[CHECK_MAX_FILES], path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	size_t nfiles = 0, nnames = 0, problems = 0, i;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch != 'H') {
+			fprintf(stderr, "usage: cordon check [--home DIR]\n");
+			return 2;
+		}
+		home = optarg;
+	}
+	if (optind != argc) {
+		fprintf(stderr, "usage: cordon check [--home DIR]\n");
+		return 2;
+	}
+	memset(&cf, 0, sizeof(cf));
+	if (home_resolve(&cf, home) == -1) {
+		fprintf(stderr, "cordon: check: cannot resolve the home\n");
+		return 2;
+	}
+	if ((d = opendir(cf.cf_agents)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (!check_is_yaml(de->d_name))
+				continue;
+			if (nfiles == CHECK_MAX_FILES) {
+				printf(
+				    "%s: too many manifests\n", cf.cf_agents);
+				problems++;
+				break;
+			}
+			if (snprintf(path, sizeof(path), "%s/%s", cf.cf_agents,
+				de->d_name) >= (int)sizeof(path) ||
+			    (files[nfiles] = strdup(path)) == NULL) {
+				problems++;
+				continue;
+			}
+			nfiles++;
+		}
+		closedir(d);
+	} else if (errno != ENOENT) {
+		printf("%s: cannot be read\n", cf.cf_agents);
+		problems++;
+	}
+	qsort(files, nfiles, sizeof(char *), check_cmp);
+	for (i = 0; i < nfiles; i++) {
+		problems += check_file(files[i], names, &nnames);
+		free(files[i]);
+	}
+	for (i = 0; i < nnames; i++)
+		free(names[i]);
+	if (problems > 0) {
+		fprintf(stderr, "cordon: check: %zu problem%s\n", problems,
+		    problems == 1 ? "" : "s");
+		return 1;
+	}
+	printf("ok %zu agents\n", nfiles);
+	return 0;
 }

@@ -161,6 +161,11 @@ cmd_run(int argc, char **argv)
 	}
 	if (home_resolve(&cf, home) == -1)
 		return 2;
+	if (cf.cf_rundir[0] == '\0') {
+		fprintf(stderr, "cordon: XDG_RUNTIME_DIR is not set; use "
+				"--home DIR\n");
+		return 2;
+	}
 	cf.cf_port = port;
 	if (config_load(&cf) == -1)
 		return 2;

@@ -12,6 +12,8 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include <dirent.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,6 +35,7 @@
 #include "msg.h"
 #include "spawn_helper.h"
 #include "util.h"
+#include "yamljson.h"
 
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	5000
@@ -233,11 +236,82 @@ send_broker_config(struct child *ch)
 	json_object_put(o);
 }
 
+/*
+ * The spawner's extra environment (SEC-2, SP-4): cordond's PATH and HOME
+ * (agents resolve their binary and home from them) and every variable
+ * that some agents/ YAML file maps under `secrets:` (ENV_NAME: dotted.path),
+ * so secrets may come from cordond's own environment.  Nothing else of
+ * ours reaches it.  Appends to envp from ne, at most max; returns ne.
+ */
+#define SPAWNER_ENV_MAX 64
+static size_t
+spawner_env(char **envp, size_t ne, size_t max)
+{
+	static char *held[SPAWNER_ENV_MAX];
+	static size_t nheld;
+	struct json_object *root, *sec;
+	struct yaml_err ye;
+	struct dirent *de;
+	char file[PATH_MAX];
+	const char *v;
+	size_t i, len;
+	DIR *d;
+
+	for (i = 0; i < nheld; i++)
+		free(held[i]);
+	nheld = 0;
+#define SPAWNER_ENV_ADD(name)                                                  \
+	do {                                                                   \
+		if ((v = getenv(name)) != NULL && ne < max &&                  \
+		    nheld < SPAWNER_ENV_MAX &&                                 \
+		    asprintf(&held[nheld], "%s=%s", name, v) != -1)            \
+			envp[ne++] = held[nheld++];                            \
+	} while (0)
+	SPAWNER_ENV_ADD("PATH");
+	SPAWNER_ENV_ADD("HOME");
+	if ((d = opendir(conf->cf_agents)) == NULL)
+		return ne;
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len < 6 ||
+		    strcmp(de->d_name + len - 5, ".yaml") != 0 ||
+		    snprintf(file, sizeof(file), "%s/%s", conf->cf_agents,
+			de->d_name) >= (int)sizeof(file) ||
+		    (root = yaml_load_file(file, &ye)) == NULL)
+			continue;
+		if (json_object_object_get_ex(root, "secrets", &sec) &&
+		    json_object_is_type(sec, json_type_object)) {
+			json_object_object_foreach (sec, k, val) {
+				(void)val;
+				/* ^[A-Z_][A-Z0-9_]*$, not a name of ours */
+				if (k[0] == '\0' ||
+				    (k[0] >= '0' && k[0] <= '9') ||
+				    strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
+					      "6789_") != strlen(k) ||
+				    strcmp(k, "PATH") == 0 ||
+				    strcmp(k, "HOME") == 0)
+					continue;
+				for (i = 0; i < ne; i++)
+					if (strncmp(envp[i], k, strlen(k)) ==
+						0 &&
+					    envp[i][strlen(k)] == '=')
+						break;
+				if (i == ne)
+					SPAWNER_ENV_ADD(k);
+			}
+		}
+		json_object_put(root);
+	}
+	closedir(d);
+#undef SPAWNER_ENV_ADD
+	return ne;
+}
+
 static int
 child_start(struct child *ch)
 {
 	char path[PATH_MAX + 32];
-	char *argv[8], *envp[8];
+	char *argv[16], *envp[16 + SPAWNER_ENV_MAX]; /* bounded below */
 	char envbuf[4][512];
 	const char *name = proc_name(ch->ch_id);
 	const char *keep[] = {"JOURNAL_STREAM", "ASAN_OPTIONS", "UBSAN_OPTIONS",
@@ -251,10 +325,16 @@ child_start(struct child *ch)
 	snprintf(path, sizeof(path), "%s/cordon-%s", bindir, name);
 	argv[na++] = path;
 	switch (ch->ch_id) {
-	case PROC_AUDITD:
+	case PROC_AUDITD: {
+		static char days[16]; /* AU-8, from audit.retentionDays */
+
+		snprintf(days, sizeof(days), "%d", conf->cf_retention_days);
 		argv[na++] = "--audit-dir";
 		argv[na++] = conf->cf_audit;
+		argv[na++] = "--retention-days";
+		argv[na++] = days;
 		break;
+	}
 	case PROC_VAULTD:
 		argv[na++] = "--vault";
 		argv[na++] = conf->cf_vault;
@@ -288,6 +368,8 @@ child_start(struct child *ch)
 		snprintf(envbuf[i], sizeof(envbuf[i]), "%s=%s", keep[i], v);
 		envp[ne++] = envbuf[i];
 	}
+	if (ch->ch_id == PROC_SPAWNER)
+		ne = spawner_env(envp, ne, nitems(envp) - 1);
 	envp[ne] = NULL;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1) {
@@ -333,6 +415,37 @@ child_start(struct child *ch)
 }
 
 static void
+restart_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	if (m == NULL || m->m_type != MSG_AUDIT_RECORD_OK)
+		log_warnx("system.restart not acknowledged");
+}
+
+/* system.restart {daemon, restarts}: queued, never waited for here (a
+ * restarted auditd reads it once it has confined itself). */
+static void
+audit_restart(const struct child *ch)
+{
+	struct child *ad = &children[PROC_AUDITD];
+	struct timeval tv = {5, 0};
+	struct json_object *o;
+
+	if (!child_up(ad))
+		return;
+	o = json_object_new_object();
+	json_object_object_add(
+	    o, "kind", json_object_new_string("system.restart"));
+	json_object_object_add(
+	    o, "daemon", json_object_new_string(proc_name(ch->ch_id)));
+	json_object_object_add(
+	    o, "restarts", json_object_new_int64(ch->ch_restarts));
+	if (ipc_request(ad->ch_conn, MSG_AUDIT_RECORD, o, -1,
+		MSG_AUDIT_RECORD_OK, &tv, restart_ack_cb, NULL) == -1)
+		log_warnx("system.restart not recorded");
+	json_object_put(o);
+}
+
+static void
 restart_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct child *ch = arg;
@@ -342,7 +455,8 @@ restart_cb(evutil_socket_t fd, short ev, void *arg)
 	if (child_start(ch) == -1) {
 		struct timeval tv = {BACKOFF_MAX_MS / 1000, 0};
 		evtimer_add(ch->ch_timer, &tv);
-	}
+	} else
+		audit_restart(ch);
 }
 
 static void

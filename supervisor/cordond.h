@@ -29,6 +29,7 @@ struct cordon_config {
 	int cf_allow_root;
 	int cf_debug;
 	int cf_demo;
+	int cf_retention_days; /* audit.retentionDays (AU-8), 0 keeps all */
 };
 
 /* home.c */

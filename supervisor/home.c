@@ -55,6 +55,7 @@ home_resolve(struct cordon_config *cf, const char *home)
 
 	snprintf(cf->cf_listen, sizeof(cf->cf_listen), "127.0.0.1");
 	snprintf(cf->cf_broker_user, sizeof(cf->cf_broker_user), "nobody");
+	cf->cf_retention_days = 30; /* AU-8 default */
 	if (home != NULL) {
 		if (realpath(home, cf->cf_home) == NULL) {
 			log_warn("home directory");
@@ -84,11 +85,10 @@ home_resolve(struct cordon_config *cf, const char *home)
 		 "XDG_STATE_HOME", ".local/state", buf, sizeof(buf))) == NULL ||
 	    join(cf->cf_audit, sizeof(cf->cf_audit), state, "cordon/audit"))
 		return -1;
-	if ((run = getenv("XDG_RUNTIME_DIR")) == NULL || run[0] != '/') {
-		log_warnx("XDG_RUNTIME_DIR is not set; use --home DIR");
-		return -1;
-	}
-	if (join(cf->cf_rundir, sizeof(cf->cf_rundir), run, "cordon"))
+	/* Only `cordon run` needs the runtime dir; it checks cf_rundir. */
+	cf->cf_rundir[0] = '\0';
+	if ((run = getenv("XDG_RUNTIME_DIR")) != NULL && run[0] == '/' &&
+	    join(cf->cf_rundir, sizeof(cf->cf_rundir), run, "cordon"))
 		return -1;
 	cf->cf_vault[0] = '\0'; /* must come from cordon.yaml */
 	return 0;
@@ -262,7 +262,7 @@ config_load(struct cordon_config *cf)
 	static const char *const vault[] = {"root", NULL};
 	static const char *const broker[] = {"user", NULL};
 	static const char *const audit[] = {"retentionDays", NULL};
-	struct json_object *root, *sl, *sv, *sb, *v;
+	struct json_object *root, *sl, *sv, *sb, *sa, *v;
 	struct yaml_err ye;
 	struct stat st;
 	char vroot[PATH_MAX];
@@ -289,9 +289,19 @@ config_load(struct cordon_config *cf)
 	sl = config_section(cf, root, "listen", listen, &err);
 	sv = config_section(cf, root, "vault", vault, &err);
 	sb = config_section(cf, root, "broker", broker, &err);
-	(void)config_section(cf, root, "audit", audit, &err);
+	sa = config_section(cf, root, "audit", audit, &err);
 	if (err)
 		goto fail;
+	if (sa != NULL && json_object_object_get_ex(sa, "retentionDays", &v)) {
+		if (!json_object_is_type(v, json_type_int) ||
+		    json_object_get_int64(v) < 0 ||
+		    json_object_get_int64(v) > 36500) {
+			config_error(
+			    cf, v ? v : sa, "retentionDays must be 0..36500");
+			goto fail;
+		}
+		cf->cf_retention_days = (int)json_object_get_int64(v);
+	}
 	if (config_string(cf, sl, "address", cf->cf_listen,
 		sizeof(cf->cf_listen)) == -1 ||
 	    config_string(cf, sb, "user", cf->cf_broker_user,

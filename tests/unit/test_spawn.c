@@ -3,6 +3,8 @@
  * gets exactly the fds it is given, a built environment, no shell.
  * SP-1 (absolute path, argv only), SP-6 (new session, other fds closed).
  */
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -146,6 +148,116 @@ test_sp1_exec_failure_exits_127(void **state)
 	assert_int_equal(WEXITSTATUS(st), 127);
 }
 
+/* Run /bin/sh -c script with rlimits/umask set; stdout into out. */
+static int
+run_req(struct spawn_req *req, char *out, size_t outsz, int *status)
+{
+	struct spawn_fd fds[1];
+	ssize_t n;
+	size_t got = 0;
+	pid_t pid;
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	fds[0].sf_src = p[1];
+	fds[0].sf_dst = 1;
+	req->sr_fds = fds;
+	req->sr_nfds = 1;
+	pid = spawn_exec(req);
+	close(p[1]);
+	if (pid == -1) {
+		close(p[0]);
+		return -1;
+	}
+	while (
+	    got + 1 < outsz && (n = read(p[0], out + got, outsz - got - 1)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(p[0]);
+	waitpid(pid, status, 0);
+	return 0;
+}
+
+static void
+test_sp7_rlimits_set_in_child(void **state)
+{
+	char *argv[] = {
+	    "/bin/sh", "-c", "ulimit -t; ulimit -n; ulimit -f", NULL};
+	char *envp[] = {NULL};
+	struct spawn_rlimit rl[] = {
+	    {RLIMIT_CPU, 7},
+	    {RLIMIT_NOFILE, 64},
+	    {RLIMIT_FSIZE, 1024 * 512},
+	};
+	struct spawn_req req = {.sr_path = argv[0],
+	    .sr_argv = argv,
+	    .sr_envp = envp,
+	    .sr_rlimits = rl,
+	    .sr_nrlimits = 3};
+	char out[256];
+	int st;
+
+	assert_int_equal(run_req(&req, out, sizeof(out), &st), 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* sh reports the file size limit in 512-byte blocks */
+	assert_string_equal(out, "7\n64\n1024\n");
+}
+
+static void
+test_sp7_bad_rlimit_aborts_exec(void **state)
+{
+	char *argv[] = {"/bin/true", NULL};
+	char *envp[] = {NULL};
+	struct spawn_rlimit rl[] = {{-1, 1}};
+	struct spawn_req req = {.sr_path = argv[0],
+	    .sr_argv = argv,
+	    .sr_envp = envp,
+	    .sr_rlimits = rl,
+	    .sr_nrlimits = 1};
+	char out[16];
+	int st;
+
+	assert_int_equal(run_req(&req, out, sizeof(out), &st), 0);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 127);
+}
+
+static void
+test_sp6_umask_077(void **state)
+{
+	char *argv[] = {"/bin/sh", "-c", "umask", NULL};
+	char *envp[] = {NULL};
+	struct spawn_req req = {.sr_path = argv[0],
+	    .sr_argv = argv,
+	    .sr_envp = envp,
+	    .sr_set_umask = 1,
+	    .sr_umask = 077};
+	char out[64];
+	int st;
+
+	umask(022);
+	assert_int_equal(run_req(&req, out, sizeof(out), &st), 0);
+	assert_string_equal(out, "0077\n");
+}
+
+static void
+test_sp1_too_many_fds_refused(void **state)
+{
+	char *argv[] = {"/bin/true", NULL};
+	char *envp[] = {NULL};
+	struct spawn_fd fds[17];
+	struct spawn_req req = {.sr_path = argv[0],
+	    .sr_argv = argv,
+	    .sr_envp = envp,
+	    .sr_fds = fds,
+	    .sr_nfds = 17};
+
+	memset(fds, 0, sizeof(fds));
+	assert_int_equal(spawn_exec(&req), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
 int
 main(void)
 {
@@ -156,6 +268,10 @@ main(void)
 	    cmocka_unit_test(test_sp6_other_fds_closed),
 	    cmocka_unit_test(test_sp6_new_session),
 	    cmocka_unit_test(test_sp1_exec_failure_exits_127),
+	    cmocka_unit_test(test_sp7_rlimits_set_in_child),
+	    cmocka_unit_test(test_sp7_bad_rlimit_aborts_exec),
+	    cmocka_unit_test(test_sp6_umask_077),
+	    cmocka_unit_test(test_sp1_too_many_fds_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

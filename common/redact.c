@@ -1,0 +1,889 @@
+/*
+ * Streaming scrubber (SP-11, DATA.md "Output scrubbing").  Holds the
+ * partial line, applies, in DATA.md's order, secret values, PEM blocks
+ * (across lines), JWTs, Bearer tokens, auth header values, secret-looking
+ * key=value, known key prefixes, 40+ runs, then /home/<u>/ -> ~/.  The
+ * matchers are fixed token scanners (no regex engine).  Touches only *out.
+ */
+#include <ctype.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+
+#include "redact.h"
+
+#define RD_HOLD_MAX    (64 * 1024) /* a line longer than this is cut */
+#define RD_KEY_MAX     128
+#define RD_PARTIAL_MIN 4 /* shortest cut-off secret prefix masked */
+
+struct sbuf {
+	char *b;
+	size_t len, cap;
+	int oom;
+};
+
+struct redact {
+	char **r_sec; /* longest first */
+	size_t *r_slen;
+	size_t r_n;
+	size_t r_maxlen;
+	struct sbuf r_hold; /* partial line */
+	struct sbuf r_a, r_b;
+	int r_in_pem;
+};
+
+/* --- small buffer ------------------------------------------------------ */
+
+static void
+sb_add(struct sbuf *s, const char *p, size_t n)
+{
+	char *nb;
+	size_t nc;
+
+	if (s->oom || n == 0)
+		return;
+	if (s->len + n > s->cap) {
+		nc = s->cap ? s->cap : 256;
+		while (nc < s->len + n)
+			nc *= 2;
+		if ((nb = realloc(s->b, nc)) == NULL) {
+			s->oom = 1;
+			return;
+		}
+		s->b = nb;
+		s->cap = nc;
+	}
+	memcpy(s->b + s->len, p, n);
+	s->len += n;
+}
+
+static void
+sb_wipe(struct sbuf *s)
+{
+	if (s->b != NULL)
+		explicit_bzero(s->b, s->cap);
+	free(s->b);
+	memset(s, 0, sizeof(*s));
+}
+
+/* --- character classes ------------------------------------------------- */
+
+/* Class bits per byte: 1 [A-Za-z0-9], 2 [_-]. */
+#define W_ALNUM 1
+#define W_PUNCT 2
+static const unsigned char rd_cls[256] = {
+    ['0'] = 1,
+    ['1'] = 1,
+    ['2'] = 1,
+    ['3'] = 1,
+    ['4'] = 1,
+    ['5'] = 1,
+    ['6'] = 1,
+    ['7'] = 1,
+    ['8'] = 1,
+    ['9'] = 1,
+    ['A'] = 1,
+    ['B'] = 1,
+    ['C'] = 1,
+    ['D'] = 1,
+    ['E'] = 1,
+    ['F'] = 1,
+    ['G'] = 1,
+    ['H'] = 1,
+    ['I'] = 1,
+    ['J'] = 1,
+    ['K'] = 1,
+    ['L'] = 1,
+    ['M'] = 1,
+    ['N'] = 1,
+    ['O'] = 1,
+    ['P'] = 1,
+    ['Q'] = 1,
+    ['R'] = 1,
+    ['S'] = 1,
+    ['T'] = 1,
+    ['U'] = 1,
+    ['V'] = 1,
+    ['W'] = 1,
+    ['X'] = 1,
+    ['Y'] = 1,
+    ['Z'] = 1,
+    ['a'] = 1,
+    ['b'] = 1,
+    ['c'] = 1,
+    ['d'] = 1,
+    ['e'] = 1,
+    ['f'] = 1,
+    ['g'] = 1,
+    ['h'] = 1,
+    ['i'] = 1,
+    ['j'] = 1,
+    ['k'] = 1,
+    ['l'] = 1,
+    ['m'] = 1,
+    ['n'] = 1,
+    ['o'] = 1,
+    ['p'] = 1,
+    ['q'] = 1,
+    ['r'] = 1,
+    ['s'] = 1,
+    ['t'] = 1,
+    ['u'] = 1,
+    ['v'] = 1,
+    ['w'] = 1,
+    ['x'] = 1,
+    ['y'] = 1,
+    ['z'] = 1,
+    ['_'] = 2,
+    ['-'] = 2,
+};
+
+static int
+is_alnum(unsigned char c)
+{
+	return rd_cls[c] & W_ALNUM;
+}
+
+static int
+is_word(unsigned char c) /* [A-Za-z0-9_-] */
+{
+	return rd_cls[c] != 0;
+}
+
+static int
+is_key(unsigned char c)
+{
+	return is_word(c) || c == '.';
+}
+
+static int
+is_b64url(unsigned char c)
+{
+	return is_word(c);
+}
+
+static int
+is_tok68(unsigned char c) /* RFC 7235 token68 */
+{
+	return is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+	       c == '+' || c == '/' || c == '=';
+}
+
+static int
+is_upnum(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static size_t
+run(const char *s, size_t len, size_t i, int (*cls)(unsigned char))
+{
+	size_t j = i;
+
+	while (j < len && cls((unsigned char)s[j]))
+		j++;
+	return j - i;
+}
+
+static int
+at_ci(const char *s, size_t len, size_t i, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return i + n <= len && strncasecmp(s + i, lit, n) == 0;
+}
+
+/* --- the secret-looking name rule (DATA.md) ---------------------------- */
+
+static const char *const rd_name_words[] = {"token", "api_key", "apikey",
+    "secret", "password", "passwd", "credential", "bearer", "private_key",
+    "access_key", "session_key", "signing_key", NULL};
+static const char *const rd_db_words[] = {
+    "database", "postgres", "redis", "mongodb", "mysql", NULL};
+
+int
+redact_key_secretish(const char *key, size_t len)
+{
+	char k[RD_KEY_MAX + 1];
+	size_t i;
+	const char *p;
+
+	if (len == 0 || len > RD_KEY_MAX)
+		return len > RD_KEY_MAX;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)key[i];
+
+		if (c == '-' || c == '.')
+			c = '_';
+		k[i] = (char)tolower(c);
+	}
+	k[len] = '\0';
+	/* A key ending in "tokens" counts tokens (max_tokens, --max-tokens,
+	 * total_tokens): usage, not a credential. */
+	if (len >= 6 && strcmp(k + len - 6, "tokens") == 0)
+		k[len - 1] = '\0';
+	for (i = 0; rd_name_words[i] != NULL; i++)
+		if ((p = strstr(k, rd_name_words[i])) != NULL &&
+		    !(i == 0 && p + 5 == k + len - 1))
+			return 1;
+	/* "auth" as a whole segment (auth, x_auth_key, auth_header), not
+	 * inside "author". */
+	for (p = k; (p = strstr(p, "auth")) != NULL; p++)
+		if ((p == k || p[-1] == '_') &&
+		    (p[4] == '\0' || p[4] == '_' ||
+			strncmp(p + 4, "orization", 9) == 0))
+			return 1;
+	if (len >= 4 && (strcmp(k + len - 4, "_pat") == 0 ||
+			    strcmp(k + len - 4, "_dsn") == 0))
+		return 1;
+	if (len >= 4 && (strcmp(k + len - 4, "_url") == 0 ||
+			    strcmp(k + len - 4, "_uri") == 0))
+		for (i = 0; rd_db_words[i] != NULL; i++)
+			if (strstr(k, rd_db_words[i]) != NULL)
+				return 1;
+	return 0;
+}
+
+/* --- matchers: at position i, the span [*rs, *re) to replace ----------- */
+
+typedef int (*rd_match)(
+    const char *, size_t, size_t, size_t *, size_t *, const char **);
+
+/* JWT: eyJ<b64url>.<b64url>.<b64url>* */
+static int
+m_jwt(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
+    const char **rep)
+{
+	size_t a, b, c;
+
+	if (s[i] != 'e' || (i > 0 && is_word((unsigned char)s[i - 1])) ||
+	    i + 3 > len || memcmp(s + i, "eyJ", 3) != 0)
+		return 0;
+	a = run(s, len, i, is_b64url);
+	if (a < 10 || i + a >= len || s[i + a] != '.')
+		return 0;
+	b = run(s, len, i + a + 1, is_b64url);
+	if (b < 4 || i + a + 1 + b >= len || s[i + a + 1 + b] != '.')
+		return 0;
+	c = run(s, len, i + a + b + 2, is_b64url);
+	*rs = i;
+	*re = i + a + b + 2 + c;
+	*rep = REDACT_MASK;
+	return 1;
+}
+
+/* "Bearer <token68>": the word stays. */
+static int
+m_bearer(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
+    const char **rep)
+{
+	size_t j, t;
+
+	if ((s[i] | 0x20) != 'b' ||
+	    (i > 0 && is_word((unsigned char)s[i - 1])) ||
+	    !at_ci(s, len, i, "bearer"))
+		return 0;
+	j = i + 6;
+	if (j >= len || (s[j] != ' ' && s[j] != '\t'))
+		return 0;
+	while (j < len && (s[j] == ' ' || s[j] == '\t'))
+		j++;
+	t = run(s, len, j, is_tok68);
+	if (t == 0 || (t == 3 && strncmp(s + j, REDACT_MASK, 3) == 0))
+		return 0;
+	*rs = j;
+	*re = j + t;
+	*rep = REDACT_MASK;
+	return 1;
+}
+
+static const char *const rd_headers[] = {"proxy-authorization", "authorization",
+    "x-api-key", "x-auth-token", "x-auth-key", "api-key", "apikey",
+    "x-goog-api-key", "x-openai-key", "x-anthropic-key", NULL};
+
+/* Header "Name: value" (or "name": "value" in JSON): the value to EOL or
+ * the closing quote. */
+static int
+m_header(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
+    const char **rep)
+{
+	size_t k, j, v;
+	char q = 0;
+
+	/* every listed name starts with a, p or x */
+	if (((s[i] | 0x20) != 'a' && (s[i] | 0x20) != 'p' &&
+		(s[i] | 0x20) != 'x') ||
+	    (i > 0 && (is_key((unsigned char)s[i - 1]))))
+		return 0;
+	for (k = 0; rd_headers[k] != NULL; k++)
+		if (at_ci(s, len, i, rd_headers[k]) &&
+		    (i + strlen(rd_headers[k]) >= len ||
+			!is_key((unsigned char)s[i + strlen(rd_headers[k])])))
+			break;
+	if (rd_headers[k] == NULL)
+		return 0;
+	j = i + strlen(rd_headers[k]);
+	if (j < len && (s[j] == '"' || s[j] == '\''))
+		j++;
+	while (j < len && (s[j] == ' ' || s[j] == '\t'))
+		j++;
+	if (j >= len || (s[j] != ':' && s[j] != '='))
+		return 0;
+	j++;
+	while (j < len && (s[j] == ' ' || s[j] == '\t'))
+		j++;
+	if (j < len && (s[j] == '"' || s[j] == '\''))
+		q = s[j++];
+	for (v = j; v < len && s[v] != '\n' && s[v] != '\r' && s[v] != q &&
+		    !(q == 0 && (s[v] == '"' || s[v] == '\''));
+	     v++)
+		;
+	while (v > j && (s[v - 1] == ' ' || s[v - 1] == '\t'))
+		v--;
+	if (v == j || (v - j == 3 && strncmp(s + j, REDACT_MASK, 3) == 0))
+		return 0;
+	*rs = j;
+	*re = v;
+	*rep = REDACT_MASK;
+	return 1;
+}
+
+static int
+is_value(unsigned char c)
+{
+	return c > 0x20 && c != 0x7f && strchr("\"',;&<>(){}[]", c) == NULL;
+}
+
+/* key=value / key: value with a secret-looking key: the value goes. */
+static int
+m_keyval(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
+    const char **rep)
+{
+	size_t k, j, v;
+
+	if (!is_key((unsigned char)s[i]) ||
+	    (i > 0 && is_key((unsigned char)s[i - 1])))
+		return 0;
+	k = run(s, len, i, is_key);
+	j = i + k;
+	/* The key first: a value is only scanned behind a secret key, so a
+	 * line of "a:a:a:..." stays linear. */
+	if (j >= len ||
+	    (s[j] != ':' && s[j] != '=' && s[j] != '"' && s[j] != '\'' &&
+		s[j] != ' ' && s[j] != '\t') ||
+	    !redact_key_secretish(s + i, k))
+		return 0;
+	if (j < len && (s[j] == '"' || s[j] == '\''))
+		j++;
+	while (j < len && (s[j] == ' ' || s[j] == '\t'))
+		j++;
+	if (j >= len || (s[j] != ':' && s[j] != '='))
+		return 0;
+	j++;
+	if (j < len && s[j] == '=')
+		j++; /* key == value */
+	while (j < len && (s[j] == ' ' || s[j] == '\t'))
+		j++;
+	if (j < len && (s[j] == '"' || s[j] == '\''))
+		j++;
+	v = run(s, len, j, is_value);
+	if (v == 0 || (v == 3 && strncmp(s + j, REDACT_MASK, 3) == 0))
+		return 0;
+	*rs = j;
+	*re = j + v;
+	*rep = REDACT_MASK;
+	return 1;
+}
+
+struct rd_prefix {
+	const char *p;
+	int (*cls)(unsigned char);
+	size_t min; /* characters after the prefix */
+};
+
+/* First characters of the prefixes below: a cheap reject. */
+static int
+prefix_start(char c)
+{
+	return c == 'A' || c == 'x' || c == 'g' || c == 's' || c == 'r' ||
+	       c == 'p' || c == 'w' || c == 'h' || c == 'y';
+}
+
+static const struct rd_prefix rd_prefixes[] = {
+    {"AKIA", is_upnum, 16},
+    {"ASIA", is_upnum, 16},
+    {"AROA", is_upnum, 16},
+    {"AGPA", is_upnum, 16},
+    {"AIDA", is_upnum, 16},
+    {"ANPA", is_upnum, 16},
+    {"ANVA", is_upnum, 16},
+    {"xoxa-", is_word, 8},
+    {"xoxb-", is_word, 8},
+    {"xoxe-", is_word, 8},
+    {"xoxp-", is_word, 8},
+    {"xoxr-", is_word, 8},
+    {"xoxs-", is_word, 8},
+    {"xapp-", is_word, 8},
+    {"github_pat_", is_word, 16},
+    {"ghp_", is_alnum, 16},
+    {"gho_", is_alnum, 16},
+    {"ghu_", is_alnum, 16},
+    {"ghs_", is_alnum, 16},
+    {"ghr_", is_alnum, 16},
+    {"sk-ant-", is_word, 8},
+    {"sk-", is_word, 16},
+    {"sk_live_", is_alnum, 8},
+    {"sk_test_", is_alnum, 8},
+    {"rk_live_", is_alnum, 8},
+    {"rk_test_", is_alnum, 8},
+    {"pk_live_", is_alnum, 8},
+    {"pk_test_", is_alnum, 8},
+    {"whsec_", is_alnum, 8},
+    {"glpat-", is_word, 16},
+    {"hf_", is_alnum, 16},
+    {"AIza", is_word, 30},
+    {"ya29.", is_word, 16},
+    {NULL, NULL, 0},
+};
+
+static int
+m_prefix(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
+    const char **rep)
+{
+	const struct rd_prefix *p;
+	size_t n, r;
+
+	if (!prefix_start(s[i]) || (i > 0 && is_word((unsigned char)s[i - 1])))
+		return 0;
+	for (p = rd_prefixes; p->p != NULL; p++) {
+		if (s[i] != p->p[0] || s[i + 1 < len ? i + 1 : i] != p->p[1])
+			continue;
+		n = strlen(p->p);
+		if (i + n > len || memcmp(s + i, p->p, n) != 0)
+			continue;
+		r = run(s, len, i + n, p->cls);
+		if (r < p->min)
+			continue;
+		*rs = i;
+		*re = i + n + r;
+		*rep = REDACT_MASK;
+		return 1;
+	}
+	return 0;
+}
+
+/* Any run of 40+ [A-Za-z0-9_-]. */
+static int
+m_long(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
+    const char **rep)
+{
+	size_t r;
+
+	if (!is_word((unsigned char)s[i]) ||
+	    (i > 0 && is_word((unsigned char)s[i - 1])))
+		return 0;
+	r = run(s, len, i, is_word);
+	if (r < 40)
+		return 0;
+	*rs = i;
+	*re = i + r;
+	*rep = REDACT_MASK;
+	return 1;
+}
+
+static int
+is_user(unsigned char c)
+{
+	return c > 0x20 && c != 0x7f && c != '/' && c != '"' && c != '\'';
+}
+
+/* /home/<user>/ -> ~/ */
+static int
+m_home(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
+    const char **rep)
+{
+	size_t u;
+
+	if (s[i] != '/' || i + 6 >= len || memcmp(s + i, "/home/", 6) != 0)
+		return 0;
+	u = run(s, len, i + 6, is_user);
+	if (u == 0 || i + 6 + u >= len || s[i + 6 + u] != '/')
+		return 0;
+	*rs = i;
+	*re = i + 7 + u;
+	*rep = "~/";
+	return 1;
+}
+
+static const rd_match rd_patterns[] = {
+    m_jwt, m_bearer, m_header, m_keyval, m_prefix, m_long, m_home, NULL};
+
+/* --- passes ------------------------------------------------------------ */
+
+static void
+pass(const struct sbuf *in, struct sbuf *out, rd_match m)
+{
+	size_t i = 0, rs, re, lit = 0;
+	const char *rep;
+
+	out->len = 0;
+	if (in->len == 0)
+		return;
+	while (i < in->len) {
+		/* Every matcher starts at a word boundary or at '/'. */
+		if (i > 0 && is_word((unsigned char)in->b[i - 1]) &&
+		    in->b[i] != '/') {
+			i++;
+			continue;
+		}
+		if (m(in->b, in->len, i, &rs, &re, &rep)) {
+			sb_add(out, in->b + lit, rs - lit);
+			sb_add(out, rep, strlen(rep));
+			i = lit = re;
+			continue;
+		}
+		i++;
+	}
+	sb_add(out, in->b + lit, in->len - lit);
+}
+
+static void
+pass_secrets(
+    struct redact *r, const struct sbuf *in, struct sbuf *out, size_t k)
+{
+	const char *p, *s = in->b;
+	size_t left = in->len;
+
+	out->len = 0;
+	if (s == NULL)
+		return;
+	while (left > 0 &&
+	       (p = memmem(s, left, r->r_sec[k], r->r_slen[k])) != NULL) {
+		sb_add(out, s, (size_t)(p - s));
+		sb_add(out, REDACT_MASK, 3);
+		left -= (size_t)(p - s) + r->r_slen[k];
+		s = p + r->r_slen[k];
+	}
+	sb_add(out, s, left);
+}
+
+static void
+swap(struct sbuf *a, struct sbuf *b)
+{
+	struct sbuf t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Find "-----BEGIN ... PRIVATE KEY" / "-----END ... PRIVATE KEY" and the
+ * end of its closing "-----". */
+static const char *
+pem_find(const char *s, size_t len, const char *what, size_t *endoff)
+{
+	const char *p = s, *q, *k;
+	size_t left = len, wl = strlen(what);
+
+	if (s == NULL || len == 0)
+		return NULL;
+	while ((q = memmem(p, left, what, wl)) != NULL) {
+		const char *lim = s + len;
+
+		for (k = q + wl;
+		     k < lim && (is_upnum((unsigned char)*k) || *k == ' '); k++)
+			if (k + 11 <= lim && memcmp(k, "PRIVATE KEY", 11) == 0)
+				break;
+		if (k + 11 <= lim && memcmp(k, "PRIVATE KEY", 11) == 0) {
+			k += 11;
+			while (k < lim && *k != '-' && *k != '\n')
+				k++; /* " BLOCK" */
+			while (k < lim && *k == '-')
+				k++;
+			*endoff = (size_t)(k - s);
+			return q;
+		}
+		left -= (size_t)(q - p) + 1;
+		p = q + 1;
+	}
+	return NULL;
+}
+
+/*
+ * A secret cut short, by the cleaner's line clamp (the text before
+ * " … [+N chars]") or by the end of the stream (a byte cap): a tail of at
+ * least RD_PARTIAL_MIN bytes that is a prefix of a secret goes too.
+ */
+static void
+mask_tail(struct redact *r, struct sbuf *a, struct sbuf *b, size_t end)
+{
+	size_t k, n;
+
+	for (k = 0; k < r->r_n; k++)
+		for (n = r->r_slen[k] - 1; n >= RD_PARTIAL_MIN; n--) {
+			if (n > end ||
+			    memcmp(a->b + end - n, r->r_sec[k], n) != 0)
+				continue;
+			b->len = 0;
+			sb_add(b, a->b, end - n);
+			sb_add(b, REDACT_MASK, 3);
+			sb_add(b, a->b + end, a->len - end);
+			swap(a, b);
+			return;
+		}
+}
+
+/* Where the cleaner's clamp marker " … [+N chars]" ends this line, if. */
+static int
+clamp_marker(const struct sbuf *a, size_t *at)
+{
+	static const char mk[] = " \xE2\x80\xA6 [+";
+	const char *p = NULL, *q = a->b;
+	size_t i, left = a->len;
+
+	while (left >= 7 && (q = memmem(q, left, mk, 7)) != NULL) {
+		p = q++;
+		left = a->len - (size_t)(q - a->b);
+	}
+	if (p == NULL)
+		return 0;
+	for (i = (size_t)(p - a->b) + 7;
+	     i < a->len && a->b[i] >= '0' && a->b[i] <= '9'; i++)
+		;
+	if (a->len - i != 7 || memcmp(a->b + i, " chars]", 7) != 0)
+		return 0;
+	*at = (size_t)(p - a->b);
+	return 1;
+}
+
+/* Scrub one line (with its '\n' if it had one) into out; final: the
+ * stream ends here. */
+static void
+scrub_line(struct redact *r, const char *line, size_t len, int nl, int final,
+    struct evbuffer *out)
+{
+	struct sbuf *a = &r->r_a, *b = &r->r_b;
+	const char *q;
+	size_t k, e;
+
+	a->len = 0;
+	sb_add(a, line, len);
+	for (k = 0; k < r->r_n; k++) {
+		pass_secrets(r, a, b, k);
+		swap(a, b);
+	}
+	if (a->len > 0 && r->r_n > 0) {
+		if (clamp_marker(a, &e))
+			mask_tail(r, a, b, e);
+		else if (final)
+			mask_tail(r, a, b, a->len);
+	}
+	/* PEM private key blocks: everything from BEGIN to END goes. */
+	for (;;) {
+		if (r->r_in_pem) {
+			if ((q = pem_find(a->b, a->len, "-----END", &e)) ==
+			    NULL) {
+				a->len = 0;
+				nl = 0;
+				break;
+			}
+			r->r_in_pem = 0;
+			b->len = 0;
+			sb_add(b, a->b + e, a->len - e);
+			swap(a, b);
+			if (a->len == 0 && nl)
+				nl = 0;
+			continue;
+		}
+		if ((q = pem_find(a->b, a->len, "-----BEGIN", &e)) == NULL)
+			break;
+		b->len = 0;
+		sb_add(b, a->b, (size_t)(q - a->b));
+		sb_add(b, REDACT_MASK, 3);
+		r->r_in_pem = 1;
+		/* The rest of the line is searched for the END marker. */
+		{
+			size_t pre = b->len;
+
+			sb_add(b, a->b + e, a->len - e);
+			swap(a, b);
+			if ((q = pem_find(a->b + pre, a->len - pre, "-----END",
+				 &e)) == NULL) {
+				a->len = pre;
+				break;
+			}
+			r->r_in_pem = 0;
+			b->len = 0;
+			sb_add(b, a->b, pre);
+			sb_add(b, a->b + pre + e, a->len - pre - e);
+			swap(a, b);
+		}
+	}
+	for (k = 0; rd_patterns[k] != NULL; k++) {
+		if (a->len == 0)
+			break;
+		pass(a, b, rd_patterns[k]);
+		swap(a, b);
+	}
+	if (a->oom || b->oom) {
+		/* Fail closed: nothing of this line leaves. */
+		(void)evbuffer_add(out, REDACT_MASK, 3);
+		a->oom = b->oom = 0;
+	} else if (a->len > 0)
+		(void)evbuffer_add(out, a->b, a->len);
+	if (nl)
+		(void)evbuffer_add(out, "\n", 1);
+	if (a->b != NULL)
+		explicit_bzero(a->b, a->cap);
+	if (b->b != NULL)
+		explicit_bzero(b->b, b->cap);
+}
+
+static int
+cmp_len_desc(const void *x, const void *y)
+{
+	size_t a = strlen(*(char *const *)x), b = strlen(*(char *const *)y);
+
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+struct redact *
+redact_new(const char *const *secrets, size_t n)
+{
+	struct redact *r;
+	size_t i;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	if (n > 0 && ((r->r_sec = calloc(n, sizeof(char *))) == NULL ||
+			 (r->r_slen = calloc(n, sizeof(size_t))) == NULL))
+		goto fail;
+	for (i = 0; i < n; i++) {
+		if (secrets[i] == NULL || secrets[i][0] == '\0')
+			continue;
+		if ((r->r_sec[r->r_n] = strdup(secrets[i])) == NULL)
+			goto fail;
+		r->r_n++;
+	}
+	if (r->r_n > 1)
+		qsort(r->r_sec, r->r_n, sizeof(char *), cmp_len_desc);
+	for (i = 0; i < r->r_n; i++) {
+		r->r_slen[i] = strlen(r->r_sec[i]);
+		if (r->r_slen[i] > r->r_maxlen)
+			r->r_maxlen = r->r_slen[i];
+	}
+	return r;
+fail:
+	redact_free(r);
+	return NULL;
+}
+
+void
+redact_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
+{
+	char *nl;
+	size_t n, cut, keep, off;
+
+	sb_add(&r->r_hold, in, len);
+	if (r->r_hold.oom) {
+		/* Fail closed: drop what is held. */
+		sb_wipe(&r->r_hold);
+		(void)evbuffer_add(out, REDACT_MASK, 3);
+		return;
+	}
+	/* Scrub every complete line, then move the rest down once. */
+	off = 0;
+	while (off < r->r_hold.len && (nl = memchr(r->r_hold.b + off, '\n',
+					   r->r_hold.len - off)) != NULL) {
+		n = (size_t)(nl - (r->r_hold.b + off));
+		scrub_line(r, r->r_hold.b + off, n, 1, 0, out);
+		off += n + 1;
+	}
+	if (off > 0) {
+		memmove(r->r_hold.b, r->r_hold.b + off, r->r_hold.len - off);
+		r->r_hold.len -= off;
+	}
+	if (r->r_hold.len <= RD_HOLD_MAX)
+		return;
+	/* An over-long line: scrub its head, keep a tail long enough for a
+	 * secret split at the cut (at a blank if one is near). */
+	keep = r->r_maxlen > 0 ? r->r_maxlen - 1 : 0;
+	cut = r->r_hold.len - keep;
+	for (n = cut; n > cut / 2; n--)
+		if (r->r_hold.b[n - 1] == ' ' || r->r_hold.b[n - 1] == '\t') {
+			cut = n;
+			break;
+		}
+	scrub_line(r, r->r_hold.b, cut, 0, 0, out);
+	memmove(r->r_hold.b, r->r_hold.b + cut, r->r_hold.len - cut);
+	r->r_hold.len -= cut;
+}
+
+void
+redact_finish(struct redact *r, struct evbuffer *out)
+{
+	if (r->r_hold.len > 0)
+		scrub_line(r, r->r_hold.b, r->r_hold.len, 0, 1, out);
+	r->r_hold.len = 0;
+	r->r_in_pem = 0;
+}
+
+void
+redact_free(struct redact *r)
+{
+	size_t i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->r_n; i++) {
+		explicit_bzero(r->r_sec[i], strlen(r->r_sec[i]));
+		free(r->r_sec[i]);
+	}
+	free(r->r_sec);
+	free(r->r_slen);
+	sb_wipe(&r->r_hold);
+	sb_wipe(&r->r_a);
+	sb_wipe(&r->r_b);
+	free(r);
+}
+
+int
+redact_buf(const char *const *secrets, size_t n, const char *in, size_t len,
+    struct evbuffer *out)
+{
+	struct redact *r;
+
+	if ((r = redact_new(secrets, n)) == NULL)
+		return -1;
+	redact_feed(r, in, len, out);
+	redact_finish(r, out);
+	redact_free(r);
+	return 0;
+}
+
+int
+redact_value_secretish(const char *s)
+{
+	struct sbuf a = {0}, b = {0};
+	size_t k, e;
+	int hit = 0;
+
+	if (pem_find(s, strlen(s), "-----BEGIN", &e) != NULL)
+		return 1;
+	sb_add(&a, s, strlen(s));
+	/* m_home is not a secret; stop before it. */
+	for (k = 0; rd_patterns[k] != NULL && rd_patterns[k] != m_home; k++) {
+		pass(&a, &b, rd_patterns[k]);
+		if (b.len != a.len ||
+		    (a.len > 0 && memcmp(a.b, b.b, a.len) != 0))
+			hit = 1;
+		swap(&a, &b);
+	}
+	if (a.oom || b.oom)
+		hit = 1; /* fail closed */
+	sb_wipe(&a);
+	sb_wipe(&b);
+	return hit;
+}

@@ -1,0 +1,194 @@
+/*
+ * Argument vectors for agent runs (SP-1, SP-2, SP-3) and their audit form
+ * (AU-4).  The prompt is exactly one element, or part of one fused
+ * "--flag={prompt}" element, or goes by stdin.  Pure; allocates only what
+ * it returns.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "argv.h"
+#include "cordon_limits.h"
+#include "manifest.h"
+#include "redact.h"
+#include "util.h"
+
+#define PH     "{prompt}"
+#define PH_LEN 8
+
+size_t
+argv_chars(const char *s, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+int
+argv_prompt_ok(const char *prompt, size_t len)
+{
+	size_t n;
+
+	if (prompt == NULL || len == 0 || memchr(prompt, '\0', len) != NULL ||
+	    !utf8_valid(prompt, len))
+		return -1;
+	n = argv_chars(prompt, len);
+	if (n < LIM_PROMPT_MIN_CHARS || n > LIM_PROMPT_MAX_CHARS)
+		return -1;
+	return 0;
+}
+
+void
+argv_free(char **v)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++) {
+		explicit_bzero(v[i], strlen(v[i]));
+		free(v[i]);
+	}
+	free(v);
+}
+
+/* s with its one "{prompt}" replaced by prompt. */
+static char *
+fill(const char *s, const char *prompt)
+{
+	const char *q = strstr(s, PH);
+	size_t pre = (size_t)(q - s), pl = strlen(prompt);
+	size_t post = strlen(q + PH_LEN);
+	char *r;
+
+	if ((r = malloc(pre + pl + post + 1)) == NULL)
+		return NULL;
+	memcpy(r, s, pre);
+	memcpy(r + pre, prompt, pl);
+	memcpy(r + pre + pl, q + PH_LEN, post + 1);
+	return r;
+}
+
+int
+argv_build(const struct manifest *m, const char *prompt, char ***argv_out,
+    int *prompt_stdin, const char **errcode)
+{
+	char **v;
+	size_t i, n = 0, holder = (size_t)-1;
+	int dashdash = 0, guarded = 0;
+
+	*argv_out = NULL;
+	*prompt_stdin = 0;
+	*errcode = "invalid-prompt";
+	if (prompt == NULL || argv_prompt_ok(prompt, strlen(prompt)) == -1)
+		return -1;
+	*errcode = "invalid-argument";
+	if (m == NULL || m->m_bin == NULL || m->m_args == NULL)
+		return -1;
+	for (i = 0; i < m->m_nargs; i++) {
+		if (m->m_args[i] == NULL ||
+		    strlen(m->m_args[i]) > LIM_ARG_MAX_BYTES)
+			return -1;
+		if (strstr(m->m_args[i], PH) != NULL) {
+			if (holder != (size_t)-1)
+				return -1; /* the validator allows one */
+			holder = i;
+			guarded = dashdash;
+		}
+		if (strcmp(m->m_args[i], "--") == 0)
+			dashdash = 1;
+	}
+	if (m->m_prompt_via == MF_PROMPT_STDIN) {
+		if (holder != (size_t)-1)
+			return -1;
+		*prompt_stdin = 1;
+	} else {
+		if (holder == (size_t)-1)
+			return -1;
+		/* SP-3: an element that starts with the prompt is a flag
+		 * if the prompt starts with '-', unless "--" came first. */
+		if (prompt[0] == '-' && !guarded &&
+		    strncmp(m->m_args[holder], PH, PH_LEN) == 0) {
+			*errcode = "prompt-flag-like";
+			return -1;
+		}
+		if (strlen(m->m_args[holder]) - PH_LEN + strlen(prompt) >
+		    LIM_ARG_MAX_BYTES) {
+			*errcode = "invalid-prompt";
+			return -1;
+		}
+	}
+	if ((v = calloc(m->m_nargs + 2, sizeof(char *))) == NULL)
+		goto oom;
+	if ((v[n++] = strdup(m->m_bin)) == NULL)
+		goto oom;
+	for (i = 0; i < m->m_nargs; i++) {
+		v[n] = i == holder ? fill(m->m_args[i], prompt)
+				   : strdup(m->m_args[i]);
+		if (v[n++] == NULL)
+			goto oom;
+	}
+	*argv_out = v;
+	*errcode = NULL;
+	return 0;
+oom:
+	argv_free(v);
+	*errcode = "invalid-argument";
+	return -1;
+}
+
+static int
+printable(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* "--api-key" / "-token": a flag whose name looks like a secret and whose
+ * value therefore follows as the next element. */
+int
+argv_secret_flag(const char *s)
+{
+	const char *n = s;
+
+	if (*n != '-' || strchr(s, '=') != NULL)
+		return 0;
+	while (*n == '-')
+		n++;
+	return *n != '\0' && redact_key_secretish(n, strlen(n));
+}
+
+int
+argv_redacted(const struct manifest *m, char ***out)
+{
+	char **v;
+	const char *s, *r;
+	size_t i;
+
+	*out = NULL;
+	if ((v = calloc(m->m_nargs + 1, sizeof(char *))) == NULL)
+		return -1;
+	for (i = 0; i < m->m_nargs && i < 64; i++) {
+		s = m->m_args[i] != NULL ? m->m_args[i] : "";
+		if (strstr(s, PH) != NULL)
+			r = ARGV_PROMPT_REDACTED;
+		else if ((i > 0 && m->m_args[i - 1] != NULL &&
+			     argv_secret_flag(m->m_args[i - 1])) ||
+			 redact_value_secretish(s) || !printable(s) ||
+			 strlen(s) > ARGV_REDACTED_MAX)
+			r = ARGV_REDACTED;
+		else
+			r = s;
+		if ((v[i] = strdup(r)) == NULL) {
+			argv_free(v);
+			return -1;
+		}
+	}
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,74 @@
+/*
+ * Defaults and ceilings of DATA.md "Limits" (and SP-7 … SP-9, SP-14),
+ * in one place.  Pure constants.  Not named limits.h: policy/ is on the
+ * include path and would shadow the system <limits.h>.
+ */
+#ifndef CORDON_POLICY_LIMITS_H
+#define CORDON_POLICY_LIMITS_H
+
+/* API-3: prompt length in Unicode code points. */
+#define LIM_PROMPT_MIN_CHARS 1
+#define LIM_PROMPT_MAX_CHARS 256000
+/* SP-2: one argv element, in bytes. */
+#define LIM_ARG_MAX_BYTES (32 * 1024)
+/* Elements of transportConfig.args / action command / probe command. */
+#define LIM_ARGS_MAX 63
+/* SP-5: manifest env. */
+#define LIM_ENV_MAX_ENTRIES	64
+#define LIM_ENV_VALUE_MAX_CHARS 4096
+/* SP-15: actions. */
+#define LIM_ACTIONS_MAX		  10
+#define LIM_ACTION_ID_MAX	  32
+#define LIM_ACTION_LABEL_MAX	  40
+#define LIM_ACTION_HINT_MAX	  20
+#define LIM_ACTION_TIMEOUT_DEF_MS 5000
+#define LIM_ACTION_TIMEOUT_MAX_MS 60000
+/* SP-8: runs (subprocess); streamJson has no default deadline (0). */
+#define LIM_RUN_TIMEOUT_DEF_MS 120000
+#define LIM_RUN_TIMEOUT_MAX_MS (24 * 3600 * 1000)
+/* SP-18: health probes. */
+#define LIM_PROBE_TIMEOUT_DEF_MS   5000
+#define LIM_PROBE_TIMEOUT_MAX_MS   10000
+#define LIM_PROBE_INTERVAL_DEF_SEC 60
+#define LIM_PROBE_INTERVAL_MIN_SEC 15
+#define LIM_PROBE_INTERVAL_MAX_SEC 86400
+#define LIM_PROBE_VERSION_MAX	   120
+/* SP-9: output caps in bytes (defaults; manifests clamp to ceilings). */
+#define LIM_ACTION_OUTPUT_DEF (256 * 1024)
+#define LIM_ACTION_OUTPUT_MAX (4 * 1024 * 1024)
+#define LIM_RUN_OUTPUT_DEF    (8 * 1024 * 1024)
+#define LIM_RUN_OUTPUT_MAX    (64 * 1024 * 1024)
+/* SP-10: line clamp in code points. */
+#define LIM_LINE_MAX 1000
+/* API-3: session id ^[A-Za-z0-9._-]{1,96}$. */
+#define LIM_SESSION_MAX 96
+/* SP-7: rlimits (default, ceiling).  memBytes 0 = no limit. */
+#define LIM_CPU_SEC_DEF	   300
+#define LIM_CPU_SEC_MAX	   3600
+#define LIM_FILE_BYTES_DEF (100ULL * 1024 * 1024)
+#define LIM_FILE_BYTES_MAX (1024ULL * 1024 * 1024)
+#define LIM_NOFILE_DEF	   1024
+#define LIM_NOFILE_MAX	   4096
+#define LIM_NPROC_DEF	   50
+#define LIM_NPROC_MAX	   512
+#define LIM_MEM_BYTES_DEF  0ULL
+#define LIM_MEM_BYTES_MAX  (64ULL * 1024 * 1024 * 1024)
+/* SP-8/SP-17: SIGTERM, then SIGKILL after this grace. */
+#define LIM_KILL_GRACE_MS 2000
+/* API-4: cancel grace. */
+#define LIM_CANCEL_GRACE_MS 3000
+/* SP-14: concurrency. */
+#define LIM_RUNS_TOTAL	   16
+#define LIM_RUNS_PER_AGENT 4
+/* SP-15: strings of a manifest. */
+#define LIM_NAME_MAX	     64
+#define LIM_DISPLAY_NAME_MAX 80
+#define LIM_DESCRIPTION_MAX  1000
+#define LIM_CAPABILITIES_MAX 32
+#define LIM_CAPABILITY_MAX   64
+#define LIM_SECRETS_MAX	     16
+#define LIM_SECRET_PATH_MAX  128
+#define LIM_ROOTS_MAX	     16
+#define LIM_PATH_MAX	     4096
+
+#endif

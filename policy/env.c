@@ -1,0 +1,251 @@
+/*
+ * Child environment (SP-4, SP-5): DATA.md's tables and the builder.  The
+ * env is built from the allowlist, never inherited wholesale.  Pure: no
+ * I/O, no globals but const tables; allocates only what it returns.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "env.h"
+#include "cordon_limits.h"
+#include "manifest.h"
+#include "redact.h"
+
+const char *const env_allowlist[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL",
+    "TERM", "COLORTERM", "LANG", "LC_ALL", "LC_CTYPE", "LC_COLLATE",
+    "LC_MESSAGES", "LC_NUMERIC", "LC_TIME", "LC_MONETARY", "TZ", "TMPDIR",
+    "TMP", "TEMP", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
+    "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "HOSTNAME", "PWD", "NODE_PATH", NULL};
+const char *const env_allow_prefix = "CORDON_";
+const char *const env_forced[] = {"NO_COLOR=1", "FORCE_COLOR=0", NULL};
+const char *const env_known_secrets[] = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY",
+    "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS",
+    "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_PAT", "GITLAB_TOKEN", "HF_TOKEN",
+    "HUGGINGFACE_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN", "AZURE_OPENAI_API_KEY", "AZURE_CLIENT_SECRET",
+    "VERTEX_AI_API_KEY", "DATABRICKS_TOKEN", "STRIPE_API_KEY",
+    "SLACK_BOT_TOKEN", "SLACK_USER_TOKEN", "NPM_TOKEN", "PYPI_TOKEN",
+    "DATABASE_URL", "DATABASE_URI", "REDIS_URL", "MONGODB_URI", "POSTGRES_URL",
+    "KUBECONFIG", "SENTRY_DSN", "VAULT_TOKEN", "KAGGLE_KEY", NULL};
+const char *const env_runtime_exact[] = {"BASH_ENV", "ENV", "NODE_OPTIONS",
+    "PYTHONHOME", "PYTHONPATH", "GIT_CONFIG", "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "PERL5OPT", "PERL5LIB",
+    "RUBYOPT", "JAVA_TOOL_OPTIONS", "_", NULL};
+const char *const env_runtime_prefix[] = {
+    "LD_", "DYLD_", "PYTHON", "GIT_CONFIG_", NULL};
+
+static int
+in_list(const char *const *list, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; list[i] != NULL; i++)
+		if (strlen(list[i]) == len && memcmp(list[i], s, len) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+env_runtime_control_n(const char *name, size_t len)
+{
+	size_t i, pl;
+
+	if (in_list(env_runtime_exact, name, len))
+		return 1;
+	for (i = 0; env_runtime_prefix[i] != NULL; i++) {
+		pl = strlen(env_runtime_prefix[i]);
+		if (len >= pl && memcmp(name, env_runtime_prefix[i], pl) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+env_runtime_control(const char *name)
+{
+	return name != NULL && env_runtime_control_n(name, strlen(name));
+}
+
+static int
+env_name_syntax(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > 128 ||
+	    !((s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
+		return 0;
+	for (i = 1; i < len; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+int
+env_name_ok(const char *name)
+{
+	size_t len;
+
+	if (name == NULL)
+		return 0;
+	len = strlen(name);
+	return env_name_syntax(name, len) && !env_runtime_control_n(name, len);
+}
+
+static int
+env_secretish_n(const char *name, size_t len)
+{
+	return in_list(env_known_secrets, name, len) ||
+	       redact_key_secretish(name, len);
+}
+
+int
+env_secretish(const char *name)
+{
+	return name != NULL && env_secretish_n(name, strlen(name));
+}
+
+/* Parent names that may pass (SP-4): allowlist or CORDON_*, minus PWD
+ * (set from cwd) and anything secret-looking (SP-5). */
+static int
+parent_pass(const char *name, size_t len)
+{
+	size_t pl = strlen(env_allow_prefix);
+
+	if (len == 3 && memcmp(name, "PWD", 3) == 0)
+		return 0;
+	if (!in_list(env_allowlist, name, len) &&
+	    !(len > pl && memcmp(name, env_allow_prefix, pl) == 0))
+		return 0;
+	return !env_secretish_n(name, len);
+}
+
+static int
+value_ok(const char *v)
+{
+	return strpbrk(v, "\n\r") == NULL;
+}
+
+/* A secret goes in only under a name the manifest maps. */
+static int
+declared(const struct manifest *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->m_nsecrets; i++)
+		if (strcmp(m->m_secrets[i].s_env, name) == 0)
+			return 1;
+	return 0;
+}
+
+struct envv {
+	char **v;
+	size_t n, cap;
+	int oom;
+};
+
+/* Set NAME=value, replacing an earlier NAME. */
+static void
+envv_set(struct envv *e, const char *name, size_t nlen, const char *value)
+{
+	size_t i, vlen = strlen(value);
+	char *s, **nv;
+
+	if (e->oom)
+		return;
+	if ((s = malloc(nlen + 1 + vlen + 1)) == NULL) {
+		e->oom = 1;
+		return;
+	}
+	memcpy(s, name, nlen);
+	s[nlen] = '=';
+	memcpy(s + nlen + 1, value, vlen + 1);
+	for (i = 0; i < e->n; i++)
+		if (strncmp(e->v[i], s, nlen + 1) == 0) {
+			explicit_bzero(e->v[i], strlen(e->v[i]));
+			free(e->v[i]);
+			e->v[i] = s;
+			return;
+		}
+	if (e->n + 2 > e->cap) {
+		size_t nc = e->cap ? e->cap * 2 : 32;
+
+		if ((nv = reallocarray(e->v, nc, sizeof(char *))) == NULL) {
+			free(s);
+			e->oom = 1;
+			return;
+		}
+		e->v = nv;
+		e->cap = nc;
+	}
+	e->v[e->n++] = s;
+	e->v[e->n] = NULL;
+}
+
+int
+env_build(const char *const *parent_env, const struct manifest *m,
+    const char *cwd, const char *const *secret_names,
+    const char *const *secret_values, size_t nsecrets, char ***envp_out,
+    const char **errcode)
+{
+	struct envv e = {0};
+	const char *eq;
+	size_t i;
+
+	*envp_out = NULL;
+	*errcode = "invalid-argument";
+	if (cwd == NULL || cwd[0] != '/' || !value_ok(cwd) || m == NULL)
+		return -1;
+	for (i = 0; i < nsecrets; i++)
+		if (secret_names[i] == NULL || secret_values[i] == NULL ||
+		    !env_name_ok(secret_names[i]) ||
+		    !value_ok(secret_values[i]) ||
+		    !declared(m, secret_names[i]))
+			return -1;
+	for (i = 0; i < m->m_nenv; i++)
+		if (!env_name_ok(m->m_env[i].e_name) ||
+		    !value_ok(m->m_env[i].e_value))
+			return -1;
+	for (i = 0; parent_env != NULL && parent_env[i] != NULL; i++) {
+		if ((eq = strchr(parent_env[i], '=')) == NULL ||
+		    !parent_pass(parent_env[i], (size_t)(eq - parent_env[i])) ||
+		    !value_ok(eq + 1))
+			continue;
+		envv_set(
+		    &e, parent_env[i], (size_t)(eq - parent_env[i]), eq + 1);
+	}
+	for (i = 0; env_forced[i] != NULL; i++) {
+		eq = strchr(env_forced[i], '=');
+		envv_set(
+		    &e, env_forced[i], (size_t)(eq - env_forced[i]), eq + 1);
+	}
+	for (i = 0; i < m->m_nenv; i++)
+		envv_set(&e, m->m_env[i].e_name, strlen(m->m_env[i].e_name),
+		    m->m_env[i].e_value);
+	envv_set(&e, "PWD", 3, cwd);
+	for (i = 0; i < nsecrets; i++)
+		envv_set(&e, secret_names[i], strlen(secret_names[i]),
+		    secret_values[i]);
+	if (e.oom) {
+		env_free(e.v);
+		*errcode = "out-of-memory";
+		return -1;
+	}
+	*envp_out = e.v;
+	*errcode = NULL;
+	return 0;
+}
+
+void
+env_free(char **envp)
+{
+	size_t i;
+
+	if (envp == NULL)
+		return;
+	for (i = 0; envp[i] != NULL; i++) {
+		explicit_bzero(envp[i], strlen(envp[i]));
+		free(envp[i]);
+	}
+	free(envp);
+}

@@ -1,0 +1,50 @@
+/*
+ * Child environment rules (SP-4, SP-5) and DATA.md's env tables.  The
+ * child env is built, never inherited.  Pure: no I/O, no globals but
+ * const tables; env_build allocates only what it hands back.
+ */
+#ifndef CORDON_POLICY_ENV_H
+#define CORDON_POLICY_ENV_H
+
+#include <stddef.h>
+
+struct manifest;
+
+/* DATA.md tables (NULL-terminated). */
+extern const char *const env_allowlist[];  /* 27 names */
+extern const char *const env_allow_prefix; /* "CORDON_" */
+extern const char *const env_forced[];	   /* "NO_COLOR=1", "FORCE_COLOR=0" */
+extern const char *const env_known_secrets[]; /* 32 names */
+extern const char *const env_runtime_exact[];
+extern const char *const env_runtime_prefix[];
+
+/* SP-5: manifest env key ^[A-Z_][A-Z0-9_]*$ and not runtime-control. */
+int env_name_ok(const char *name);
+/* SP-5: runtime-control name (LD_*, NODE_OPTIONS, PYTHON*, ...). */
+int env_runtime_control(const char *name);
+/*
+ * SP-5: a known secret name or a secret-looking name (token, api_key,
+ * secret, password, ..., *_PAT, *_DSN, database URLs).  The name-pattern
+ * rule itself lives in common/redact.c (redact_key_secretish), since the
+ * output scrubber, below policy/, applies the same rule to key=value.
+ */
+int env_secretish(const char *name);
+
+/*
+ * SP-4/SP-5: build the child env from parent_env (NULL-terminated
+ * "NAME=value" strings): allowlisted names and CORDON_* unless secretish
+ * (parent values with \n or \r are skipped), the forced pair, the
+ * manifest env on top, PWD=cwd, then secrets under their manifest names
+ * (secret_names[i]=secret_values[i]).  A secret value with \n or \r, a
+ * secret name the manifest's secrets: does not map, or a cwd that is not
+ * absolute fails.  Returns 0 and a NULL-terminated
+ * malloc'd envp (free with env_free), or -1 with *errcode one of
+ * "invalid-argument", "out-of-memory".
+ */
+int env_build(const char *const *parent_env, const struct manifest *,
+    const char *cwd, const char *const *secret_names,
+    const char *const *secret_values, size_t nsecrets, char ***envp_out,
+    const char **errcode);
+void env_free(char **envp);
+
+#endif

@@ -1,0 +1,883 @@
+/*
+ * Strict validator for agent manifests (SP-15, SP-5, SEC-3): json-c tree
+ * (from yaml_load_*) -> struct manifest, every problem collected with its
+ * line:col.  Pure: no I/O, no globals; allocates only into *out.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "argv.h"
+#include "env.h"
+#include "manifest.h"
+#include "redact.h"
+#include "util.h"
+#include "yamljson.h"
+
+struct mp {
+	struct policy_err *errs;
+	size_t max;
+	size_t n;
+	int oom;
+};
+
+/* Report at the node's own mark, else at its parent's. */
+static void
+mp_err(struct mp *p, struct json_object *at, struct json_object *parent,
+    const char *path, const char *msg)
+{
+	struct policy_err *e;
+	unsigned long l, c;
+
+	if (p->n < p->max) {
+		e = &p->errs[p->n];
+		if (yaml_mark(at, &l, &c) == -1)
+			(void)yaml_mark(parent, &l, &c);
+		e->pe_line = l;
+		e->pe_col = c;
+		snprintf(e->pe_msg, sizeof(e->pe_msg), "%s%s%s",
+		    path ? path : "", path && *path ? ": " : "", msg);
+	}
+	p->n++;
+}
+
+static char *
+mp_dup(struct mp *p, const char *s)
+{
+	char *d;
+
+	if ((d = strdup(s)) == NULL)
+		p->oom = 1;
+	return d;
+}
+
+static int
+in_list(const char *const *l, const char *s)
+{
+	for (; *l != NULL; l++)
+		if (strcmp(*l, s) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+mp_keys(struct mp *p, struct json_object *obj, const char *path,
+    const char *const *allowed)
+{
+	json_object_object_foreach (obj, k, v) {
+		if (!in_list(allowed, k))
+			mp_err(p, v, obj, path, "unknown key");
+	}
+}
+
+/* The value at key: 1 present (*v may be NULL for a YAML null), 0 not. */
+static int
+mp_get(struct json_object *obj, const char *key, struct json_object **v)
+{
+	return json_object_object_get_ex(obj, key, v);
+}
+
+static int
+is_obj(struct json_object *v)
+{
+	return v != NULL && json_object_is_type(v, json_type_object);
+}
+
+static int
+is_arr(struct json_object *v)
+{
+	return v != NULL && json_object_is_type(v, json_type_array);
+}
+
+/* A control character other than those in allow. */
+static int
+has_ctl(const char *s, size_t len, const char *allow)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (((unsigned char)s[i] < 0x20 || s[i] == 0x7f) &&
+		    strchr(allow, s[i]) == NULL)
+			return 1;
+	return 0;
+}
+
+#define S_NOCTL 1 /* no control characters at all */
+#define S_NONL	2 /* no \n \r (SP-2) */
+#define S_TEXT	4 /* no control characters but \n and \t */
+
+/* A string value: NUL-free, UTF-8, minc..maxc code points. */
+static const char *
+mp_strval(struct mp *p, struct json_object *v, struct json_object *parent,
+    const char *path, size_t minc, size_t maxc, int flags)
+{
+	const char *s;
+	size_t len, n;
+
+	if (v == NULL || !json_object_is_type(v, json_type_string)) {
+		mp_err(p, v, parent, path, "must be a string");
+		return NULL;
+	}
+	s = json_object_get_string(v);
+	len = (size_t)json_object_get_string_len(v);
+	if (strlen(s) != len || !utf8_valid(s, len)) {
+		mp_err(p, v, parent, path, "must not contain NUL");
+		return NULL;
+	}
+	n = argv_chars(s, len);
+	if (n < minc || n > maxc) {
+		mp_err(p, v, parent, path, "length out of range");
+		return NULL;
+	}
+	if (((flags & S_NOCTL) && has_ctl(s, len, "")) ||
+	    ((flags & S_TEXT) && has_ctl(s, len, "\n\t"))) {
+		mp_err(
+		    p, v, parent, path, "must not contain control characters");
+		return NULL;
+	}
+	if ((flags & S_NONL) && strpbrk(s, "\n\r") != NULL) {
+		mp_err(p, v, parent, path, "must not contain a newline");
+		return NULL;
+	}
+	return s;
+}
+
+static char *
+mp_str(struct mp *p, struct json_object *obj, const char *key, const char *path,
+    int required, size_t minc, size_t maxc, int flags)
+{
+	struct json_object *v;
+	const char *s;
+
+	if (!mp_get(obj, key, &v)) {
+		if (required)
+			mp_err(p, NULL, obj, path, "missing");
+		return NULL;
+	}
+	if ((s = mp_strval(p, v, obj, path, minc, maxc, flags)) == NULL)
+		return NULL;
+	return mp_dup(p, s);
+}
+
+/* An integer in [min, max]; *out untouched if absent. -1 if bad. */
+static int
+mp_int(struct mp *p, struct json_object *obj, const char *key, const char *path,
+    long long min, long long max, long long *out)
+{
+	struct json_object *v;
+	long long x;
+
+	if (!mp_get(obj, key, &v))
+		return 0;
+	if (v == NULL || !json_object_is_type(v, json_type_int)) {
+		mp_err(p, v, obj, path, "must be an integer");
+		return -1;
+	}
+	x = (long long)json_object_get_int64(v);
+	if (x < min || x > max) {
+		mp_err(p, v, obj, path, "out of range");
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+/* One of the names in vals; its index, or -1 (absent: def). */
+static int
+mp_enum(struct mp *p, struct json_object *obj, const char *key,
+    const char *path, const char *const *vals, int def)
+{
+	struct json_object *v;
+	const char *s;
+	int i;
+
+	if (!mp_get(obj, key, &v))
+		return def;
+	if ((s = mp_strval(p, v, obj, path, 1, 64, S_NOCTL)) == NULL)
+		return def;
+	for (i = 0; vals[i] != NULL; i++)
+		if (strcmp(vals[i], s) == 0)
+			return i;
+	mp_err(p, v, obj, path, "unsupported value");
+	return def;
+}
+
+static int
+name_ok(const char *s, size_t maxlen)
+{
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len > maxlen ||
+	    !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
+		return 0;
+	for (i = 1; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* SEC-3: "$NAME" or "${NAME}" naming a secret mapping or a secret-looking
+ * variable, anywhere in s. */
+static int
+refs_secret(const struct manifest *m, const char *s)
+{
+	const char *q, *e;
+	char name[129];
+	size_t i, n;
+
+	for (q = strchr(s, '$'); q != NULL; q = strchr(q + 1, '$')) {
+		e = q + 1 + (q[1] == '{');
+		for (n = 0; n < sizeof(name) - 1 &&
+			    ((e[n] >= 'A' && e[n] <= 'Z') ||
+				(e[n] >= 'a' && e[n] <= 'z') ||
+				(e[n] >= '0' && e[n] <= '9') || e[n] == '_');
+		     n++)
+			name[n] = e[n];
+		name[n] = '\0';
+		if (n == 0)
+			continue;
+		if (env_secretish(name))
+			return 1;
+		for (i = 0; i < m->m_nsecrets; i++)
+			if (strcmp(m->m_secrets[i].s_env, name) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+/* An argv-like array of strings (SP-2): 1..LIM_ARGS_MAX elements (0 ok if
+ * !nonempty), each <= 32 KiB, no NUL, no secret. */
+static char **
+mp_argv(struct mp *p, const struct manifest *m, struct json_object *v,
+    struct json_object *parent, const char *path, int nonempty, size_t *np)
+{
+	struct json_object *el;
+	const char *s;
+	char **out;
+	size_t i, n;
+
+	*np = 0;
+	if (!is_arr(v)) {
+		mp_err(p, v, parent, path, "must be a list of strings");
+		return NULL;
+	}
+	n = json_object_array_length(v);
+	if ((nonempty && n == 0) || n > LIM_ARGS_MAX) {
+		mp_err(p, v, parent, path, "wrong number of elements");
+		return NULL;
+	}
+	if ((out = calloc(n + 1, sizeof(char *))) == NULL) {
+		p->oom = 1;
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		el = json_object_array_get_idx(v, i);
+		s = mp_strval(p, el, v, path, nonempty && i == 0 ? 1 : 0,
+		    LIM_ARG_MAX_BYTES, 0);
+		if (s == NULL) {
+			out[i] = mp_dup(p, ""); /* no holes: freed by count */
+			continue;
+		}
+		if (strlen(s) > LIM_ARG_MAX_BYTES)
+			mp_err(p, el, v, path, "element too long");
+		else if (redact_value_secretish(s) || refs_secret(m, s) ||
+			 (i > 0 && out[i - 1] != NULL &&
+			     argv_secret_flag(out[i - 1]) &&
+			     strstr(s, "{prompt}") == NULL))
+			mp_err(p, el, v, path, "secret in arguments refused");
+		out[i] = mp_dup(p, s);
+	}
+	*np = n;
+	return out;
+}
+
+static void
+strv_free(char **v)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Occurrences of "{prompt}" in s. */
+static size_t
+prompt_refs(const char *s)
+{
+	size_t n = 0;
+
+	while (s != NULL && (s = strstr(s, "{prompt}")) != NULL) {
+		n++;
+		s += 8;
+	}
+	return n;
+}
+
+static int
+path_ok(const char *s)
+{
+	const char *q;
+
+	if (s[0] != '/' || strlen(s) > LIM_PATH_MAX)
+		return 0;
+	for (q = s; (q = strstr(q, "..")) != NULL; q++)
+		if ((q == s || q[-1] == '/') && (q[2] == '\0' || q[2] == '/'))
+			return 0;
+	return 1;
+}
+
+static void
+mp_secrets(struct mp *p, struct manifest *m, struct json_object *root)
+{
+	struct json_object *v;
+	const char *s, *q;
+	size_t n;
+	int ok;
+
+	if (!mp_get(root, "secrets", &v))
+		return;
+	if (!is_obj(v)) {
+		mp_err(p, v, root, "secrets", "must be a mapping");
+		return;
+	}
+	n = (size_t)json_object_object_length(v);
+	if (n > LIM_SECRETS_MAX) {
+		mp_err(p, v, root, "secrets", "too many entries");
+		return;
+	}
+	if ((m->m_secrets = calloc(n + 1, sizeof(*m->m_secrets))) == NULL) {
+		p->oom = 1;
+		return;
+	}
+	json_object_object_foreach (v, k, pv) {
+		if (!env_name_ok(k)) {
+			mp_err(p, pv, v, "secrets", "invalid environment name");
+			continue;
+		}
+		s = mp_strval(
+		    p, pv, v, "secrets", 1, LIM_SECRET_PATH_MAX, S_NOCTL);
+		if (s == NULL)
+			continue;
+		/* dotted path: segments of [A-Za-z0-9_-], no empty one */
+		ok = s[0] != '.' && s[strlen(s) - 1] != '.' &&
+		     strstr(s, "..") == NULL;
+		for (q = s; ok && *q != '\0'; q++)
+			ok = (*q >= 'A' && *q <= 'Z') ||
+			     (*q >= 'a' && *q <= 'z') ||
+			     (*q >= '0' && *q <= '9') || *q == '_' ||
+			     *q == '-' || *q == '.';
+		if (!ok) {
+			mp_err(p, pv, v, "secrets", "invalid dotted path");
+			continue;
+		}
+		m->m_secrets[m->m_nsecrets].s_env = mp_dup(p, k);
+		m->m_secrets[m->m_nsecrets].s_path = mp_dup(p, s);
+		m->m_nsecrets++;
+	}
+}
+
+static void
+mp_env(struct mp *p, struct manifest *m, struct json_object *tc)
+{
+	struct json_object *v;
+	const char *s;
+	char num[32];
+	size_t i, n;
+
+	if (!mp_get(tc, "env", &v))
+		return;
+	if (!is_obj(v)) {
+		mp_err(p, v, tc, "transportConfig.env", "must be a mapping");
+		return;
+	}
+	n = (size_t)json_object_object_length(v);
+	if (n > LIM_ENV_MAX_ENTRIES) {
+		mp_err(p, v, tc, "transportConfig.env", "too many entries");
+		return;
+	}
+	if ((m->m_env = calloc(n + 1, sizeof(*m->m_env))) == NULL) {
+		p->oom = 1;
+		return;
+	}
+	json_object_object_foreach (v, k, ev) {
+		if (!env_name_ok(k)) {
+			mp_err(p, ev, v, "transportConfig.env",
+			    "environment name refused");
+			continue;
+		}
+		for (i = 0; i < m->m_nsecrets; i++)
+			if (strcmp(m->m_secrets[i].s_env, k) == 0)
+				break;
+		if (i < m->m_nsecrets || env_secretish(k)) {
+			mp_err(p, ev, v, "transportConfig.env",
+			    "secret-looking name: map it under secrets");
+			continue;
+		}
+		if (ev != NULL && json_object_is_type(ev, json_type_int)) {
+			snprintf(num, sizeof(num), "%lld",
+			    (long long)json_object_get_int64(ev));
+			s = num;
+		} else if ((s = mp_strval(p, ev, v, "transportConfig.env", 0,
+				LIM_ENV_VALUE_MAX_CHARS, S_NONL)) == NULL)
+			continue;
+		if (redact_value_secretish(s) || refs_secret(m, s)) {
+			mp_err(p, ev, v, "transportConfig.env",
+			    "secret in environment value refused");
+			continue;
+		}
+		m->m_env[m->m_nenv].e_name = mp_dup(p, k);
+		m->m_env[m->m_nenv].e_value = mp_dup(p, s);
+		m->m_nenv++;
+	}
+}
+
+static const char *const tc_keys[] = {
+    "bin", "args", "timeoutMs", "env", "cwd", NULL};
+
+static void
+mp_transport_config(struct mp *p, struct manifest *m, struct json_object *root)
+{
+	struct json_object *tc, *v;
+	long long x;
+	size_t i, refs = 0;
+
+	if (!mp_get(root, "transportConfig", &tc)) {
+		mp_err(p, NULL, root, "transportConfig", "missing");
+		return;
+	}
+	if (!is_obj(tc)) {
+		mp_err(p, tc, root, "transportConfig", "must be a mapping");
+		return;
+	}
+	mp_keys(p, tc, "transportConfig", tc_keys);
+	m->m_bin = mp_str(
+	    p, tc, "bin", "transportConfig.bin", 1, 1, LIM_PATH_MAX, S_NOCTL);
+	if (m->m_bin != NULL &&
+	    ((strchr(m->m_bin, '/') != NULL && !path_ok(m->m_bin)) ||
+		prompt_refs(m->m_bin) > 0 || m->m_bin[0] == '-')) {
+		(void)mp_get(tc, "bin", &v);
+		mp_err(p, v, tc, "transportConfig.bin",
+		    "must be a name or an absolute path");
+	}
+	if (mp_get(tc, "args", &v))
+		m->m_args = mp_argv(
+		    p, m, v, tc, "transportConfig.args", 0, &m->m_nargs);
+	else if ((m->m_args = calloc(1, sizeof(char *))) == NULL)
+		p->oom = 1;
+	for (i = 0; i < m->m_nargs && m->m_args != NULL; i++) {
+		if (m->m_args[i] == NULL)
+			continue;
+		refs += prompt_refs(m->m_args[i]);
+	}
+	if (m->m_prompt_via == MF_PROMPT_ARGV && refs != 1) {
+		(void)mp_get(tc, "args", &v);
+		mp_err(p, v, tc, "transportConfig.args",
+		    "needs exactly one {prompt} (or promptVia: stdin)");
+	} else if (m->m_prompt_via == MF_PROMPT_STDIN && refs != 0) {
+		(void)mp_get(tc, "args", &v);
+		mp_err(p, v, tc, "transportConfig.args",
+		    "{prompt} refused with promptVia: stdin");
+	}
+	m->m_timeout_ms =
+	    m->m_transport == MF_SUBPROCESS ? LIM_RUN_TIMEOUT_DEF_MS : 0;
+	if (mp_int(p, tc, "timeoutMs", "transportConfig.timeoutMs", 1,
+		LIM_RUN_TIMEOUT_MAX_MS, &x) == 0 &&
+	    mp_get(tc, "timeoutMs", &v))
+		m->m_timeout_ms = (long)x;
+	mp_env(p, m, tc);
+	m->m_cwd = mp_str(
+	    p, tc, "cwd", "transportConfig.cwd", 0, 1, LIM_PATH_MAX, S_NOCTL);
+	if (m->m_cwd != NULL && !path_ok(m->m_cwd)) {
+		(void)mp_get(tc, "cwd", &v);
+		mp_err(p, v, tc, "transportConfig.cwd",
+		    "must be an absolute path without ..");
+	}
+}
+
+static const char *const probe_keys[] = {
+    "type", "command", "timeoutMs", "intervalSec", NULL};
+static const char *const probe_types[] = {"command", NULL};
+
+static void
+mp_probe(struct mp *p, struct manifest *m, struct json_object *root)
+{
+	struct json_object *hp, *v;
+	long long x;
+
+	m->m_probe_timeout_ms = LIM_PROBE_TIMEOUT_DEF_MS;
+	m->m_probe_interval_sec = LIM_PROBE_INTERVAL_DEF_SEC;
+	if (mp_get(root, "healthProbe", &hp)) {
+		if (!is_obj(hp)) {
+			mp_err(p, hp, root, "healthProbe", "must be a mapping");
+			return;
+		}
+		mp_keys(p, hp, "healthProbe", probe_keys);
+		(void)mp_enum(
+		    p, hp, "type", "healthProbe.type", probe_types, 0);
+		if (mp_get(hp, "command", &v)) {
+			size_t i;
+
+			m->m_probe_cmd = mp_argv(p, m, v, hp,
+			    "healthProbe.command", 1, &m->m_nprobe_cmd);
+			for (i = 0;
+			     m->m_probe_cmd != NULL && i < m->m_nprobe_cmd; i++)
+				if (m->m_probe_cmd[i] != NULL &&
+				    prompt_refs(m->m_probe_cmd[i]) > 0)
+					mp_err(p,
+					    json_object_array_get_idx(v, i), v,
+					    "healthProbe.command",
+					    "{prompt} refused here");
+		}
+		if (mp_int(p, hp, "timeoutMs", "healthProbe.timeoutMs", 1,
+			LIM_PROBE_TIMEOUT_MAX_MS, &x) == 0 &&
+		    mp_get(hp, "timeoutMs", &v))
+			m->m_probe_timeout_ms = (long)x;
+		if (mp_int(p, hp, "intervalSec", "healthProbe.intervalSec", 1,
+			LIM_PROBE_INTERVAL_MAX_SEC, &x) == 0 &&
+		    mp_get(hp, "intervalSec", &v))
+			m->m_probe_interval_sec = (long)x;
+	}
+	if (m->m_probe_cmd == NULL && m->m_bin != NULL) {
+		/* SP-18 default: [bin, --version] */
+		if ((m->m_probe_cmd = calloc(3, sizeof(char *))) == NULL) {
+			p->oom = 1;
+			return;
+		}
+		m->m_probe_cmd[0] = mp_dup(p, m->m_bin);
+		m->m_probe_cmd[1] = mp_dup(p, "--version");
+		m->m_nprobe_cmd = 2;
+	}
+}
+
+static const char *const action_keys[] = {
+    "id", "label", "command", "timeoutMs", "hint", "output", NULL};
+static const char *const outputs[] = {"text", "json", NULL};
+
+static void
+mp_action(struct mp *p, struct manifest *m, struct json_object *av,
+    struct json_object *arr, struct mf_action *a)
+{
+	struct json_object *v;
+	long long x;
+	size_t i, j;
+
+	if (!is_obj(av)) {
+		mp_err(p, av, arr, "actions", "each action must be a mapping");
+		return;
+	}
+	mp_keys(p, av, "actions", action_keys);
+	a->a_id =
+	    mp_str(p, av, "id", "actions.id", 1, 1, LIM_ACTION_ID_MAX, S_NOCTL);
+	if (a->a_id != NULL && !name_ok(a->a_id, LIM_ACTION_ID_MAX)) {
+		(void)mp_get(av, "id", &v);
+		mp_err(p, v, av, "actions.id",
+		    "must match ^[a-z0-9][a-z0-9-]{0,31}$");
+	}
+	a->a_label = mp_str(p, av, "label", "actions.label", 1, 1,
+	    LIM_ACTION_LABEL_MAX, S_NOCTL);
+	a->a_hint = mp_str(
+	    p, av, "hint", "actions.hint", 0, 1, LIM_ACTION_HINT_MAX, S_NOCTL);
+	if (mp_get(av, "command", &v)) {
+		a->a_command =
+		    mp_argv(p, m, v, av, "actions.command", 1, &a->a_ncommand);
+		for (i = 0; a->a_command != NULL && i < a->a_ncommand; i++)
+			if (a->a_command[i] != NULL &&
+			    prompt_refs(a->a_command[i]) > 0) {
+				mp_err(p, json_object_array_get_idx(v, i), v,
+				    "actions.command", "{prompt} refused here");
+			}
+	} else
+		mp_err(p, NULL, av, "actions.command", "missing");
+	a->a_timeout_ms = LIM_ACTION_TIMEOUT_DEF_MS;
+	if (mp_int(p, av, "timeoutMs", "actions.timeoutMs", 1,
+		LIM_ACTION_TIMEOUT_MAX_MS, &x) == 0 &&
+	    mp_get(av, "timeoutMs", &v))
+		a->a_timeout_ms = (long)x;
+	a->a_output = (enum mf_output)mp_enum(
+	    p, av, "output", "actions.output", outputs, MF_OUT_TEXT);
+	/* duplicate ids */
+	for (j = 0; a->a_id != NULL && &m->m_actions[j] != a; j++)
+		if (m->m_actions[j].a_id != NULL &&
+		    strcmp(m->m_actions[j].a_id, a->a_id) == 0) {
+			(void)mp_get(av, "id", &v);
+			mp_err(p, v, av, "actions.id", "duplicate action id");
+			break;
+		}
+}
+
+static void
+mp_actions(struct mp *p, struct manifest *m, struct json_object *root)
+{
+	struct json_object *v;
+	size_t i, n;
+
+	if (!mp_get(root, "actions", &v))
+		return;
+	if (!is_arr(v)) {
+		mp_err(p, v, root, "actions", "must be a list");
+		return;
+	}
+	n = json_object_array_length(v);
+	if (n > LIM_ACTIONS_MAX) {
+		mp_err(p, v, root, "actions", "at most 10 actions");
+		n = LIM_ACTIONS_MAX;
+	}
+	for (i = 0; i < n; i++)
+		mp_action(
+		    p, m, json_object_array_get_idx(v, i), v, &m->m_actions[i]);
+	m->m_nactions = n;
+}
+
+struct lim_def {
+	const char *key;
+	size_t off;
+	unsigned long long min, def, max;
+};
+
+static const struct lim_def lim_defs[] = {
+    {"cpuSec", offsetof(struct mf_limits, l_cpu_sec), 1, LIM_CPU_SEC_DEF,
+	LIM_CPU_SEC_MAX},
+    {"fileBytes", offsetof(struct mf_limits, l_file_bytes), 1,
+	LIM_FILE_BYTES_DEF, LIM_FILE_BYTES_MAX},
+    {"nofile", offsetof(struct mf_limits, l_nofile), 16, LIM_NOFILE_DEF,
+	LIM_NOFILE_MAX},
+    {"nproc", offsetof(struct mf_limits, l_nproc), 1, LIM_NPROC_DEF,
+	LIM_NPROC_MAX},
+    {"memBytes", offsetof(struct mf_limits, l_mem_bytes), 0, LIM_MEM_BYTES_DEF,
+	LIM_MEM_BYTES_MAX},
+    {"runOutputBytes", offsetof(struct mf_limits, l_run_output_bytes), 1,
+	LIM_RUN_OUTPUT_DEF, LIM_RUN_OUTPUT_MAX},
+    {"actionOutputBytes", offsetof(struct mf_limits, l_action_output_bytes), 1,
+	LIM_ACTION_OUTPUT_DEF, LIM_ACTION_OUTPUT_MAX},
+};
+
+static void
+mp_limits(struct mp *p, struct manifest *m, struct json_object *root)
+{
+	static const char *const keys[] = {"cpuSec", "fileBytes", "nofile",
+	    "nproc", "memBytes", "runOutputBytes", "actionOutputBytes", NULL};
+	struct json_object *lv, *v;
+	unsigned long long *f;
+	size_t i;
+	long long x;
+
+	for (i = 0; i < nitems(lim_defs); i++)
+		*(unsigned long long *)((char *)&m->m_limits +
+					lim_defs[i].off) = lim_defs[i].def;
+	if (!mp_get(root, "limits", &lv))
+		return;
+	if (!is_obj(lv)) {
+		mp_err(p, lv, root, "limits", "must be a mapping");
+		return;
+	}
+	mp_keys(p, lv, "limits", keys);
+	for (i = 0; i < nitems(lim_defs); i++) {
+		if (!mp_get(lv, lim_defs[i].key, &v))
+			continue;
+		/* Above the ceiling is clamped to it, below the floor refused.
+		 */
+		if (mp_int(p, lv, lim_defs[i].key, "limits",
+			(long long)lim_defs[i].min, INT64_MAX, &x) == -1)
+			continue;
+		f = (unsigned long long *)((char *)&m->m_limits +
+					   lim_defs[i].off);
+		*f = (unsigned long long)x > lim_defs[i].max
+			 ? lim_defs[i].max
+			 : (unsigned long long)x;
+	}
+}
+
+/* A list of short strings (absolute paths if paths); always allocated
+ * (empty if absent) unless refused. */
+static char **
+mp_strlist(struct mp *p, struct json_object *obj, const char *key,
+    const char *path, size_t maxn, size_t maxc, int paths, size_t *np)
+{
+	struct json_object *v, *el;
+	const char *s;
+	char **out;
+	size_t i, n = 0;
+
+	*np = 0;
+	if (mp_get(obj, key, &v) &&
+	    (!is_arr(v) || (n = json_object_array_length(v)) > maxn)) {
+		mp_err(p, v, obj, path, "must be a short list");
+		return NULL;
+	}
+	if ((out = calloc(n + 1, sizeof(char *))) == NULL) {
+		p->oom = 1;
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		el = json_object_array_get_idx(v, i);
+		if ((s = mp_strval(p, el, v, path, 1, maxc, S_NOCTL)) == NULL)
+			continue;
+		if (paths && !path_ok(s))
+			mp_err(p, el, v, path,
+			    "must be an absolute path without ..");
+		else
+			out[(*np)++] = mp_dup(p, s);
+	}
+	return out;
+}
+
+static void
+mp_sandbox(struct mp *p, struct manifest *m, struct json_object *root)
+{
+	static const char *const keys[] = {"network", "isolation", "readRoots",
+	    "writeRoots", "required", NULL};
+	static const char *const nets[] = {"allow", "none", NULL};
+	static const char *const isos[] = {"landlock", "namespace", NULL};
+	struct json_object *sb, *v;
+	struct mf_sandbox *s = &m->m_sandbox;
+
+	if (!mp_get(root, "sandbox", &sb)) {
+		s->sb_read_roots =
+		    mp_strlist(p, root, "", "", 0, 0, 1, &s->sb_nread);
+		s->sb_write_roots =
+		    mp_strlist(p, root, "", "", 0, 0, 1, &s->sb_nwrite);
+		return;
+	}
+	if (!is_obj(sb)) {
+		mp_err(p, sb, root, "sandbox", "must be a mapping");
+		return;
+	}
+	s->sb_present = 1;
+	mp_keys(p, sb, "sandbox", keys);
+	s->sb_network = (enum mf_network)mp_enum(
+	    p, sb, "network", "sandbox.network", nets, MF_NET_ALLOW);
+	s->sb_isolation = (enum mf_isolation)mp_enum(
+	    p, sb, "isolation", "sandbox.isolation", isos, MF_ISO_LANDLOCK);
+	s->sb_read_roots = mp_strlist(p, sb, "readRoots", "sandbox.readRoots",
+	    LIM_ROOTS_MAX, LIM_PATH_MAX, 1, &s->sb_nread);
+	s->sb_write_roots =
+	    mp_strlist(p, sb, "writeRoots", "sandbox.writeRoots", LIM_ROOTS_MAX,
+		LIM_PATH_MAX, 1, &s->sb_nwrite);
+	if (mp_get(sb, "required", &v)) {
+		if (v == NULL || !json_object_is_type(v, json_type_boolean))
+			mp_err(p, v, sb, "sandbox.required",
+			    "must be true or false");
+		else
+			s->sb_required = json_object_get_boolean(v);
+	}
+}
+
+static const char *const top_keys[] = {"name", "displayName", "description",
+    "transport", "transportConfig", "capabilities", "healthProbe", "actions",
+    "secrets", "promptVia", "limits", "sandbox", NULL};
+static const char *const transports[] = {"subprocess", "streamJson", NULL};
+static const char *const prompt_vias[] = {"argv", "stdin", NULL};
+
+int
+manifest_parse(struct json_object *root, struct manifest *out,
+    struct policy_err *errs, size_t maxerrs, size_t *nerrs)
+{
+	struct mp p = {.errs = errs, .max = maxerrs, .n = 0, .oom = 0};
+	struct manifest *m = out;
+	struct json_object *v;
+
+	memset(m, 0, sizeof(*m));
+	if (!is_obj(root)) {
+		mp_err(&p, root, NULL, "", "manifest must be a mapping");
+		goto done;
+	}
+	mp_keys(&p, root, "", top_keys);
+	m->m_name =
+	    mp_str(&p, root, "name", "name", 1, 1, LIM_NAME_MAX, S_NOCTL);
+	if (m->m_name != NULL && !name_ok(m->m_name, LIM_NAME_MAX)) {
+		(void)mp_get(root, "name", &v);
+		mp_err(&p, v, root, "name",
+		    "must match ^[a-z0-9][a-z0-9-]{0,63}$");
+	}
+	m->m_display_name = mp_str(&p, root, "displayName", "displayName", 0, 1,
+	    LIM_DISPLAY_NAME_MAX, S_NOCTL);
+	m->m_description = mp_str(&p, root, "description", "description", 0, 0,
+	    LIM_DESCRIPTION_MAX, S_TEXT);
+	if (!mp_get(root, "transport", &v))
+		mp_err(&p, NULL, root, "transport", "missing");
+	m->m_transport = (enum mf_transport)mp_enum(
+	    &p, root, "transport", "transport", transports, MF_SUBPROCESS);
+	m->m_prompt_via = (enum mf_prompt_via)mp_enum(
+	    &p, root, "promptVia", "promptVia", prompt_vias, MF_PROMPT_ARGV);
+	/* secrets first: args and env are checked against the mapping */
+	mp_secrets(&p, m, root);
+	mp_transport_config(&p, m, root);
+	m->m_capabilities = mp_strlist(&p, root, "capabilities", "capabilities",
+	    LIM_CAPABILITIES_MAX, LIM_CAPABILITY_MAX, 0, &m->m_ncapabilities);
+	mp_probe(&p, m, root);
+	mp_actions(&p, m, root);
+	mp_limits(&p, m, root);
+	mp_sandbox(&p, m, root);
+done:
+	if (p.oom)
+		mp_err(&p, NULL, root, "", "out of memory");
+	if (nerrs != NULL)
+		*nerrs = p.n;
+	if (p.n > 0) {
+		manifest_free(m);
+		return -1;
+	}
+	return 0;
+}
+
+void
+manifest_free(struct manifest *m)
+{
+	size_t i;
+
+	if (m == NULL)
+		return;
+	free(m->m_name);
+	free(m->m_display_name);
+	free(m->m_description);
+	free(m->m_bin);
+	strv_free(m->m_args);
+	for (i = 0; m->m_env != NULL && i < m->m_nenv; i++) {
+		free(m->m_env[i].e_name);
+		free(m->m_env[i].e_value);
+	}
+	free(m->m_env);
+	free(m->m_cwd);
+	strv_free(m->m_capabilities);
+	strv_free(m->m_probe_cmd);
+	for (i = 0; i < LIM_ACTIONS_MAX; i++) {
+		free(m->m_actions[i].a_id);
+		free(m->m_actions[i].a_label);
+		free(m->m_actions[i].a_hint);
+		strv_free(m->m_actions[i].a_command);
+	}
+	for (i = 0; m->m_secrets != NULL && i < m->m_nsecrets; i++) {
+		free(m->m_secrets[i].s_env);
+		free(m->m_secrets[i].s_path);
+	}
+	free(m->m_secrets);
+	strv_free(m->m_sandbox.sb_read_roots);
+	strv_free(m->m_sandbox.sb_write_roots);
+	memset(m, 0, sizeof(*m));
+}
+
+const struct mf_action *
+manifest_action(const struct manifest *m, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < m->m_nactions; i++)
+		if (m->m_actions[i].a_id != NULL &&
+		    strcmp(m->m_actions[i].a_id, id) == 0)
+			return &m->m_actions[i];
+	return NULL;
+}
+
+const char *
+manifest_transport_name(enum mf_transport t)
+{
+	return t == MF_STREAMJSON ? "streamJson" : "subprocess";
+}

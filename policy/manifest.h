@@ -1,0 +1,117 @@
+/*
+ * Agent manifests (SP-15): the agentic-os fields plus cordon's secrets,
+ * promptVia, limits and sandbox.  manifest_parse() validates a json-c
+ * tree from yaml_load_*() strictly; pure (no I/O, no globals).
+ */
+#ifndef CORDON_POLICY_MANIFEST_H
+#define CORDON_POLICY_MANIFEST_H
+
+#include <stddef.h>
+
+#include "cordon_limits.h"
+#include "policy.h"
+
+struct json_object;
+
+enum mf_transport { MF_SUBPROCESS, MF_STREAMJSON };
+enum mf_output { MF_OUT_TEXT, MF_OUT_JSON };
+enum mf_prompt_via { MF_PROMPT_ARGV, MF_PROMPT_STDIN };
+enum mf_network { MF_NET_ALLOW, MF_NET_NONE };
+enum mf_isolation { MF_ISO_LANDLOCK, MF_ISO_NAMESPACE };
+
+/* Every char ** below is NULL-terminated and also counted. */
+struct mf_env {
+	char *e_name;  /* ^[A-Z_][A-Z0-9_]*$, not runtime-control */
+	char *e_value; /* <= 4096 chars, no \n \r, no secret */
+};
+
+struct mf_secret {
+	char *s_env;  /* env name the child sees, ^[A-Z_][A-Z0-9_]*$ */
+	char *s_path; /* dotted path in secrets.yaml, e.g. openrouter.apiKey */
+};
+
+struct mf_action {
+	char *a_id;	  /* ^[a-z0-9][a-z0-9-]{0,31}$ */
+	char *a_label;	  /* 1-40 chars */
+	char **a_command; /* non-empty argv; [0] the bin as written */
+	size_t a_ncommand;
+	long a_timeout_ms;	 /* default 5000, <= 60000 */
+	char *a_hint;		 /* 1-20 chars, or NULL if absent */
+	enum mf_output a_output; /* default text */
+};
+
+struct mf_limits { /* SP-7, SP-9: defaults filled, clamped to ceilings */
+	unsigned long long l_cpu_sec;
+	unsigned long long l_file_bytes;
+	unsigned long long l_nofile;
+	unsigned long long l_nproc;
+	unsigned long long l_mem_bytes; /* 0 = no limit */
+	unsigned long long l_run_output_bytes;
+	unsigned long long l_action_output_bytes;
+};
+
+struct mf_sandbox {	/* parsed and validated only: enforcement is issue 4 */
+	int sb_present; /* the block was written */
+	enum mf_network sb_network;	/* default allow */
+	enum mf_isolation sb_isolation; /* default landlock */
+	char **sb_read_roots;		/* absolute paths */
+	size_t sb_nread;
+	char **sb_write_roots;
+	size_t sb_nwrite;
+	int sb_required; /* default 0 */
+};
+
+struct manifest {
+	char *m_name;	      /* ^[a-z0-9][a-z0-9-]{0,63}$ */
+	char *m_display_name; /* NULL if absent */
+	char *m_description;  /* NULL if absent */
+	enum mf_transport m_transport;
+
+	/* transportConfig */
+	char *m_bin;   /* as written; the spawner resolves it on PATH */
+	char **m_args; /* as written, "{prompt}" placeholders intact */
+	size_t m_nargs;
+	long m_timeout_ms; /* subprocess default 120000; streamJson 0 = none */
+	struct mf_env *m_env;
+	size_t m_nenv;
+	char *m_cwd; /* absolute, or NULL if absent */
+
+	char **m_capabilities;
+	size_t m_ncapabilities;
+
+	/* healthProbe (SP-18): default command [bin, "--version"] */
+	char **m_probe_cmd;
+	size_t m_nprobe_cmd;
+	long m_probe_timeout_ms;   /* <= 10000 */
+	long m_probe_interval_sec; /* as written; use max(15, this) */
+
+	struct mf_action m_actions[LIM_ACTIONS_MAX];
+	size_t m_nactions;
+
+	/* cordon's additions */
+	struct mf_secret *m_secrets;
+	size_t m_nsecrets;
+	enum mf_prompt_via m_prompt_via; /* default argv */
+	struct mf_limits m_limits;
+	struct mf_sandbox m_sandbox;
+};
+
+/*
+ * Validate root (a json-c object from yaml_load_*) into *out.  Collects
+ * every problem (up to maxerrs, counted in *nerrs even beyond) with the
+ * line:col of yaml_mark().  Returns 0 if valid; -1 if not, and then *out
+ * holds nothing (it is freed).  Unknown keys, duplicate action ids,
+ * secrets in args/command/env values, env names that reference a secrets
+ * mapping, and transports other than subprocess|streamJson are refused.
+ */
+int manifest_parse(struct json_object *root, struct manifest *out,
+    struct policy_err *errs, size_t maxerrs, size_t *nerrs);
+void manifest_free(struct manifest *);
+
+/* The action with this id, or NULL. */
+const struct mf_action *manifest_action(
+    const struct manifest *, const char *id);
+/* The string form of a transport: "subprocess" or "streamJson". */
+const char *manifest_transport_name(enum mf_transport);
+
+#endif

@@ -1,0 +1,297 @@
+/*
+ * Control Room actions (API-5): a manifest-declared command under the
+ * same spawn rules as runs, bounded in time (default 5 s, at most 60 s)
+ * and bytes (256 KiB per stream), answered once, cleaned and scrubbed,
+ * fail-soft, and audited as agent.action without any output.
+ * Writes no file.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <json-c/json.h>
+
+#include "env.h"
+#include "json.h"
+#include "log.h"
+#include "msg.h"
+#include "redact.h"
+#include "sanitize.h"
+#include "spawner.h"
+#include "util.h"
+
+#define ACTIONS_MAX 16 /* in flight, all agents */
+
+struct action {
+	struct agent *x_agent;
+	const struct mf_action *x_act;
+	struct ipc_conn *x_conn;
+	unsigned int x_gen;
+	struct ipc_msg x_req;
+	struct aproc x_proc;
+	struct secret_set x_ss;
+	char **x_envp;
+	char **x_argv;
+	struct evbuffer *x_out, *x_err; /* raw, capped */
+	int x_truncated;
+};
+
+static size_t nactions;
+
+static void
+action_free(struct action *x)
+{
+	nactions--;
+	secrets_clear(&x->x_ss);
+	env_free(x->x_envp);
+	free(x->x_argv);
+	if (x->x_out)
+		evbuffer_free(x->x_out);
+	if (x->x_err)
+		evbuffer_free(x->x_err);
+	aproc_release(&x->x_proc);
+	free(x);
+}
+
+static void
+action_chunk(struct action *x, struct evbuffer *b, const char *s, size_t len)
+{
+	size_t have = evbuffer_get_length(b);
+	uint64_t cap = x->x_agent->ag_mf.m_limits.l_action_output_bytes;
+
+	/* SP-9: over the cap the action is killed and marked truncated. */
+	if (have + len > cap) {
+		len = (size_t)(cap - have);
+		x->x_truncated = 1;
+		aproc_kill(&x->x_proc, AP_END_CAP);
+	}
+	evbuffer_add(b, s, len);
+}
+
+static void
+action_out(struct aproc *ap, const char *s, size_t len)
+{
+	struct action *x = ap->ap_arg;
+
+	action_chunk(x, x->x_out, s, len);
+}
+
+static void
+action_err(struct aproc *ap, const char *s, size_t len)
+{
+	struct action *x = ap->ap_arg;
+
+	action_chunk(x, x->x_err, s, len);
+}
+
+/* Raw bytes -> cleaned -> scrubbed string; *chars gets cleaned length. */
+static struct json_object *
+action_text(struct action *x, struct evbuffer *raw, uint64_t *chars)
+{
+	struct evbuffer *c = evbuffer_new(), *s = evbuffer_new();
+	struct json_object *o = NULL;
+	struct clean cl;
+	size_t n = evbuffer_get_length(raw);
+
+	*chars = 0;
+	if (c == NULL || s == NULL)
+		goto out;
+	clean_init(&cl, LIM_LINE_MAX);
+	clean_feed(&cl, (const char *)evbuffer_pullup(raw, -1), n, c);
+	clean_finish(&cl, c);
+	*chars = clean_chars(&cl);
+	if (redact_buf((const char *const *)x->x_ss.ss_values, x->x_ss.ss_n,
+		(const char *)evbuffer_pullup(c, -1), evbuffer_get_length(c),
+		s) == -1)
+		goto out;
+	o = json_object_new_string_len(
+	    (const char *)evbuffer_pullup(s, -1), (int)evbuffer_get_length(s));
+out:
+	if (c)
+		evbuffer_free(c);
+	if (s)
+		evbuffer_free(s);
+	return o;
+}
+
+static void
+audit_ignore_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	if (!spawner_audit_acked(m))
+		log_warnx("audit record not acknowledged");
+}
+
+static void
+action_audit(struct action *x, int code, uint64_t ms, uint64_t oc,
+    uint64_t ec_chars, const char *ec)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(
+	    o, "kind", json_object_new_string("agent.action"));
+	json_object_object_add(
+	    o, "agent", json_object_new_string(x->x_agent->ag_mf.m_name));
+	json_object_object_add(
+	    o, "actionId", json_object_new_string(x->x_act->a_id));
+	json_object_object_add(o, "exitCode", json_object_new_int(code));
+	json_object_object_add(
+	    o, "durationMs", json_object_new_int64((int64_t)ms));
+	json_object_object_add(
+	    o, "stdoutChars", json_object_new_int64((int64_t)oc));
+	json_object_object_add(
+	    o, "stderrChars", json_object_new_int64((int64_t)ec_chars));
+	json_object_object_add(
+	    o, "status", json_object_new_string(ec ? "error" : "success"));
+	if (ec != NULL)
+		json_object_object_add(
+		    o, "errorClass", json_object_new_string(ec));
+	if (spawner_audit(o, audit_ignore_cb, NULL) == -1)
+		log_warnx("audit unavailable for an action");
+	json_object_put(o);
+}
+
+static void
+action_reply_fail(struct action *x, const char *ec)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "errorClass", json_object_new_string(ec));
+	json_object_object_add(
+	    o, "errorMessage", json_object_new_string(errclass_message(ec)));
+	if (spawner_broker_ok(x->x_conn, x->x_gen))
+		ipc_reply(x->x_conn, &x->x_req, MSG_ACTION_RUN_OK, o, -1);
+	json_object_put(o);
+}
+
+static void
+action_done(struct aproc *ap)
+{
+	struct action *x = ap->ap_arg;
+	struct json_object *o, *so, *se;
+	uint64_t oc, ecc, ms = ap->ap_end_ms - ap->ap_start_ms;
+	int code = aproc_exit_code(ap);
+	const char *ec = NULL;
+
+	so = action_text(x, x->x_out, &oc);
+	se = action_text(x, x->x_err, &ecc);
+	/* An action that hits its deadline is a timeout, not "killed". */
+	if (ap->ap_end == AP_END_TIMEOUT)
+		ec = "timeout";
+	else if (ap->ap_end == AP_END_CAP)
+		ec = NULL;
+	else if (code == -1)
+		ec = "killed";
+	else if (code != 0)
+		ec = "non-zero-exit";
+	if (so == NULL || se == NULL)
+		ec = "unknown";
+	action_audit(x, code, ms, oc, ecc, ec);
+	if (ec != NULL) {
+		action_reply_fail(x, ec);
+		json_object_put(so);
+		json_object_put(se);
+	} else {
+		o = json_object_new_object();
+		json_object_object_add(o, "ok", json_object_new_boolean(1));
+		json_object_object_add(o, "stdout", so);
+		json_object_object_add(o, "stderr", se);
+		json_object_object_add(
+		    o, "exitCode", json_object_new_int(code));
+		json_object_object_add(
+		    o, "durationMs", json_object_new_int64((int64_t)ms));
+		json_object_object_add(
+		    o, "truncated", json_object_new_boolean(x->x_truncated));
+		json_object_object_add(o, "output",
+		    json_object_new_string(
+			x->x_act->a_output == MF_OUT_JSON ? "json" : "text"));
+		if (spawner_broker_ok(x->x_conn, x->x_gen))
+			ipc_reply(
+			    x->x_conn, &x->x_req, MSG_ACTION_RUN_OK, o, -1);
+		json_object_put(o);
+	}
+	action_free(x);
+}
+
+static const struct aproc_ops action_ops = {
+    action_out, action_err, action_done};
+
+void
+action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	const char *name, *id, *cwd, *err;
+	const struct mf_action *act;
+	struct aproc_spec as;
+	struct action *x;
+	struct agent *ag;
+	char path[PATH_MAX];
+	size_t i;
+
+	if ((name = json_get_str(m->m_obj, "agent", LIM_NAME_MAX)) == NULL ||
+	    (id = json_get_str(m->m_obj, "action", LIM_ACTION_ID_MAX)) ==
+		NULL ||
+	    json_object_object_length(m->m_obj) != 2) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	/* API-5: unknown names are 404s and are not audited. */
+	if ((ag = agent_find(name)) == NULL) {
+		ipc_reply_error(c, m, "unknown-agent");
+		return;
+	}
+	if ((act = manifest_action(&ag->ag_mf, id)) == NULL) {
+		ipc_reply_error(c, m, "unknown-action");
+		return;
+	}
+	if (nactions >= ACTIONS_MAX) {
+		ipc_reply_error(c, m, "busy");
+		return;
+	}
+	if ((x = calloc(1, sizeof(*x))) == NULL) {
+		ipc_reply_error(c, m, "internal");
+		return;
+	}
+	nactions++;
+	x->x_agent = ag;
+	x->x_act = act;
+	x->x_conn = c;
+	x->x_gen = sp.sp_broker_gen;
+	x->x_req = *m;
+	x->x_req.m_obj = NULL;
+	x->x_req.m_fd = -1;
+	if ((x->x_out = evbuffer_new()) == NULL ||
+	    (x->x_err = evbuffer_new()) == NULL ||
+	    (x->x_argv = calloc(act->a_ncommand + 1, sizeof(char *))) == NULL) {
+		action_reply_fail(x, "unknown");
+		action_free(x);
+		return;
+	}
+	if (secrets_resolve(&ag->ag_mf, &x->x_ss) == -1) {
+		action_audit(x, -1, 0, 0, 0, "missing-secret");
+		action_reply_fail(x, "missing-secret");
+		action_free(x);
+		return;
+	}
+	if (agent_env(&ag->ag_mf, &x->x_ss, &x->x_envp, &cwd, &err) == -1 ||
+	    agent_resolve_bin(
+		act->a_command[0], x->x_envp, path, sizeof(path)) == -1) {
+		action_audit(x, -1, 0, 0, 0, "spawn-failed");
+		action_reply_fail(x, "spawn-failed");
+		action_free(x);
+		return;
+	}
+	for (i = 0; i < act->a_ncommand; i++)
+		x->x_argv[i] = act->a_command[i];
+	memset(&as, 0, sizeof(as));
+	as.as_path = path;
+	as.as_argv = x->x_argv;
+	as.as_envp = x->x_envp;
+	as.as_cwd = cwd;
+	as.as_limits = &ag->ag_mf.m_limits;
+	as.as_timeout_ms = act->a_timeout_ms;
+	if (aproc_start(&x->x_proc, &as, &action_ops, x) == -1) {
+		action_audit(x, -1, 0, 0, 0, "spawn-failed");
+		action_reply_fail(x, "spawn-failed");
+		action_free(x);
+	}
+}

@@ -1,0 +1,471 @@
+/*
+ * Agent children for runs, actions and probes: the built env (SP-4), the
+ * binary resolved on the built PATH (SP-1), the one spawn helper with a
+ * new session, umask 077, rlimits and a parent-death signal (SP-6, SP-7),
+ * deadlines and process-group kills with a bounded wait (SP-8, SP-17).
+ * Touches only the pipes it makes and the binaries it resolves.
+ */
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "env.h"
+#include "log.h"
+#include "spawn_helper.h"
+#include "spawner.h"
+#include "util.h"
+
+extern char **environ;
+
+int
+agent_env(const struct manifest *mf, const struct secret_set *ss, char ***envp,
+    const char **cwd, const char **errcode)
+{
+	const char *home = getenv("HOME");
+
+	/* SP-6: the manifest's workdir, else the operator's home. */
+	if (mf->m_cwd != NULL)
+		*cwd = mf->m_cwd;
+	else if (home != NULL && home[0] == '/')
+		*cwd = home;
+	else
+		*cwd = "/";
+	return env_build((const char *const *)environ, mf, *cwd,
+	    (const char *const *)ss->ss_names,
+	    (const char *const *)ss->ss_values, ss->ss_n, envp, errcode);
+}
+
+static int
+exec_file_ok(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       access(path, X_OK) == 0;
+}
+
+/* SP-1: bin as written, resolved against the built env's PATH. */
+int
+agent_resolve_bin(const char *bin, char *const *envp, char *out, size_t outsz)
+{
+	const char *path = NULL, *p, *e;
+	size_t i, dl;
+
+	if (bin == NULL || bin[0] == '\0')
+		return -1;
+	if (strchr(bin, '/') != NULL) {
+		if (bin[0] != '/' || !exec_file_ok(bin) ||
+		    snprintf(out, outsz, "%s", bin) >= (int)outsz)
+			return -1;
+		return 0;
+	}
+	for (i = 0; envp[i] != NULL; i++)
+		if (strncmp(envp[i], "PATH=", 5) == 0)
+			path = envp[i] + 5;
+	if (path == NULL)
+		return -1;
+	for (p = path; *p != '\0'; p = *e ? e + 1 : e) {
+		e = strchr(p, ':');
+		if (e == NULL)
+			e = p + strlen(p);
+		dl = (size_t)(e - p);
+		/* Relative entries (and "") never resolve an agent. */
+		if (dl == 0 || p[0] != '/')
+			continue;
+		if (snprintf(out, outsz, "%.*s/%s", (int)dl, p, bin) >=
+		    (int)outsz)
+			continue;
+		if (exec_file_ok(out))
+			return 0;
+	}
+	return -1;
+}
+
+static void aproc_check(struct aproc *);
+
+static void
+aproc_close(int *fd, struct event **ev)
+{
+	if (*ev != NULL) {
+		event_free(*ev);
+		*ev = NULL;
+	}
+	if (*fd != -1) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+static void
+aproc_read(struct aproc *ap, int which)
+{
+	static char buf[SPAWNER_READ_CHUNK];
+	int *fd = which ? &ap->ap_err : &ap->ap_out;
+	struct event **ev = which ? &ap->ap_ev_err : &ap->ap_ev_out;
+	ssize_t n;
+
+	n = read(*fd, buf, sizeof(buf));
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		aproc_close(fd, ev);
+		aproc_check(ap);
+		return;
+	}
+	if (which)
+		ap->ap_ops->ao_err(ap, buf, (size_t)n);
+	else
+		ap->ap_ops->ao_out(ap, buf, (size_t)n);
+}
+
+static void
+aproc_out_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	aproc_read(arg, 0);
+}
+
+static void
+aproc_err_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	aproc_read(arg, 1);
+}
+
+static void
+aproc_in_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct aproc *ap = arg;
+	ssize_t n;
+
+	n = write(ap->ap_in, ap->ap_stdin + ap->ap_stdin_off,
+	    ap->ap_stdin_len - ap->ap_stdin_off);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0)
+		ap->ap_stdin_off += (size_t)n;
+	/* Done, or the child will not read (EPIPE): close stdin. */
+	if (n <= 0 || ap->ap_stdin_off == ap->ap_stdin_len)
+		aproc_close(&ap->ap_in, &ap->ap_ev_in);
+}
+
+static void
+aproc_signal(struct aproc *ap, int sig)
+{
+	if (ap->ap_pid > 0 && kill(-ap->ap_pid, sig) == -1 && errno != ESRCH)
+		log_warn("kill group %d", (int)ap->ap_pid);
+}
+
+static void
+aproc_finish_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct aproc *ap = arg;
+
+	ap->ap_ops->ao_done(ap);
+}
+
+static void
+aproc_finish(struct aproc *ap)
+{
+	if (ap->ap_done)
+		return;
+	ap->ap_done = 1;
+	/* SP-17: nothing of the run's group outlives it. */
+	aproc_signal(ap, SIGKILL);
+	aproc_close(&ap->ap_out, &ap->ap_ev_out);
+	aproc_close(&ap->ap_err, &ap->ap_ev_err);
+	aproc_close(&ap->ap_in, &ap->ap_ev_in);
+	if (ap->ap_deadline != NULL)
+		event_del(ap->ap_deadline);
+	if (ap->ap_grace != NULL)
+		event_del(ap->ap_grace);
+	TAILQ_REMOVE(&sp.sp_procs, ap, ap_entry);
+	if (ap->ap_end_ms == 0)
+		ap->ap_end_ms = now_ms_mono();
+	/* The owner may free itself: run it from the loop, not from here. */
+	event_active(ap->ap_finish, EV_TIMEOUT, 0);
+}
+
+static void
+aproc_grace_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct aproc *ap = arg;
+
+	if (ap->ap_killstage < 2) {
+		aproc_signal(ap, SIGKILL);
+		ap->ap_killstage = 2;
+	}
+	aproc_check(ap);
+}
+
+static void
+aproc_arm_grace(struct aproc *ap, long ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	evtimer_add(ap->ap_grace, &tv);
+}
+
+static void
+aproc_check(struct aproc *ap)
+{
+	if (ap->ap_done || !ap->ap_exited)
+		return;
+	if (ap->ap_out == -1 && ap->ap_err == -1) {
+		aproc_finish(ap);
+		return;
+	}
+	/* Unread output of a paused run is not a descendant's doing. */
+	if (ap->ap_paused && ap->ap_killstage < 2)
+		return;
+	/* Exited, but a descendant holds a pipe: end the group (SP-17). */
+	if (ap->ap_killstage == 0) {
+		aproc_signal(ap, SIGTERM);
+		ap->ap_killstage = 1;
+		aproc_arm_grace(ap, LIM_KILL_GRACE_MS);
+	} else if (ap->ap_killstage == 2)
+		aproc_finish(ap); /* whatever still holds the pipe is lost */
+}
+
+static void
+aproc_deadline_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	aproc_stop(arg, AP_END_TIMEOUT, LIM_KILL_GRACE_MS);
+}
+
+void
+aproc_stop(struct aproc *ap, enum aproc_end why, long grace_ms)
+{
+	if (ap->ap_done)
+		return;
+	if (ap->ap_end == AP_END_NONE)
+		ap->ap_end = why;
+	if (ap->ap_killstage == 0) {
+		aproc_signal(ap, SIGTERM);
+		ap->ap_killstage = 1;
+		aproc_arm_grace(ap, grace_ms);
+	}
+	aproc_resume(ap); /* drain what is left; nobody waits for it */
+}
+
+void
+aproc_kill(struct aproc *ap, enum aproc_end why)
+{
+	if (ap->ap_done)
+		return;
+	if (ap->ap_end == AP_END_NONE)
+		ap->ap_end = why;
+	aproc_signal(ap, SIGKILL);
+	ap->ap_killstage = 2;
+	aproc_check(ap);
+}
+
+/*
+ * Flow control: while paused the child blocks on its full pipe, so a
+ * fast agent cannot grow our buffers faster than the broker relays.
+ */
+void
+aproc_pause(struct aproc *ap)
+{
+	if (ap->ap_done || ap->ap_ev_out == NULL || ap->ap_paused)
+		return;
+	event_del(ap->ap_ev_out);
+	ap->ap_paused = 1;
+}
+
+void
+aproc_resume(struct aproc *ap)
+{
+	if (ap->ap_done || !ap->ap_paused)
+		return;
+	ap->ap_paused = 0;
+	if (ap->ap_ev_out != NULL)
+		event_add(ap->ap_ev_out, NULL);
+	aproc_check(ap);
+}
+
+void
+aproc_reap(void)
+{
+	struct aproc *ap;
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		TAILQ_FOREACH (ap, &sp.sp_procs, ap_entry)
+			if (ap->ap_pid == pid)
+				break;
+		if (ap == NULL)
+			continue;
+		ap->ap_exited = 1;
+		ap->ap_status = st;
+		ap->ap_end_ms = now_ms_mono();
+		aproc_check(ap);
+	}
+}
+
+int
+aproc_exit_code(const struct aproc *ap)
+{
+	if (ap->ap_exited && WIFEXITED(ap->ap_status))
+		return WEXITSTATUS(ap->ap_status);
+	return -1;
+}
+
+/* Free what aproc_start allocated; after ao_done, or after a failed start. */
+void
+aproc_release(struct aproc *ap)
+{
+	if (ap->ap_deadline != NULL)
+		event_free(ap->ap_deadline);
+	if (ap->ap_grace != NULL)
+		event_free(ap->ap_grace);
+	if (ap->ap_finish != NULL)
+		event_free(ap->ap_finish);
+	ap->ap_deadline = ap->ap_grace = ap->ap_finish = NULL;
+	free(ap->ap_stdin);
+	ap->ap_stdin = NULL;
+}
+
+static int
+pipe_pair(int p[2])
+{
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	return 0;
+}
+
+int
+aproc_start(struct aproc *ap, const struct aproc_spec *as,
+    const struct aproc_ops *ops, void *arg)
+{
+	struct event_base *base = sp.sp_d.d_base;
+	struct spawn_rlimit rl[5];
+	struct spawn_fd fds[3];
+	struct spawn_req req;
+	int po[2] = {-1, -1}, pe[2] = {-1, -1}, pi[2] = {-1, -1};
+	size_t nrl = 0, nfd = 0;
+
+	memset(ap, 0, sizeof(*ap));
+	ap->ap_out = ap->ap_err = ap->ap_in = -1;
+	ap->ap_ops = ops;
+	ap->ap_arg = arg;
+	ap->ap_deadline = evtimer_new(base, aproc_deadline_cb, ap);
+	ap->ap_grace = evtimer_new(base, aproc_grace_cb, ap);
+	ap->ap_finish = evtimer_new(base, aproc_finish_cb, ap);
+	if (ap->ap_deadline == NULL || ap->ap_grace == NULL ||
+	    ap->ap_finish == NULL)
+		goto fail;
+	if (pipe_pair(po) == -1 || pipe_pair(pe) == -1 ||
+	    (as->as_stdin != NULL && pipe_pair(pi) == -1))
+		goto fail;
+
+	/*
+	 * SP-7.  RLIMIT_NPROC counts every process of the uid, not the run's,
+	 * so it is not set here: the per-run bound needs a cgroup's pids.max
+	 * (the sandbox issue).
+	 */
+	rl[nrl].sl_resource = RLIMIT_CPU;
+	rl[nrl++].sl_value = as->as_limits->l_cpu_sec;
+	rl[nrl].sl_resource = RLIMIT_FSIZE;
+	rl[nrl++].sl_value = as->as_limits->l_file_bytes;
+	rl[nrl].sl_resource = RLIMIT_NOFILE;
+	rl[nrl++].sl_value = as->as_limits->l_nofile;
+	rl[nrl].sl_resource = RLIMIT_CORE;
+	rl[nrl++].sl_value = 0;
+	if (as->as_limits->l_mem_bytes != 0) {
+		rl[nrl].sl_resource = RLIMIT_AS;
+		rl[nrl++].sl_value = as->as_limits->l_mem_bytes;
+	}
+	if (pi[0] != -1) {
+		fds[nfd].sf_src = pi[0];
+		fds[nfd++].sf_dst = 0;
+	}
+	fds[nfd].sf_src = po[1];
+	fds[nfd++].sf_dst = 1;
+	fds[nfd].sf_src = pe[1];
+	fds[nfd++].sf_dst = 2;
+
+	memset(&req, 0, sizeof(req));
+	req.sr_path = as->as_path;
+	req.sr_argv = as->as_argv;
+	req.sr_envp = as->as_envp;
+	req.sr_fds = fds;
+	req.sr_nfds = nfd;
+	req.sr_setsid = 1;
+	req.sr_pdeathsig = SIGKILL;
+	req.sr_cwd = as->as_cwd;
+	req.sr_rlimits = rl;
+	req.sr_nrlimits = nrl;
+	req.sr_set_umask = 1;
+	req.sr_umask = 077;
+	ap->ap_start_ms = now_ms_mono();
+	if ((ap->ap_pid = spawn_exec(&req)) == -1)
+		goto fail;
+	close(po[1]);
+	close(pe[1]);
+	po[1] = pe[1] = -1;
+	if (pi[0] != -1) {
+		close(pi[0]);
+		pi[0] = -1;
+	}
+	TAILQ_INSERT_TAIL(&sp.sp_procs, ap, ap_entry);
+
+	ap->ap_out = po[0];
+	ap->ap_err = pe[0];
+	set_nonblock(ap->ap_out, 1);
+	set_nonblock(ap->ap_err, 1);
+	ap->ap_ev_out =
+	    event_new(base, ap->ap_out, EV_READ | EV_PERSIST, aproc_out_cb, ap);
+	ap->ap_ev_err =
+	    event_new(base, ap->ap_err, EV_READ | EV_PERSIST, aproc_err_cb, ap);
+	if (ap->ap_ev_out == NULL || ap->ap_ev_err == NULL ||
+	    event_add(ap->ap_ev_out, NULL) == -1 ||
+	    event_add(ap->ap_ev_err, NULL) == -1) {
+		aproc_kill(ap, AP_END_CANCEL);
+		return 0; /* started; ends at once through ao_done */
+	}
+	if (pi[1] != -1) {
+		ap->ap_in = pi[1];
+		pi[1] = -1;
+		set_nonblock(ap->ap_in, 1);
+		if ((ap->ap_stdin = malloc(as->as_stdin_len + 1)) == NULL ||
+		    (ap->ap_ev_in = event_new(base, ap->ap_in,
+			 EV_WRITE | EV_PERSIST, aproc_in_cb, ap)) == NULL ||
+		    event_add(ap->ap_ev_in, NULL) == -1) {
+			aproc_kill(ap, AP_END_CANCEL);
+			return 0;
+		}
+		memcpy(ap->ap_stdin, as->as_stdin, as->as_stdin_len);
+		ap->ap_stdin_len = as->as_stdin_len;
+	}
+	if (as->as_timeout_ms > 0) {
+		struct timeval tv = {as->as_timeout_ms / 1000,
+		    (as->as_timeout_ms % 1000) * 1000};
+		evtimer_add(ap->ap_deadline, &tv);
+	}
+	return 0;
+fail:
+	if (po[0] != -1)
+		close(po[0]);
+	if (po[1] != -1)
+		close(po[1]);
+	if (pe[0] != -1)
+		close(pe[0]);
+	if (pe[1] != -1)
+		close(pe[1]);
+	if (pi[0] != -1)
+		close(pi[0]);
+	if (pi[1] != -1)
+		close(pi[1]);
+	aproc_release(ap);
+	return -1;
+}

@@ -1,0 +1,195 @@
+/*
+ * The agent table: every agents/ YAML file loaded at start through the one
+ * YAML loader and the strict manifest validator (SP-15); an invalid file
+ * disables that agent only.  Also the agent's public face for API-2:
+ * names, actions, readiness, missing secret names, never a value.
+ * Reads only the agents directory.
+ */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "log.h"
+#include "spawner.h"
+#include "yamljson.h"
+
+#define MANIFEST_MAX_ERRS 32
+
+static int
+agents_cmp(const void *a, const void *b)
+{
+	const struct agent *const *x = a, *const *y = b;
+
+	return strcmp((*x)->ag_mf.m_name, (*y)->ag_mf.m_name);
+}
+
+static void
+agent_load_file(const char *dir, const char *file)
+{
+	struct policy_err errs[MANIFEST_MAX_ERRS];
+	struct json_object *root;
+	struct yaml_err ye;
+	struct agent *ag;
+	char path[PATH_MAX];
+	size_t i, nerrs = 0;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    (int)sizeof(path))
+		return;
+	if ((root = yaml_load_file(path, &ye)) == NULL) {
+		log_warnx("agents/%s:%lu:%lu: %s; agent disabled", file,
+		    ye.ye_line, ye.ye_col, ye.ye_msg);
+		return;
+	}
+	if ((ag = calloc(1, sizeof(*ag))) == NULL) {
+		json_object_put(root);
+		return;
+	}
+	if (manifest_parse(root, &ag->ag_mf, errs, MANIFEST_MAX_ERRS, &nerrs) ==
+	    -1) {
+		for (i = 0; i < nerrs && i < MANIFEST_MAX_ERRS; i++)
+			log_warnx("agents/%s:%lu:%lu: %s", file,
+			    errs[i].pe_line, errs[i].pe_col, errs[i].pe_msg);
+		log_warnx("agents/%s is invalid; agent disabled", file);
+		json_object_put(root);
+		free(ag);
+		return;
+	}
+	json_object_put(root);
+	if (agent_find(ag->ag_mf.m_name) != NULL ||
+	    sp.sp_nagents == SPAWNER_MAX_AGENTS) {
+		log_warnx("agents/%s: duplicate name or too many agents; "
+			  "agent disabled",
+		    file);
+		manifest_free(&ag->ag_mf);
+		free(ag);
+		return;
+	}
+	sp.sp_agents[sp.sp_nagents++] = ag;
+	log_debug("agent %s loaded", ag->ag_mf.m_name);
+}
+
+void
+agents_load(void)
+{
+	struct dirent *de;
+	DIR *d;
+	size_t len;
+
+	if ((d = opendir(sp.sp_agents_dir)) == NULL) {
+		if (errno != ENOENT)
+			log_warn("agents directory");
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len < 6 ||
+		    strcmp(de->d_name + len - 5, ".yaml") != 0)
+			continue;
+		agent_load_file(sp.sp_agents_dir, de->d_name);
+	}
+	closedir(d);
+	qsort(sp.sp_agents, sp.sp_nagents, sizeof(sp.sp_agents[0]), agents_cmp);
+	log_info("%zu agent(s) loaded", sp.sp_nagents);
+}
+
+struct agent *
+agent_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sp.sp_nagents; i++)
+		if (strcmp(sp.sp_agents[i]->ag_mf.m_name, name) == 0)
+			return sp.sp_agents[i];
+	return NULL;
+}
+
+static const char *
+readiness_name(enum readiness r)
+{
+	switch (r) {
+	case RD_LIVE:
+		return "live";
+	case RD_DEGRADED:
+		return "degraded";
+	default:
+		/* SP-18's three states; not probed yet counts as offline. */
+		return "offline";
+	}
+}
+
+static void
+add_str(struct json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(
+	    o, k, v != NULL ? json_object_new_string(v) : NULL);
+}
+
+/* API-2: what the broker may show.  Secret names only, never values. */
+struct json_object *
+agent_json(const struct agent *ag, int full)
+{
+	const struct manifest *mf = &ag->ag_mf;
+	struct json_object *o, *acts, *a, *rd, *miss, *has;
+	struct secret_set ss;
+	size_t i, j;
+	int found;
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	add_str(o, "name", mf->m_name);
+	add_str(o, "displayName",
+	    mf->m_display_name ? mf->m_display_name : mf->m_name);
+	add_str(o, "description", mf->m_description);
+	add_str(o, "transport", manifest_transport_name(mf->m_transport));
+	acts = json_object_new_array();
+	for (i = 0; i < mf->m_nactions; i++) {
+		a = json_object_new_object();
+		add_str(a, "id", mf->m_actions[i].a_id);
+		add_str(a, "label", mf->m_actions[i].a_label);
+		add_str(a, "hint", mf->m_actions[i].a_hint);
+		json_object_array_add(acts, a);
+	}
+	json_object_object_add(o, "actions", acts);
+	rd = json_object_new_object();
+	add_str(rd, "status", readiness_name(ag->ag_ready));
+	add_str(rd, "version", ag->ag_version[0] ? ag->ag_version : NULL);
+	json_object_object_add(o, "readiness", rd);
+
+	/* Resolve, keep only names and flags, wipe the values at once. */
+	secrets_resolve(mf, &ss);
+	miss = json_object_new_array();
+	has = json_object_new_object();
+	for (i = 0; i < mf->m_nsecrets; i++) {
+		found = 0;
+		for (j = 0; j < ss.ss_n; j++)
+			if (strcmp(ss.ss_names[j], mf->m_secrets[i].s_env) == 0)
+				found = 1;
+		if (!found)
+			json_object_array_add(miss,
+			    json_object_new_string(mf->m_secrets[i].s_env));
+		json_object_object_add(has, mf->m_secrets[i].s_env,
+		    json_object_new_boolean(found));
+	}
+	secrets_clear(&ss);
+	json_object_object_add(o, "missingSecrets", miss);
+	json_object_object_add(o, "hasKey", has);
+	if (full) {
+		struct json_object *caps = json_object_new_array();
+
+		for (i = 0; i < mf->m_ncapabilities; i++)
+			json_object_array_add(caps,
+			    json_object_new_string(mf->m_capabilities[i]));
+		json_object_object_add(o, "capabilities", caps);
+		add_str(o, "promptVia",
+		    mf->m_prompt_via == MF_PROMPT_STDIN ? "stdin" : "argv");
+	}
+	return o;
+}

@@ -1,0 +1,189 @@
+/*
+ * Health probes (SP-18): healthProbe.command (default [bin, --version])
+ * under the same spawn rules as runs, without secrets; live when it
+ * exits 0 and prints a version, degraded when it runs but fails, offline
+ * when it cannot be started or times out.  At start and every
+ * max(15, intervalSec) s.  Writes no file.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "env.h"
+#include "log.h"
+#include "sanitize.h"
+#include "spawner.h"
+
+#define PROBE_OUT_MAX 4096
+
+struct probe {
+	struct agent *pr_agent;
+	struct aproc pr_proc;
+	char **pr_envp;
+	char **pr_argv;
+	struct evbuffer *pr_out;
+};
+
+static void
+probe_free(struct probe *pr)
+{
+	env_free(pr->pr_envp);
+	free(pr->pr_argv);
+	if (pr->pr_out)
+		evbuffer_free(pr->pr_out);
+	aproc_release(&pr->pr_proc);
+	if (pr->pr_agent->ag_probe == pr)
+		pr->pr_agent->ag_probe = NULL;
+	free(pr);
+}
+
+static void
+probe_out(struct aproc *ap, const char *s, size_t len)
+{
+	struct probe *pr = ap->ap_arg;
+	size_t have = evbuffer_get_length(pr->pr_out);
+
+	if (have < PROBE_OUT_MAX)
+		evbuffer_add(pr->pr_out, s,
+		    len < PROBE_OUT_MAX - have ? len : PROBE_OUT_MAX - have);
+}
+
+static void
+probe_err(struct aproc *ap, const char *s, size_t len)
+{
+}
+
+/* Version: the first cleaned stdout line, at most 120 code points. */
+static void
+probe_version(struct probe *pr)
+{
+	struct agent *ag = pr->pr_agent;
+	struct evbuffer *c = evbuffer_new();
+	const char *p;
+	size_t n, i, cps = 0;
+
+	ag->ag_version[0] = '\0';
+	if (c == NULL)
+		return;
+	clean_buf((const char *)evbuffer_pullup(pr->pr_out, -1),
+	    evbuffer_get_length(pr->pr_out), LIM_LINE_MAX, c);
+	p = (const char *)evbuffer_pullup(c, -1);
+	n = evbuffer_get_length(c);
+	for (i = 0; i < n && p[i] != '\n'; i++) {
+		if (((unsigned char)p[i] & 0xc0) != 0x80 &&
+		    ++cps > LIM_PROBE_VERSION_MAX)
+			break;
+		if (i + 1 >= sizeof(ag->ag_version))
+			break;
+	}
+	memcpy(ag->ag_version, p, i);
+	ag->ag_version[i] = '\0';
+	evbuffer_free(c);
+}
+
+static void
+probe_done(struct aproc *ap)
+{
+	struct probe *pr = ap->ap_arg;
+	struct agent *ag = pr->pr_agent;
+
+	if (ap->ap_end == AP_END_TIMEOUT || aproc_exit_code(ap) == 127)
+		ag->ag_ready = RD_OFFLINE;
+	else if (aproc_exit_code(ap) == 0) {
+		probe_version(pr);
+		ag->ag_ready = ag->ag_version[0] ? RD_LIVE : RD_DEGRADED;
+	} else
+		ag->ag_ready = RD_DEGRADED;
+	probe_free(pr);
+}
+
+static const struct aproc_ops probe_ops = {probe_out, probe_err, probe_done};
+
+static void
+probe_run(struct agent *ag)
+{
+	const struct manifest *mf = &ag->ag_mf;
+	struct secret_set none;
+	struct aproc_spec as;
+	struct probe *pr;
+	const char *cwd, *err;
+	char path[PATH_MAX];
+	size_t i;
+
+	if (ag->ag_probe != NULL)
+		return; /* the previous one is still running */
+	if ((pr = calloc(1, sizeof(*pr))) == NULL)
+		return;
+	pr->pr_agent = ag;
+	memset(&none, 0, sizeof(none));
+	if ((pr->pr_out = evbuffer_new()) == NULL ||
+	    (pr->pr_argv = calloc(mf->m_nprobe_cmd + 1, sizeof(char *))) ==
+		NULL ||
+	    agent_env(mf, &none, &pr->pr_envp, &cwd, &err) == -1 ||
+	    mf->m_nprobe_cmd == 0 ||
+	    agent_resolve_bin(
+		mf->m_probe_cmd[0], pr->pr_envp, path, sizeof(path)) == -1) {
+		ag->ag_ready = RD_OFFLINE;
+		ag->ag_version[0] = '\0';
+		probe_free(pr);
+		return;
+	}
+	for (i = 0; i < mf->m_nprobe_cmd; i++)
+		pr->pr_argv[i] = mf->m_probe_cmd[i];
+	memset(&as, 0, sizeof(as));
+	as.as_path = path;
+	as.as_argv = pr->pr_argv;
+	as.as_envp = pr->pr_envp;
+	as.as_cwd = cwd;
+	as.as_limits = &mf->m_limits;
+	as.as_timeout_ms = mf->m_probe_timeout_ms > 0
+			       ? mf->m_probe_timeout_ms
+			       : LIM_PROBE_TIMEOUT_DEF_MS;
+	if (aproc_start(&pr->pr_proc, &as, &probe_ops, pr) == -1) {
+		ag->ag_ready = RD_OFFLINE;
+		probe_free(pr);
+		return;
+	}
+	ag->ag_probe = pr;
+}
+
+static void
+probe_timer_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	probe_run(arg);
+}
+
+void
+probe_start_all(void)
+{
+	struct agent *ag;
+	struct timeval tv;
+	long sec;
+	size_t i;
+
+	for (i = 0; i < sp.sp_nagents; i++) {
+		ag = sp.sp_agents[i];
+		sec = ag->ag_mf.m_probe_interval_sec;
+		if (sec < LIM_PROBE_INTERVAL_MIN_SEC)
+			sec = LIM_PROBE_INTERVAL_MIN_SEC;
+		tv.tv_sec = sec;
+		tv.tv_usec = 0;
+		ag->ag_probe_timer = event_new(
+		    sp.sp_d.d_base, -1, EV_PERSIST, probe_timer_cb, ag);
+		if (ag->ag_probe_timer == NULL ||
+		    event_add(ag->ag_probe_timer, &tv) == -1)
+			log_warnx("no probe timer for %s", ag->ag_mf.m_name);
+		probe_run(ag);
+	}
+}
+
+void
+probe_stop(struct agent *ag)
+{
+	if (ag->ag_probe != NULL)
+		aproc_kill(&ag->ag_probe->pr_proc, AP_END_CANCEL);
+	if (ag->ag_probe_timer != NULL)
+		event_del(ag->ag_probe_timer);
+}

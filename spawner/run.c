@@ -1,0 +1,805 @@
+/*
+ * Chat runs (API-3, API-4): prompt and secrets checked before anything is
+ * spawned (SP-2, SP-3, SP-13), bounded concurrency (SP-14), agent.invoke
+ * acknowledged before the spawn (AU-6), both transports (SP-16), byte
+ * caps (SP-9), cleaned and scrubbed token events (SP-10, SP-11), closing
+ * audit record and the chat note to vaultd.  Writes no file.
+ */
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "argv.h"
+#include "env.h"
+#include "json.h"
+#include "log.h"
+#include "msg.h"
+#include "redact.h"
+#include "sanitize.h"
+#include "sha256.h"
+#include "spawner.h"
+#include "util.h"
+
+#define RUN_LINE_MAX   (1024 * 1024) /* streamJson: longest NDJSON line */
+#define RUN_JSON_DEPTH 32
+#define RUN_WINDOW     (512 * 1024) /* text relayed ahead of credits */
+
+enum run_state { RS_AUDIT, RS_RUNNING, RS_NOTE };
+
+struct run {
+	char r_id[17];
+	struct agent *r_agent;
+	enum run_state r_state;
+	struct ipc_conn *r_conn; /* the broker channel */
+	unsigned int r_gen;
+	struct ipc_msg r_req; /* the MSG_RUN_START, answered after the ack */
+	struct aproc r_proc;
+	struct secret_set r_ss;
+	char **r_argv, **r_envp;
+	const char *r_cwd;
+	char r_path[PATH_MAX];
+	int r_prompt_stdin;
+	char *r_prompt;
+	size_t r_prompt_len;
+	struct clean r_clean, r_eclean;
+	struct redact *r_redact;
+	struct evbuffer *r_tmp, *r_text, *r_note, *r_err, *r_line;
+	int r_line_skip;
+	int r_json_seen, r_delta_seen;
+	uint64_t r_raw;
+	uint64_t r_unacked; /* text sent, not yet credited by the broker */
+	uint64_t r_bytes_out;
+	int r_truncated, r_overflow;
+	LIST_ENTRY(run) r_entry;
+};
+
+static LIST_HEAD(, run) runs = LIST_HEAD_INITIALIZER(runs);
+
+/* SP-12: one stock message per class; never derived from stderr. */
+const char *
+errclass_message(const char *ec)
+{
+	static const struct {
+		const char *c, *m;
+	} msgs[] = {
+	    {"spawn-failed", "The agent could not be started."},
+	    {"timeout", "The agent did not finish in time."},
+	    {"killed", "The agent was stopped by a signal."},
+	    {"non-zero-exit", "The agent exited with an error."},
+	    {"transport-error", "The agent's output could not be read."},
+	    {"missing-secret", "A secret this agent needs is not set."},
+	};
+	size_t i;
+
+	for (i = 0; i < nitems(msgs); i++)
+		if (strcmp(msgs[i].c, ec) == 0)
+			return msgs[i].m;
+	return "The agent failed.";
+}
+
+static struct run *
+run_find(const char *id)
+{
+	struct run *r;
+
+	LIST_FOREACH (r, &runs, r_entry)
+		if (strcmp(r->r_id, id) == 0)
+			return r;
+	return NULL;
+}
+
+static void
+run_free(struct run *r)
+{
+	LIST_REMOVE(r, r_entry);
+	r->r_agent->ag_running--;
+	sp.sp_nruns--;
+	secrets_clear(&r->r_ss);
+	argv_free(r->r_argv);
+	env_free(r->r_envp);
+	if (r->r_redact != NULL)
+		redact_free(r->r_redact);
+	if (r->r_prompt != NULL) {
+		explicit_bzero(r->r_prompt, r->r_prompt_len);
+		free(r->r_prompt);
+	}
+	if (r->r_tmp)
+		evbuffer_free(r->r_tmp);
+	if (r->r_text)
+		evbuffer_free(r->r_text);
+	if (r->r_note)
+		evbuffer_free(r->r_note);
+	if (r->r_err)
+		evbuffer_free(r->r_err);
+	if (r->r_line)
+		evbuffer_free(r->r_line);
+	aproc_release(&r->r_proc);
+	free(r);
+}
+
+/* One event to the broker; a lost broker means nobody listens: cancel. */
+static void
+run_event(struct run *r, struct json_object *o)
+{
+	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
+	if (!spawner_broker_ok(r->r_conn, r->r_gen) ||
+	    ipc_send(r->r_conn, MSG_RUN_EVENT, o, -1) == -1) {
+		if (r->r_state == RS_RUNNING)
+			aproc_stop(
+			    &r->r_proc, AP_END_CANCEL, LIM_CANCEL_GRACE_MS);
+	}
+	json_object_put(o);
+}
+
+static struct json_object *
+run_ev(const char *kind)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "kind", json_object_new_string(kind));
+	return o;
+}
+
+/* Scrubbed text in r_text -> one token event, and the note's copy. */
+static void
+run_emit_text(struct run *r)
+{
+	size_t len = evbuffer_get_length(r->r_text), keep;
+	struct json_object *o;
+	const char *p;
+
+	if (len == 0)
+		return;
+	p = (const char *)evbuffer_pullup(r->r_text, (ev_ssize_t)len);
+	r->r_bytes_out += len;
+	r->r_unacked += len;
+	keep = evbuffer_get_length(r->r_note);
+	keep = keep < SPAWNER_NOTE_MAX ? SPAWNER_NOTE_MAX - keep : 0;
+	/* The note's copy ends on a whole code point. */
+	if (keep < len)
+		while (keep > 0 && ((unsigned char)p[keep] & 0xc0) == 0x80)
+			keep--;
+	if (keep > 0)
+		evbuffer_add(r->r_note, p, keep < len ? keep : len);
+	o = run_ev("token");
+	json_object_object_add(
+	    o, "text", json_object_new_string_len(p, (int)len));
+	evbuffer_drain(r->r_text, len);
+	run_event(r, o);
+}
+
+/* Agent text -> cleaned (SP-10) -> scrubbed (SP-11) -> token event. */
+static void
+run_text(struct run *r, const char *s, size_t len)
+{
+	size_t n;
+
+	clean_feed(&r->r_clean, s, len, r->r_tmp);
+	if ((n = evbuffer_get_length(r->r_tmp)) > 0) {
+		redact_feed(r->r_redact,
+		    (const char *)evbuffer_pullup(r->r_tmp, (ev_ssize_t)n), n,
+		    r->r_text);
+		evbuffer_drain(r->r_tmp, n);
+	}
+	run_emit_text(r);
+}
+
+static void
+run_text_finish(struct run *r)
+{
+	size_t n;
+
+	clean_finish(&r->r_clean, r->r_tmp);
+	if ((n = evbuffer_get_length(r->r_tmp)) > 0) {
+		redact_feed(r->r_redact,
+		    (const char *)evbuffer_pullup(r->r_tmp, (ev_ssize_t)n), n,
+		    r->r_text);
+		evbuffer_drain(r->r_tmp, n);
+	}
+	redact_finish(r->r_redact, r->r_text);
+	run_emit_text(r);
+}
+
+static struct json_object *
+jget(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	if (o == NULL || !json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, k, &v))
+		return NULL;
+	return v;
+}
+
+static int
+jis(struct json_object *o, const char *k, const char *want)
+{
+	struct json_object *v = jget(o, k);
+
+	return v != NULL && json_object_is_type(v, json_type_string) &&
+	       strcmp(json_object_get_string(v), want) == 0;
+}
+
+/* SP-16: usage numbers from a result line; nothing else passes. */
+static void
+run_usage(struct run *r, struct json_object *res)
+{
+	static const char *const top[] = {
+	    "duration_ms", "num_turns", "total_cost_usd"};
+	static const char *const use[] = {"input_tokens", "output_tokens",
+	    "cache_creation_input_tokens", "cache_read_input_tokens"};
+	struct json_object *o = run_ev("usage"), *u = jget(res, "usage"), *v;
+	size_t i;
+
+	for (i = 0; i < nitems(top); i++)
+		if ((v = jget(res, top[i])) != NULL &&
+		    json_object_is_type(v, json_type_int))
+			json_object_object_add(o, top[i],
+			    json_object_new_int64(json_object_get_int64(v)));
+		else if (v != NULL && json_object_is_type(v, json_type_double))
+			json_object_object_add(o, top[i],
+			    json_object_new_double(json_object_get_double(v)));
+	for (i = 0; i < nitems(use); i++)
+		if ((v = jget(u, use[i])) != NULL &&
+		    json_object_is_type(v, json_type_int))
+			json_object_object_add(o, use[i],
+			    json_object_new_int64(json_object_get_int64(v)));
+	run_event(r, o);
+}
+
+/* One NDJSON line of Claude Code's stream-json (SP-16). */
+static void
+run_json_line(struct run *r, const char *line, size_t len)
+{
+	struct json_object *o, *ev, *d, *t, *content, *c;
+	size_t i;
+
+	if ((o = json_parse_object(line, len, RUN_JSON_DEPTH)) == NULL)
+		return; /* non-JSON lines are ignored */
+	r->r_json_seen = 1;
+	if (jis(o, "type", "stream_event")) {
+		ev = jget(o, "event");
+		d = jget(ev, "delta");
+		if (jis(ev, "type", "content_block_delta") &&
+		    jis(d, "type", "text_delta") &&
+		    (t = jget(d, "text")) != NULL &&
+		    json_object_is_type(t, json_type_string)) {
+			r->r_delta_seen = 1;
+			run_text(r, json_object_get_string(t),
+			    (size_t)json_object_get_string_len(t));
+		} else if (jis(ev, "type", "message_stop"))
+			run_text_finish(r); /* the scrubber holds lines */
+	} else if (jis(o, "type", "assistant") && !r->r_delta_seen) {
+		/* Without partial messages the whole text is the fallback. */
+		content = jget(jget(o, "message"), "content");
+		if (content != NULL &&
+		    json_object_is_type(content, json_type_array))
+			for (i = 0; i < json_object_array_length(content);
+			     i++) {
+				c = json_object_array_get_idx(content, i);
+				if (jis(c, "type", "text") &&
+				    (t = jget(c, "text")) != NULL &&
+				    json_object_is_type(t, json_type_string))
+					run_text(r, json_object_get_string(t),
+					    (size_t)json_object_get_string_len(
+						t));
+			}
+	} else if (jis(o, "type", "result")) {
+		/* The answer is complete: flush held text before usage. */
+		run_text_finish(r);
+		run_usage(r, o);
+	}
+	json_object_put(o);
+}
+
+/* Bounded line buffer: an over-long line is skipped whole. */
+static void
+run_json_feed(struct run *r, const char *s, size_t len)
+{
+	const char *nl;
+	size_t n;
+
+	while (len > 0) {
+		nl = memchr(s, '\n', len);
+		n = nl ? (size_t)(nl - s) : len;
+		if (!r->r_line_skip) {
+			if (evbuffer_get_length(r->r_line) + n > RUN_LINE_MAX) {
+				r->r_line_skip = 1;
+				evbuffer_drain(
+				    r->r_line, evbuffer_get_length(r->r_line));
+			} else
+				evbuffer_add(r->r_line, s, n);
+		}
+		if (nl == NULL)
+			return;
+		if (!r->r_line_skip) {
+			size_t l = evbuffer_get_length(r->r_line);
+
+			run_json_line(r,
+			    (const char *)evbuffer_pullup(
+				r->r_line, (ev_ssize_t)l),
+			    l);
+			evbuffer_drain(r->r_line, l);
+		}
+		r->r_line_skip = 0;
+		s += n + 1;
+		len -= n + 1;
+	}
+}
+
+static void
+run_out(struct aproc *ap, const char *s, size_t len)
+{
+	struct run *r = ap->ap_arg;
+	uint64_t cap = r->r_agent->ag_mf.m_limits.l_run_output_bytes;
+
+	if (r->r_overflow)
+		return;
+	/* SP-9: past the cap the run is killed and marked truncated. */
+	if (r->r_raw + len > cap) {
+		len = (size_t)(cap - r->r_raw);
+		r->r_overflow = r->r_truncated = 1;
+		aproc_kill(ap, AP_END_CAP);
+	}
+	r->r_raw += len;
+	if (r->r_agent->ag_mf.m_transport == MF_STREAMJSON)
+		run_json_feed(r, s, len);
+	else
+		run_text(r, s, len);
+	/* Flow control: at most a window of text ahead of the broker. */
+	if (r->r_unacked > RUN_WINDOW && ap->ap_end == AP_END_NONE)
+		aproc_pause(ap);
+}
+
+/* stderr is kept only to be hashed and counted (AU-4). */
+static void
+run_err(struct aproc *ap, const char *s, size_t len)
+{
+	struct run *r = ap->ap_arg;
+
+	if (evbuffer_get_length(r->r_err) < SPAWNER_STDERR_MAX)
+		clean_feed(&r->r_eclean, s, len, r->r_err);
+}
+
+static void
+audit_ignore_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	if (!spawner_audit_acked(m))
+		log_warnx("audit record not acknowledged");
+}
+
+static void
+add_common(struct json_object *o, const char *kind, const struct run *r)
+{
+	json_object_object_add(o, "kind", json_object_new_string(kind));
+	json_object_object_add(
+	    o, "agent", json_object_new_string(r->r_agent->ag_mf.m_name));
+	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
+}
+
+static void
+run_audit_error(struct run *r, const char *ec, int exitcode)
+{
+	struct json_object *o = json_object_new_object();
+	char hex[SHA256_HEX_LEN + 1];
+	size_t n = r->r_err ? evbuffer_get_length(r->r_err) : 0;
+
+	sha256_hex(
+	    n ? evbuffer_pullup(r->r_err, (ev_ssize_t)n) : (void *)"", n, hex);
+	hex[8] = '\0';
+	add_common(o, "agent.invoke.error", r);
+	json_object_object_add(o, "errorClass", json_object_new_string(ec));
+	json_object_object_add(o, "exitCode", json_object_new_int(exitcode));
+	json_object_object_add(o, "stderrSha8", json_object_new_string(hex));
+	json_object_object_add(o, "stderrChars",
+	    json_object_new_int64((int64_t)clean_chars(&r->r_eclean)));
+	json_object_object_add(o, "transport",
+	    json_object_new_string(
+		manifest_transport_name(r->r_agent->ag_mf.m_transport)));
+	if (spawner_audit(o, audit_ignore_cb, NULL) == -1)
+		log_warnx("audit unavailable for a run error");
+	json_object_put(o);
+}
+
+static void
+run_note_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct run *r = arg;
+	struct json_object *o;
+	const char *path;
+	long long bytes;
+
+	if (m != NULL && m->m_type == MSG_VAULT_CHAT_NOTE_OK &&
+	    (path = json_get_str(m->m_obj, "path", 1024)) != NULL &&
+	    json_get_int(m->m_obj, "bytes", 0, 1LL << 53, &bytes) == 0) {
+		o = run_ev("saved");
+		json_object_object_add(o, "path", json_object_new_string(path));
+		json_object_object_add(
+		    o, "bytes", json_object_new_int64(bytes));
+	} else
+		o = run_ev("unsaved"); /* ends the stream; not forwarded */
+	run_event(r, o);
+	run_free(r);
+}
+
+/* The transcript to vaultd; 0 if a reply will come. */
+static int
+run_note(struct run *r)
+{
+	struct timeval tv = {5, 0};
+	struct ipc_conn *v = sp.sp_d.d_peers[PROC_VAULTD];
+	struct json_object *o;
+	struct evbuffer *pb;
+	struct timespec ts;
+	int rc;
+
+	if (v == NULL || (pb = evbuffer_new()) == NULL)
+		return -1;
+	/* The note gets the prompt with secret values scrubbed too. */
+	if (redact_buf((const char *const *)r->r_ss.ss_values, r->r_ss.ss_n,
+		r->r_prompt, r->r_prompt_len, pb) == -1) {
+		evbuffer_free(pb);
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	o = json_object_new_object();
+	json_object_object_add(
+	    o, "agent", json_object_new_string(r->r_agent->ag_mf.m_name));
+	json_object_object_add(o, "prompt",
+	    json_object_new_string_len((const char *)evbuffer_pullup(pb, -1),
+		(int)evbuffer_get_length(pb)));
+	json_object_object_add(o, "response",
+	    json_object_new_string_len(
+		(const char *)evbuffer_pullup(r->r_note, -1),
+		(int)evbuffer_get_length(r->r_note)));
+	json_object_object_add(o, "time",
+	    json_object_new_int64(
+		(int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
+	rc = ipc_request(v, MSG_VAULT_CHAT_NOTE, o, -1, MSG_VAULT_CHAT_NOTE_OK,
+	    &tv, run_note_cb, r);
+	json_object_put(o);
+	evbuffer_free(pb);
+	return rc;
+}
+
+static void
+run_done(struct aproc *ap)
+{
+	struct run *r = ap->ap_arg;
+	struct json_object *o, *ev;
+	const char *ec = NULL;
+	int code = aproc_exit_code(ap), pending;
+	uint64_t ms = ap->ap_end_ms - ap->ap_start_ms;
+
+	run_text_finish(r);
+	clean_finish(&r->r_eclean, r->r_err);
+	if (ap->ap_end == AP_END_TIMEOUT)
+		ec = "timeout";
+	else if (ap->ap_end == AP_END_CANCEL || ap->ap_end == AP_END_CAP)
+		ec = NULL;
+	else if (code == -1)
+		ec = "killed";
+	else if (code != 0)
+		ec = "non-zero-exit";
+	else if (r->r_agent->ag_mf.m_transport == MF_STREAMJSON &&
+		 !r->r_json_seen)
+		ec = "transport-error";
+	if (ec != NULL) {
+		run_audit_error(r, ec, code);
+		ev = run_ev("error");
+		json_object_object_add(
+		    ev, "errorClass", json_object_new_string(ec));
+		json_object_object_add(ev, "errorMessage",
+		    json_object_new_string(errclass_message(ec)));
+		run_event(r, ev);
+	} else {
+		o = json_object_new_object();
+		add_common(o, "agent.invoke.complete", r);
+		json_object_object_add(
+		    o, "durationMs", json_object_new_int64((int64_t)ms));
+		json_object_object_add(
+		    o, "exitCode", json_object_new_int(code));
+		json_object_object_add(o, "bytesOut",
+		    json_object_new_int64((int64_t)r->r_bytes_out));
+		json_object_object_add(o, "status",
+		    json_object_new_string(
+			ap->ap_end == AP_END_CANCEL ? "cancelled" : "success"));
+		json_object_object_add(
+		    o, "truncated", json_object_new_boolean(r->r_truncated));
+		if (spawner_audit(o, audit_ignore_cb, NULL) == -1)
+			log_warnx("audit unavailable for a run's end");
+		json_object_put(o);
+	}
+	r->r_state = RS_NOTE;
+	pending = ec == NULL && ap->ap_end != AP_END_CANCEL &&
+		  spawner_broker_ok(r->r_conn, r->r_gen) && run_note(r) == 0;
+	ev = run_ev("done");
+	json_object_object_add(ev, "exitCode", json_object_new_int(code));
+	json_object_object_add(
+	    ev, "durationMs", json_object_new_int64((int64_t)ms));
+	json_object_object_add(
+	    ev, "truncated", json_object_new_boolean(r->r_truncated));
+	json_object_object_add(ev, "pending", json_object_new_boolean(pending));
+	run_event(r, ev);
+	if (!pending)
+		run_free(r);
+}
+
+static const struct aproc_ops run_ops = {run_out, run_err, run_done};
+
+static void
+run_reply_error(struct run *r, const char *code)
+{
+	if (spawner_broker_ok(r->r_conn, r->r_gen))
+		ipc_reply_error(r->r_conn, &r->r_req, code);
+}
+
+/* AU-6: the spawn waits for auditd's acknowledgement of agent.invoke. */
+static void
+run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct run *r = arg;
+	struct aproc_spec as;
+	struct json_object *o;
+
+	if (!spawner_audit_acked(m)) {
+		run_reply_error(r, "audit-unavailable");
+		run_free(r);
+		return;
+	}
+	if (!spawner_broker_ok(r->r_conn, r->r_gen)) {
+		run_free(r); /* nobody to stream to: never started */
+		return;
+	}
+	memset(&as, 0, sizeof(as));
+	as.as_path = r->r_path;
+	as.as_argv = r->r_argv;
+	as.as_envp = r->r_envp;
+	as.as_cwd = r->r_cwd;
+	as.as_limits = &r->r_agent->ag_mf.m_limits;
+	if (r->r_prompt_stdin) {
+		as.as_stdin = r->r_prompt;
+		as.as_stdin_len = r->r_prompt_len;
+	}
+	as.as_timeout_ms = r->r_agent->ag_mf.m_timeout_ms;
+	if (aproc_start(&r->r_proc, &as, &run_ops, r) == -1) {
+		run_audit_error(r, "spawn-failed", -1);
+		run_reply_error(r, "spawn-failed");
+		run_free(r);
+		return;
+	}
+	r->r_state = RS_RUNNING;
+	o = json_object_new_object();
+	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
+	ipc_reply(r->r_conn, &r->r_req, MSG_RUN_START_OK, o, -1);
+	json_object_put(o);
+}
+
+static int
+session_ok(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n < 1 || n > LIM_SESSION_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= 'A' && s[i] <= 'Z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
+			s[i] == '_' || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* The opening record: prompt only as hash and length (AU-4). */
+static struct json_object *
+run_invoke_record(struct run *r)
+{
+	struct json_object *o = json_object_new_object(), *args;
+	char hex[SHA256_HEX_LEN + 1], **red = NULL;
+	const char *bin = r->r_agent->ag_mf.m_bin, *slash;
+	size_t i;
+
+	if (argv_redacted(&r->r_agent->ag_mf, &red) == -1) {
+		json_object_put(o);
+		return NULL;
+	}
+	sha256_hex(r->r_prompt, r->r_prompt_len, hex);
+	hex[8] = '\0';
+	if ((slash = strrchr(bin, '/')) != NULL)
+		bin = slash + 1;
+	add_common(o, "agent.invoke", r);
+	json_object_object_add(o, "transport",
+	    json_object_new_string(
+		manifest_transport_name(r->r_agent->ag_mf.m_transport)));
+	json_object_object_add(o, "bin", json_object_new_string(bin));
+	args = json_object_new_array();
+	for (i = 0; red[i] != NULL; i++)
+		json_object_array_add(args, json_object_new_string(red[i]));
+	argv_free(red);
+	json_object_object_add(o, "argsRedacted", args);
+	json_object_object_add(o, "promptSha256", json_object_new_string(hex));
+	json_object_object_add(o, "promptChars",
+	    json_object_new_int64(
+		(int64_t)argv_chars(r->r_prompt, r->r_prompt_len)));
+	return o;
+}
+
+/* Refused before spawning: audited as an error, nothing started. */
+static void
+run_refuse(struct ipc_conn *c, struct ipc_msg *m, struct run *r,
+    const char *code, const char *ec)
+{
+	ipc_reply_error(c, m, code);
+	if (ec != NULL)
+		run_audit_error(r, ec, -1);
+	run_free(r);
+}
+
+void
+run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *o = m->m_obj, *v, *rec;
+	const char *name, *prompt, *sess = NULL, *err = "invalid-argument";
+	struct agent *ag;
+	struct run *r;
+	size_t nkeys = 2;
+
+	if ((name = json_get_str(o, "agent", LIM_NAME_MAX)) == NULL ||
+	    !json_object_object_get_ex(o, "prompt", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	if (json_object_object_get_ex(o, "session", &v)) {
+		nkeys++;
+		if ((sess = json_get_str(o, "session", LIM_SESSION_MAX)) ==
+			NULL ||
+		    !session_ok(sess)) {
+			ipc_reply_error(c, m, "invalid-session");
+			return;
+		}
+	}
+	if ((size_t)json_object_object_length(o) != nkeys) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	if ((ag = agent_find(name)) == NULL) {
+		ipc_reply_error(c, m, "unknown-agent");
+		return;
+	}
+	json_object_object_get_ex(o, "prompt", &v);
+	prompt = json_object_get_string(v);
+	if (argv_prompt_ok(prompt, (size_t)json_object_get_string_len(v))) {
+		ipc_reply_error(c, m, "invalid-prompt");
+		return;
+	}
+	/* SP-14 */
+	if (sp.sp_nruns >= LIM_RUNS_TOTAL ||
+	    ag->ag_running >= LIM_RUNS_PER_AGENT) {
+		ipc_reply_error(c, m, "busy");
+		return;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		ipc_reply_error(c, m, "internal");
+		return;
+	}
+	r->r_agent = ag;
+	ag->ag_running++;
+	sp.sp_nruns++;
+	LIST_INSERT_HEAD(&runs, r, r_entry);
+	r->r_conn = c;
+	r->r_gen = sp.sp_broker_gen;
+	r->r_req = *m;
+	r->r_req.m_obj = NULL;
+	r->r_req.m_fd = -1;
+	r->r_prompt_len = (size_t)json_object_get_string_len(v);
+	if (random_hex(r->r_id, sizeof(r->r_id), 8) == -1 ||
+	    (r->r_prompt = malloc(r->r_prompt_len + 1)) == NULL ||
+	    (r->r_tmp = evbuffer_new()) == NULL ||
+	    (r->r_text = evbuffer_new()) == NULL ||
+	    (r->r_note = evbuffer_new()) == NULL ||
+	    (r->r_err = evbuffer_new()) == NULL ||
+	    (r->r_line = evbuffer_new()) == NULL) {
+		run_refuse(c, m, r, "internal", NULL);
+		return;
+	}
+	memcpy(r->r_prompt, prompt, r->r_prompt_len + 1);
+	clean_init(&r->r_clean, LIM_LINE_MAX);
+	clean_init(&r->r_eclean, LIM_LINE_MAX);
+
+	/* SP-2, SP-3: the prompt as one element, never a flag. */
+	if (argv_build(&ag->ag_mf, r->r_prompt, &r->r_argv, &r->r_prompt_stdin,
+		&err) == -1) {
+		run_refuse(c, m, r, err, NULL);
+		return;
+	}
+	/* SP-13, SEC-2: every secret, or nothing is spawned. */
+	if (secrets_resolve(&ag->ag_mf, &r->r_ss) == -1) {
+		run_refuse(c, m, r, "missing-secret", "missing-secret");
+		return;
+	}
+	if (agent_env(&ag->ag_mf, &r->r_ss, &r->r_envp, &r->r_cwd, &err) ==
+	    -1) {
+		run_refuse(c, m, r, "invalid-argument", NULL);
+		return;
+	}
+	if (agent_resolve_bin(ag->ag_mf.m_bin, r->r_envp, r->r_path,
+		sizeof(r->r_path)) == -1) {
+		run_refuse(c, m, r, "spawn-failed", "spawn-failed");
+		return;
+	}
+	if ((r->r_redact = redact_new((const char *const *)r->r_ss.ss_values,
+		 r->r_ss.ss_n)) == NULL) {
+		run_refuse(c, m, r, "internal", NULL);
+		return;
+	}
+	r->r_state = RS_AUDIT;
+	if ((rec = run_invoke_record(r)) == NULL) {
+		run_refuse(c, m, r, "internal", NULL);
+		return;
+	}
+	if (spawner_audit(rec, run_invoke_acked, r) == -1) {
+		json_object_put(rec);
+		run_refuse(c, m, r, "audit-unavailable", NULL);
+		return;
+	}
+	json_object_put(rec);
+}
+
+void
+run_cancel_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	const char *id;
+	struct run *r;
+
+	if ((id = json_get_str(m->m_obj, "runId", 16)) == NULL ||
+	    json_object_object_length(m->m_obj) != 1) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	if ((r = run_find(id)) == NULL || r->r_state != RS_RUNNING) {
+		ipc_reply_error(c, m, "unknown-run");
+		return;
+	}
+	/* API-4: SIGTERM to the group, SIGKILL after 3 s. */
+	aproc_stop(&r->r_proc, AP_END_CANCEL, LIM_CANCEL_GRACE_MS);
+	ipc_reply(c, m, MSG_RUN_CANCEL_OK, NULL, -1);
+}
+
+/* The broker relayed bytes of a run's text: widen its window again. */
+void
+run_credit_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	long long bytes;
+	const char *id;
+	struct run *r;
+
+	if ((id = json_get_str(m->m_obj, "runId", 16)) == NULL ||
+	    json_get_int(m->m_obj, "bytes", 0, 1LL << 40, &bytes) == -1 ||
+	    (r = run_find(id)) == NULL || r->r_conn != c)
+		return; /* one-way: nothing to answer */
+	r->r_unacked -=
+	    (uint64_t)bytes < r->r_unacked ? (uint64_t)bytes : r->r_unacked;
+	if (r->r_state == RS_RUNNING && r->r_unacked <= RUN_WINDOW / 2)
+		aproc_resume(&r->r_proc);
+}
+
+/* A new broker channel: runs streaming to the old one have no reader. */
+void
+runs_broker_lost(void)
+{
+	struct run *r;
+
+	LIST_FOREACH (r, &runs, r_entry)
+		if (r->r_state == RS_RUNNING && r->r_gen != sp.sp_broker_gen)
+			aproc_stop(
+			    &r->r_proc, AP_END_CANCEL, LIM_CANCEL_GRACE_MS);
+}

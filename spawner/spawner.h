@@ -1,0 +1,155 @@
+/*
+ * The map of cordon-spawner: daemon state, the agent table, the child
+ * process machinery shared by runs, actions and probes, and each file's
+ * entry points.  Only the spawner holds secret values (SEC-3).
+ */
+#ifndef CORDON_SPAWNER_H
+#define CORDON_SPAWNER_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon.h"
+#include "ipc.h"
+#include "manifest.h"
+
+struct event;
+struct json_object;
+
+#define SPAWNER_AUDIT_WAIT_S 2		  /* bounded wait for an audit ack */
+#define SPAWNER_READ_CHUNK   65536	  /* one read from an agent pipe */
+#define SPAWNER_NOTE_MAX     (256 * 1024) /* transcript kept for a note */
+#define SPAWNER_STDERR_MAX   (256 * 1024) /* stderr kept for its hash */
+#define SPAWNER_MAX_AGENTS   64
+
+enum readiness { RD_UNKNOWN = 0, RD_LIVE, RD_DEGRADED, RD_OFFLINE };
+
+struct probe;
+
+struct agent {
+	struct manifest ag_mf;
+	int ag_running; /* chat runs in flight (SP-14) */
+	enum readiness ag_ready;
+	char ag_version[LIM_PROBE_VERSION_MAX * 4 + 1];
+	struct probe *ag_probe; /* NULL when none is in flight */
+	struct event *ag_probe_timer;
+};
+
+/*
+ * One agent child: pipes, deadline, group kill (SP-8, SP-17).  The owner
+ * gets stdout/stderr chunks and, exactly once, ac_done once the child
+ * has exited and its pipes are drained, or the kill grace ran out.
+ */
+enum aproc_end { AP_END_NONE = 0, AP_END_TIMEOUT, AP_END_CANCEL, AP_END_CAP };
+
+struct aproc;
+struct aproc_ops {
+	void (*ao_out)(struct aproc *, const char *, size_t);
+	void (*ao_err)(struct aproc *, const char *, size_t);
+	void (*ao_done)(struct aproc *); /* may free the owner */
+};
+
+struct aproc {
+	pid_t ap_pid; /* also the process group (setsid) */
+	int ap_out, ap_err, ap_in;
+	struct event *ap_ev_out, *ap_ev_err, *ap_ev_in;
+	struct event *ap_deadline, *ap_grace, *ap_finish;
+	char *ap_stdin; /* prompt for promptVia stdin */
+	size_t ap_stdin_len, ap_stdin_off;
+	int ap_exited;
+	int ap_status;	  /* wait status */
+	int ap_killstage; /* 0, 1 = SIGTERM sent, 2 = SIGKILL sent */
+	int ap_done;
+	int ap_paused; /* flow control: stdout not being read */
+	enum aproc_end ap_end;
+	uint64_t ap_start_ms, ap_end_ms;
+	const struct aproc_ops *ap_ops;
+	void *ap_arg;
+	TAILQ_ENTRY(aproc) ap_entry;
+};
+
+/* What a child is started with. */
+struct aproc_spec {
+	const char *as_path; /* absolute */
+	char **as_argv;
+	char **as_envp;
+	const char *as_cwd;
+	const struct mf_limits *as_limits;
+	const char *as_stdin; /* NULL: /dev/null */
+	size_t as_stdin_len;
+	long as_timeout_ms; /* 0: no deadline */
+};
+
+struct spawner {
+	struct daemon sp_d;
+	char sp_agents_dir[PATH_MAX];
+	char sp_secrets[PATH_MAX];
+	struct agent *sp_agents[SPAWNER_MAX_AGENTS];
+	size_t sp_nagents;
+	size_t sp_nruns;	    /* chat runs in flight, all agents */
+	unsigned int sp_broker_gen; /* bumps with each new broker channel */
+	TAILQ_HEAD(, aproc) sp_procs;
+	struct event *sp_sigchld;
+};
+
+extern struct spawner sp;
+
+/* spawner.c: audit records go to auditd; cb gets NULL on no answer. */
+int spawner_audit(struct json_object *rec, ipc_reply_fn cb, void *arg);
+/* 1 if the reply is an acknowledgement of the record. */
+int spawner_audit_acked(const struct ipc_msg *);
+
+/* manifests.c */
+void agents_load(void);
+struct agent *agent_find(const char *name);
+struct json_object *agent_json(const struct agent *, int full);
+
+/* secrets.c (SEC-1, SEC-2): resolve every secret of a manifest. */
+struct secret_set {
+	char **ss_names;
+	char **ss_values;
+	size_t ss_n;
+	size_t ss_nmissing;
+	const char *ss_missing[LIM_SECRETS_MAX]; /* names (the manifest's) */
+};
+int secrets_resolve(const struct manifest *, struct secret_set *);
+void secrets_clear(struct secret_set *);
+
+/* child.c: env, binary resolution, start, kill, reaping. */
+int agent_env(const struct manifest *, const struct secret_set *, char ***envp,
+    const char **cwd, const char **errcode);
+int agent_resolve_bin(
+    const char *bin, char *const *envp, char *out, size_t outsz);
+int aproc_start(struct aproc *, const struct aproc_spec *,
+    const struct aproc_ops *, void *arg);
+void aproc_stop(struct aproc *, enum aproc_end, long grace_ms);
+void aproc_kill(struct aproc *, enum aproc_end);
+/* Flow control: stop / resume reading stdout (the child then blocks). */
+void aproc_pause(struct aproc *);
+void aproc_resume(struct aproc *);
+void aproc_reap(void);
+int aproc_exit_code(const struct aproc *); /* 0..255, or -1 */
+void aproc_release(struct aproc *);
+
+/* run.c: chat runs (SP-8, SP-9, SP-16, SP-17, API-3, API-4) */
+void run_start_h(struct ipc_conn *, struct ipc_msg *, void *);
+void run_cancel_h(struct ipc_conn *, struct ipc_msg *, void *);
+void run_credit_h(struct ipc_conn *, struct ipc_msg *, void *);
+void runs_broker_lost(void);
+
+/* action.c: Control Room actions (API-5) */
+void action_run_h(struct ipc_conn *, struct ipc_msg *, void *);
+
+/* probe.c: health probes (SP-18) */
+void probe_start_all(void);
+void probe_stop(struct agent *);
+
+/* Small shared helpers (run.c). */
+const char *errclass_message(const char *errclass);
+int spawner_broker_ok(struct ipc_conn *, unsigned int gen);
+
+#endif

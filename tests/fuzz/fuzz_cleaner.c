@@ -1,0 +1,91 @@
+/*
+ * libFuzzer target for common/sanitize.c and common/redact.c: whatever the
+ * bytes and however they are split, the cleaner emits valid UTF-8 with no
+ * ESC, no C0 but \n \t, no C1, the same output for any split; the scrubber
+ * never lets a known secret through.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "redact.h"
+#include "sanitize.h"
+#include "util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+static char *
+run_clean(const uint8_t *d, size_t len, size_t cut, size_t *outlen)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct clean c;
+	char *s;
+
+	clean_init(&c, 40);
+	clean_feed(&c, (const char *)d, cut, b);
+	clean_feed(&c, (const char *)d + cut, len - cut, b);
+	clean_finish(&c, b);
+	*outlen = evbuffer_get_length(b);
+	if (clean_bytes(&c) != *outlen)
+		abort();
+	s = malloc(*outlen + 1);
+	evbuffer_remove(b, s, *outlen);
+	s[*outlen] = '\0';
+	evbuffer_free(b);
+	return s;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+{
+	static const char *const sec[] = {"S3cr3t!Value"};
+	struct evbuffer *b;
+	struct redact *r;
+	char *a, *z, *out;
+	size_t al, zl, i, cut, n;
+
+	if (len == 0)
+		return 0;
+	cut = data[0] % len;
+	a = run_clean(data, len, 0, &al);
+	z = run_clean(data, len, cut, &zl);
+	if (al != zl || memcmp(a, z, al) != 0)
+		abort();
+	if (!utf8_valid(a, al))
+		abort();
+	for (i = 0; i < al; i++) {
+		unsigned char ch = (unsigned char)a[i];
+
+		if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+			abort();
+		if (ch == 0xC2 && i + 1 < al &&
+		    (unsigned char)a[i + 1] >= 0x80 &&
+		    (unsigned char)a[i + 1] <= 0x9F)
+			abort(); /* a C1 control survived */
+	}
+	/* Scrub the cleaned text with the secret planted at cut. */
+	b = evbuffer_new();
+	r = redact_new(sec, 1);
+	if (r == NULL)
+		abort();
+	redact_feed(r, a, al / 2, b);
+	redact_feed(r, "S3cr3t!", 7, b);
+	redact_feed(r, "Value", 5, b);
+	redact_feed(r, a + al / 2, al - al / 2, b);
+	redact_finish(r, b);
+	redact_free(r);
+	n = evbuffer_get_length(b);
+	out = malloc(n + 1);
+	evbuffer_remove(b, out, n);
+	out[n] = '\0';
+	if (memmem(out, n, "S3cr3t!Value", 12) != NULL)
+		abort();
+	free(out);
+	evbuffer_free(b);
+	free(a);
+	free(z);
+	return 0;
+}

@@ -1,0 +1,519 @@
+# Agent scenarios over HTTP (issue 3): the built-in manifests against our
+# fake `claude` and `hermes`, env building, secrets, output cleaning and
+# scrubbing, caps, deadlines, group kills, cancel, busy, actions, audit.
+# Every chat run needs the audit issue's auditd (agent.invoke must be
+# acknowledged before a spawn, AU-6); `saved` events need vaultd's
+# chat notes.  Tests that depend on vaultd say so in their docstring.
+import hashlib
+import json
+import os
+import time
+import uuid
+
+import pytest
+
+from agents_util import (DECOYS, ENV_SECRET, FILE_SECRET, GRACE, Stream,
+                         audit_lines, audit_records, make_agents_home,
+                         marker, post_json, procs_with_arg, run,
+                         server_env, text_of, wait_audit, walk_values)
+from conftest import SLOW
+
+
+@pytest.fixture
+def agents(tmp_path, monkeypatch, cordon_factory):
+    server_env(monkeypatch)
+    home = make_agents_home(tmp_path)
+    return cordon_factory(home=home)
+
+
+def kinds(events):
+    return [e["kind"] for e in events]
+
+
+# ---- API-2 / SP-15 / SP-18 ----
+
+def test_api2_sp15_builtin_manifests_listed(agents):
+    # SP-18: the probe (`hermes --version`) runs at start; wait for it.
+    deadline = time.monotonic() + 5
+    while True:
+        r = agents.request("GET", "/api/agents")
+        live = {a["name"] for a in r.json()["agents"]
+                if a["readiness"]["status"] == "live"}
+        # Probes finish in any order: wait for the ones asserted below.
+        if ({"claude-code", "hermes"} <= live and len(live) >= 4) or \
+                time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert r.status == 200, r
+    body = r.json()
+    by = {a["name"]: a for a in body["agents"]}
+    assert {"claude-code", "hermes"} <= set(by)
+    assert by["claude-code"]["transport"] == "streamJson"
+    assert by["hermes"]["transport"] == "subprocess"
+    acts = by["hermes"]["actions"]
+    assert len(acts) == 7
+    assert all(set(a) == {"id", "label", "hint"} for a in acts)
+    assert by["hermes"]["readiness"] == {"status": "live",
+                                         "version": "hermes 0.9.1-fake"}
+    assert by["envdump"]["hasKey"] == {"FAKE_API_KEY": True}
+    assert by["needkey"]["missingSecrets"] == ["NEVER_SET_KEY"]
+    # SEC-3: names and flags only, never a value.
+    assert FILE_SECRET.encode() not in r.body
+    for v in DECOYS.values():
+        assert v.encode() not in r.body
+
+
+def test_api2_get_and_unknown(agents):
+    r = agents.request("GET", "/api/agents/hermes")
+    assert r.status == 200 and r.json()["agent"]["name"] == "hermes"
+    for name in ("nosuch", "Hermes", "her%00mes", "-x", "a" * 65):
+        r = agents.request("GET", f"/api/agents/{name}")
+        assert r.status == 404, (name, r)
+        assert r.json() == {"ok": False, "error": "unknown-agent"}
+
+
+def test_sp18_missing_binary_offline_and_spawn_failed(agents, tmp_path):
+    time.sleep(0.3)  # the start-up probe
+    r = agents.request("GET", "/api/agents/nobin")
+    assert r.json()["agent"]["readiness"]["status"] == "offline"
+    r, _ = run(agents, "nobin", "hello")
+    assert r.status == 502 and r.json()["error"] == "spawn-failed"
+
+
+def test_sp15_invalid_manifest_disables_only_that_agent(
+        tmp_path, monkeypatch, cordon_factory):
+    server_env(monkeypatch)
+    bad = {
+        "elevenacts": "name: elevenacts\ntransport: subprocess\n"
+        "transportConfig:\n  bin: hermes\n  args: [\"{prompt}\"]\n"
+        "actions:\n" + "".join(
+            f"  - id: a{i}\n    label: A\n    command: [hermes]\n"
+            for i in range(11)),
+        "ldpreload": "name: ldpreload\ntransport: subprocess\n"
+        "transportConfig:\n  bin: hermes\n  args: [\"{prompt}\"]\n"
+        "  env:\n    LD_PRELOAD: /tmp/x.so\n",
+        "httptransport": "name: httptransport\ntransport: http\n"
+        "transportConfig:\n  bin: hermes\n",
+    }
+    base = ("name: {n}\ntransport: subprocess\ntransportConfig:\n"
+            "  bin: hermes\n  args: [\"-z\", \"{{prompt}}\"]\n")
+    act = "  - id: {i}\n    label: A\n    command: [hermes]\n"
+    more = {
+        "dupids": base + "actions:\n" + act.format(i="a") +
+        act.format(i="a"),
+        "longid": base + "actions:\n" + act.format(i="a" * 33),
+        "slowact": base + "actions:\n" + act.format(i="a") +
+        "    timeoutMs: 60001\n",
+        "nodeopts": base + "  env:\n    NODE_OPTIONS: --inspect\n",
+        "lowerenv": base + "  env:\n    lower_case: x\n",
+        "nlvalue": base + "  env:\n    SOME_VAR: \"a\\nb\"\n",
+        "argsecret": "name: argsecret\ntransport: subprocess\n"
+        "transportConfig:\n  bin: hermes\n  args: [\"--key=sk-ant-"
+        "api03-abcdefghijklmnopqrstuvwxyz0123\", \"{prompt}\"]\n",
+        "unknownkey": base + "surprise: 1\n",
+    }
+    for n, text in more.items():
+        bad[n] = text.replace("{n}", n)
+    c = cordon_factory(home=make_agents_home(tmp_path, extra=bad))
+    names = {a["name"] for a in c.request("GET", "/api/agents").json()
+             ["agents"]}
+    assert "hermes" in names and "claude-code" in names
+    assert not names & set(bad)
+    err = c.stderr()
+    for n in bad:  # SP-15: each problem reported with file:line:col
+        assert f"agents/{n}.yaml:" in err, n
+    assert "/tmp/x.so" not in err and "sk-ant-api03" not in err
+
+
+# ---- SP-16: both transports ----
+
+def test_sp16_claude_stream_json(agents):
+    """The saved event needs vaultd's chat notes."""
+    r, ev = run(agents, "claude-code", "hello there")
+    assert r.status == 200, r
+    assert ev[0]["kind"] == "start" and len(ev[0]["runId"]) == 16
+    assert text_of(ev) == "Hello from fake claude: 11 chars"
+    usage = [e for e in ev if e["kind"] == "usage"]
+    assert usage and usage[0]["output_tokens"] == 7
+    done = [e for e in ev if e["kind"] == "done"][0]
+    assert done["exitCode"] == 0 and done["truncated"] is False
+    assert kinds(ev)[-2:] == ["done", "saved"]
+    assert ev[-1]["path"].startswith("00_Inbox/cordon/chats/")
+
+
+def test_sp16_claude_assistant_fallback(agents):
+    r, ev = run(agents, "claude-code", "nodelta please")
+    assert text_of(ev) == "whole answer"
+
+
+def test_sp16_hermes_subprocess_stream(agents):
+    r, ev = run(agents, "hermes", "what is up")
+    assert r.status == 200
+    assert text_of(ev) == "hermes heard 10 chars: what is up\n"
+    assert "done" in kinds(ev)
+
+
+def test_sp3_prompt_via_stdin_may_start_with_dash(agents):
+    r, ev = run(agents, "viastdin", "-rf looks like a flag")
+    assert r.status == 200, r
+    assert "-rf looks like a flag" in text_of(ev)
+
+
+# ---- SP-4 / SP-5 / SEC-2: the child's environment ----
+
+def test_sp4_child_env_is_built(agents):
+    r, ev = run(agents, "envdump", "env")
+    env = json.loads(text_of(ev))
+    # Python's own locale coercion may add LC_CTYPE (an allowlisted name).
+    env.pop("LC_CTYPE", None)
+    assert set(env) == {"PATH", "HOME", "LANG", "TZ", "PWD", "NO_COLOR",
+                        "FORCE_COLOR", "MANIFEST_VAR", "FAKE_API_KEY"}
+    assert env["NO_COLOR"] == "1" and env["FORCE_COLOR"] == "0"
+    assert env["MANIFEST_VAR"] == "hello"
+    # The declared secret reached the child (and is scrubbed on the way
+    # out); the decoys in the server's env never did.
+    assert env["FAKE_API_KEY"] == "***"
+    for k, v in DECOYS.items():
+        assert k not in env and v not in r.body.decode()
+
+
+def test_sec2_env_var_wins_over_secrets_file(
+        tmp_path, monkeypatch, cordon_factory):
+    server_env(monkeypatch, {"FAKE_API_KEY": ENV_SECRET})
+    c = cordon_factory(home=make_agents_home(tmp_path))
+    r, ev = run(c, "envdump", "envlen FAKE_API_KEY")
+    assert text_of(ev) == f"{len(ENV_SECRET)}\n"
+
+
+def test_sec2_secrets_file_used(agents):
+    r, ev = run(agents, "envdump", "envlen FAKE_API_KEY")
+    assert text_of(ev) == f"{len(FILE_SECRET)}\n"
+
+
+def test_sp13_missing_secret_spawns_nothing(agents, tmp_path):
+    r, ev = run(agents, "needkey", "hello")
+    assert r.status == 409 and r.json() == {"ok": False,
+                                            "error": "missing-secret"}
+    assert not marker(tmp_path).exists()
+    recs = wait_audit(agents.home, lambda x: x["kind"] ==
+                      "agent.invoke.error" and x["agent"] == "needkey")
+    assert recs[0]["errorClass"] == "missing-secret"
+    assert not [x for x in audit_records(agents.home, "agent.invoke")
+                if x["agent"] == "needkey"]
+
+
+def test_sec1_secrets_file_0644_refused(tmp_path, monkeypatch,
+                                        cordon_factory):
+    server_env(monkeypatch)
+    c = cordon_factory(home=make_agents_home(tmp_path, secrets_mode=0o644))
+    a = c.request("GET", "/api/agents/envdump").json()["agent"]
+    assert a["missingSecrets"] == ["FAKE_API_KEY"]
+    assert a["hasKey"] == {"FAKE_API_KEY": False}
+    r, _ = run(c, "envdump", "env")
+    assert r.status == 409 and r.json()["error"] == "missing-secret"
+    assert "secrets.yaml must be 0600" in c.stderr()
+    assert FILE_SECRET not in c.stderr()
+
+
+# ---- API-3 prompt and body rules (nothing spawned) ----
+
+def test_sec1_secrets_file_other_owner_refused(tmp_path, monkeypatch,
+                                               cordon_factory):
+    server_env(monkeypatch)
+    home = make_agents_home(tmp_path)
+    os.chown(home / "secrets.yaml", 65534, 65534)  # nobody
+    c = cordon_factory(home=home)
+    r, _ = run(c, "envdump", "env")
+    assert r.status == 409 and r.json()["error"] == "missing-secret"
+
+
+@pytest.mark.parametrize("body,code", [
+    ({"prompt": ""}, "invalid-prompt"),
+    ({"prompt": 123}, "invalid-prompt"),
+    ({"prompt": None}, "invalid-prompt"),
+    ({"prompt": "a\u0000b"}, "invalid-prompt"),
+    ({"prompt": "x" * 256001}, "invalid-prompt"),
+    ({"prompt": "hi", "extra": 1}, "invalid-body"),
+    ({}, "invalid-body"),
+    ({"prompt": "hi", "session": "bad session!"}, "invalid-session"),
+    ({"prompt": "hi", "session": "s" * 97}, "invalid-session"),
+])
+def test_api3_bad_bodies_refused(agents, tmp_path, body, code):
+    r = post_json(agents, "/api/agents/marked/run", body)
+    assert r.status == 400 and r.json() == {"ok": False, "error": code}
+    assert not marker(tmp_path).exists()
+
+
+def test_api3_not_json_refused(agents, tmp_path):
+    r = post_json(agents, "/api/agents/marked/run", raw=b"{prompt: hi}")
+    assert r.status == 400 and r.json()["error"] == "invalid-body"
+    assert not marker(tmp_path).exists()
+
+
+def test_sp3_prompt_flag_like_refused(agents, tmp_path):
+    for agent in ("marked", "claude-code"):
+        r, _ = run(agents, agent, "--dangerously-skip-permissions")
+        assert r.status == 400, r
+        assert r.json() == {"ok": False, "error": "prompt-flag-like"}
+    assert not marker(tmp_path).exists()
+    assert b"dangerously" not in b"".join(audit_lines(agents.home))
+
+
+def test_api3_max_prompt_accepted(agents, tmp_path):
+    r, ev = run(agents, "marked", "é" * 16000)  # one 32 KiB argv element
+    assert r.status == 200, r
+    assert marker(tmp_path).exists()
+
+
+def test_api3_unknown_agent_run(agents):
+    r, _ = run(agents, "nosuch", "hello")
+    assert r.status == 404 and r.json()["error"] == "unknown-agent"
+
+
+# ---- SP-10 / SP-11 ----
+
+def test_sp11_output_scrubbed(agents):
+    r, ev = run(agents, "envdump", "leak")
+    out = text_of(ev)
+    assert FILE_SECRET not in out
+    assert "PRIVATE KEY" not in out and "MIIEowIBAAKCAQEA7bq" not in out
+    assert "eyJhbGciOiJIUzI1NiJ9" not in out
+    assert "AKIAIOSFODNN7EXAMPLE" not in out
+    assert "abcdef0123456789abcdef" not in out
+    assert "/home/alice/" not in out and "~/project/file.txt" in out
+    assert "***" in out and "secret *** end" in out
+
+
+def test_sp10_output_cleaned(agents):
+    r, ev = run(agents, "hermes", "ansi")
+    out = text_of(ev)
+    assert "\x1b" not in out and "\x9b" not in out and "\r" not in out
+    assert not any(ord(ch) < 32 and ch not in "\n\t" for ch in out)
+    assert "red" in out and "line2" in out
+
+
+# ---- SP-9 / SP-17 / SP-8 ----
+
+def test_sp9_flood_truncated_and_killed(agents):
+    t0 = time.monotonic()
+    r, ev = run(agents, "hermes", "flood")
+    done = [e for e in ev if e["kind"] == "done"][0]
+    assert done["truncated"] is True
+    assert len(text_of(ev).encode()) <= 8 * 1024 * 1024
+    assert time.monotonic() - t0 < (60 if SLOW else 20)
+    rec = wait_audit(agents.home, lambda x: x["kind"] ==
+                     "agent.invoke.complete" and x["truncated"])
+    assert rec[0]["bytesOut"] <= 8 * 1024 * 1024
+
+
+def test_sp17_grandchild_holding_pipe(agents):
+    nonce = f"grandchild {uuid.uuid4().hex}"
+    t0 = time.monotonic()
+    r, ev = run(agents, "hermes", nonce)
+    took = time.monotonic() - t0
+    assert "done" in kinds(ev)
+    assert "parent leaves" in text_of(ev)
+    # Kill grace (2 s) plus slack; the grandchild sleeps 60 s.
+    assert took < 2.0 + GRACE + 1.0, took
+    deadline = time.monotonic() + GRACE
+    while procs_with_arg(nonce) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert procs_with_arg(nonce) == []
+
+
+def test_sp8_run_deadline(agents):
+    t0 = time.monotonic()
+    r, ev = run(agents, "quick", "sleep 30")
+    took = time.monotonic() - t0
+    err = [e for e in ev if e["kind"] == "error"]
+    assert err and err[0]["errorClass"] == "timeout"
+    assert err[0]["errorMessage"] == "The agent did not finish in time."
+    assert kinds(ev)[-1] == "done"
+    assert took < 1.0 + 2.0 + GRACE, took
+
+
+# ---- SP-14, API-4, client gone ----
+
+def test_sp14_busy(agents):
+    streams = []
+    try:
+        for _ in range(4):
+            s = Stream(agents, "hermes", "sleep 30")
+            s.start()
+            streams.append(s)
+        r, _ = run(agents, "hermes", "hello")
+        assert r.status == 429 and r.json() == {"ok": False,
+                                                "error": "busy"}
+    finally:
+        for s in streams:
+            s.close()
+
+
+def test_api4_cancel(agents):
+    s = Stream(agents, "hermes", "sleep 30")
+    run_id = s.start()
+    t0 = time.monotonic()
+    r = post_json(agents, f"/api/runs/{run_id}/cancel", {})
+    assert r.status == 200 and r.json() == {"ok": True}
+    ev = s.finish(bound=3.0 + GRACE)
+    s.close()
+    assert time.monotonic() - t0 < 3.0 + GRACE
+    assert ev[-1]["kind"] == "done"
+    rec = wait_audit(agents.home, lambda x: x["kind"] ==
+                     "agent.invoke.complete" and x["runId"] == run_id)
+    assert rec[0]["status"] == "cancelled"
+
+
+def test_api4_unknown_run(agents):
+    for rid in ("0123456789abcdef", "nothex", "0123456789ABCDEF"):
+        r = post_json(agents, f"/api/runs/{rid}/cancel", {})
+        assert r.status == 404 and r.json()["error"] == "unknown-run"
+
+
+def test_api3_client_gone_cancels(agents):
+    s = Stream(agents, "hermes", "sleep 30")
+    run_id = s.start()
+    s.close()
+    rec = wait_audit(agents.home, lambda x: x["kind"] ==
+                     "agent.invoke.complete" and x["runId"] == run_id,
+                     bound=3.0 + 2 * GRACE)
+    assert rec[0]["status"] == "cancelled"
+
+
+# ---- API-5 ----
+
+def test_api5_hermes_actions(agents):
+    for a in ("status", "sessions", "doctor", "insights", "version",
+              "config", "tools"):
+        r = post_json(agents, f"/api/agents/hermes/actions/{a}", {})
+        assert r.status == 200, (a, r)
+        body = r.json()
+        assert body["ok"] is True and body["exitCode"] == 0, body
+        assert body["truncated"] is False
+    rec = wait_audit(agents.home, lambda x: x["kind"] == "agent.action" and
+                     x["actionId"] == "tools")
+    assert rec[0]["status"] == "success"
+    assert "stdout" not in rec[0]
+
+
+def test_api5_action_fail_soft(agents):
+    r = post_json(agents, "/api/agents/quick/actions/slow", {})
+    assert r.status == 200
+    assert r.json() == {"ok": False, "errorClass": "timeout",
+                        "errorMessage": "The agent did not finish in time."}
+    r = post_json(agents, "/api/agents/quick/actions/broken", {})
+    assert r.json()["ok"] is False
+    assert r.json()["errorClass"] == "non-zero-exit"
+    assert b"bad things" not in r.body
+    r = post_json(agents, "/api/agents/quick/actions/big", {})
+    body = r.json()
+    assert body["ok"] is True and body["truncated"] is True
+    assert len(body["stdout"]) <= 256 * 1024
+
+
+def test_api5_unknown_agent_and_action_not_audited(agents):
+    before = len(audit_records(agents.home, "agent.action"))
+    r = post_json(agents, "/api/agents/nosuch/actions/status", {})
+    assert r.status == 404 and r.json()["error"] == "unknown-agent"
+    r = post_json(agents, "/api/agents/hermes/actions/nosuch", {})
+    assert r.status == 404 and r.json()["error"] == "unknown-action"
+    r = post_json(agents, "/api/agents/hermes/actions/status",
+                  {"x": 1})
+    assert r.status == 400 and r.json()["error"] == "invalid-body"
+    time.sleep(0.2)
+    assert len(audit_records(agents.home, "agent.action")) == before
+
+
+# ---- AU-4 / AU-5 ----
+
+def test_au5_nonce_prompt_absent_from_audit(agents):
+    nonce = f"nonce-{uuid.uuid4().hex}"
+    prompts = [f"say {nonce}", f"nodelta {nonce}"]
+    for agent, p in (("hermes", prompts[0]), ("claude-code", prompts[1]),
+                     ("quick", f"sleep 5 {nonce}")):
+        r, ev = run(agents, agent, p)
+        assert r.status == 200
+    recs = wait_audit(agents.home, lambda x: x["kind"] == "agent.invoke" and
+                      x["promptSha256"] == hashlib.sha256(
+                          prompts[0].encode()).hexdigest()[:8])
+    assert recs[0]["promptChars"] == len(prompts[0])
+    assert recs[0]["argsRedacted"] == ["-z", "[PROMPT_REDACTED]"]
+    assert recs[0]["bin"] == "hermes"
+    raw = b"\n".join(audit_lines(agents.home))
+    assert nonce.encode() not in raw
+    for rec in audit_records(agents.home):
+        for v in walk_values(rec):
+            assert nonce not in str(v)
+
+
+def test_api3_quiet_agent_outlives_http_idle_timeout(agents):
+    # The broker's per-request I/O timeout is 10 s; a run may be silent
+    # longer than that and still stream its answer.
+    s = Stream(agents, "hermes", "sleep 11")
+    s.start()
+    ev = s.finish(bound=30)
+    s.close()
+    assert "woke" in text_of(ev), ev
+    assert kinds(ev)[-2:] == ["done", "saved"]
+
+
+def test_sp10_emoji_line_clamped_on_code_points(agents):
+    r, ev = run(agents, "hermes", "emoji")
+    out = text_of(ev)
+    first, _, rest = out.partition("\n")
+    assert first == "\U0001F600" * 1000 + " … [+2000 chars]"
+    assert rest == "next\n"
+
+
+def test_sp10_invalid_utf8_replaced(agents):
+    r, ev = run(agents, "hermes", "badutf8")
+    assert text_of(ev) == "ok \ufffd\ufffd \ufffd end\n"
+
+
+def test_sp16_overlong_ndjson_line_skipped(agents):
+    r, ev = run(agents, "claude-code", "hugeline")
+    assert r.status == 200
+    assert text_of(ev).endswith(" after")
+    assert kinds(ev)[-2] == "done"
+
+
+def test_au6_no_audit_ack_no_spawn(agents, tmp_path):
+    # auditd frozen: agent.invoke is never acknowledged, so the run is
+    # refused after the bounded wait and nothing is spawned (fail closed).
+    import signal
+    pid = agents.daemon_pids()["auditd"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        r, _ = run(agents, "marked", "hello")
+        took = time.monotonic() - t0
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert r.status == 503 and r.json() == {"ok": False,
+                                            "error": "audit-unavailable"}
+    assert took < 3.0 + GRACE
+    assert not marker(tmp_path).exists()
+
+
+def test_sp9_flow_control_relays_everything_in_order(agents):
+    # ~3 MB of short lines: several flow-control windows (MSG_RUN_CREDIT)
+    # must pass, with nothing lost or reordered.
+    s = Stream(agents, "hermes", "lines 300000")
+    s.start()
+    ev = s.finish(bound=60 if SLOW else 30)
+    s.close()
+    lines = text_of(ev).split("\n")
+    assert lines[:-1] == [f"line {i}" for i in range(300000)]
+    assert [e for e in ev if e["kind"] == "done"][0]["truncated"] is False
+
+
+def test_api3_client_gone_while_flow_controlled(agents):
+    # The run is held by flow control when its client leaves: the cancel
+    # still ends it promptly (and nothing waits for credits).
+    s = Stream(agents, "hermes", "lines 2000000")
+    run_id = s.start()
+    s.close()
+    rec = wait_audit(agents.home, lambda x: x["kind"] ==
+                     "agent.invoke.complete" and x["runId"] == run_id,
+                     bound=3.0 + 2 * GRACE)
+    assert rec[0]["status"] == "cancelled"

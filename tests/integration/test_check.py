@@ -1,0 +1,201 @@
+# `cordon check --home DIR` over real files (SP-15, SP-5, SEC-3): every
+# manifest problem of issue 3 reported as FILE:LINE:COL with exit 1, the
+# agentic-os built-ins accepted, input never echoed.  Writes only tmp_path.
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import child_env, cordon_bin
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "fixtures", "agents")
+
+HEAD = (
+    "name: t\n"
+    "transport: subprocess\n"
+    "transportConfig:\n"
+    "  bin: t\n"
+    '  args: ["{prompt}"]\n'
+)
+
+
+def check(home, *extra):
+    return subprocess.run(
+        [cordon_bin(), "check", *extra] + (["--home", str(home)] if home else []),
+        capture_output=True, text=True, timeout=30, env=child_env())
+
+
+def home_with(tmp_path, files):
+    agents = tmp_path / "agents"
+    agents.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (agents / name).write_text(text)
+    return tmp_path
+
+
+def expect_problem(tmp_path, text, line, col, msg, secret=None):
+    home = home_with(tmp_path, {"bad.yaml": text})
+    r = check(home)
+    path = os.path.join(str(home.resolve()), "agents", "bad.yaml")
+    want = f"{path}:{line}:{col}: "
+    hits = [l for l in r.stdout.splitlines() if l.startswith(want) and msg in l]
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert hits, f"no '{msg}' at {line}:{col} in:\n{r.stdout}"
+    if secret is not None:
+        assert secret not in r.stdout and secret not in r.stderr
+    return r
+
+
+# SP-15
+def test_sp15_builtin_fixtures_accepted(tmp_path):
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    for f in ("claude-code.yaml", "hermes.yaml"):
+        shutil.copy(os.path.join(FIXTURES, f), agents / f)
+    r = check(tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == "ok 2 agents"
+
+
+# SP-15
+def test_sp15_eleven_actions(tmp_path):
+    acts = "".join(f"  - {{id: a{i}, label: A, command: [x]}}\n" for i in range(11))
+    expect_problem(tmp_path, HEAD + "actions:\n" + acts, 6, 1, "at most 10 actions")
+
+
+# SP-15
+def test_sp15_duplicate_action_ids(tmp_path):
+    expect_problem(tmp_path, HEAD + "actions:\n"
+                   "  - {id: dup, label: A, command: [x]}\n"
+                   "  - {id: dup, label: B, command: [y]}\n",
+                   8, 6, "duplicate action id")
+
+
+# SP-15
+def test_sp15_action_id_33_chars(tmp_path):
+    expect_problem(tmp_path, HEAD + "actions:\n"
+                   "  - id: " + "a" * 33 + "\n"
+                   "    label: A\n"
+                   "    command: [x]\n", 7, 5, "actions.id")
+
+
+# SP-15
+def test_sp15_action_timeout_60001(tmp_path):
+    expect_problem(tmp_path, HEAD + "actions:\n"
+                   "  - id: a\n"
+                   "    label: A\n"
+                   "    command: [x]\n"
+                   "    timeoutMs: 60001\n", 10, 5, "actions.timeoutMs")
+
+
+# SP-5
+@pytest.mark.parametrize("key", ["LD_PRELOAD", "NODE_OPTIONS", "lower_case"])
+def test_sp5_env_key_refused(tmp_path, key):
+    expect_problem(tmp_path, HEAD + "  env:\n    " + key + ": x\n", 7, 5,
+                   "environment name refused")
+
+
+# SP-2, SP-5
+def test_sp5_env_value_newline(tmp_path):
+    expect_problem(tmp_path, HEAD + '  env:\n    GOOD: "line1\\nline2"\n', 7, 5,
+                   "newline")
+
+
+# SEC-3
+def test_sec3_secret_in_args(tmp_path):
+    key = "AKIAIOSFODNN7EXAMPLE"
+    expect_problem(tmp_path,
+                   "name: t\n"
+                   "transport: subprocess\n"
+                   "transportConfig:\n"
+                   "  bin: t\n"
+                   "  args:\n"
+                   "    - --key\n"
+                   "    - " + key + "\n"
+                   '    - "{prompt}"\n', 7, 7, "secret in arguments", secret=key)
+
+
+# SEC-3: a reference to a secrets mapping in args
+def test_sec3_secret_reference_in_args(tmp_path):
+    expect_problem(tmp_path,
+                   "name: t\n"
+                   "transport: subprocess\n"
+                   "secrets:\n"
+                   "  MY_API_KEY: provider.apiKey\n"
+                   "transportConfig:\n"
+                   "  bin: t\n"
+                   '  args: ["--key=$MY_API_KEY", "{prompt}"]\n',
+                   7, 10, "secret in arguments")
+
+
+# SP-15
+def test_sp15_transport_http(tmp_path):
+    expect_problem(tmp_path, HEAD.replace("subprocess", "http"), 2, 1,
+                   "transport: unsupported value")
+
+
+# SP-15: unknown keys refused at the key, never echoed
+def test_sp15_unknown_key_not_echoed(tmp_path):
+    r = expect_problem(tmp_path, HEAD + "NONCEKEY7731: NONCEVALUE7731\n", 6, 1,
+                       "unknown key")
+    assert "NONCE" not in r.stdout + r.stderr
+
+
+# SP-15: every problem of every file is printed, in file order
+def test_sp15_every_problem_every_file(tmp_path):
+    home = home_with(tmp_path, {
+        "a.yaml": "name: a\ntransport: http\njunk: 1\n",
+        "b.yaml": HEAD.replace("name: t", "name: b") + "  env:\n    LD_AUDIT: x\n",
+        "ok.yaml": HEAD.replace("name: t", "name: ok"),
+        ".hidden.yaml": "garbage: [",
+        "notes.txt": "ignored",
+    })
+    r = check(home)
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    a = [l for l in lines if "/agents/a.yaml:" in l]
+    b = [l for l in lines if "/agents/b.yaml:" in l]
+    assert len(a) >= 3  # transport, unknown key, missing transportConfig
+    assert len(b) == 1
+    assert not any("ok.yaml" in l or "hidden" in l for l in lines)
+    nums = [tuple(int(x) for x in l.split(":")[1:3]) for l in a]
+    assert nums == sorted(nums)
+
+
+# SP-15: duplicate agent names across files
+def test_sp15_duplicate_agent_name(tmp_path):
+    home = home_with(tmp_path, {"one.yaml": HEAD, "two.yaml": HEAD})
+    r = check(home)
+    assert r.returncode == 1
+    assert "two.yaml:1:1: name: duplicate agent name" in r.stdout
+
+
+# SP-15: YAML syntax errors carry line:col too
+def test_sp15_yaml_syntax_error(tmp_path):
+    home = home_with(tmp_path, {"bad.yaml": "name: t\ntransport: [\n"})
+    r = check(home)
+    assert r.returncode == 1
+    assert "/agents/bad.yaml:" in r.stdout
+    line = [l for l in r.stdout.splitlines() if "bad.yaml" in l][0]
+    assert int(line.split(":")[1]) >= 2
+
+
+def test_check_no_agents_dir(tmp_path):
+    r = check(tmp_path)
+    assert r.returncode == 0
+    assert r.stdout.strip() == "ok 0 agents"
+
+
+def test_check_agents_not_a_dir(tmp_path):
+    (tmp_path / "agents").write_text("not a directory")
+    r = check(tmp_path)
+    assert r.returncode == 1
+    assert "agents: cannot be read" in r.stdout
+
+
+def test_check_bad_usage(tmp_path):
+    assert check(tmp_path, "--bogus").returncode == 2
+    assert check(tmp_path, "extra").returncode == 2
+    assert check(tmp_path / "missing").returncode == 2

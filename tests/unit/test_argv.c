@@ -1,0 +1,224 @@
+/*
+ * Unit tests for policy/argv.c (SP-1, SP-2, SP-3, AU-4, API-3): the prompt
+ * as exactly one element, never a flag, bounded, NUL-free; the audit form
+ * with [PROMPT_REDACTED] and [REDACTED].
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "argv.h"
+#include "manifest.h"
+#include "yamljson.h"
+
+static void
+load(const char *args, const char *extra, struct manifest *m)
+{
+	char y[4096];
+	struct yaml_err ye;
+	struct json_object *root;
+	size_t n = 0;
+
+	snprintf(y, sizeof(y),
+	    "name: t\ntransport: subprocess\n%stransportConfig:\n"
+	    "  bin: agent\n  args: %s\n",
+	    extra, args);
+	root = yaml_load_buf(y, strlen(y), &ye);
+	assert_non_null(root);
+	assert_int_equal(manifest_parse(root, m, NULL, 0, &n), 0);
+	json_object_put(root);
+}
+
+static size_t
+count(char **v)
+{
+	size_t n = 0;
+
+	while (v[n] != NULL)
+		n++;
+	return n;
+}
+
+/* SP-1: the prompt is exactly one element; argv[0] is the bin. */
+static void
+test_sp1_prompt_one_element(void **state)
+{
+	struct manifest m;
+	const char *err;
+	char **v;
+	int in;
+
+	(void)state;
+	load("[\"-z\", \"{prompt}\"]", "", &m);
+	assert_int_equal(
+	    argv_build(&m, "hello; rm -rf / $(id) `x` * 'q'", &v, &in, &err),
+	    0);
+	assert_int_equal(in, 0);
+	assert_int_equal(count(v), 3);
+	assert_string_equal(v[0], "agent");
+	assert_string_equal(v[1], "-z");
+	assert_string_equal(v[2], "hello; rm -rf / $(id) `x` * 'q'");
+	argv_free(v);
+	/* a prompt holding "{prompt}" is not expanded again */
+	assert_int_equal(argv_build(&m, "{prompt} {prompt}", &v, &in, &err), 0);
+	assert_string_equal(v[2], "{prompt} {prompt}");
+	argv_free(v);
+	manifest_free(&m);
+}
+
+/* SP-3: a prompt starting with '-' standing alone is refused. */
+static void
+test_sp3_prompt_flag_like_refused(void **state)
+{
+	struct manifest m;
+	const char *err;
+	char **v = (char **)1;
+	int in;
+
+	(void)state;
+	load("[\"-p\", \"{prompt}\"]", "", &m);
+	assert_int_equal(
+	    argv_build(&m, "--dangerously-skip-permissions", &v, &in, &err),
+	    -1);
+	assert_string_equal(err, "prompt-flag-like");
+	assert_null(v);
+	assert_int_equal(argv_build(&m, "-x", &v, &in, &err), -1);
+	assert_string_equal(err, "prompt-flag-like");
+	assert_int_equal(argv_build(&m, " -x", &v, &in, &err), 0);
+	argv_free(v);
+	manifest_free(&m);
+	/* "{prompt}suffix" still starts the element */
+	load("[\"{prompt}.txt\"]", "", &m);
+	assert_int_equal(argv_build(&m, "-rf", &v, &in, &err), -1);
+	assert_string_equal(err, "prompt-flag-like");
+	manifest_free(&m);
+}
+
+/* SP-3: fused, after "--", or by stdin: a dash prompt is fine. */
+static void
+test_sp3_prompt_fused_dashdash_stdin_ok(void **state)
+{
+	struct manifest m;
+	const char *err;
+	char **v;
+	int in;
+
+	(void)state;
+	load("[\"--prompt={prompt}\"]", "", &m);
+	assert_int_equal(argv_build(&m, "-rf", &v, &in, &err), 0);
+	assert_string_equal(v[1], "--prompt=-rf");
+	argv_free(v);
+	manifest_free(&m);
+	load("[\"-p\", \"--\", \"{prompt}\"]", "", &m);
+	assert_int_equal(argv_build(&m, "--help", &v, &in, &err), 0);
+	assert_string_equal(v[3], "--help");
+	argv_free(v);
+	manifest_free(&m);
+	load("[\"-p\"]", "promptVia: stdin\n", &m);
+	assert_int_equal(argv_build(&m, "--help", &v, &in, &err), 0);
+	assert_int_equal(in, 1);
+	assert_int_equal(count(v), 2);
+	argv_free(v);
+	manifest_free(&m);
+}
+
+/* API-3, SP-2: empty, NUL, invalid UTF-8, too long. */
+static void
+test_sp2_prompt_bounds(void **state)
+{
+	struct manifest m;
+	const char *err;
+	char **v;
+	char *big;
+	int in;
+
+	(void)state;
+	load("[\"{prompt}\"]", "", &m);
+	assert_int_equal(argv_build(&m, "", &v, &in, &err), -1);
+	assert_string_equal(err, "invalid-prompt");
+	assert_int_equal(argv_build(&m, NULL, &v, &in, &err), -1);
+	assert_int_equal(argv_build(&m, "a\xff", &v, &in, &err), -1);
+	assert_string_equal(err, "invalid-prompt");
+	assert_int_equal(argv_prompt_ok("a\0b", 3), -1); /* NUL */
+	assert_int_equal(argv_prompt_ok("ab", 2), 0);
+	/* 32 KiB element limit on argv */
+	big = malloc(256001 * 4 + 1);
+	assert_non_null(big);
+	memset(big, 'a', 32768);
+	big[32768] = '\0';
+	assert_int_equal(argv_build(&m, big, &v, &in, &err), 0);
+	argv_free(v);
+	big[32768] = 'a';
+	big[32769] = '\0';
+	assert_int_equal(argv_build(&m, big, &v, &in, &err), -1);
+	assert_string_equal(err, "invalid-prompt");
+	/* 256000 code points ok, 256001 not (counted in code points) */
+	memset(big, 'a', 256000);
+	big[256000] = '\0';
+	assert_int_equal(argv_prompt_ok(big, 256000), 0);
+	big[256000] = 'a';
+	assert_int_equal(argv_prompt_ok(big, 256001), -1);
+	/* 4-byte code points: 64000 emoji = 256000 bytes, 64000 chars */
+	assert_int_equal(argv_chars("\xf0\x9f\x98\x80"
+				    "a",
+			     5),
+	    2);
+	free(big);
+	manifest_free(&m);
+}
+
+/* AU-4: audit form of the args. */
+static void
+test_au4_argv_redacted(void **state)
+{
+	struct manifest m;
+	char **v;
+
+	(void)state;
+	load("[\"-p\", \"--output-format=stream-json\", \"--model\", \"x\", "
+	     "\"--prompt={prompt}\", \"caf\xc3\xa9\"]",
+	    "", &m);
+	assert_int_equal(argv_redacted(&m, &v), 0);
+	assert_int_equal(count(v), 6);
+	assert_string_equal(v[0], "-p");
+	assert_string_equal(v[1], "--output-format=stream-json");
+	assert_string_equal(v[3], "x");
+	assert_string_equal(v[4], "[PROMPT_REDACTED]");
+	assert_string_equal(v[5], "[REDACTED]"); /* not printable ASCII */
+	argv_free(v);
+	manifest_free(&m);
+	/* the flag itself stays; its value would be redacted (and a
+	 * manifest giving one is refused, see test_manifest) */
+	load("[\"--token\", \"{prompt}\"]", "", &m);
+	assert_int_equal(argv_redacted(&m, &v), 0);
+	assert_string_equal(v[0], "--token");
+	assert_string_equal(v[1], "[PROMPT_REDACTED]");
+	argv_free(v);
+	manifest_free(&m);
+	assert_int_equal(argv_secret_flag("--api-key"), 1);
+	assert_int_equal(argv_secret_flag("-password"), 1);
+	assert_int_equal(argv_secret_flag("--api-key=x"), 0);
+	assert_int_equal(argv_secret_flag("--model"), 0);
+	assert_int_equal(argv_secret_flag("value"), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sp1_prompt_one_element),
+	    cmocka_unit_test(test_sp3_prompt_flag_like_refused),
+	    cmocka_unit_test(test_sp3_prompt_fused_dashdash_stdin_ok),
+	    cmocka_unit_test(test_sp2_prompt_bounds),
+	    cmocka_unit_test(test_au4_argv_redacted),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,223 @@
+/*
+ * Unit tests for policy/env.c (SP-4, SP-5): the DATA.md tables, name
+ * rules, and the built child env: only the allowlist, the forced pair,
+ * manifest env, PWD = cwd and declared secrets; nothing else leaks.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "env.h"
+#include "manifest.h"
+#include "yamljson.h"
+
+static void
+load(const char *yaml, struct manifest *m)
+{
+	struct yaml_err ye;
+	struct json_object *root = yaml_load_buf(yaml, strlen(yaml), &ye);
+	size_t n = 0;
+
+	assert_non_null(root);
+	assert_int_equal(manifest_parse(root, m, NULL, 0, &n), 0);
+	json_object_put(root);
+}
+
+static const char *
+get(char **envp, const char *name)
+{
+	size_t i, l = strlen(name);
+
+	for (i = 0; envp[i] != NULL; i++)
+		if (strncmp(envp[i], name, l) == 0 && envp[i][l] == '=')
+			return envp[i] + l + 1;
+	return NULL;
+}
+
+static size_t
+count(char **envp)
+{
+	size_t n = 0;
+
+	while (envp[n] != NULL)
+		n++;
+	return n;
+}
+
+#define MF                                                                     \
+	"name: t\n"                                                            \
+	"transport: subprocess\n"                                              \
+	"secrets:\n"                                                           \
+	"  OPENROUTER_API_KEY: openrouter.apiKey\n"                            \
+	"transportConfig:\n"                                                   \
+	"  bin: t\n"                                                           \
+	"  args: [\"{prompt}\"]\n"                                             \
+	"  env:\n"                                                             \
+	"    HTTPS_PROXY: http://127.0.0.1:3128\n"                             \
+	"    NO_COLOR: '1'\n"                                                  \
+	"    TERM: dumb\n"
+
+static const char *const parent[] = {"PATH=/usr/bin:/bin", "HOME=/home/op",
+    "LANG=C.UTF-8", "LC_ALL=C", "XDG_CONFIG_HOME=/home/op/.config",
+    "PWD=/parent/cwd", "TERM=xterm", "CORDON_DEBUG=1", "CORDON_API_TOKEN=leak1",
+    "OPENAI_API_KEY=leak2", "GITHUB_TOKEN=leak3", "AWS_SECRET_ACCESS_KEY=leak4",
+    "LD_PRELOAD=/evil.so", "NODE_OPTIONS=--require=/evil",
+    "SSH_AUTH_SOCK=/tmp/agent", "FORCE_COLOR=3", "TMPDIR=/tmp\nX=1", "NOEQUALS",
+    "DATABASE_URL=leak5", "MY_PASSWORD=leak6", NULL};
+
+/* SP-4, SP-5: only allowlisted and declared names reach the child. */
+static void
+test_sp4_env_built_not_inherited(void **state)
+{
+	struct manifest m;
+	const char *names[] = {"OPENROUTER_API_KEY"};
+	const char *vals[] = {"sk-or-value"};
+	const char *err = NULL;
+	char **envp;
+	size_t i;
+
+	(void)state;
+	load(MF, &m);
+	assert_int_equal(
+	    env_build(parent, &m, "/srv/work", names, vals, 1, &envp, &err), 0);
+	assert_null(err);
+	assert_string_equal(get(envp, "PATH"), "/usr/bin:/bin");
+	assert_string_equal(get(envp, "HOME"), "/home/op");
+	assert_string_equal(get(envp, "LC_ALL"), "C");
+	assert_string_equal(get(envp, "XDG_CONFIG_HOME"), "/home/op/.config");
+	assert_string_equal(get(envp, "CORDON_DEBUG"), "1");
+	assert_string_equal(get(envp, "PWD"), "/srv/work"); /* not parent's */
+	assert_string_equal(get(envp, "NO_COLOR"), "1");
+	assert_string_equal(get(envp, "FORCE_COLOR"), "0"); /* forced */
+	assert_string_equal(get(envp, "TERM"), "dumb");	    /* manifest wins */
+	assert_string_equal(get(envp, "HTTPS_PROXY"), "http://127.0.0.1:3128");
+	assert_string_equal(get(envp, "OPENROUTER_API_KEY"), "sk-or-value");
+	assert_null(get(envp, "CORDON_API_TOKEN"));
+	assert_null(get(envp, "OPENAI_API_KEY"));
+	assert_null(get(envp, "GITHUB_TOKEN"));
+	assert_null(get(envp, "AWS_SECRET_ACCESS_KEY"));
+	assert_null(get(envp, "LD_PRELOAD"));
+	assert_null(get(envp, "NODE_OPTIONS"));
+	assert_null(get(envp, "SSH_AUTH_SOCK"));
+	assert_null(get(envp, "TMPDIR")); /* value with a newline: skipped */
+	assert_null(get(envp, "DATABASE_URL"));
+	assert_null(get(envp, "MY_PASSWORD"));
+	for (i = 0; envp[i] != NULL; i++)
+		assert_null(strstr(envp[i], "leak"));
+	/* PATH HOME LANG LC_ALL XDG_CONFIG_HOME TERM CORDON_DEBUG NO_COLOR
+	 * FORCE_COLOR HTTPS_PROXY PWD OPENROUTER_API_KEY */
+	assert_int_equal(count(envp), 12);
+	env_free(envp);
+	manifest_free(&m);
+}
+
+/* SP-2, SP-5: bad secret values and names, bad cwd: refused. */
+static void
+test_sp2_env_build_refusals(void **state)
+{
+	struct manifest m;
+	const char *names[] = {"OPENROUTER_API_KEY"};
+	const char *nl[] = {"a\nb"};
+	const char *cr[] = {"a\rb"};
+	const char *badn[] = {"LD_PRELOAD"};
+	const char *undeclared[] = {"OTHER_API_KEY"};
+	const char *ok[] = {"v"};
+	const char *err = NULL;
+	char **envp = (char **)1;
+
+	(void)state;
+	load(MF, &m);
+	assert_int_equal(
+	    env_build(parent, &m, "/w", names, nl, 1, &envp, &err), -1);
+	assert_null(envp);
+	assert_string_equal(err, "invalid-argument");
+	assert_int_equal(
+	    env_build(parent, &m, "/w", names, cr, 1, &envp, &err), -1);
+	assert_int_equal(
+	    env_build(parent, &m, "/w", badn, ok, 1, &envp, &err), -1);
+	assert_int_equal(
+	    env_build(parent, &m, "/w", undeclared, ok, 1, &envp, &err), -1);
+	assert_int_equal(
+	    env_build(parent, &m, "rel", names, ok, 1, &envp, &err), -1);
+	assert_int_equal(
+	    env_build(parent, &m, NULL, names, ok, 1, &envp, &err), -1);
+	assert_int_equal(
+	    env_build(parent, &m, "/w\n", names, ok, 1, &envp, &err), -1);
+	/* NULL parent env is fine: forced pair + PWD + manifest + secrets */
+	assert_int_equal(
+	    env_build(NULL, &m, "/w", names, ok, 1, &envp, &err), 0);
+	assert_int_equal(count(envp), 6);
+	env_free(envp);
+	manifest_free(&m);
+}
+
+/* SP-5: name rules. */
+static void
+test_sp5_env_name_rules(void **state)
+{
+	(void)state;
+	assert_int_equal(env_name_ok("HTTPS_PROXY"), 1);
+	assert_int_equal(env_name_ok("_X1"), 1);
+	assert_int_equal(env_name_ok("LD_PRELOAD"), 0);
+	assert_int_equal(env_name_ok("LD_LIBRARY_PATH"), 0);
+	assert_int_equal(env_name_ok("DYLD_X"), 0);
+	assert_int_equal(env_name_ok("NODE_OPTIONS"), 0);
+	assert_int_equal(env_name_ok("PYTHONPATH"), 0);
+	assert_int_equal(env_name_ok("PYTHONWHATEVER"), 0);
+	assert_int_equal(env_name_ok("GIT_CONFIG_KEY_0"), 0);
+	assert_int_equal(env_name_ok("BASH_ENV"), 0);
+	assert_int_equal(env_name_ok("ENV"), 0);
+	assert_int_equal(env_name_ok("_"), 0);
+	assert_int_equal(env_name_ok("PERL5OPT"), 0);
+	assert_int_equal(env_name_ok("RUBYOPT"), 0);
+	assert_int_equal(env_name_ok("JAVA_TOOL_OPTIONS"), 0);
+	assert_int_equal(env_name_ok("lower_case"), 0);
+	assert_int_equal(env_name_ok("1X"), 0);
+	assert_int_equal(env_name_ok("A-B"), 0);
+	assert_int_equal(env_name_ok("A=B"), 0);
+	assert_int_equal(env_name_ok(""), 0);
+	assert_int_equal(env_name_ok(NULL), 0);
+	assert_int_equal(env_runtime_control("NODE_OPTIONS"), 1);
+	assert_int_equal(env_runtime_control("NODE_PATH"), 0);
+}
+
+/* SP-5: secret-looking and known secret names. */
+static void
+test_sp5_env_secretish(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; env_known_secrets[i] != NULL; i++)
+		assert_int_equal(env_secretish(env_known_secrets[i]), 1);
+	assert_int_equal(i, 32);
+	for (i = 0; env_allowlist[i] != NULL; i++)
+		assert_int_equal(env_secretish(env_allowlist[i]), 0);
+	assert_int_equal(i, 27);
+	assert_int_equal(env_secretish("MY_SERVICE_PASSWD"), 1);
+	assert_int_equal(env_secretish("X_CREDENTIALS_FILE"), 1);
+	assert_int_equal(env_secretish("MYSQL_URI"), 1);
+	assert_int_equal(env_secretish("SIGNING_KEY_PATH"), 1);
+	assert_int_equal(env_secretish("EDITOR"), 0);
+	assert_int_equal(env_secretish(NULL), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sp4_env_built_not_inherited),
+	    cmocka_unit_test(test_sp2_env_build_refusals),
+	    cmocka_unit_test(test_sp5_env_name_rules),
+	    cmocka_unit_test(test_sp5_env_secretish),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,625 @@
+/*
+ * Unit tests for policy/manifest.c (SP-15, SP-5, SP-3, SEC-3): the two
+ * agentic-os built-ins load unchanged, every hostile manifest of issue 3
+ * is refused with its line:col, and messages never echo input.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "manifest.h"
+#include "yamljson.h"
+
+#define MAXE 64
+
+static struct policy_err errs[MAXE];
+static size_t nerrs;
+
+static int
+parse(const char *yaml, struct manifest *m)
+{
+	struct yaml_err ye;
+	struct json_object *root;
+	int rc;
+
+	memset(&ye, 0, sizeof(ye));
+	root = yaml_load_buf(yaml, strlen(yaml), &ye);
+	if (root == NULL)
+		fail_msg("yaml: %lu:%lu %s", ye.ye_line, ye.ye_col, ye.ye_msg);
+	nerrs = 0;
+	rc = manifest_parse(root, m, errs, MAXE, &nerrs);
+	json_object_put(root);
+	return rc;
+}
+
+/* Refused, with a problem at line:col whose message contains msg. */
+static void
+refused_at(
+    const char *yaml, unsigned long line, unsigned long col, const char *msg)
+{
+	struct manifest m;
+	size_t i;
+
+	assert_int_equal(parse(yaml, &m), -1);
+	for (i = 0; i < nerrs && i < MAXE; i++)
+		if (errs[i].pe_line == line && errs[i].pe_col == col &&
+		    strstr(errs[i].pe_msg, msg) != NULL)
+			return;
+	for (i = 0; i < nerrs && i < MAXE; i++)
+		print_error("  got %lu:%lu %s\n", errs[i].pe_line,
+		    errs[i].pe_col, errs[i].pe_msg);
+	fail_msg("no '%s' at %lu:%lu", msg, line, col);
+}
+
+#define HEAD                                                                   \
+	"name: t\n"                                                            \
+	"transport: subprocess\n"                                              \
+	"transportConfig:\n"                                                   \
+	"  bin: t\n"                                                           \
+	"  args: [\"{prompt}\"]\n"
+
+/* The fixture beside this source, from the build dir or the source root. */
+static char *
+read_fixture(const char *name)
+{
+	char path[4096], *buf;
+	const char *slash = strrchr(__FILE__, '/');
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%.*s/../fixtures/agents/%s",
+	    slash ? (int)(slash - __FILE__) : 1, slash ? __FILE__ : ".", name);
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(path, sizeof(path), "tests/fixtures/agents/%s", name);
+		f = fopen(path, "r");
+	}
+	if (f == NULL)
+		fail_msg("fixture %s", name);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+/* SP-15: the built-in claude-code manifest loads unchanged. */
+static void
+test_sp15_fixture_claude_code(void **state)
+{
+	struct manifest m;
+	char *y = read_fixture("claude-code.yaml");
+
+	(void)state;
+	assert_int_equal(parse(y, &m), 0);
+	assert_string_equal(m.m_name, "claude-code");
+	assert_int_equal(m.m_transport, MF_STREAMJSON);
+	assert_string_equal(m.m_bin, "claude");
+	assert_int_equal(m.m_nargs, 5);
+	assert_string_equal(m.m_args[0], "-p");
+	assert_string_equal(m.m_args[1], "--output-format=stream-json");
+	assert_string_equal(m.m_args[4], "{prompt}");
+	assert_null(m.m_args[5]);
+	assert_int_equal(m.m_timeout_ms, 0); /* SP-8: stream, no deadline */
+	assert_int_equal(m.m_prompt_via, MF_PROMPT_ARGV);
+	assert_int_equal(m.m_nactions, 0);
+	assert_int_equal(m.m_nprobe_cmd, 2);
+	assert_int_equal(m.m_limits.l_run_output_bytes, 8 * 1024 * 1024);
+	manifest_free(&m);
+	free(y);
+}
+
+/* SP-15: the built-in hermes manifest with seven actions. */
+static void
+test_sp15_fixture_hermes(void **state)
+{
+	struct manifest m;
+	const struct mf_action *a;
+	char *y = read_fixture("hermes.yaml");
+
+	(void)state;
+	assert_int_equal(parse(y, &m), 0);
+	assert_string_equal(m.m_name, "hermes");
+	assert_int_equal(m.m_transport, MF_SUBPROCESS);
+	assert_int_equal(m.m_nactions, 7);
+	assert_int_equal(m.m_timeout_ms, 120000);
+	a = manifest_action(&m, "sessions");
+	assert_non_null(a);
+	assert_int_equal(a->a_ncommand, 3);
+	assert_string_equal(a->a_command[2], "list");
+	assert_int_equal(a->a_timeout_ms, 10000);
+	a = manifest_action(&m, "status");
+	assert_non_null(a);
+	assert_int_equal(a->a_timeout_ms, 5000); /* default */
+	assert_int_equal(a->a_output, MF_OUT_TEXT);
+	assert_null(manifest_action(&m, "nope"));
+	assert_string_equal(
+	    manifest_transport_name(m.m_transport), "subprocess");
+	manifest_free(&m);
+	free(y);
+}
+
+/* SP-15: every cordon addition parses; limits clamp to ceilings. */
+static void
+test_sp15_additions(void **state)
+{
+	struct manifest m;
+
+	(void)state;
+	assert_int_equal(parse("name: t\n"
+			       "transport: subprocess\n"
+			       "description: >\n"
+			       "  A folded\n"
+			       "  description.\n"
+			       "\n"
+			       "  Second\tparagraph.\n"
+			       "promptVia: stdin\n"
+			       "transportConfig:\n"
+			       "  bin: /usr/bin/t\n"
+			       "  args: [\"--\", \"--max-tokens\", \"4096\"]\n"
+			       "  cwd: /srv/work\n"
+			       "  env:\n"
+			       "    HTTPS_PROXY: http://127.0.0.1:3128\n"
+			       "    RETRIES: 3\n"
+			       "secrets:\n"
+			       "  OPENROUTER_API_KEY: openrouter.apiKey\n"
+			       "limits:\n"
+			       "  cpuSec: 999999\n"
+			       "  nproc: 10\n"
+			       "  memBytes: 0\n"
+			       "sandbox:\n"
+			       "  network: none\n"
+			       "  isolation: namespace\n"
+			       "  readRoots: [/srv/data]\n"
+			       "  writeRoots: [/srv/work]\n"
+			       "  required: true\n",
+			     &m),
+	    0);
+	assert_int_equal(m.m_prompt_via, MF_PROMPT_STDIN);
+	assert_string_equal(m.m_args[1], "--max-tokens");
+	assert_non_null(strchr(m.m_description, '\n'));
+	assert_string_equal(m.m_cwd, "/srv/work");
+	assert_int_equal(m.m_nenv, 2);
+	assert_int_equal(m.m_nsecrets, 1);
+	assert_string_equal(m.m_secrets[0].s_env, "OPENROUTER_API_KEY");
+	assert_string_equal(m.m_secrets[0].s_path, "openrouter.apiKey");
+	assert_int_equal(m.m_limits.l_cpu_sec, LIM_CPU_SEC_MAX);
+	assert_int_equal(m.m_limits.l_nproc, 10);
+	assert_int_equal(m.m_limits.l_nofile, LIM_NOFILE_DEF);
+	assert_int_equal(m.m_sandbox.sb_network, MF_NET_NONE);
+	assert_int_equal(m.m_sandbox.sb_isolation, MF_ISO_NAMESPACE);
+	assert_int_equal(m.m_sandbox.sb_required, 1);
+	assert_int_equal(m.m_sandbox.sb_nwrite, 1);
+	manifest_free(&m);
+}
+
+/* SP-15 */
+static void
+test_sp15_eleven_actions_refused(void **state)
+{
+	char y[4096];
+	size_t off, i;
+
+	(void)state;
+	off = (size_t)snprintf(y, sizeof(y), HEAD "actions:\n");
+	for (i = 0; i < 11; i++)
+		off += (size_t)snprintf(y + off, sizeof(y) - off,
+		    "  - {id: a%zu, label: A, command: [x]}\n", i);
+	refused_at(y, 6, 1, "at most 10 actions");
+}
+
+/* SP-15 */
+static void
+test_sp15_duplicate_action_id_refused(void **state)
+{
+	(void)state;
+	refused_at(HEAD "actions:\n"
+			"  - id: same\n"
+			"    label: A\n"
+			"    command: [x]\n"
+			"  - id: same\n"
+			"    label: B\n"
+			"    command: [y]\n",
+	    10, 5, "duplicate action id");
+}
+
+/* SP-15 */
+static void
+test_sp15_action_id_33_chars_refused(void **state)
+{
+	(void)state;
+	refused_at(HEAD "actions:\n"
+			"  - id: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"
+			"    label: A\n"
+			"    command: [x]\n",
+	    7, 5, "actions.id");
+	refused_at(HEAD "actions:\n"
+			"  - id: Bad_Id\n"
+			"    label: A\n"
+			"    command: [x]\n",
+	    7, 5, "actions.id");
+}
+
+/* SP-15 */
+static void
+test_sp15_action_timeout_60001_refused(void **state)
+{
+	struct manifest m;
+
+	(void)state;
+	refused_at(HEAD "actions:\n"
+			"  - id: a\n"
+			"    label: A\n"
+			"    command: [x]\n"
+			"    timeoutMs: 60001\n",
+	    10, 5, "actions.timeoutMs");
+	assert_int_equal(parse(HEAD "actions:\n"
+				    "  - id: a\n"
+				    "    label: A\n"
+				    "    command: [x]\n"
+				    "    timeoutMs: 60000\n",
+			     &m),
+	    0);
+	manifest_free(&m);
+}
+
+/* SP-15: label, hint, command, output bounds. */
+static void
+test_sp15_action_fields_refused(void **state)
+{
+	(void)state;
+	refused_at(HEAD "actions:\n"
+			"  - id: a\n"
+			"    label: \"\"\n"
+			"    command: [x]\n",
+	    8, 5, "actions.label");
+	refused_at(HEAD "actions:\n"
+			"  - id: a\n"
+			"    label: "
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"
+			"    command: [x]\n",
+	    8, 5, "actions.label");
+	refused_at(HEAD "actions:\n"
+			"  - id: a\n"
+			"    label: A\n"
+			"    hint: aaaaaaaaaaaaaaaaaaaaa\n"
+			"    command: [x]\n",
+	    9, 5, "actions.hint");
+	refused_at(HEAD "actions:\n"
+			"  - id: a\n"
+			"    label: A\n"
+			"    command: []\n",
+	    9, 5, "actions.command");
+	refused_at(HEAD "actions:\n"
+			"  - id: a\n"
+			"    label: A\n"
+			"    command: [x]\n"
+			"    output: html\n",
+	    10, 5, "actions.output");
+	refused_at(HEAD "actions:\n"
+			"  - id: a\n"
+			"    label: A\n"
+			"    command: [x, \"{prompt}\"]\n",
+	    9, 18, "{prompt} refused");
+}
+
+/* SP-5 */
+static void
+test_sp5_env_runtime_control_refused(void **state)
+{
+	(void)state;
+	refused_at(HEAD "  env:\n    LD_PRELOAD: /tmp/x.so\n", 7, 5,
+	    "environment name refused");
+	refused_at(HEAD "  env:\n    NODE_OPTIONS: --require=/x\n", 7, 5,
+	    "environment name refused");
+	refused_at(HEAD "  env:\n    lower_case: x\n", 7, 5,
+	    "environment name refused");
+	refused_at(HEAD "  env:\n    PYTHONSTARTUP: x\n", 7, 5,
+	    "environment name refused");
+	refused_at(HEAD "  env:\n    GIT_CONFIG_COUNT: '1'\n", 7, 5,
+	    "environment name refused");
+	refused_at(HEAD "  env:\n    DYLD_INSERT_LIBRARIES: x\n", 7, 5,
+	    "environment name refused");
+	refused_at(
+	    HEAD "  env:\n    BASH_ENV: x\n", 7, 5, "environment name refused");
+	refused_at(
+	    HEAD "  env:\n    1ABC: x\n", 7, 5, "environment name refused");
+}
+
+/* SP-2, SP-5 */
+static void
+test_sp5_env_value_newline_refused(void **state)
+{
+	char y[8192];
+
+	(void)state;
+	refused_at(HEAD "  env:\n    GOOD: \"a\\nb\"\n", 7, 5, "newline");
+	refused_at(HEAD "  env:\n    GOOD: \"a\\rb\"\n", 7, 5, "newline");
+	snprintf(y, sizeof(y), HEAD "  env:\n    GOOD: \"%04097d\"\n", 1);
+	refused_at(y, 7, 5, "length");
+}
+
+/* SP-5: more than 64 entries */
+static void
+test_sp5_env_too_many_refused(void **state)
+{
+	char y[8192];
+	size_t off, i;
+
+	(void)state;
+	off = (size_t)snprintf(y, sizeof(y), HEAD "  env:\n");
+	for (i = 0; i < 65; i++)
+		off += (size_t)snprintf(
+		    y + off, sizeof(y) - off, "    V%zu: x\n", i);
+	refused_at(y, 6, 3, "too many");
+}
+
+/* SEC-3: a secret literal or reference in args, command or env. */
+static void
+test_sec3_secret_in_args_refused(void **state)
+{
+	(void)state;
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args: [\"--key\", \"sk-abcdefghijklmnopqrstuvwxyz\", "
+		   "\"{prompt}\"]\n",
+	    5, 19, "secret in arguments");
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args:\n"
+		   "    - --api-key=hunter2hunter2\n"
+		   "    - \"{prompt}\"\n",
+	    6, 7, "secret in arguments");
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "secrets:\n"
+		   "  MY_KEY: a.b\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args: [\"--key=${MY_KEY}\", \"{prompt}\"]\n",
+	    7, 10, "secret in arguments");
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args: [\"--api-key\", \"plainvalue\", \"{prompt}\"]\n",
+	    5, 23, "secret in arguments");
+	refused_at(HEAD "actions:\n"
+			"  - id: a\n"
+			"    label: A\n"
+			"    command: [x, AKIAIOSFODNN7EXAMPLE]\n",
+	    9, 18, "secret in arguments");
+	refused_at(HEAD "healthProbe:\n"
+			"  command: [x, "
+			"\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"]\n",
+	    7, 16, "secret in arguments");
+}
+
+/* SEC-3: env values and names. */
+static void
+test_sec3_secret_in_env_refused(void **state)
+{
+	(void)state;
+	refused_at(HEAD "  env:\n    X_OPTS: \"Bearer abcdefghijkl\"\n", 7, 5,
+	    "secret in environment");
+	refused_at(HEAD "  env:\n    OPENAI_API_KEY: sk-x\n", 7, 5,
+	    "secret-looking name");
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "secrets:\n"
+		   "  SOME_VAR: a.b\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args: [\"{prompt}\"]\n"
+		   "  env:\n"
+		   "    SOME_VAR: x\n",
+	    9, 5, "secret-looking name");
+	refused_at(HEAD "  env:\n    X: \"$GITHUB_TOKEN\"\n", 7, 5,
+	    "secret in environment");
+}
+
+/* SP-15 */
+static void
+test_sp15_transport_http_refused(void **state)
+{
+	(void)state;
+	refused_at("name: t\n"
+		   "transport: http\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args: [\"{prompt}\"]\n",
+	    2, 1, "transport: unsupported value");
+	refused_at("name: t\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args: [\"{prompt}\"]\n",
+	    1, 1, "transport: missing");
+}
+
+/* SP-15: unknown keys anywhere, reported at the key, never echoed. */
+static void
+test_sp15_unknown_keys_refused(void **state)
+{
+	struct manifest m;
+	size_t i;
+
+	(void)state;
+	refused_at(HEAD "evilKey: 1\n", 6, 1, "unknown key");
+	refused_at(HEAD "  shell: true\n", 6, 3, "unknown key");
+	refused_at(HEAD "actions:\n  - {id: a, label: A, command: [x], "
+			"shell: yes}\n",
+	    7, 37, "unknown key");
+	refused_at(HEAD "limits:\n  stack: 1\n", 7, 3, "unknown key");
+	refused_at(HEAD "sandbox:\n  mode: x\n", 7, 3, "unknown key");
+	refused_at(HEAD "healthProbe:\n  url: x\n", 7, 3, "unknown key");
+	assert_int_equal(
+	    parse(HEAD "SECRETMARKER_KEY: SECRETMARKER\n", &m), -1);
+	for (i = 0; i < nerrs; i++)
+		assert_null(strstr(errs[i].pe_msg, "SECRETMARKER"));
+}
+
+/* SP-15: every problem is collected, not just the first. */
+static void
+test_sp15_all_problems_collected(void **state)
+{
+	struct manifest m;
+
+	(void)state;
+	assert_int_equal(parse("name: Bad Name\n"
+			       "transport: http\n"
+			       "promptVia: pipe\n"
+			       "junk: 1\n"
+			       "transportConfig:\n"
+			       "  bin: t\n"
+			       "  args: [\"{prompt}\"]\n"
+			       "  timeoutMs: 0\n",
+			     &m),
+	    -1);
+	assert_true(nerrs >= 5);
+}
+
+/* SP-3: exactly one {prompt} with argv; none with stdin. */
+static void
+test_sp3_prompt_placeholder_rules(void **state)
+{
+	(void)state;
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args: [\"{prompt}\", \"{prompt}\"]\n",
+	    5, 3, "exactly one {prompt}");
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args: [\"-x\"]\n",
+	    5, 3, "exactly one {prompt}");
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "promptVia: stdin\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args: [\"{prompt}\"]\n",
+	    6, 3, "promptVia: stdin");
+}
+
+/* SP-15: name, bin, cwd, probe and limits bounds. */
+static void
+test_sp15_fields_refused(void **state)
+{
+	(void)state;
+	refused_at("name: -bad\n"
+		   "transport: subprocess\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args: [\"{prompt}\"]\n",
+	    1, 1, "name");
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "transportConfig:\n"
+		   "  bin: ../bin/t\n"
+		   "  args: [\"{prompt}\"]\n",
+	    4, 3, "transportConfig.bin");
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "transportConfig:\n"
+		   "  bin: \"{prompt}\"\n"
+		   "  args: [\"{prompt}\"]\n",
+	    4, 3, "transportConfig.bin");
+	refused_at(HEAD "  cwd: relative/dir\n", 6, 3, "transportConfig.cwd");
+	refused_at(HEAD "  cwd: /srv/../etc\n", 6, 3, "transportConfig.cwd");
+	refused_at(HEAD "healthProbe:\n  timeoutMs: 10001\n", 7, 3,
+	    "healthProbe.timeoutMs");
+	refused_at(
+	    HEAD "healthProbe:\n  type: http\n", 7, 3, "healthProbe.type");
+	refused_at(HEAD "limits:\n  nproc: 0\n", 7, 3, "limits");
+	refused_at(HEAD "limits:\n  nproc: many\n", 7, 3, "limits");
+	refused_at(HEAD "sandbox:\n  network: host\n", 7, 3, "sandbox.network");
+	refused_at(HEAD "sandbox:\n  writeRoots: [../x]\n", 7, 16, "sandbox");
+	refused_at(HEAD "secrets:\n  KEY: ../x\n", 7, 3, "dotted path");
+	refused_at(HEAD "secrets:\n  LD_PRELOAD: a.b\n", 7, 3,
+	    "invalid environment name");
+	refused_at(HEAD "displayName: \"a\\u0007b\"\n", 6, 1, "control");
+	refused_at(HEAD "description: \"a\\u001b[31mb\"\n", 6, 1, "control");
+}
+
+/* SP-15: a document that is not a mapping */
+static void
+test_sp15_not_a_mapping_refused(void **state)
+{
+	struct json_object *a = json_object_new_array();
+	struct manifest m;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(manifest_parse(a, &m, errs, MAXE, &n), -1);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(errs[0].pe_msg, "mapping"));
+	json_object_put(a);
+}
+
+/* SP-15: no problem list overflow; count still exact. */
+static void
+test_sp15_error_overflow_counted(void **state)
+{
+	char y[16384];
+	struct yaml_err ye;
+	struct json_object *root;
+	struct manifest m;
+	struct policy_err two[2];
+	size_t off, i, n = 0;
+
+	(void)state;
+	off = (size_t)snprintf(y, sizeof(y), HEAD);
+	for (i = 0; i < 20; i++)
+		off +=
+		    (size_t)snprintf(y + off, sizeof(y) - off, "k%zu: 1\n", i);
+	root = yaml_load_buf(y, strlen(y), &ye);
+	assert_non_null(root);
+	assert_int_equal(manifest_parse(root, &m, two, 2, &n), -1);
+	assert_int_equal(n, 20);
+	json_object_put(root);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sp15_fixture_claude_code),
+	    cmocka_unit_test(test_sp15_fixture_hermes),
+	    cmocka_unit_test(test_sp15_additions),
+	    cmocka_unit_test(test_sp15_eleven_actions_refused),
+	    cmocka_unit_test(test_sp15_duplicate_action_id_refused),
+	    cmocka_unit_test(test_sp15_action_id_33_chars_refused),
+	    cmocka_unit_test(test_sp15_action_timeout_60001_refused),
+	    cmocka_unit_test(test_sp15_action_fields_refused),
+	    cmocka_unit_test(test_sp5_env_runtime_control_refused),
+	    cmocka_unit_test(test_sp5_env_value_newline_refused),
+	    cmocka_unit_test(test_sp5_env_too_many_refused),
+	    cmocka_unit_test(test_sec3_secret_in_args_refused),
+	    cmocka_unit_test(test_sec3_secret_in_env_refused),
+	    cmocka_unit_test(test_sp15_transport_http_refused),
+	    cmocka_unit_test(test_sp15_unknown_keys_refused),
+	    cmocka_unit_test(test_sp15_all_problems_collected),
+	    cmocka_unit_test(test_sp3_prompt_placeholder_rules),
+	    cmocka_unit_test(test_sp15_fields_refused),
+	    cmocka_unit_test(test_sp15_error_overflow_counted),
+	    cmocka_unit_test(test_sp15_not_a_mapping_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

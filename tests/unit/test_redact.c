@@ -1,0 +1,361 @@
+/*
+ * Unit tests for common/redact.c (SP-11): secret values (also split
+ * across feeds at every byte), PEM blocks across lines, JWTs, AKIA ids,
+ * Bearer and auth headers, key=value, provider prefixes, long runs, home
+ * paths; and the shared "looks like a secret" predicates.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <event2/buffer.h>
+
+#include "redact.h"
+
+static char *
+drain(struct evbuffer *b)
+{
+	size_t n = evbuffer_get_length(b);
+	char *s = calloc(1, n + 1);
+
+	assert_non_null(s);
+	evbuffer_remove(b, s, n);
+	return s;
+}
+
+/* Scrub in with secrets, fed in pieces of step bytes (0: whole). */
+static char *
+scrubbed(const char *const *sec, size_t n, const char *in, size_t step)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct redact *r = redact_new(sec, n);
+	size_t off = 0, len = strlen(in), k;
+	char *s;
+
+	assert_non_null(r);
+	while (off < len) {
+		k = step == 0 || len - off < step ? len - off : step;
+		redact_feed(r, in + off, k, b);
+		off += k;
+	}
+	redact_finish(r, b);
+	redact_free(r);
+	s = drain(b);
+	evbuffer_free(b);
+	return s;
+}
+
+static void
+expect(const char *in, const char *want)
+{
+	char *s = scrubbed(NULL, 0, in, 0);
+
+	assert_string_equal(s, want);
+	free(s);
+}
+
+/* SP-11: resolved secret values, whole and split at every byte. */
+static void
+test_sp11_secret_value_split_every_byte(void **state)
+{
+	const char *sec[] = {"hunter2-value-XYZ", "short9"};
+	const char *in =
+	    "ok hunter2-value-XYZ and short9 end\nhunter2-value-XYZ";
+	struct evbuffer *b;
+	struct redact *r;
+	char *s, *w;
+	size_t k, len = strlen(in);
+
+	(void)state;
+	w = scrubbed(sec, 2, in, 0);
+	assert_string_equal(w, "ok *** and *** end\n***");
+	for (k = 0; k <= len; k++) {
+		b = evbuffer_new();
+		r = redact_new(sec, 2);
+		redact_feed(r, in, k, b);
+		redact_feed(r, in + k, len - k, b);
+		redact_finish(r, b);
+		redact_free(r);
+		s = drain(b);
+		assert_string_equal(s, w);
+		assert_null(strstr(s, "hunter2"));
+		free(s);
+		evbuffer_free(b);
+	}
+	s = scrubbed(sec, 2, in, 1);
+	assert_string_equal(s, w);
+	free(s);
+	free(w);
+}
+
+/* SP-11: overlapping secrets: the longest wins; empty ignored. */
+static void
+test_sp11_secret_overlap(void **state)
+{
+	const char *sec[] = {"abc", "", "abcdef"};
+	char *s;
+
+	(void)state;
+	s = scrubbed(sec, 3, "xabcdefx abcx\n", 0);
+	assert_string_equal(s, "x***x ***x\n");
+	free(s);
+}
+
+/* SP-11: PEM private key blocks across lines (and split feeds). */
+static void
+test_sp11_pem_block_dropped(void **state)
+{
+	const char *in = "before\n-----BEGIN RSA PRIVATE KEY-----\n"
+			 "MIIEowIBAAKCAQEA7V\nq2lnOIjdLz\n"
+			 "-----END RSA PRIVATE KEY-----\nafter\n";
+	char *s;
+	size_t step;
+
+	(void)state;
+	for (step = 0; step < 9; step++) {
+		s = scrubbed(NULL, 0, in, step);
+		assert_string_equal(s, "before\n***\nafter\n");
+		free(s);
+	}
+	expect("k=-----BEGIN OPENSSH PRIVATE KEY-----abc-----END OPENSSH "
+	       "PRIVATE KEY----- tail\n",
+	    "k=*** tail\n");
+	expect("-----BEGIN PRIVATE KEY-----\nAAAA\n", "***\n");
+	expect("-----BEGIN PGP PRIVATE KEY BLOCK-----\nxx\n-----END PGP "
+	       "PRIVATE KEY BLOCK-----\n",
+	    "***\n");
+	expect("-----BEGIN PUBLIC KEY-----\n", "-----BEGIN PUBLIC KEY-----\n");
+}
+
+/* SP-11: JWTs */
+static void
+test_sp11_jwt(void **state)
+{
+	(void)state;
+	expect("t=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig_-x9 ok\n",
+	    "t=*** ok\n");
+	expect("(eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.)\n", "(***)\n");
+}
+
+/* SP-11: AWS key ids */
+static void
+test_sp11_akia(void **state)
+{
+	(void)state;
+	expect("id AKIAIOSFODNN7EXAMPLE here\n", "id *** here\n");
+	expect("ASIAABCDEFGHIJKLMNOP\n", "***\n");
+	expect("AKIA is a prefix\n", "AKIA is a prefix\n");
+}
+
+/* SP-11: Bearer tokens keep the word; auth header values go. */
+static void
+test_sp11_bearer_and_headers(void **state)
+{
+	(void)state;
+	expect("Authorization: Bearer abc.def-ghi\n", "Authorization: ***\n");
+	expect("curl -H 'x' --oauth bearer tok123== x\n",
+	    "curl -H 'x' --oauth bearer *** x\n");
+	expect("send Bearer abcdef now\n", "send Bearer *** now\n");
+	expect("X-Api-Key: k-123\n", "X-Api-Key: ***\n");
+	expect("x-goog-api-key:abc\n", "x-goog-api-key:***\n");
+	expect("Proxy-Authorization: Basic dXNlcjpwYXNz\n",
+	    "Proxy-Authorization: ***\n");
+	expect("{\"authorization\": \"Basic abc\", \"n\": 1}\n",
+	    "{\"authorization\": \"***\", \"n\": 1}\n");
+	expect("X-Anthropic-Key: k\n", "X-Anthropic-Key: ***\n");
+}
+
+/* SP-11: secret-looking key=value / key: value */
+static void
+test_sp11_key_value(void **state)
+{
+	(void)state;
+	expect("password=hunter2 user=bob\n", "password=*** user=bob\n");
+	expect("DB_PASSWORD: s3cr3t\n", "DB_PASSWORD: ***\n");
+	expect("api_key = 'abc'\n", "api_key = '***'\n");
+	expect("GITHUB_TOKEN=xyz\n", "GITHUB_TOKEN=***\n");
+	expect("https://x/?access_token=abc&y=1\n",
+	    "https://x/?access_token=***&y=1\n");
+	expect("DATABASE_URL=postgres://u:p@h/db\n", "DATABASE_URL=***\n");
+	expect("author: Jane\n", "author: Jane\n");
+	expect("max_tokens: 4096\n", "max_tokens: 4096\n");
+	expect("name: cordon\n", "name: cordon\n");
+}
+
+/* SP-11: provider prefixes and long runs */
+static void
+test_sp11_prefixes(void **state)
+{
+	(void)state;
+	expect("xoxb-123456789012-abcdefgh\n", "***\n");
+	expect("xapp-1-A0123-abcdef\n", "***\n");
+	expect("github_pat_11ABCDEFG0123456789_abc\n", "***\n");
+	expect("ghp_abcdefghijklmnopqrstuvwxyz012345\n", "***\n");
+	expect("gho_abcdefghijklmnop1234\n", "***\n");
+	expect("sk-ant-api03-abcdefghijklmnop\n", "***\n");
+	expect("key sk-proj-abcdefghijklmnopqrstuv.\n", "key ***.\n");
+	expect("sk_live_abcdefgh1234\n", "***\n");
+	expect("rk_test_abcdefgh1234 pk_live_abcdefgh1234\n", "*** ***\n");
+	expect("whsec_abcdefgh1234\n", "***\n");
+	expect("glpat-abcdefghijklmnopqrst\n", "***\n");
+	expect("hf_abcdefghijklmnopqrstu\n", "***\n");
+	expect("AIzaSyA-abcdefghijklmnopqrstuvwxyz012\n", "***\n");
+	expect("ya29.a0AfH6SMBabcdefghijk\n", "***\n");
+	expect("sk-learn and task-list\n", "sk-learn and task-list\n");
+	expect("h=0123456789abcdef0123456789abcdef01234567 .\n", "h=*** .\n");
+	expect("a 39-char run aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+	    "a 39-char run aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n");
+}
+
+/* SP-11: /home/<user>/ -> ~/ (last) */
+static void
+test_sp11_home_paths(void **state)
+{
+	(void)state;
+	expect("open /home/alice/src/x.c\n", "open ~/src/x.c\n");
+	expect("/home/bob\n", "/home/bob\n");
+	expect("a /home//x\n", "a /home//x\n");
+}
+
+/* SP-11: the placeholder never names the kind of secret. */
+static void
+test_sp11_placeholder_opaque(void **state)
+{
+	char *s = scrubbed(NULL, 0,
+	    "AKIAIOSFODNN7EXAMPLE ghp_abcdefghijklmnopqrstuvwxyz012345\n", 0);
+
+	(void)state;
+	assert_string_equal(s, "*** ***\n");
+	free(s);
+}
+
+/* SP-11: an over-long line is flushed before its end, yet a secret at
+ * the cut still goes. */
+static void
+test_sp11_long_line_flushed(void **state)
+{
+	const char *sec[] = {"SECRETVALUE"};
+	struct evbuffer *b = evbuffer_new();
+	struct redact *r = redact_new(sec, 1);
+	char *big, *s;
+	size_t i, len = 200000;
+
+	(void)state;
+	big = malloc(len);
+	assert_non_null(big);
+	for (i = 0; i < len; i++)
+		big[i] = (i % 7 == 0) ? ' ' : 'a';
+	memcpy(big + 65530, "SECRETVALUE", 11);
+	for (i = 0; i < len; i += 4096)
+		redact_feed(r, big + i, len - i < 4096 ? len - i : 4096, b);
+	assert_true(evbuffer_get_length(b) > 0); /* not all held */
+	redact_finish(r, b);
+	s = drain(b);
+	assert_null(strstr(s, "SECRET"));
+	free(s);
+	free(big);
+	redact_free(r);
+	evbuffer_free(b);
+}
+
+/* SP-11: a secret cut short by the line clamp or by the end of the
+ * stream (byte cap) still does not show its head. */
+static void
+test_sp11_cut_secret_prefix_masked(void **state)
+{
+	const char *sec[] = {"TOPSECRET-0123456789"};
+	char *s;
+
+	(void)state;
+	s = scrubbed(
+	    sec, 1, "abc TOPSECR \xe2\x80\xa6 [+120 chars]\nnext\n", 0);
+	assert_string_equal(s, "abc *** \xe2\x80\xa6 [+120 chars]\nnext\n");
+	free(s);
+	s = scrubbed(sec, 1, "out TOPSEC", 3);
+	assert_string_equal(s, "out ***");
+	free(s);
+	/* three bytes are too few to tell; a mid-line prefix is just text */
+	s = scrubbed(sec, 1, "a TOP\nTOPSECRET was here\n", 0);
+	assert_string_equal(s, "a TOP\nTOPSECRET was here\n");
+	free(s);
+	s = scrubbed(sec, 1, "end TOP", 0);
+	assert_string_equal(s, "end TOP");
+	free(s);
+}
+
+/* The shared predicates used by policy/ (SEC-3, AU-4). */
+static void
+test_sec3_secretish_predicates(void **state)
+{
+	(void)state;
+	assert_int_equal(redact_value_secretish("AKIAIOSFODNN7EXAMPLE"), 1);
+	assert_int_equal(redact_value_secretish("--token=abc"), 1);
+	assert_int_equal(redact_value_secretish("Bearer abcdef"), 1);
+	assert_int_equal(
+	    redact_value_secretish("-----BEGIN EC PRIVATE KEY-----"), 1);
+	assert_int_equal(
+	    redact_value_secretish("--output-format=stream-json"), 0);
+	assert_int_equal(
+	    redact_value_secretish("--include-partial-messages"), 0);
+	assert_int_equal(redact_value_secretish("{prompt}"), 0);
+	assert_int_equal(redact_value_secretish(""), 0);
+	assert_int_equal(redact_key_secretish("GITHUB_TOKEN", 12), 1);
+	assert_int_equal(redact_key_secretish("x-api-key", 9), 1);
+	assert_int_equal(redact_key_secretish("MY_PAT", 6), 1);
+	assert_int_equal(redact_key_secretish("SENTRY_DSN", 10), 1);
+	assert_int_equal(redact_key_secretish("REDIS_URL", 9), 1);
+	assert_int_equal(redact_key_secretish("X_AUTH", 6), 1);
+	assert_int_equal(redact_key_secretish("author", 6), 0);
+	assert_int_equal(redact_key_secretish("max_tokens", 10), 0);
+	assert_int_equal(redact_key_secretish("--max-tokens", 12), 0);
+	assert_int_equal(redact_key_secretish("tokens", 6), 0);
+	assert_int_equal(redact_key_secretish("token_tokens", 12), 1);
+	assert_int_equal(redact_key_secretish("secret_tokens", 13), 1);
+	assert_int_equal(redact_key_secretish("TOKEN", 5), 1);
+	assert_int_equal(redact_key_secretish("HOME_URL", 8), 0);
+	assert_int_equal(redact_key_secretish("PATH", 4), 0);
+}
+
+/* One-shot helper */
+static void
+test_sp11_redact_buf(void **state)
+{
+	const char *sec[] = {"zz-top-secret"};
+	struct evbuffer *b = evbuffer_new();
+	char *s;
+
+	(void)state;
+	assert_int_equal(redact_buf(sec, 1, "a zz-top-secret b", 17, b), 0);
+	s = drain(b);
+	assert_string_equal(s, "a *** b");
+	free(s);
+	evbuffer_free(b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sp11_secret_value_split_every_byte),
+	    cmocka_unit_test(test_sp11_secret_overlap),
+	    cmocka_unit_test(test_sp11_pem_block_dropped),
+	    cmocka_unit_test(test_sp11_jwt),
+	    cmocka_unit_test(test_sp11_akia),
+	    cmocka_unit_test(test_sp11_bearer_and_headers),
+	    cmocka_unit_test(test_sp11_key_value),
+	    cmocka_unit_test(test_sp11_prefixes),
+	    cmocka_unit_test(test_sp11_home_paths),
+	    cmocka_unit_test(test_sp11_placeholder_opaque),
+	    cmocka_unit_test(test_sp11_long_line_flushed),
+	    cmocka_unit_test(test_sp11_cut_secret_prefix_masked),
+	    cmocka_unit_test(test_sec3_secretish_predicates),
+	    cmocka_unit_test(test_sp11_redact_buf),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
