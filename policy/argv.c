@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "argv.h"
+#include "text.h"
 #include "cordon_limits.h"
 #include "manifest.h"
 #include "redact.h"
@@ -15,17 +16,6 @@
 
 #define PH     "{prompt}"
 #define PH_LEN 8
-
-size_t
-argv_chars(const char *s, size_t len)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xC0) != 0x80)
-			n++;
-	return n;
-}
 
 int
 argv_prompt_ok(const char *prompt, size_t len)
@@ -35,7 +25,7 @@ argv_prompt_ok(const char *prompt, size_t len)
 	if (prompt == NULL || len == 0 || memchr(prompt, '\0', len) != NULL ||
 	    !utf8_valid(prompt, len))
 		return -1;
-	n = argv_chars(prompt, len);
+	n = text_utf8_chars(prompt, len);
 	if (n < LIM_PROMPT_MIN_CHARS || n > LIM_PROMPT_MAX_CHARS)
 		return -1;
 	return 0;

@@ -18,8 +18,6 @@ struct manifest;
  * 0 ok, -1 bad (errcode "invalid-prompt").
  */
 int argv_prompt_ok(const char *prompt, size_t len);
-/* Unicode code points of a valid UTF-8 string (for promptChars). */
-size_t argv_chars(const char *s, size_t len);
 
 /*
  * Build argv: [0] = bin as written (the spawner resolves it), then

@@ -5,29 +5,11 @@
  */
 #include <string.h>
 
+#include "text.h"
+
 #include "http.h"
 
 #define HTTP_HOSTNAME_MAX 253
-
-static int
-lower(int c)
-{
-	return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
-}
-
-/* Span [s, s + len) equals the literal lit, ignoring ASCII case. */
-static int
-span_ci_eq(const char *s, size_t len, const char *lit)
-{
-	size_t i;
-
-	if (strlen(lit) != len)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (lower((unsigned char)s[i]) != lower((unsigned char)lit[i]))
-			return 0;
-	return 1;
-}
 
 /* Span equals the literal exactly. */
 static int
@@ -79,7 +61,7 @@ static int
 loopback_name_ok(const char *name, size_t len)
 {
 	return span_eq(name, len, "127.0.0.1") ||
-	       span_ci_eq(name, len, "localhost") ||
+	       text_span_ci_eq(name, len, "localhost") ||
 	       span_eq(name, len, "[::1]");
 }
 
@@ -153,7 +135,7 @@ http_host_ok_addr(const char *host, const char *listen_addr, unsigned port)
 		name++;
 		namelen -= 2;
 	}
-	return span_ci_eq(name, namelen, listen_addr);
+	return text_span_ci_eq(name, namelen, listen_addr);
 }
 
 int
@@ -194,8 +176,8 @@ http_fetch_site_ok(const char *value)
 	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
 		e--;
 	/* same-site and cross-site, and anything unknown, fail closed. */
-	return span_ci_eq(s, (size_t)(e - s), "same-origin") ||
-	       span_ci_eq(s, (size_t)(e - s), "none");
+	return text_span_ci_eq(s, (size_t)(e - s), "same-origin") ||
+	       text_span_ci_eq(s, (size_t)(e - s), "none");
 }
 
 int
@@ -239,7 +221,7 @@ http_bearer_parse(const char *authz, const char **tok, size_t *toklen)
 	if (authz == NULL || tok == NULL || toklen == NULL)
 		return 0;
 	/* Scheme, then exactly one space. */
-	if (strlen(authz) < 7 || !span_ci_eq(authz, 6, "bearer") ||
+	if (strlen(authz) < 7 || !text_span_ci_eq(authz, 6, "bearer") ||
 	    authz[6] != ' ')
 		return 0;
 	t = authz + 7;

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "argv.h"
+#include "text.h"
 #include "env.h"
 #include "manifest.h"
 #include "redact.h"
@@ -128,7 +129,7 @@ mp_strval(struct mp *p, struct json_object *v, struct json_object *parent,
 		mp_err(p, v, parent, path, "must not contain NUL");
 		return NULL;
 	}
-	n = argv_chars(s, len);
+	n = text_utf8_chars(s, len);
 	if (n < minc || n > maxc) {
 		mp_err(p, v, parent, path, "length out of range");
 		return NULL;

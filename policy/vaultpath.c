@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text.h"
 #include "vaultpath.h"
 
 /* Folders never read or listed (VA-2); dot-folders are refused anyway. */
@@ -55,25 +56,6 @@ vaultpath_decode(const char *in, size_t inlen, char *out, size_t outsz)
 	return (long)o;
 }
 
-static int
-lower(int c)
-{
-	return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
-}
-
-static int
-span_ci_eq(const char *s, size_t len, const char *lit)
-{
-	size_t i;
-
-	if (strlen(lit) != len)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (lower((unsigned char)s[i]) != lower((unsigned char)lit[i]))
-			return 0;
-	return 1;
-}
-
 /* A read/list segment: see vaultpath_read_ok. */
 static int
 read_seg_ok(const char *s, size_t len)
@@ -89,7 +71,7 @@ read_seg_ok(const char *s, size_t len)
 			return 0;
 	}
 	for (i = 0; i < sizeof(vaultpath_skip) / sizeof(vaultpath_skip[0]); i++)
-		if (span_ci_eq(s, len, vaultpath_skip[i]))
+		if (text_span_ci_eq(s, len, vaultpath_skip[i]))
 			return 0;
 	return 1;
 }

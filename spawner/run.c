@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "argv.h"
+#include "text.h"
 #include "env.h"
 #include "json.h"
 #include "log.h"
@@ -628,7 +629,7 @@ run_invoke_record(struct run *r)
 	json_object_object_add(o, "promptSha256", json_object_new_string(hex));
 	json_object_object_add(o, "promptChars",
 	    json_object_new_int64(
-		(int64_t)argv_chars(r->r_prompt, r->r_prompt_len)));
+		(int64_t)text_utf8_chars(r->r_prompt, r->r_prompt_len)));
 	return o;
 }
 

@@ -13,17 +13,6 @@
 #define NOTE_TITLE_CHARS 60
 #define NOTE_HEAD_MAX	 512 /* frontmatter + headings, without title */
 
-size_t
-vault_utf8_chars(const char *s, size_t len)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			n++;
-	return n;
-}
-
 /*
  * Copy valid UTF-8 without control characters: C0 but \n and \t, DEL and
  * C1 (U+0080..U+009F).  The sender already cleaned agent output (SP-10,

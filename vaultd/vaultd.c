@@ -22,6 +22,7 @@
 #include "msg.h"
 #include "sha256.h"
 #include "util.h"
+#include "text.h"
 #include "vaultd.h"
 #include "vaultpath.h"
 
@@ -369,7 +370,7 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	    vault_str(m->m_obj, "agent", VAULT_NAME_MAX, &agent, &alen) ||
 	    !vaultpath_name_ok(agent, alen) ||
 	    vault_str(m->m_obj, "prompt", VAULT_PROMPT_BYTES, &prompt, &plen) ||
-	    (chars = vault_utf8_chars(prompt, plen)) < 1 ||
+	    (chars = text_utf8_chars(prompt, plen)) < 1 ||
 	    chars > VAULT_PROMPT_CHARS ||
 	    vault_str(m->m_obj, "response", VAULT_BODY_BYTES, &resp, &rlen) ||
 	    json_get_int(m->m_obj, "time", 0, VAULT_TIME_MAX, &t) == -1) {

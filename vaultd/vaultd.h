@@ -99,7 +99,5 @@ int vault_note_chat(const char *agent, const char *prompt, size_t plen,
 /* A mission note: content with control characters removed. */
 int vault_note_mission(
     const char *content, size_t len, char **out, size_t *outlen);
-/* Code points of valid UTF-8. */
-size_t vault_utf8_chars(const char *s, size_t len);
 
 #endif

@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "argv.h"
+#include "text.h"
 #include "manifest.h"
 #include "yamljson.h"
 
@@ -166,8 +167,8 @@ test_sp2_prompt_bounds(void **state)
 	big[256000] = 'a';
 	assert_int_equal(argv_prompt_ok(big, 256001), -1);
 	/* 4-byte code points: 64000 emoji = 256000 bytes, 64000 chars */
-	assert_int_equal(argv_chars("\xf0\x9f\x98\x80"
-				    "a",
+	assert_int_equal(text_utf8_chars("\xf0\x9f\x98\x80"
+					 "a",
 			     5),
 	    2);
 	free(big);

@@ -1,0 +1,16 @@
+/*
+ * Small pure text helpers shared by the policy rules (and by daemons
+ * that need the same counting): ASCII case-insensitive span compare and
+ * UTF-8 code point counting.  No I/O, no allocation.
+ */
+#ifndef CORDON_POLICY_TEXT_H
+#define CORDON_POLICY_TEXT_H
+
+#include <stddef.h>
+
+/* Span [s, s + len) equals the literal lit, ignoring ASCII case. */
+int text_span_ci_eq(const char *s, size_t len, const char *lit);
+/* Code points in a valid UTF-8 span (the bytes that are not continuations). */
+size_t text_utf8_chars(const char *s, size_t len);
+
+#endif
