@@ -206,29 +206,14 @@ audit_hourly_cb(evutil_socket_t fd, short ev, void *arg)
 static void
 parse_args(int argc, char **argv, struct daemon_args *a)
 {
-	char *av[16], *end;
-	long v;
-	int ac = 0, i;
+	static long days = 30;
+	const struct daemon_numopt nums[] = {
+	    {"retention-days", 0, 36500, &days},
+	    {NULL, 0, 0, NULL},
+	};
 
-	/* --retention-days N is ours; the rest is the common set. */
-	store.as_retention = 30;
-	for (i = 0; i < argc && ac < (int)nitems(av) - 1; i++) {
-		if (strcmp(argv[i], "--retention-days") == 0 && i + 1 < argc) {
-			errno = 0;
-			v = strtol(argv[i + 1], &end, 10);
-			if (errno || end == argv[i + 1] || *end != '\0' ||
-			    v < 0 || v > 36500)
-				fatalx("usage: --retention-days 0..36500");
-			store.as_retention = (unsigned int)v;
-			i++;
-			continue;
-		}
-		av[ac++] = argv[i];
-	}
-	if (i != argc)
-		fatalx("usage: too many arguments");
-	av[ac] = NULL;
-	daemon_parse_args(ac, av, "audit-dir", a);
+	daemon_parse_args(argc, argv, "audit-dir", nums, a);
+	store.as_retention = (unsigned int)days;
 }
 
 int

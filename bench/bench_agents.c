@@ -27,8 +27,8 @@
 
 extern char **environ;
 
-#define STREAMS_PER_AGENT 4 /* SP-14 default bound per agent */
-#define STREAM_AGENTS	  4 /* 16 runs: the default total bound */
+#define STREAMS_PER_AGENT 16 /* spawner.maxRunsPerAgent below */
+#define STREAM_AGENTS	  4  /* 64 concurrent runs: spawner.maxRuns */
 #define STREAM_BYTES	  (10 * 1024 * 1024)
 
 static char home[256], token[65];
@@ -85,6 +85,10 @@ make_home(void)
 		return -1;
 	snprintf(path, sizeof(path), "%s/agents", home);
 	if (mkdir(path, 0755) == -1)
+		return -1;
+	/* SP-14's default bound is 16 runs; the bench raises it to 64. */
+	if (write_file("cordon.yaml", "spawner:\n  maxRuns: 64\n"
+				      "  maxRunsPerAgent: 16\n") == -1)
 		return -1;
 	if (write_file("agents/x.yaml",
 		"name: x\ntransport: subprocess\ntransportConfig:\n"

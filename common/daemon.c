@@ -33,18 +33,28 @@ daemon_signal_cb(evutil_socket_t sig, short ev, void *arg)
 }
 
 void
-daemon_parse_args(
-    int argc, char **argv, const char *pathopt, struct daemon_args *a)
+daemon_parse_args(int argc, char **argv, const char *pathopt,
+    const struct daemon_numopt *nums, struct daemon_args *a)
 {
-	struct option opts[] = {
-	    {"user", required_argument, NULL, 'u'},
-	    {"debug", no_argument, NULL, 'd'},
-	    {pathopt ? pathopt : "unused-path", required_argument, NULL, 'p'},
-	    {NULL, 0, NULL, 0},
-	};
+	struct option opts[3 + DAEMON_MAX_NUMOPTS + 1];
+	const struct daemon_numopt *n;
+	size_t i, nn = 0;
+	char *end;
+	long v;
 	int ch;
 
 	memset(a, 0, sizeof(*a));
+	memset(opts, 0, sizeof(opts));
+	opts[0] = (struct option){"user", required_argument, NULL, 'u'};
+	opts[1] = (struct option){"debug", no_argument, NULL, 'd'};
+	opts[2] = (struct option){
+	    pathopt ? pathopt : "unused-path", required_argument, NULL, 'p'};
+	for (n = nums; n != NULL && n->dn_name != NULL; n++, nn++) {
+		if (nn == DAEMON_MAX_NUMOPTS)
+			fatalx("too many options");
+		opts[3 + nn] = (struct option){
+		    n->dn_name, required_argument, NULL, 0x100 + (int)nn};
+	}
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'u':
@@ -59,7 +69,18 @@ daemon_parse_args(
 			a->da_path = optarg;
 			break;
 		default:
-			fatalx("usage: bad option");
+			if (ch < 0x100 || (size_t)(ch - 0x100) >= nn)
+				fatalx("usage: bad option");
+			i = (size_t)(ch - 0x100);
+			/* Plain decimal digits within the option's bounds. */
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || errno != 0 ||
+			    *end != '\0' || v < nums[i].dn_min ||
+			    v > nums[i].dn_max)
+				fatalx("usage: --%s %ld..%ld", nums[i].dn_name,
+				    nums[i].dn_min, nums[i].dn_max);
+			*nums[i].dn_val = v;
 		}
 	}
 	if (optind != argc)

@@ -54,8 +54,17 @@ struct daemon_args {
 	const char *da_path; /* the daemon's one path argument, if any */
 	int da_debug;
 };
-void daemon_parse_args(
-    int argc, char **argv, const char *pathopt, struct daemon_args *);
+/* A daemon's own numeric option: --NAME N, N in [min, max], into *val. */
+#define DAEMON_MAX_NUMOPTS 4
+struct daemon_numopt {
+	const char *dn_name;
+	long dn_min;
+	long dn_max;
+	long *dn_val; /* keeps its default when the option is absent */
+};
+/* nums: NULL, or an array ending with a NULL dn_name. */
+void daemon_parse_args(int argc, char **argv, const char *pathopt,
+    const struct daemon_numopt *nums, struct daemon_args *a);
 
 /* Small json-c accessors that refuse wrong types and embedded NULs. */
 const char *json_get_str(struct json_object *, const char *key, size_t maxlen);

@@ -58,8 +58,10 @@
 /* API-4: cancel grace. */
 #define LIM_CANCEL_GRACE_MS 3000
 /* SP-14: concurrency. */
-#define LIM_RUNS_TOTAL	   16
-#define LIM_RUNS_PER_AGENT 4
+#define LIM_RUNS_TOTAL	       16
+#define LIM_RUNS_PER_AGENT     4
+#define LIM_RUNS_TOTAL_MAX     256 /* ceilings for spawner.maxRuns */
+#define LIM_RUNS_PER_AGENT_MAX 64  /* and spawner.maxRunsPerAgent */
 /* SP-15: strings of a manifest. */
 #define LIM_NAME_MAX	     64
 #define LIM_DISPLAY_NAME_MAX 80

@@ -30,7 +30,7 @@
 
 #define RUN_LINE_MAX   (1024 * 1024) /* streamJson: longest NDJSON line */
 #define RUN_JSON_DEPTH 32
-#define RUN_WINDOW     (512 * 1024) /* text relayed ahead of credits */
+#define RUN_WINDOW     (128 * 1024) /* text relayed ahead of credits */
 
 enum run_state { RS_AUDIT, RS_RUNNING, RS_NOTE };
 
@@ -683,8 +683,8 @@ run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		return;
 	}
 	/* SP-14 */
-	if (sp.sp_nruns >= LIM_RUNS_TOTAL ||
-	    ag->ag_running >= LIM_RUNS_PER_AGENT) {
+	if (sp.sp_nruns >= (size_t)sp.sp_max_runs ||
+	    ag->ag_running >= sp.sp_max_runs_agent) {
 		ipc_reply_error(c, m, "busy");
 		return;
 	}

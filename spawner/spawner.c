@@ -156,7 +156,16 @@ main(int argc, char **argv)
 	struct confine_spec spec;
 
 	log_init("spawner", 0);
-	daemon_parse_args(argc, argv, "home", &a);
+	const struct daemon_numopt nums[] = {
+	    {"max-runs", 1, LIM_RUNS_TOTAL_MAX, &sp.sp_max_runs},
+	    {"max-runs-per-agent", 1, LIM_RUNS_PER_AGENT_MAX,
+		&sp.sp_max_runs_agent},
+	    {NULL, 0, 0, NULL},
+	};
+
+	sp.sp_max_runs = LIM_RUNS_TOTAL;
+	sp.sp_max_runs_agent = LIM_RUNS_PER_AGENT;
+	daemon_parse_args(argc, argv, "home", nums, &a);
 	log_init("spawner", a.da_debug);
 	if (a.da_path[0] != '/')
 		fatalx("usage: --home must be absolute");

@@ -91,6 +91,8 @@ struct spawner {
 	struct agent *sp_agents[SPAWNER_MAX_AGENTS];
 	size_t sp_nagents;
 	size_t sp_nruns;	    /* chat runs in flight, all agents */
+	long sp_max_runs;	    /* SP-14 bounds (spawner.maxRuns, */
+	long sp_max_runs_agent;	    /* spawner.maxRunsPerAgent) */
 	unsigned int sp_broker_gen; /* bumps with each new broker channel */
 	TAILQ_HEAD(, aproc) sp_procs;
 	struct event *sp_sigchld;

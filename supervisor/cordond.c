@@ -328,7 +328,7 @@ child_start(struct child *ch)
 	case PROC_AUDITD: {
 		static char days[16]; /* AU-8, from audit.retentionDays */
 
-		snprintf(days, sizeof(days), "%d", conf->cf_retention_days);
+		snprintf(days, sizeof(days), "%ld", conf->cf_retention_days);
 		argv[na++] = "--audit-dir";
 		argv[na++] = conf->cf_audit;
 		argv[na++] = "--retention-days";
@@ -339,10 +339,20 @@ child_start(struct child *ch)
 		argv[na++] = "--vault";
 		argv[na++] = conf->cf_vault;
 		break;
-	case PROC_SPAWNER:
+	case PROC_SPAWNER: {
+		static char runs[16], runs_agent[16]; /* SP-14 bounds */
+
+		snprintf(runs, sizeof(runs), "%ld", conf->cf_max_runs);
+		snprintf(runs_agent, sizeof(runs_agent), "%ld",
+		    conf->cf_max_runs_agent);
 		argv[na++] = "--home";
 		argv[na++] = conf->cf_home[0] ? conf->cf_home : conf->cf_agents;
+		argv[na++] = "--max-runs";
+		argv[na++] = runs;
+		argv[na++] = "--max-runs-per-agent";
+		argv[na++] = runs_agent;
 		break;
+	}
 	default:
 		break;
 	}

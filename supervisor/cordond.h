@@ -29,7 +29,9 @@ struct cordon_config {
 	int cf_allow_root;
 	int cf_debug;
 	int cf_demo;
-	int cf_retention_days; /* audit.retentionDays (AU-8), 0 keeps all */
+	long cf_retention_days; /* audit.retentionDays (AU-8), 0 keeps all */
+	long cf_max_runs;	/* spawner.maxRuns (SP-14) */
+	long cf_max_runs_agent; /* spawner.maxRunsPerAgent (SP-14) */
 };
 
 /* home.c */

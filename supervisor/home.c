@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "config.h"
+#include "cordon_limits.h"
 #include "cordond.h"
 #include "log.h"
 #include "util.h"
@@ -55,7 +56,9 @@ home_resolve(struct cordon_config *cf, const char *home)
 
 	snprintf(cf->cf_listen, sizeof(cf->cf_listen), "127.0.0.1");
 	snprintf(cf->cf_broker_user, sizeof(cf->cf_broker_user), "nobody");
-	cf->cf_retention_days = 30; /* AU-8 default */
+	cf->cf_retention_days = 30;	  /* AU-8 default */
+	cf->cf_max_runs = LIM_RUNS_TOTAL; /* SP-14 defaults */
+	cf->cf_max_runs_agent = LIM_RUNS_PER_AGENT;
 	if (home != NULL) {
 		if (realpath(home, cf->cf_home) == NULL) {
 			log_warn("home directory");
@@ -252,17 +255,37 @@ config_string(const struct cordon_config *cf, struct json_object *sec,
 	return 0;
 }
 
+/* An integer key within [min, max]: 0 (absent leaves *out), -1 reported. */
+static int
+config_int(const struct cordon_config *cf, struct json_object *sec,
+    const char *key, long min, long max, const char *msg, long *out)
+{
+	struct json_object *v;
+
+	if (sec == NULL || !json_object_object_get_ex(sec, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) < min || json_object_get_int64(v) > max) {
+		config_error(cf, v ? v : sec, msg);
+		return -1;
+	}
+	*out = (long)json_object_get_int64(v);
+	return 0;
+}
+
 int
 config_load(struct cordon_config *cf)
 {
 	static const char *const top[] = {
-	    "listen", "vault", "broker", "audit", NULL};
+	    "listen", "vault", "broker", "audit", "spawner", NULL};
 	static const char *const listen[] = {
 	    "address", "port", "allowRemote", "origins", NULL};
 	static const char *const vault[] = {"root", NULL};
 	static const char *const broker[] = {"user", NULL};
 	static const char *const audit[] = {"retentionDays", NULL};
-	struct json_object *root, *sl, *sv, *sb, *sa, *v;
+	static const char *const spawner[] = {
+	    "maxRuns", "maxRunsPerAgent", NULL};
+	struct json_object *root, *sl, *sv, *sb, *sa, *ss, *v;
 	struct yaml_err ye;
 	struct stat st;
 	char vroot[PATH_MAX];
@@ -290,18 +313,16 @@ config_load(struct cordon_config *cf)
 	sv = config_section(cf, root, "vault", vault, &err);
 	sb = config_section(cf, root, "broker", broker, &err);
 	sa = config_section(cf, root, "audit", audit, &err);
+	ss = config_section(cf, root, "spawner", spawner, &err);
 	if (err)
 		goto fail;
-	if (sa != NULL && json_object_object_get_ex(sa, "retentionDays", &v)) {
-		if (!json_object_is_type(v, json_type_int) ||
-		    json_object_get_int64(v) < 0 ||
-		    json_object_get_int64(v) > 36500) {
-			config_error(
-			    cf, v ? v : sa, "retentionDays must be 0..36500");
-			goto fail;
-		}
-		cf->cf_retention_days = (int)json_object_get_int64(v);
-	}
+	if (config_int(cf, sa, "retentionDays", 0, 36500,
+		"retentionDays must be 0..36500", &cf->cf_retention_days) ||
+	    config_int(cf, ss, "maxRuns", 1, LIM_RUNS_TOTAL_MAX,
+		"maxRuns must be 1..256", &cf->cf_max_runs) ||
+	    config_int(cf, ss, "maxRunsPerAgent", 1, LIM_RUNS_PER_AGENT_MAX,
+		"maxRunsPerAgent must be 1..64", &cf->cf_max_runs_agent))
+		goto fail;
 	if (config_string(cf, sl, "address", cf->cf_listen,
 		sizeof(cf->cf_listen)) == -1 ||
 	    config_string(cf, sb, "user", cf->cf_broker_user,

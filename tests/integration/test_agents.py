@@ -349,6 +349,22 @@ def test_sp14_busy(agents):
             s.close()
 
 
+def test_sp14_busy_bound_from_config(tmp_path, monkeypatch, cordon_factory):
+    # spawner.maxRunsPerAgent in cordon.yaml replaces the default of 4.
+    server_env(monkeypatch)
+    home = make_agents_home(tmp_path)
+    (home / "cordon.yaml").write_text("spawner:\n  maxRunsPerAgent: 1\n")
+    c = cordon_factory(home=home)
+    s = Stream(c, "hermes", "sleep 30")
+    try:
+        s.start()
+        r, _ = run(c, "hermes", "hello")
+        assert r.status == 429 and r.json() == {"ok": False,
+                                                "error": "busy"}
+    finally:
+        s.close()
+
+
 def test_api4_cancel(agents):
     s = Stream(agents, "hermes", "sleep 30")
     run_id = s.start()

@@ -290,7 +290,28 @@ BAD_YAML = [
     ("# comment\n\nvault:\n    root2: /tmp\n", 4, 5),
     ("broker:\n  user: nobody\n  group: nogroup\n", 3, 3),
     ("zzz:\n", 1, 1),
+    ("spawner:\n  maxRuns: 8\n  maxruns: 8\n", 3, 3),
 ]
+
+
+# SP-14 bounds are configurable within ceilings; outside them: exit 2 at
+# the value's key, nothing started.
+@pytest.mark.parametrize("text,line,col", [
+    ("spawner:\n  maxRuns: 0\n", 2, 3),
+    ("spawner:\n  maxRuns: 257\n", 2, 3),
+    ("spawner:\n  maxRunsPerAgent: 65\n", 2, 3),
+    ("spawner:\n  maxRunsPerAgent: \"4\"\n", 2, 3),
+    ("audit:\n  retentionDays: -1\n", 2, 3),
+])
+def test_sp14_config_bounds_exit2(tmp_path, text, line, col):
+    home = make_home(tmp_path)
+    (home / "cordon.yaml").write_text(text)
+    p = run_once(["run", "--home", str(home), "--port", "0",
+                  "--allow-root"])
+    assert p.returncode == 2, p.stderr
+    m = re.search(r"cordon\.yaml:(\d+):(\d+): ", p.stderr.decode())
+    assert m and (int(m.group(1)), int(m.group(2))) == (line, col), p.stderr
+    assert_nothing_started(home)
 
 
 @pytest.mark.parametrize("text,line,col", BAD_YAML)
@@ -317,6 +338,7 @@ def test_su1_config_known_keys_start(cordon_factory, tmp_path):
     (home / "cordon.yaml").write_text(
         "listen:\n  address: 127.0.0.1\n  port: 0\n  allowRemote: false\n"
         "  origins: []\nvault:\n  root: %s\nbroker:\n  user: nobody\n"
-        "audit:\n  retentionDays: 30\n" % vault)
+        "audit:\n  retentionDays: 30\nspawner:\n  maxRuns: 32\n"
+        "  maxRunsPerAgent: 8\n" % vault)
     c = cordon_factory(home=home)
     assert c.health()["status"] == "ok"
