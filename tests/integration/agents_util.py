@@ -10,6 +10,7 @@ import shutil
 import socket
 import time
 
+from audit_util import walk_values  # noqa: F401 (re-exported)
 from conftest import HTTP_S, SLOW, _dechunk
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -249,18 +250,6 @@ def wait_audit(home, pred, bound=HTTP_S):
         if time.monotonic() > deadline:
             raise AssertionError("audit record not found")
         time.sleep(0.05)
-
-
-def walk_values(o):
-    if isinstance(o, dict):
-        for k, v in o.items():
-            yield k
-            yield from walk_values(v)
-    elif isinstance(o, list):
-        for v in o:
-            yield from walk_values(v)
-    else:
-        yield o
 
 
 def procs_with_arg(word):
