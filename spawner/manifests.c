@@ -63,6 +63,18 @@ agent_load_file(const char *dir, const char *file)
 		return;
 	}
 	json_object_put(root);
+	/*
+	 * SBX-5: a manifest that asks for a sandbox must never run without
+	 * one, and the per-run sandbox is not built yet (issue 4).
+	 */
+	if (ag->ag_mf.m_sandbox.sb_present) {
+		log_warnx("agents/%s: sandbox is not supported by this build "
+			  "yet; agent disabled",
+		    file);
+		manifest_free(&ag->ag_mf);
+		free(ag);
+		return;
+	}
 	if (agent_find(ag->ag_mf.m_name) != NULL ||
 	    sp.sp_nagents == SPAWNER_MAX_AGENTS) {
 		log_warnx("agents/%s: duplicate name or too many agents; "

@@ -86,6 +86,15 @@ check_file(const char *path, char **names, size_t *nnames)
 		n = 1;
 	} else if ((names[*nnames] = strdup(m.m_name)) != NULL)
 		(*nnames)++;
+	/* SBX-5: the spawner disables an agent that asks for a sandbox. */
+	if (m.m_sandbox.sb_present) {
+		(void)json_object_object_get_ex(root, "sandbox", &nv);
+		(void)yaml_mark(nv, &l, &c);
+		printf("%s:%lu:%lu: sandbox: not supported by this build yet; "
+		       "the agent would be disabled\n",
+		    path, l, c);
+		n++;
+	}
 	manifest_free(&m);
 	json_object_put(root);
 	return n;

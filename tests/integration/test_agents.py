@@ -349,6 +349,24 @@ def test_sp14_busy(agents):
             s.close()
 
 
+def test_sbx5_sandboxed_agent_disabled(tmp_path, monkeypatch,
+                                       cordon_factory):
+    # A manifest with a sandbox block must not run without the sandbox,
+    # which this build does not have yet: the agent is not served at all.
+    from test_check import SANDBOXED
+    server_env(monkeypatch)
+    home = make_agents_home(tmp_path, extra={"boxed": SANDBOXED})
+    c = cordon_factory(home=home)
+    names = [a["name"] for a in c.request("GET", "/api/agents").json()[
+        "agents"]]
+    assert "boxed" not in names and "hermes" in names
+    r, _ = run(c, "boxed", "hello")
+    assert r.status == 404 and r.json() == {"ok": False,
+                                            "error": "unknown-agent"}
+    assert not [x for x in audit_records(c.home)
+                if x.get("agent") == "boxed"]
+
+
 def test_sp14_busy_bound_from_config(tmp_path, monkeypatch, cordon_factory):
     # spawner.maxRunsPerAgent in cordon.yaml replaces the default of 4.
     server_env(monkeypatch)

@@ -199,3 +199,14 @@ def test_check_bad_usage(tmp_path):
     assert check(tmp_path, "--bogus").returncode == 2
     assert check(tmp_path, "extra").returncode == 2
     assert check(tmp_path / "missing").returncode == 2
+
+
+# SBX-5: the per-run sandbox is not built yet, so a manifest asking for
+# one is reported, and the spawner disables that agent (never weaker).
+SANDBOXED = ("name: boxed\ntransport: subprocess\ntransportConfig:\n"
+             "  bin: /bin/echo\n  args: [\"{prompt}\"]\n"
+             "sandbox:\n  network: none\n  required: true\n")
+
+
+def test_sbx5_sandbox_block_reported(tmp_path):
+    expect_problem(tmp_path, SANDBOXED, 6, 1, "sandbox: not supported")
