@@ -153,12 +153,15 @@ daemon_loop(struct daemon *d)
 void
 daemon_status_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
+	struct daemon *d = arg;
 	struct json_object *st;
 
 	if ((st = confine_status_json()) == NULL) {
 		ipc_reply_error(c, m, "internal");
 		return;
 	}
+	if (d->d_status_extra != NULL)
+		d->d_status_extra(d, st);
 	ipc_reply(c, m, MSG_STATUS_OK, st, -1);
 	json_object_put(st);
 }

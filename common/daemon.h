@@ -20,6 +20,8 @@ struct daemon {
 	struct ipc_conn *d_peers[PROC_MAX];
 	const struct ipc_dispatch *d_peer_table; /* rows for data channels */
 	void (*d_peer_up)(struct daemon *, enum proc_id);
+	/* Adds the daemon's own facts to its MSG_STATUS_OK answer. */
+	void (*d_status_extra)(struct daemon *, struct json_object *);
 	void *d_arg;
 };
 

@@ -112,6 +112,18 @@ sigchld_cb(evutil_socket_t sig, short ev, void *arg)
 	aproc_reap();
 }
 
+/*
+ * SBX-5: health says what layers an agent gets.  The per-run sandbox is
+ * not built yet (issue 4): agents run with the spawner's seccomp denylist
+ * and rlimits only, and any manifest asking for a sandbox is disabled.
+ */
+static void
+status_extra(struct daemon *d, struct json_object *st)
+{
+	json_object_object_add(
+	    st, "agentSandbox", json_object_new_string("none"));
+}
+
 static void
 peer_up(struct daemon *d, enum proc_id p)
 {
@@ -173,6 +185,7 @@ main(int argc, char **argv)
 	TAILQ_INIT(&sp.sp_procs);
 	daemon_prepare(&sp.sp_d, PROC_SPAWNER, peer_table);
 	sp.sp_d.d_peer_up = peer_up;
+	sp.sp_d.d_status_extra = status_extra;
 	sp.sp_d.d_arg = &sp;
 	sp.sp_sigchld = evsignal_new(sp.sp_d.d_base, SIGCHLD, sigchld_cb, NULL);
 	if (sp.sp_sigchld == NULL || evsignal_add(sp.sp_sigchld, NULL) == -1)

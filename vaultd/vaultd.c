@@ -78,14 +78,9 @@ static void vault_chat_h(struct ipc_conn *, struct ipc_msg *, void *);
 static void vault_mission_h(struct ipc_conn *, struct ipc_msg *, void *);
 static void vault_read_h(struct ipc_conn *, struct ipc_msg *, void *);
 static void vault_list_h(struct ipc_conn *, struct ipc_msg *, void *);
-static void vault_status_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
-    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, vault_status_h},
-    {MSG_PEER_FD, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_REQUIRED,
-	daemon_peer_fd_h},
-    {MSG_SHUTDOWN, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,
-	daemon_shutdown_h},
+    DAEMON_PARENT_ROWS,
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
@@ -589,21 +584,13 @@ vault_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	json_object_put(o);
 }
 
-/* The common status answer plus how paths are resolved (VA-1). */
+/* Status: how paths are resolved (VA-1). */
 static void
-vault_status_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+vault_status_extra(struct daemon *d, struct json_object *st)
 {
-	struct json_object *st;
-
-	if ((st = confine_status_json()) == NULL) {
-		ipc_reply_error(c, m, "internal");
-		return;
-	}
 	json_object_object_add(st, "vaultResolve",
 	    json_object_new_string(
 		vault.v_openat2 ? "openat2" : "nofollow-walk"));
-	ipc_reply(c, m, MSG_STATUS_OK, st, -1);
-	json_object_put(st);
 }
 
 /*
@@ -654,6 +641,7 @@ main(int argc, char **argv)
 	daemon_parse_args(argc, argv, "vault", NULL, &a);
 	log_init("vaultd", a.da_debug);
 	daemon_prepare(&vault.v_d, PROC_VAULTD, peer_table);
+	vault.v_d.d_status_extra = vault_status_extra;
 	vault.v_d.d_peer_up = vault_peer_up;
 
 	/* VA-1: the root is resolved once; cordond passed a realpath. */

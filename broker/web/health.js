@@ -105,11 +105,29 @@ function renderHealth(j) {
   else
     setStatus('degraded', 'Degraded');
   setNotice(null);
+  renderAgentSandbox(j.daemons.find((d) => d.name === 'spawner'));
   $('health-updated').textContent = new Date().toLocaleTimeString();
+}
+
+// SBX-5: say which layers agents run under, as the spawner reports it.
+function renderAgentSandbox(spawner) {
+  const n = $('agent-sandbox');
+  const layers = spawner?.status?.agentSandbox;
+  if (layers !== 'none') {
+    n.hidden = true;
+    n.replaceChildren();
+    return;
+  }
+  n.textContent = 'Agents run without a per-run sandbox in this build: ' +
+    'they have your file access, limited only by the spawner\'s seccomp ' +
+    'denylist and resource limits. Agents whose manifest asks for a ' +
+    'sandbox are disabled until it exists.';
+  n.hidden = false;
 }
 
 function renderSignedOut() {
   $('health-rows').replaceChildren();
+  renderAgentSandbox(undefined);
   $('version').textContent = DASH;
   setStatus('signed-out', 'Not signed in');
   setNotice([

@@ -90,6 +90,10 @@ test('DA-3/PER-6: login URL lands on /ui/ and shows all four daemons up and conf
   // Version matches the binary's own.
   assert.equal(await page.textContent('#version'), cordonVersion());
 
+  // SBX-5: the page says agents have no per-run sandbox in this build.
+  assert.equal(await page.isVisible('#agent-sandbox'), true);
+  assert.match(await page.textContent('#agent-sandbox'), /without a per-run sandbox/);
+
   // PER-5/PER-6: the session cookie is HttpOnly and SameSite=Strict.
   const cookie = (await session.cookies(cordon.base)).find((c) => c.name === 'cordon_session');
   assert.ok(cookie, 'cordon_session cookie set');
@@ -138,6 +142,7 @@ test('DA-3: /ui/ without logging in shows "Not signed in" and no rows', { timeou
     assert.match(await page.textContent('#health-notice'), /^Not signed in — open the login URL printed by cordon run$/);
     assert.equal(await page.locator('#health-rows tr').count(), 0);
     assert.equal(await page.textContent('#version'), '—');
+    assert.equal(await page.isVisible('#agent-sandbox'), false);
     assert.equal((await ctx.cookies(cordon.base)).length, 0, 'no cookie without login');
     await page.screenshot({ path: outPath('signed-out.png'), fullPage: true });
 
