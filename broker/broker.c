@@ -144,7 +144,7 @@ main(int argc, char **argv)
 	struct confine_spec spec;
 
 	log_init("broker", 0);
-	daemon_parse_args(argc, argv, NULL, NULL, &a);
+	daemon_parse_args(argc, argv, NULL, NULL, 0, &a);
 	log_init("broker", a.da_debug);
 	daemon_prepare(&broker.b_d, PROC_BROKER, peer_table);
 

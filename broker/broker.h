@@ -129,4 +129,8 @@ void api_vault_note(struct evhttp_request *, const struct api_params *);
 /* api_audit.c: API-8 */
 void api_audit(struct evhttp_request *, const struct api_params *);
 
+/* api_approvals.c: SBX-7 */
+void api_approvals_list(struct evhttp_request *, const struct api_params *);
+void api_approval_decide(struct evhttp_request *, const struct api_params *);
+
 #endif

@@ -453,6 +453,8 @@ static const struct api_route {
     {EVHTTP_REQ_GET, "/api/vault/notes", api_vault_notes},
     {EVHTTP_REQ_GET, "/api/vault/note", api_vault_note},
     {EVHTTP_REQ_GET, "/api/audit", api_audit},
+    {EVHTTP_REQ_GET, "/api/approvals", api_approvals_list},
+    {EVHTTP_REQ_POST, "/api/approvals/{}", api_approval_decide},
 };
 
 static int

@@ -136,6 +136,8 @@ reqlog_end(struct evhttp_request *req, int status, size_t bytes_out)
 	if (status < 400 && (cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD) &&
 	    (strcmp(route, "/api/health") == 0 ||
 		strcmp(route, "/api/audit") == 0 ||
+		strcmp(route, "/api/agents") == 0 ||
+		strcmp(route, "/api/approvals") == 0 ||
 		strncmp(route, "/ui", 3) == 0))
 		return;
 	if (ad == NULL || !reqlog_allow())

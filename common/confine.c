@@ -10,6 +10,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -18,6 +19,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,17 +161,62 @@ static const struct sc_group sc_groups[] = {
  * own sandbox (namespaces, mounts, a stricter filter) underneath it.
  */
 static const char *const sc_deny_names[] = {
-	"init_module", "finit_module", "delete_module", "create_module",
-	"query_module", "get_kernel_syms",
-	"kexec_load", "kexec_file_load", "reboot",
-	"bpf", "perf_event_open", "userfaultfd",
-	"ptrace", "process_vm_readv", "process_vm_writev",
+	"create_module", "query_module", "get_kernel_syms", "reboot",
+	"perf_event_open", "userfaultfd",
 	"keyctl", "add_key", "request_key",
 	"iopl", "ioperm", "swapon", "swapoff", "acct", "uselib", "vhangup",
 	"syslog", "quotactl", "quotactl_fd", "nfsservctl", "lookup_dcookie",
 	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
 	"open_by_handle_at", "name_to_handle_at",
 	"io_uring_setup", "io_uring_enter", "io_uring_register",
+};
+
+/*
+ * Each agent child's own layer (SBX-1), stacked on the denylist above.
+ * Calls that only an attack or a debugger makes end the agent: they go
+ * to the spawner as user notifications, which it refuses, names in its
+ * log and the run's error (seccomp: ptrace), and answers by killing the
+ * run (a seccomp kill could not be named: a dead task's /proc/PID/syscall
+ * reads -1).  Calls that runtimes probe (node/libuv try io_uring, glibc
+ * tries clone3, tools try unshare or mount to build their own sandbox)
+ * get an error and carry on.
+ */
+static const char *const sc_agent_kill[] = {
+	"ptrace", "process_vm_readv", "process_vm_writev", "bpf",
+	"init_module", "finit_module", "delete_module",
+	"kexec_load", "kexec_file_load",
+};
+
+static const char *const sc_agent_eperm[] = {
+	"unshare", "setns",
+	"mount", "umount2", "pivot_root", "move_mount", "open_tree",
+	"fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+	"chroot", "keyctl", "add_key", "request_key",
+	"userfaultfd", "perf_event_open",
+};
+
+/* ENOSYS: libc and libuv then fall back (clone3 -> clone, no io_uring). */
+static const char *const sc_agent_enosys[] = {
+	"clone3", "io_uring_setup", "io_uring_enter", "io_uring_register",
+};
+
+/* clone(2) flags that create a namespace (CLONE_NEWTIME is clone3-only). */
+static const unsigned long sc_agent_clone_new[] = {
+	CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+	CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+};
+
+/*
+ * Also denied to the spawner, but with SECCOMP_RET_TRACE: with no tracer
+ * (the spawner is not dumpable, so none can attach) the call fails with
+ * ENOSYS.  TRACE ranks below USER_NOTIF, so an agent's own layer can turn
+ * these into notifications the spawner answers and names (seccomp:
+ * ptrace); ERRNO would rank above and hide them.
+ */
+static const char *const sc_deny_trace[] = {
+	"init_module", "finit_module", "delete_module",
+	"kexec_load", "kexec_file_load",
+	"bpf", "ptrace", "process_vm_readv", "process_vm_writev",
 };
 
 /* personality() flags that weaken exec'd programs' memory protections. */
@@ -251,6 +298,11 @@ confine_drop_caps(void)
 
 	if (cap_read(&eff, NULL, NULL) == -1)
 		return -1;
+	/*
+	 * libcap-ng keeps the pid it first saw and resets it only through
+	 * pthread_atfork; a child made by a raw clone(2) must say who it is.
+	 */
+	capng_setpid((int)getpid());
 	/*
 	 * Without CAP_SETPCAP the bounding set cannot shrink; no_new_privs
 	 * makes it irrelevant, since nothing can be gained through exec.
@@ -402,30 +454,35 @@ ll_fs_rights(unsigned int access)
 
 int
 confine_landlock_ruleset(
-    const struct confine_path *paths, size_t npaths, int no_net)
+    const struct confine_path *paths, size_t npaths, unsigned int flags)
 {
 	struct cordon_landlock_ruleset_attr ra;
 	struct cordon_landlock_path_beneath_attr pb;
 	struct stat st;
 	size_t i;
-	int abi, rsfd, fd, saved;
+	int abi, rsfd, fd, saved, quiet = (flags & CONFINE_RS_QUIET) != 0;
+	unsigned int known = CONFINE_LL_READ | CONFINE_LL_WRITE |
+			     CONFINE_LL_EXEC | CONFINE_LL_OPTIONAL;
 
 	if ((abi = confine_landlock_abi()) < 1) {
 		errno = ll_abi_errno;
 		return -1;
 	}
-	if (no_net && abi < 4) {
+	if ((flags & CONFINE_RS_NO_NET) && abi < 4) {
 		/* The caller requires this right: refuse, never weaken. */
-		log_warnx("landlock ABI %d cannot deny TCP (needs ABI 4)", abi);
+		if (!quiet)
+			log_warnx("landlock ABI %d cannot deny TCP (needs ABI "
+				  "4)",
+			    abi);
 		errno = EOPNOTSUPP;
 		return -1;
 	}
-	if (abi < 3)
+	if (abi < 3 && !quiet)
 		log_warnx("landlock ABI %d cannot restrict truncate()", abi);
 
 	memset(&ra, 0, sizeof(ra));
 	ra.handled_access_fs = ll_fs_handled(abi);
-	if (no_net)
+	if (flags & CONFINE_RS_NO_NET)
 		ra.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
 					LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	if (abi >= 6)
@@ -433,20 +490,26 @@ confine_landlock_ruleset(
 		    LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
 	rsfd = cordon_landlock_create_ruleset(&ra, CORDON_LL_ATTR_SIZE(abi), 0);
 	if (rsfd == -1) {
-		log_warn("landlock_create_ruleset");
+		if (!quiet)
+			log_warn("landlock_create_ruleset");
 		return -1;
 	}
 
 	for (i = 0; i < npaths; i++) {
-		if (paths[i].cp_path == NULL || paths[i].cp_access == 0 ||
-		    (paths[i].cp_access & ~(CONFINE_LL_READ | CONFINE_LL_WRITE |
-					      CONFINE_LL_EXEC)) != 0) {
-			log_warnx("landlock: bad path rule %zu", i);
+		if (paths[i].cp_path == NULL ||
+		    (paths[i].cp_access & ~CONFINE_LL_OPTIONAL) == 0 ||
+		    (paths[i].cp_access & ~known) != 0) {
+			if (!quiet)
+				log_warnx("landlock: bad path rule %zu", i);
 			errno = EINVAL;
 			goto fail;
 		}
 		if ((fd = open(paths[i].cp_path, O_PATH | O_CLOEXEC)) == -1) {
-			log_warn("landlock: %s", paths[i].cp_path);
+			if (errno == ENOENT &&
+			    (paths[i].cp_access & CONFINE_LL_OPTIONAL))
+				continue;
+			if (!quiet)
+				log_warn("landlock: %s", paths[i].cp_path);
 			goto fail;
 		}
 		memset(&pb, 0, sizeof(pb));
@@ -454,7 +517,9 @@ confine_landlock_ruleset(
 		pb.allowed_access =
 		    ll_fs_rights(paths[i].cp_access) & ra.handled_access_fs;
 		if (fstat(fd, &st) == -1) {
-			log_warn("landlock: fstat %s", paths[i].cp_path);
+			if (!quiet)
+				log_warn(
+				    "landlock: fstat %s", paths[i].cp_path);
 			goto fail_fd;
 		}
 		/* Directory-only rights on a file are EINVAL. */
@@ -462,7 +527,9 @@ confine_landlock_ruleset(
 			pb.allowed_access &= CORDON_LL_FS_FILE;
 		if (cordon_landlock_add_rule(
 			rsfd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) == -1) {
-			log_warn("landlock_add_rule %s", paths[i].cp_path);
+			if (!quiet)
+				log_warn(
+				    "landlock_add_rule %s", paths[i].cp_path);
 			goto fail_fd;
 		}
 		close(fd);
@@ -481,11 +548,15 @@ fail:
 }
 
 int
-confine_landlock_restrict(int rsfd)
+confine_landlock_restrict(int rsfd, unsigned int flags)
 {
+	__u32 rf = 0;
 	int r, saved;
 
-	r = cordon_landlock_restrict_self(rsfd, 0);
+	/* ABI 7: log what the executed program is denied (SBX-1). */
+	if ((flags & CONFINE_RS_LOG_EXEC) && confine_landlock_abi() >= 7)
+		rf |= LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON;
+	r = cordon_landlock_restrict_self(rsfd, rf);
 	saved = errno;
 	close(rsfd);
 	errno = saved;
@@ -623,7 +694,9 @@ sc_build_deny(scmp_filter_ctx ctx)
 	int r;
 
 	if (sc_add_names(ctx, SCMP_ACT_ERRNO(EPERM), sc_deny_names,
-		nitems(sc_deny_names), 1) == -1)
+		nitems(sc_deny_names), 1) == -1 ||
+	    sc_add_names(ctx, SCMP_ACT_TRACE(ENOSYS), sc_deny_trace,
+		nitems(sc_deny_trace), 1) == -1)
 		return -1;
 
 	/*
@@ -649,6 +722,115 @@ sc_build_deny(scmp_filter_ctx ctx)
 		}
 	}
 	return 0;
+}
+
+/* Quiet and strict: an unknown name is an error, nothing is logged. */
+static int
+sc_add_quiet(
+    scmp_filter_ctx ctx, uint32_t action, const char *const *names, size_t n)
+{
+	size_t i;
+	int nr, r;
+
+	for (i = 0; i < n; i++) {
+		if ((nr = seccomp_syscall_resolve_name(names[i])) ==
+		    __NR_SCMP_ERROR) {
+			errno = ENOSYS;
+			return -1;
+		}
+		if ((r = seccomp_rule_add(ctx, action, nr, 0)) < 0) {
+			errno = -r;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+sc_build_agent(scmp_filter_ctx ctx, unsigned int groups)
+{
+	struct scmp_arg_cmp cmp;
+	size_t i;
+	int r;
+
+	if (sc_add_quiet(ctx, SCMP_ACT_NOTIFY, sc_agent_kill,
+		nitems(sc_agent_kill)) == -1 ||
+	    sc_add_quiet(ctx, SCMP_ACT_ERRNO(EPERM), sc_agent_eperm,
+		nitems(sc_agent_eperm)) == -1 ||
+	    sc_add_quiet(ctx, SCMP_ACT_ERRNO(ENOSYS), sc_agent_enosys,
+		nitems(sc_agent_enosys)) == -1)
+		return -1;
+	/* A rule tests equality, so "any CLONE_NEW* bit" is one rule a bit. */
+	for (i = 0; i < nitems(sc_agent_clone_new); i++) {
+		memset(&cmp, 0, sizeof(cmp));
+		cmp.arg = 0;
+		cmp.op = SCMP_CMP_MASKED_EQ;
+		cmp.datum_a = sc_agent_clone_new[i];
+		cmp.datum_b = sc_agent_clone_new[i];
+		r = seccomp_rule_add_array(
+		    ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, &cmp);
+		if (r < 0) {
+			errno = -r;
+			return -1;
+		}
+	}
+	if (groups & SC_AGENT_NO_NET) {
+		/* Paired with the empty network namespace (SBX-3). */
+		memset(&cmp, 0, sizeof(cmp));
+		cmp.arg = 0;
+		cmp.op = SCMP_CMP_NE;
+		cmp.datum_a = AF_UNIX;
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
+		    SCMP_SYS(socket), 1, &cmp);
+		if (r < 0) {
+			errno = -r;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+confine_seccomp_agent(unsigned int groups)
+{
+	scmp_filter_ctx ctx;
+	int r, fd;
+
+	if ((groups & ~SC_AGENT_NO_NET) != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	/* No TSYNC: the child is single-threaded, and TSYNC excludes a
+	 * listener. */
+	if ((r = seccomp_attr_set(
+		 ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0) {
+		errno = -r;
+		goto fail;
+	}
+	if (sc_build_agent(ctx, groups) == -1)
+		goto fail;
+	if ((r = seccomp_load(ctx)) < 0) {
+		errno = -r;
+		goto fail;
+	}
+	if ((fd = seccomp_notify_fd(ctx)) < 0) {
+		errno = EOPNOTSUPP;
+		goto fail;
+	}
+	/* The listener outlives the context; it is the caller's now. */
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	seccomp_release(ctx);
+	return fd;
+
+fail:
+	r = errno;
+	seccomp_release(ctx);
+	errno = r;
+	return -1;
 }
 
 int
@@ -769,8 +951,8 @@ confine_self(const struct confine_spec *cs)
 	}
 	rsfd = -1;
 	if (!cs->cs_no_landlock &&
-	    (rsfd = confine_landlock_ruleset(
-		 cs->cs_paths, cs->cs_npaths, no_net)) == -1)
+	    (rsfd = confine_landlock_ruleset(cs->cs_paths, cs->cs_npaths,
+		 no_net ? CONFINE_RS_NO_NET : 0)) == -1)
 		fatal("%s: landlock ruleset", name);
 
 	/* (c) Service user; clear the bounding set while we still may. */
@@ -788,7 +970,7 @@ confine_self(const struct confine_spec *cs)
 		fatal("%s: no_new_privs", name);
 
 	/* (f) */
-	if (rsfd != -1 && confine_landlock_restrict(rsfd) == -1)
+	if (rsfd != -1 && confine_landlock_restrict(rsfd, 0) == -1)
 		fatal("%s: landlock_restrict_self", name);
 
 	/* (g) */

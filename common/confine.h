@@ -29,6 +29,9 @@ struct json_object;
 	0x0008u /* openat/openat2 create, mkdirat, renameat2,                  \
 		 * unlinkat, fsync, fdatasync, ftruncate */
 
+/* Agent layer only (confine_seccomp_agent): socket() for AF_UNIX only. */
+#define SC_AGENT_NO_NET 0x0100u
+
 enum confine_seccomp {
 	CONFINE_SECCOMP_ALLOW, /* allowlist, default action kills the process */
 	CONFINE_SECCOMP_DENY,  /* spawner: denylist inherited by agents */
@@ -38,6 +41,9 @@ enum confine_seccomp {
 #define CONFINE_LL_READ	 0x1u /* read files, read dirs */
 #define CONFINE_LL_WRITE 0x2u /* + create/remove/rename/truncate beneath */
 #define CONFINE_LL_EXEC	 0x4u /* + execute */
+#define CONFINE_LL_OPTIONAL                                                    \
+	0x8u /* a missing path is skipped, not an error                        \
+	      * (system paths that vary by distribution) */
 
 struct confine_path {
 	const char *cp_path;
@@ -72,14 +78,22 @@ int confine_drop_caps(void);	       /* effective, permitted, inheritable,
 int confine_landlock_abi(void);	       /* -1 when Landlock is unavailable */
 
 /*
- * Landlock in two halves so the spawner can build once and apply in each
- * child.  The builder opens each path O_PATH with the caller's current ids
- * and returns a cloexec ruleset fd handling every right the ABI knows;
- * it fails (never weakens) when no_net needs ABI 4 and the kernel lacks it.
- * restrict needs no_new_privs first, and closes the fd.
+ * Landlock in two halves.  The builder opens each path O_PATH with the
+ * caller's current ids and returns a cloexec ruleset fd handling every
+ * right the ABI knows (and, on ABI >= 6, scoping abstract unix sockets and
+ * signals); with CONFINE_RS_NO_NET it also handles TCP bind/connect with no
+ * rule (deny all) and fails (never weakens) below ABI 4.  restrict needs
+ * no_new_privs first, and closes the fd; CONFINE_RS_LOG_EXEC asks ABI >= 7
+ * to log the denials of the programs executed after it.  CONFINE_RS_QUIET
+ * logs nothing: the spawner's agent children call these between fork and
+ * execve, where a log line would land on the agent's stderr.
  */
-int confine_landlock_ruleset(const struct confine_path *, size_t, int no_net);
-int confine_landlock_restrict(int);
+#define CONFINE_RS_NO_NET   0x1u
+#define CONFINE_RS_QUIET    0x2u
+#define CONFINE_RS_LOG_EXEC 0x4u
+int confine_landlock_ruleset(
+    const struct confine_path *, size_t, unsigned int flags);
+int confine_landlock_restrict(int, unsigned int flags);
 
 /*
  * Build and load a filter: ALLOW with SC_* groups (default kills; with
@@ -87,6 +101,16 @@ int confine_landlock_restrict(int);
  * DENY (groups ignored).  Needs no_new_privs first.
  */
 int confine_seccomp(enum confine_seccomp, unsigned int);
+
+/*
+ * Each agent child's own layer (SBX-1), stacked on the spawner's DENY:
+ * namespace, mount, chroot, keyctl, userfaultfd, perf refused (EPERM),
+ * clone3 and io_uring ENOSYS, and with SC_AGENT_NO_NET socket() only for
+ * AF_UNIX.  ptrace, process_vm_*, bpf, module and kexec calls become user
+ * notifications: returns the (cloexec) listener fd for the spawner, or -1.
+ * Logs nothing.  Needs no_new_privs first.
+ */
+int confine_seccomp_agent(unsigned int groups);
 
 /*
  * What the process can see of itself, for MSG_STATUS_OK:

@@ -34,9 +34,9 @@ daemon_signal_cb(evutil_socket_t sig, short ev, void *arg)
 
 void
 daemon_parse_args(int argc, char **argv, const char *pathopt,
-    const struct daemon_numopt *nums, struct daemon_args *a)
+    const struct daemon_numopt *nums, unsigned int flags, struct daemon_args *a)
 {
-	struct option opts[3 + DAEMON_MAX_NUMOPTS + 1];
+	struct option opts[4 + DAEMON_MAX_NUMOPTS + 1];
 	const struct daemon_numopt *n;
 	size_t i, nn = 0;
 	char *end;
@@ -49,10 +49,11 @@ daemon_parse_args(int argc, char **argv, const char *pathopt,
 	opts[1] = (struct option){"debug", no_argument, NULL, 'd'};
 	opts[2] = (struct option){
 	    pathopt ? pathopt : "unused-path", required_argument, NULL, 'p'};
+	opts[3] = (struct option){"protect", required_argument, NULL, 'P'};
 	for (n = nums; n != NULL && n->dn_name != NULL; n++, nn++) {
 		if (nn == DAEMON_MAX_NUMOPTS)
 			fatalx("too many options");
-		opts[3 + nn] = (struct option){
+		opts[4 + nn] = (struct option){
 		    n->dn_name, required_argument, NULL, 0x100 + (int)nn};
 	}
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -67,6 +68,14 @@ daemon_parse_args(int argc, char **argv, const char *pathopt,
 			if (pathopt == NULL)
 				fatalx("usage: unexpected option");
 			a->da_path = optarg;
+			break;
+		case 'P':
+			if ((flags & DAEMON_ARG_PROTECT) == 0 ||
+			    a->da_nprotect == DAEMON_MAX_PROTECT ||
+			    optarg[0] != '/')
+				fatalx("usage: --protect: absolute, at most %d",
+				    DAEMON_MAX_PROTECT);
+			a->da_protect[a->da_nprotect++] = optarg;
 			break;
 		default:
 			if (ch < 0x100 || (size_t)(ch - 0x100) >= nn)

@@ -51,11 +51,17 @@ void daemon_shutdown_h(struct ipc_conn *, struct ipc_msg *, void *);
 	}
 
 /* Common getopt handling for daemons: --user NAME, --debug. */
+#define DAEMON_MAX_PROTECT 4
 struct daemon_args {
 	const char *da_user;
 	const char *da_path; /* the daemon's one path argument, if any */
 	int da_debug;
+	/* --protect DIR (repeatable, the spawner only): dirs no agent may
+	 * reach besides the fixed SBX-2 list (config, audit, vault). */
+	const char *da_protect[DAEMON_MAX_PROTECT];
+	size_t da_nprotect;
 };
+#define DAEMON_ARG_PROTECT 0x1u /* flags: accept --protect */
 /* A daemon's own numeric option: --NAME N, N in [min, max], into *val. */
 #define DAEMON_MAX_NUMOPTS 4
 struct daemon_numopt {
@@ -66,7 +72,8 @@ struct daemon_numopt {
 };
 /* nums: NULL, or an array ending with a NULL dn_name. */
 void daemon_parse_args(int argc, char **argv, const char *pathopt,
-    const struct daemon_numopt *nums, struct daemon_args *a);
+    const struct daemon_numopt *nums, unsigned int flags,
+    struct daemon_args *a);
 
 /* Small json-c accessors that refuse wrong types and embedded NULs. */
 const char *json_get_str(struct json_object *, const char *key, size_t maxlen);

@@ -128,6 +128,41 @@ ipc_payload_parse(const char *buf, size_t len)
 }
 
 ssize_t
+ipc_dgram_encode(uint32_t type, uint16_t flags, struct json_object *payload,
+    void *out, size_t outsz)
+{
+	struct ipc_hdr h;
+	const char *body = "{}";
+	size_t blen = 2;
+
+	if (payload != NULL &&
+	    (body = json_object_to_json_string_length(
+		 payload, JSON_C_TO_STRING_PLAIN, &blen)) == NULL)
+		return -1;
+	if (blen > IPC_MAX_PAYLOAD || outsz < IPC_HDR_LEN ||
+	    blen > outsz - IPC_HDR_LEN ||
+	    (flags & ~(IPC_FLAG_FD | IPC_FLAG_REPLY)) != 0)
+		return -1;
+	memset(&h, 0, sizeof(h));
+	h.type = type;
+	h.len = (uint32_t)blen;
+	h.flags = flags;
+	ipc_hdr_encode(&h, out);
+	memcpy((uint8_t *)out + IPC_HDR_LEN, body, blen);
+	return (ssize_t)(IPC_HDR_LEN + blen);
+}
+
+struct json_object *
+ipc_dgram_decode(const void *buf, size_t len, struct ipc_hdr *h)
+{
+	if (len < IPC_HDR_LEN || ipc_hdr_decode(buf, len, h) != IPC_FRAME ||
+	    h->type == MSG_NONE || h->type >= MSG_TYPE_MAX ||
+	    (size_t)h->len != len - IPC_HDR_LEN)
+		return NULL;
+	return ipc_payload_parse((const char *)buf + IPC_HDR_LEN, h->len);
+}
+
+ssize_t
 ipc_sendmsg_fd(int sock, const void *buf, size_t len, int fd)
 {
 	struct msghdr msg;

@@ -73,6 +73,18 @@ void ipc_hdr_encode(const struct ipc_hdr *, uint8_t out[IPC_HDR_LEN]);
 enum ipc_parse ipc_hdr_decode(const uint8_t *buf, size_t len, struct ipc_hdr *);
 struct json_object *ipc_payload_parse(const char *buf, size_t len);
 
+/*
+ * One frame as one datagram (the gate channel is SOCK_SEQPACKET): the
+ * same header, then exactly len payload bytes, nothing after.  encode
+ * returns the datagram's length, or -1 if it does not fit outsz; decode
+ * returns the payload object (the caller's), or NULL unless the header
+ * is valid, names a known type and its len matches the datagram.
+ */
+ssize_t ipc_dgram_encode(uint32_t type, uint16_t flags,
+    struct json_object *payload, void *out, size_t outsz);
+struct json_object *ipc_dgram_decode(
+    const void *buf, size_t len, struct ipc_hdr *);
+
 /* Channels. */
 struct ipc_conn *ipc_conn_new(struct event_base *, int fd, enum proc_id peer,
     const struct ipc_dispatch *table, ipc_close_fn, void *arg);

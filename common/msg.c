@@ -77,6 +77,18 @@ msg_name(unsigned int type)
 		return "action-run-ok";
 	case MSG_RUN_CREDIT:
 		return "run-credit";
+	case MSG_GATE_CHECK:
+		return "gate-check";
+	case MSG_GATE_VERDICT:
+		return "gate-verdict";
+	case MSG_APPROVAL_LIST:
+		return "approval-list";
+	case MSG_APPROVAL_LIST_OK:
+		return "approval-list-ok";
+	case MSG_APPROVAL_DECIDE:
+		return "approval-decide";
+	case MSG_APPROVAL_DECIDE_OK:
+		return "approval-decide-ok";
 	default:
 		return "unknown";
 	}

@@ -62,6 +62,17 @@ enum msg_type {
 	MSG_RUN_CREDIT,	     /* broker -> spawner, one-way: {runId, bytes}
 				relayed; the spawner's flow-control window */
 
+	/* the command gate (SBX-6, SBX-7): one SEQPACKET datagram each way */
+	MSG_GATE_CHECK = 70,	/* `cordon gate` -> spawner on the run's gate
+				   channel, + its reply socket: {tool, line |
+				   argv, cwd, filePath?} */
+	MSG_GATE_VERDICT,	/* spawner -> `cordon gate` on the reply
+				   socket: {verdict, rule, message} */
+	MSG_APPROVAL_LIST,	/* broker: {} */
+	MSG_APPROVAL_LIST_OK,	/* {approvals: [...], now} */
+	MSG_APPROVAL_DECIDE,	/* broker: {id, decision} */
+	MSG_APPROVAL_DECIDE_OK, /* {} */
+
 	MSG_TYPE_MAX
 };
 

@@ -1,15 +1,19 @@
 /*
- * The one spawn helper (see spawn.h).  fork+execve with an explicit fd map:
- * the child closes every descriptor it was not given, so a daemon or an
- * agent starts with exactly the fds its table names.
+ * The one spawn helper (see spawn_helper.h).  fork or clone + execve with
+ * an explicit fd map: the child closes every descriptor it was not given,
+ * so a daemon or an agent starts with exactly the fds its table names.
+ * A close-on-exec status pipe tells the parent whether execve was reached
+ * (EOF) or which step failed first ({step, errno}).
  */
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +25,39 @@
 #define SYS_close_range 436
 #endif
 
-/* Child side: async-signal-safe calls only. */
+#define SPAWN_MAX_FDS 16
+
+/* Child side: report the step and errno, then die.  Async-signal-safe. */
+static void __attribute__((noreturn)) spawn_fail(int sfd, int step)
+{
+	struct spawn_status st;
+
+	st.ss_step = step;
+	st.ss_errno = errno != 0 ? errno : EIO;
+	(void)!write(sfd, &st, sizeof(st));
+	_exit(127);
+}
+
 static void
-spawn_child(const struct spawn_req *r, pid_t parent)
+close_from(int lo, int hi)
+{
+	int fd;
+
+	if (lo > hi)
+		return;
+	if (syscall(SYS_close_range, (unsigned)lo, (unsigned)hi, 0) == -1)
+		for (fd = lo; fd <= hi && fd < 65536; fd++)
+			close(fd);
+}
+
+/* Child side: async-signal-safe calls only (the hook aside). */
+static void __attribute__((noreturn))
+spawn_child(const struct spawn_req *r, pid_t parent, int sfd)
 {
 	sigset_t all;
 	size_t i;
-	int maxdst = 2, fd;
+	int maxdst = 2, fd, step;
+	int tmp[SPAWN_MAX_FDS];
 
 	/* Reset signal state the parent may have changed. */
 	for (i = 1; i < NSIG; i++)
@@ -37,32 +67,36 @@ spawn_child(const struct spawn_req *r, pid_t parent)
 	sigprocmask(SIG_SETMASK, &all, NULL);
 
 	if (r->sr_setsid && setsid() == -1)
-		_exit(127);
+		spawn_fail(sfd, SPAWN_STEP_SETSID);
 	if (r->sr_pdeathsig) {
 		if (prctl(PR_SET_PDEATHSIG, r->sr_pdeathsig) == -1)
-			_exit(127);
-		if (getppid() != parent)
-			_exit(127);
+			spawn_fail(sfd, SPAWN_STEP_PDEATHSIG);
+		/* In a new pid namespace the parent is invisible (ppid 0). */
+		if (!(r->sr_clone_flags & CLONE_NEWPID) &&
+		    getppid() != parent) {
+			errno = ESRCH;
+			spawn_fail(sfd, SPAWN_STEP_PDEATHSIG);
+		}
 	}
 	/*
-	 * Move every source fd above all destinations first, so that a
-	 * mapping like {4->3, 3->4} cannot clobber a source.
+	 * Move every source fd, and the status pipe, above all destinations
+	 * first, so that a mapping like {4->3, 3->4} cannot clobber a source.
 	 */
 	for (i = 0; i < r->sr_nfds; i++)
 		if (r->sr_fds[i].sf_dst > maxdst)
 			maxdst = r->sr_fds[i].sf_dst;
-	int tmp[16];
-	if (r->sr_nfds > 16)
-		_exit(127);
+	if ((fd = fcntl(sfd, F_DUPFD_CLOEXEC, maxdst + 1)) == -1)
+		spawn_fail(sfd, SPAWN_STEP_FDS);
+	sfd = fd;
 	for (i = 0; i < r->sr_nfds; i++) {
 		tmp[i] =
 		    fcntl(r->sr_fds[i].sf_src, F_DUPFD_CLOEXEC, maxdst + 1);
 		if (tmp[i] == -1)
-			_exit(127);
+			spawn_fail(sfd, SPAWN_STEP_FDS);
 	}
 	for (i = 0; i < r->sr_nfds; i++)
 		if (dup2(tmp[i], r->sr_fds[i].sf_dst) == -1)
-			_exit(127);
+			spawn_fail(sfd, SPAWN_STEP_FDS);
 	/* stdio not named in the map becomes /dev/null. */
 	for (fd = 0; fd <= 2; fd++) {
 		int named = 0;
@@ -72,49 +106,106 @@ spawn_child(const struct spawn_req *r, pid_t parent)
 		if (!named) {
 			int nul = open("/dev/null", O_RDWR);
 			if (nul == -1 || (nul != fd && dup2(nul, fd) == -1))
-				_exit(127);
+				spawn_fail(sfd, SPAWN_STEP_FDS);
 			if (nul != fd)
 				close(nul);
 		}
 	}
-	if (syscall(SYS_close_range, (unsigned)maxdst + 1, ~0U, 0) == -1) {
-		for (fd = maxdst + 1; fd < 65536; fd++)
-			close(fd);
-	}
+	/* Everything above the map goes, except the status pipe. */
+	close_from(maxdst + 1, sfd - 1);
+	close_from(sfd + 1, (int)(~0U >> 1));
 	for (i = 0; i < r->sr_nrlimits; i++) {
 		struct rlimit rl;
 
 		rl.rlim_cur = rl.rlim_max = (rlim_t)r->sr_rlimits[i].sl_value;
 		if (setrlimit(r->sr_rlimits[i].sl_resource, &rl) == -1)
-			_exit(127);
+			spawn_fail(sfd, SPAWN_STEP_RLIMIT);
 	}
 	if (r->sr_set_umask)
 		umask((mode_t)r->sr_umask);
 	if (r->sr_cwd != NULL && chdir(r->sr_cwd) == -1)
-		_exit(127);
-	if (r->sr_hook != NULL && r->sr_hook(r->sr_hook_arg) != 0)
-		_exit(127);
+		spawn_fail(sfd, SPAWN_STEP_CWD);
+	if (r->sr_hook != NULL) {
+		errno = 0;
+		if ((step = r->sr_hook(r->sr_hook_arg)) != 0)
+			spawn_fail(sfd, step < SPAWN_STEP_HOOK_BASE
+					    ? SPAWN_STEP_HOOK_BASE
+					    : step);
+	}
 	execve(r->sr_path, r->sr_argv, r->sr_envp);
-	_exit(127);
+	spawn_fail(sfd, SPAWN_STEP_EXEC);
 }
 
 pid_t
 spawn_exec(const struct spawn_req *r)
 {
+	struct spawn_status st;
 	pid_t pid, parent = getpid();
+	ssize_t n;
+	size_t got = 0;
+	int p[2], wst, saved;
 
+	if (r->sr_status != NULL)
+		memset(r->sr_status, 0, sizeof(*r->sr_status));
 	if (r->sr_path == NULL || r->sr_path[0] != '/' || r->sr_argv == NULL ||
-	    r->sr_envp == NULL || r->sr_nfds > 16) {
+	    r->sr_envp == NULL || r->sr_nfds > SPAWN_MAX_FDS) {
 		errno = EINVAL;
 		return -1;
 	}
-	switch ((pid = fork())) {
-	case -1:
+	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
-	case 0:
-		spawn_child(r, parent);
-		_exit(127);
-	default:
-		return pid;
+	if (r->sr_clone_flags != 0)
+		pid = (pid_t)syscall(
+		    SYS_clone, r->sr_clone_flags | SIGCHLD, 0, 0, 0, 0);
+	else
+		pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		spawn_child(r, parent, p[1]);
 	}
+	saved = errno;
+	close(p[1]);
+	if (pid == -1) {
+		close(p[0]);
+		if (r->sr_status != NULL) {
+			r->sr_status->ss_step = SPAWN_STEP_FORK;
+			r->sr_status->ss_errno = saved;
+		}
+		errno = saved;
+		return -1;
+	}
+	/* EOF: execve succeeded and closed the pipe. */
+	memset(&st, 0, sizeof(st));
+	while (got < sizeof(st)) {
+		n = read(p[0], (char *)&st + got, sizeof(st) - got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(p[0]);
+	if (got == 0)
+		return pid;
+	while (waitpid(pid, &wst, 0) == -1 && errno == EINTR)
+		;
+	if (got != sizeof(st) || st.ss_errno <= 0) {
+		st.ss_step = SPAWN_STEP_EXEC;
+		st.ss_errno = EIO;
+	}
+	if (r->sr_status != NULL)
+		*r->sr_status = st;
+	errno = st.ss_errno;
+	return -1;
+}
+
+const char *
+spawn_step_name(int step)
+{
+	static const char *const names[] = {"none", "fork", "setsid",
+	    "pdeathsig", "fds", "rlimit", "chdir", "execve"};
+
+	if (step >= 0 && step < (int)(sizeof(names) / sizeof(names[0])))
+		return names[step];
+	return NULL;
 }

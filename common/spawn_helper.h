@@ -1,8 +1,11 @@
 /*
- * The one spawn helper: fork, wire fds, optional pre-exec hook (the
- * spawner's per-run sandbox goes there), execve an absolute path with a
- * built argv and envp.  Never a shell.  Used by cordond for its daemons
- * and by the spawner for agents (which adds rlimits and a umask).
+ * The one spawn helper: fork (or clone(2) into new namespaces), wire fds,
+ * optional pre-exec hook (the spawner's per-run sandbox goes there),
+ * execve an absolute path with a built argv and envp.  Never a shell.
+ * Used by cordond for its daemons and by the spawner for agents (which
+ * adds rlimits, a umask and the sandbox).  A child that cannot reach
+ * execve reports which step failed, and why, over a close-on-exec pipe;
+ * spawn_exec then returns -1 and never a pid.
  */
 #ifndef CORDON_SPAWN_HELPER_H
 #define CORDON_SPAWN_HELPER_H
@@ -20,6 +23,24 @@ struct spawn_rlimit {
 	unsigned long long sl_value; /* soft and hard */
 };
 
+/* Where a child failed before execve.  Hook steps start at HOOK_BASE. */
+enum spawn_step {
+	SPAWN_STEP_NONE = 0,
+	SPAWN_STEP_FORK, /* fork/clone itself (in the parent) */
+	SPAWN_STEP_SETSID,
+	SPAWN_STEP_PDEATHSIG,
+	SPAWN_STEP_FDS, /* the fd map, stdio on /dev/null */
+	SPAWN_STEP_RLIMIT,
+	SPAWN_STEP_CWD,
+	SPAWN_STEP_EXEC,
+	SPAWN_STEP_HOOK_BASE = 100,
+};
+
+struct spawn_status {
+	int ss_step;  /* enum spawn_step, or the hook's own code */
+	int ss_errno; /* errno at that step */
+};
+
 struct spawn_req {
 	const char *sr_path; /* absolute */
 	char *const *sr_argv;
@@ -33,12 +54,29 @@ struct spawn_req {
 	size_t sr_nrlimits;
 	int sr_set_umask; /* 1: umask(sr_umask) in the child (SP-6) */
 	unsigned int sr_umask;
-	/* Runs in the child after fds are wired; non-zero aborts the exec. */
+	/*
+	 * Non-zero: raw clone(2) with these CLONE_NEW* flags instead of fork,
+	 * so the child is pid 1 of a new pid namespace yet still our direct
+	 * child.  The parent-death check cannot see us then (getppid() is 0).
+	 */
+	unsigned long sr_clone_flags;
+	/*
+	 * Runs in the child after fds, rlimits, umask and cwd; returns 0, or
+	 * a step code >= SPAWN_STEP_HOOK_BASE with errno set to abort.  It
+	 * must not log: the child's stderr is the program's.
+	 */
 	int (*sr_hook)(void *arg);
 	void *sr_hook_arg;
+	struct spawn_status *sr_status; /* NULL, or filled when -1 */
 };
 
-/* Returns the child's pid, or -1.  A failing child exits 127. */
+/*
+ * Returns the child's pid once it has reached execve, or -1: errno and
+ * *sr_status say where and why (the failed child is already reaped).
+ */
 pid_t spawn_exec(const struct spawn_req *);
+
+/* "setsid", "exec", ...; NULL for hook steps. */
+const char *spawn_step_name(int step);
 
 #endif

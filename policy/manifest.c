@@ -696,8 +696,9 @@ mp_limits(struct mp *p, struct manifest *m, struct json_object *root)
 	}
 }
 
-/* A list of short strings (absolute paths if paths); always allocated
- * (empty if absent) unless refused. */
+/* A list of short strings: paths 1, absolute paths; paths 2, absolute or
+ * home-relative ("~/x") paths.  Always allocated (empty if absent) unless
+ * refused. */
 static char **
 mp_strlist(struct mp *p, struct json_object *obj, const char *key,
     const char *path, size_t maxn, size_t maxc, int paths, size_t *np)
@@ -721,9 +722,14 @@ mp_strlist(struct mp *p, struct json_object *obj, const char *key,
 		el = json_object_array_get_idx(v, i);
 		if ((s = mp_strval(p, el, v, path, 1, maxc, S_NOCTL)) == NULL)
 			continue;
-		if (paths && !path_ok(s))
+		if (paths == 2 && s[0] == '~' && s[1] == '/' && s[2] != '\0' &&
+		    path_ok(s + 1))
+			out[(*np)++] = mp_dup(p, s);
+		else if (paths && !path_ok(s))
 			mp_err(p, el, v, path,
-			    "must be an absolute path without ..");
+			    paths == 2 ? "must be an absolute or ~/ path "
+					 "without .."
+				       : "must be an absolute path without ..");
 		else
 			out[(*np)++] = mp_dup(p, s);
 	}
@@ -740,6 +746,8 @@ mp_sandbox(struct mp *p, struct manifest *m, struct json_object *root)
 	struct json_object *sb, *v;
 	struct mf_sandbox *s = &m->m_sandbox;
 
+	s->sb_required = 1;	     /* SBX-5: never silently weaker */
+	s->sb_network = MF_NET_NONE; /* SBX-3: allow only where written */
 	if (!mp_get(root, "sandbox", &sb)) {
 		s->sb_read_roots =
 		    mp_strlist(p, root, "", "", 0, 0, 1, &s->sb_nread);
@@ -754,14 +762,14 @@ mp_sandbox(struct mp *p, struct manifest *m, struct json_object *root)
 	s->sb_present = 1;
 	mp_keys(p, sb, "sandbox", keys);
 	s->sb_network = (enum mf_network)mp_enum(
-	    p, sb, "network", "sandbox.network", nets, MF_NET_ALLOW);
+	    p, sb, "network", "sandbox.network", nets, MF_NET_NONE);
 	s->sb_isolation = (enum mf_isolation)mp_enum(
 	    p, sb, "isolation", "sandbox.isolation", isos, MF_ISO_LANDLOCK);
 	s->sb_read_roots = mp_strlist(p, sb, "readRoots", "sandbox.readRoots",
-	    LIM_ROOTS_MAX, LIM_PATH_MAX, 1, &s->sb_nread);
+	    LIM_ROOTS_MAX, LIM_PATH_MAX, 2, &s->sb_nread);
 	s->sb_write_roots =
 	    mp_strlist(p, sb, "writeRoots", "sandbox.writeRoots", LIM_ROOTS_MAX,
-		LIM_PATH_MAX, 1, &s->sb_nwrite);
+		LIM_PATH_MAX, 2, &s->sb_nwrite);
 	if (mp_get(sb, "required", &v)) {
 		if (v == NULL || !json_object_is_type(v, json_type_boolean))
 			mp_err(p, v, sb, "sandbox.required",
@@ -771,9 +779,25 @@ mp_sandbox(struct mp *p, struct manifest *m, struct json_object *root)
 	}
 }
 
+/* SBX-6: the gate's policy, validated by policy/gate.c (defaults if absent). */
+static void
+mp_commands(struct mp *p, struct manifest *m, struct json_object *root)
+{
+	struct json_object *node = NULL;
+	size_t n = 0;
+
+	(void)mp_get(root, "commands", &node);
+	if (gate_policy_parse(node, &m->m_commands,
+		p->n < p->max ? p->errs + p->n : NULL,
+		p->n < p->max ? p->max - p->n : 0, &n) == -1 &&
+	    n == 0)
+		n = 1; /* refused without a problem it could record */
+	p->n += n;
+}
+
 static const char *const top_keys[] = {"name", "displayName", "description",
     "transport", "transportConfig", "capabilities", "healthProbe", "actions",
-    "secrets", "promptVia", "limits", "sandbox", NULL};
+    "secrets", "promptVia", "limits", "sandbox", "commands", NULL};
 static const char *const transports[] = {"subprocess", "streamJson", NULL};
 static const char *const prompt_vias[] = {"argv", "stdin", NULL};
 
@@ -817,6 +841,7 @@ manifest_parse(struct json_object *root, struct manifest *out,
 	mp_actions(&p, m, root);
 	mp_limits(&p, m, root);
 	mp_sandbox(&p, m, root);
+	mp_commands(&p, m, root);
 done:
 	if (p.oom)
 		mp_err(&p, NULL, root, "", "out of memory");
@@ -847,6 +872,7 @@ manifest_free(struct manifest *m)
 	}
 	free(m->m_env);
 	free(m->m_cwd);
+	gate_policy_free(&m->m_commands);
 	strv_free(m->m_capabilities);
 	strv_free(m->m_probe_cmd);
 	for (i = 0; i < LIM_ACTIONS_MAX; i++) {

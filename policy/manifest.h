@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "cordon_limits.h"
+#include "gate.h"
 #include "policy.h"
 
 struct json_object;
@@ -50,15 +51,19 @@ struct mf_limits { /* SP-7, SP-9: defaults filled, clamped to ceilings */
 	unsigned long long l_action_output_bytes;
 };
 
-struct mf_sandbox {	/* parsed and validated only: enforcement is issue 4 */
-	int sb_present; /* the block was written */
-	enum mf_network sb_network;	/* default allow */
+/*
+ * SBX-1 ... SBX-5.  Lexical checks only; the roots are resolved
+ * (symlinks followed) and refuses protected ones at load: spawner/roots.c.
+ */
+struct mf_sandbox {
+	int sb_present;			/* the block was written */
+	enum mf_network sb_network;	/* default none (SBX-3) */
 	enum mf_isolation sb_isolation; /* default landlock */
-	char **sb_read_roots;		/* absolute paths */
+	char **sb_read_roots;		/* absolute, or "~/..." */
 	size_t sb_nread;
-	char **sb_write_roots;
+	char **sb_write_roots; /* absent: the cwd, when there is one */
 	size_t sb_nwrite;
-	int sb_required; /* default 0 */
+	int sb_required; /* default 1 */
 };
 
 struct manifest {
@@ -94,6 +99,7 @@ struct manifest {
 	enum mf_prompt_via m_prompt_via; /* default argv */
 	struct mf_limits m_limits;
 	struct mf_sandbox m_sandbox;
+	struct gate_policy m_commands; /* SBX-6: `commands:` or defaults */
 };
 
 /*

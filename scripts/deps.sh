@@ -31,6 +31,7 @@ test_pkgs=(
 	util-linux               # setpriv
 	passwd                   # useradd, for the unprivileged-user tests
 	procps                   # ps, pgrep
+	git                      # the sandbox test agent runs `git status`
 	curl ca-certificates
 )
 

@@ -150,8 +150,9 @@ action_audit(struct action *x, int code, uint64_t ms, uint64_t oc,
 	json_object_put(o);
 }
 
+/* detail: NULL/"" or the fixed-shape "seccomp: NAME". */
 static void
-action_reply_fail(struct action *x, const char *ec)
+action_reply_fail(struct action *x, const char *ec, const char *detail)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -159,6 +160,9 @@ action_reply_fail(struct action *x, const char *ec)
 	json_object_object_add(o, "errorClass", json_object_new_string(ec));
 	json_object_object_add(
 	    o, "errorMessage", json_object_new_string(errclass_message(ec)));
+	if (detail != NULL && detail[0] != '\0')
+		json_object_object_add(
+		    o, "detail", json_object_new_string(detail));
 	if (spawner_broker_ok(x->x_conn, x->x_gen))
 		ipc_reply(x->x_conn, &x->x_req, MSG_ACTION_RUN_OK, o, -1);
 	json_object_put(o);
@@ -180,7 +184,7 @@ action_done(struct aproc *ap)
 		ec = "timeout";
 	else if (ap->ap_end == AP_END_CAP)
 		ec = NULL;
-	else if (code == -1)
+	else if (ap->ap_end == AP_END_SECCOMP || code == -1)
 		ec = "killed";
 	else if (code != 0)
 		ec = "non-zero-exit";
@@ -188,7 +192,7 @@ action_done(struct aproc *ap)
 		ec = "unknown";
 	action_audit(x, code, ms, oc, ecc, ec);
 	if (ec != NULL) {
-		action_reply_fail(x, ec);
+		action_reply_fail(x, ec, ap->ap_killed_by);
 		json_object_put(so);
 		json_object_put(se);
 	} else {
@@ -262,13 +266,13 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	if ((x->x_out = evbuffer_new()) == NULL ||
 	    (x->x_err = evbuffer_new()) == NULL ||
 	    (x->x_argv = calloc(act->a_ncommand + 1, sizeof(char *))) == NULL) {
-		action_reply_fail(x, "unknown");
+		action_reply_fail(x, "unknown", NULL);
 		action_free(x);
 		return;
 	}
 	if (secrets_resolve(&ag->ag_mf, &x->x_ss) == -1) {
 		action_audit(x, -1, 0, 0, 0, "missing-secret");
-		action_reply_fail(x, "missing-secret");
+		action_reply_fail(x, "missing-secret", NULL);
 		action_free(x);
 		return;
 	}
@@ -276,7 +280,7 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	    agent_resolve_bin(
 		act->a_command[0], x->x_envp, path, sizeof(path)) == -1) {
 		action_audit(x, -1, 0, 0, 0, "spawn-failed");
-		action_reply_fail(x, "spawn-failed");
+		action_reply_fail(x, "spawn-failed", NULL);
 		action_free(x);
 		return;
 	}
@@ -289,9 +293,11 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	as.as_cwd = cwd;
 	as.as_limits = &ag->ag_mf.m_limits;
 	as.as_timeout_ms = act->a_timeout_ms;
+	as.as_sandbox = &ag->ag_sb; /* SBX-1: actions too */
+	as.as_agent = ag->ag_mf.m_name;
 	if (aproc_start(&x->x_proc, &as, &action_ops, x) == -1) {
 		action_audit(x, -1, 0, 0, 0, "spawn-failed");
-		action_reply_fail(x, "spawn-failed");
+		action_reply_fail(x, "spawn-failed", NULL);
 		action_free(x);
 	}
 }

@@ -2,15 +2,21 @@
  * Agent children for runs, actions and probes: the built env (SP-4), the
  * binary resolved on the built PATH (SP-1), the one spawn helper with a
  * new session, umask 077, rlimits and a parent-death signal (SP-6, SP-7),
- * deadlines and process-group kills with a bounded wait (SP-8, SP-17).
- * Touches only the pipes it makes and the binaries it resolves.
+ * the per-run sandbox (SBX-1 ... SBX-5, spawner/sandbox.c) with its
+ * failures named, seccomp notifications answered and named, deadlines
+ * and process-group kills with a bounded wait (SP-8, SP-17).
+ * Touches only the pipes it makes, the binaries it resolves and (through
+ * sandbox.c) each run's private tmp.
  */
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +24,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <seccomp.h>
 
 #include "env.h"
 #include "log.h"
@@ -183,6 +190,7 @@ aproc_finish(struct aproc *ap)
 	aproc_close(&ap->ap_out, &ap->ap_ev_out);
 	aproc_close(&ap->ap_err, &ap->ap_ev_err);
 	aproc_close(&ap->ap_in, &ap->ap_ev_in);
+	aproc_close(&ap->ap_notify, &ap->ap_ev_notify);
 	if (ap->ap_deadline != NULL)
 		event_del(ap->ap_deadline);
 	if (ap->ap_grace != NULL)
@@ -292,17 +300,79 @@ aproc_resume(struct aproc *ap)
 	aproc_check(ap);
 }
 
+static struct aproc *
+aproc_by_pid(pid_t pid)
+{
+	struct aproc *ap;
+
+	TAILQ_FOREACH (ap, &sp.sp_procs, ap_entry)
+		if (ap->ap_pid == pid)
+			return ap;
+	return NULL;
+}
+
+/* "seccomp: NAME" for a syscall number of this architecture. */
+static void
+name_syscall(struct aproc *ap, uint32_t arch, long nr)
+{
+	char *name = NULL;
+
+	if (nr >= 0 && nr < 4096)
+		name = seccomp_syscall_resolve_num_arch(arch, (int)nr);
+	snprintf(ap->ap_killed_by, sizeof(ap->ap_killed_by), "seccomp: %s",
+	    name != NULL ? name : "unknown");
+	free(name);
+}
+
+/*
+ * Killed by SIGSYS (a bad architecture, or a filter of its own): look at
+ * /proc/PID/syscall while it is still a zombie.  Recent kernels free a
+ * dead task's stack and answer -1, hence "seccomp: unknown" then; the
+ * calls the sandbox ends runs for arrive as notifications instead.
+ */
+static void
+aproc_sigsys(struct aproc *ap, pid_t pid)
+{
+	char path[64], buf[128];
+	ssize_t n;
+	long nr = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		if ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+			buf[n] = '\0';
+			nr = strtol(buf, NULL, 10);
+		}
+		close(fd);
+	}
+	name_syscall(ap, SCMP_ARCH_NATIVE, nr);
+}
+
 void
 aproc_reap(void)
 {
 	struct aproc *ap;
+	siginfo_t si;
 	pid_t pid;
 	int st;
 
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		TAILQ_FOREACH (ap, &sp.sp_procs, ap_entry)
-			if (ap->ap_pid == pid)
-				break;
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+		    si.si_pid == 0)
+			break;
+		pid = si.si_pid;
+		ap = aproc_by_pid(pid);
+		if (ap != NULL && si.si_code == CLD_KILLED &&
+		    si.si_status == SIGSYS && ap->ap_killed_by[0] == '\0') {
+			aproc_sigsys(ap, pid);
+			log_warnx("agent %s: killed by %s",
+			    ap->ap_agent != NULL ? ap->ap_agent : "?",
+			    ap->ap_killed_by);
+		}
+		if (waitpid(pid, &st, WNOHANG) <= 0)
+			break;
 		if (ap == NULL)
 			continue;
 		ap->ap_exited = 1;
@@ -333,6 +403,79 @@ aproc_release(struct aproc *ap)
 	ap->ap_deadline = ap->ap_grace = ap->ap_finish = NULL;
 	free(ap->ap_stdin);
 	ap->ap_stdin = NULL;
+	aproc_close(&ap->ap_notify, &ap->ap_ev_notify);
+	if (ap->ap_sbx != NULL) {
+		sandbox_run_end(ap->ap_sbx); /* removes the private tmp */
+		free(ap->ap_sbx);
+		ap->ap_sbx = NULL;
+	}
+}
+
+/*
+ * A call the agent's seccomp layer hands us (ptrace, bpf, ...): refuse
+ * it, name it, end the run.  Only the name leaves the spawner.
+ */
+static void
+aproc_notify_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct aproc *ap = arg;
+	struct seccomp_notif *req = NULL;
+	struct seccomp_notif_resp *resp = NULL;
+	struct pollfd pfd;
+
+	if (seccomp_notify_alloc(&req, &resp) != 0)
+		goto kill;
+	if (seccomp_notify_receive(ap->ap_notify, req) != 0) {
+		/* Every filter user is gone (POLLHUP): stop listening.  A
+		 * caller that died before we read is no reason to. */
+		pfd.fd = ap->ap_notify;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) == 1 &&
+		    (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)))
+			aproc_close(&ap->ap_notify, &ap->ap_ev_notify);
+		seccomp_notify_free(req, resp);
+		return;
+	}
+	resp->id = req->id;
+	resp->val = 0;
+	resp->error = -EPERM;
+	resp->flags = 0;
+	(void)seccomp_notify_respond(ap->ap_notify, resp);
+	if (ap->ap_killed_by[0] == '\0') {
+		name_syscall(ap, req->data.arch, req->data.nr);
+		log_warnx("agent %s: %s; run ended",
+		    ap->ap_agent != NULL ? ap->ap_agent : "?",
+		    ap->ap_killed_by);
+	}
+	seccomp_notify_free(req, resp);
+kill:
+	aproc_kill(ap, AP_END_SECCOMP);
+}
+
+/* The listener the child sent before execve, or -1. */
+static int
+recv_notify_fd(int sock)
+{
+	size_t nfds = 0;
+	char c;
+	int fd = -1;
+
+	set_nonblock(sock, 1);
+	if (ipc_recvmsg_fds(sock, &c, 1, &fd, &nfds, 1) != 1 || nfds != 1) {
+		if (nfds == 1)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static const char *
+errno_name(int e)
+{
+	const char *n = strerrorname_np(e);
+
+	return n != NULL ? n : "EIO";
 }
 
 static int
@@ -343,21 +486,38 @@ pipe_pair(int p[2])
 	return 0;
 }
 
+/* The sandbox failed before execve: say where on cordon's side (SBX-1). */
+static void
+aproc_start_failed(struct aproc *ap, const struct spawn_status *st)
+{
+	const char *step = sandbox_step_name(st->ss_step);
+
+	ap->ap_fail_step = st->ss_step;
+	ap->ap_fail_errno = st->ss_errno;
+	log_warnx("agent %s: %s%s: %s",
+	    ap->ap_agent != NULL ? ap->ap_agent : "?",
+	    st->ss_step >= SPAWN_STEP_HOOK_BASE ? "sandbox: " : "spawn: ",
+	    step != NULL ? step : "unknown step", errno_name(st->ss_errno));
+}
+
 int
 aproc_start(struct aproc *ap, const struct aproc_spec *as,
     const struct aproc_ops *ops, void *arg)
 {
 	struct event_base *base = sp.sp_d.d_base;
 	struct spawn_rlimit rl[5];
-	struct spawn_fd fds[3];
+	struct spawn_fd fds[5];
+	struct spawn_status sst;
 	struct spawn_req req;
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, pi[2] = {-1, -1};
+	int ns[2] = {-1, -1};
 	size_t nrl = 0, nfd = 0;
 
 	memset(ap, 0, sizeof(*ap));
-	ap->ap_out = ap->ap_err = ap->ap_in = -1;
+	ap->ap_out = ap->ap_err = ap->ap_in = ap->ap_notify = -1;
 	ap->ap_ops = ops;
 	ap->ap_arg = arg;
+	ap->ap_agent = as->as_agent;
 	ap->ap_deadline = evtimer_new(base, aproc_deadline_cb, ap);
 	ap->ap_grace = evtimer_new(base, aproc_grace_cb, ap);
 	ap->ap_finish = evtimer_new(base, aproc_finish_cb, ap);
@@ -370,8 +530,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 
 	/*
 	 * SP-7.  RLIMIT_NPROC counts every process of the uid, not the run's,
-	 * so it is not set here: the per-run bound needs a cgroup's pids.max
-	 * (the sandbox issue).
+	 * so it is not set here: the per-run bound needs a cgroup's pids.max.
 	 */
 	rl[nrl].sl_resource = RLIMIT_CPU;
 	rl[nrl++].sl_value = as->as_limits->l_cpu_sec;
@@ -393,11 +552,45 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	fds[nfd++].sf_dst = 1;
 	fds[nfd].sf_src = pe[1];
 	fds[nfd++].sf_dst = 2;
+	if (as->as_gate_fd > 2) {
+		fds[nfd].sf_src = as->as_gate_fd;
+		fds[nfd++].sf_dst = 3;
+	}
 
 	memset(&req, 0, sizeof(req));
 	req.sr_path = as->as_path;
 	req.sr_argv = as->as_argv;
 	req.sr_envp = as->as_envp;
+	/*
+	 * SBX-1: every agent child is sandboxed; a failure refuses the run,
+	 * and so does a caller that forgot to say which sandbox.
+	 */
+	if (as->as_sandbox == NULL) {
+		log_warnx("agent %s: no sandbox plan; refusing to spawn",
+		    as->as_agent != NULL ? as->as_agent : "?");
+		goto fail;
+	}
+	if ((ap->ap_sbx = calloc(1, sizeof(*ap->ap_sbx))) == NULL ||
+	    sandbox_run_prepare(ap->ap_sbx, as->as_sandbox, as->as_path,
+		as->as_cwd, as->as_envp) == -1) {
+		log_warn("agent %s: sandbox: preparing the run",
+		    as->as_agent != NULL ? as->as_agent : "?");
+		free(ap->ap_sbx);
+		ap->ap_sbx = NULL;
+		goto fail;
+	}
+	req.sr_envp = ap->ap_sbx->sx_envp;
+	req.sr_clone_flags = ap->ap_sbx->sx_clone;
+	req.sr_hook = sandbox_child;
+	req.sr_hook_arg = ap->ap_sbx;
+	/* The child hands its seccomp listener back on this socket. */
+	if (as->as_sandbox->pl_layers & SBX_L_SECCOMP) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ns) ==
+		    -1)
+			goto fail;
+		fds[nfd].sf_src = ns[1];
+		fds[nfd++].sf_dst = SBX_NOTIFY_FD;
+	}
 	req.sr_fds = fds;
 	req.sr_nfds = nfd;
 	req.sr_setsid = 1;
@@ -407,9 +600,12 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	req.sr_nrlimits = nrl;
 	req.sr_set_umask = 1;
 	req.sr_umask = 077;
+	req.sr_status = &sst;
 	ap->ap_start_ms = now_ms_mono();
-	if ((ap->ap_pid = spawn_exec(&req)) == -1)
+	if ((ap->ap_pid = spawn_exec(&req)) == -1) {
+		aproc_start_failed(ap, &sst);
 		goto fail;
+	}
 	close(po[1]);
 	close(pe[1]);
 	po[1] = pe[1] = -1;
@@ -431,7 +627,19 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	    event_add(ap->ap_ev_out, NULL) == -1 ||
 	    event_add(ap->ap_ev_err, NULL) == -1) {
 		aproc_kill(ap, AP_END_CANCEL);
-		return 0; /* started; ends at once through ao_done */
+		goto started;
+	}
+	if (ns[0] != -1) {
+		/* The child sent its listener before execve: it is here. */
+		if ((ap->ap_notify = recv_notify_fd(ns[0])) == -1 ||
+		    (ap->ap_ev_notify = event_new(base, ap->ap_notify,
+			 EV_READ | EV_PERSIST, aproc_notify_cb, ap)) == NULL ||
+		    event_add(ap->ap_ev_notify, NULL) == -1) {
+			log_warnx("agent %s: sandbox: seccomp listener lost",
+			    as->as_agent != NULL ? as->as_agent : "?");
+			aproc_kill(ap, AP_END_CANCEL);
+			goto started;
+		}
 	}
 	if (pi[1] != -1) {
 		ap->ap_in = pi[1];
@@ -442,7 +650,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 			 EV_WRITE | EV_PERSIST, aproc_in_cb, ap)) == NULL ||
 		    event_add(ap->ap_ev_in, NULL) == -1) {
 			aproc_kill(ap, AP_END_CANCEL);
-			return 0;
+			goto started;
 		}
 		memcpy(ap->ap_stdin, as->as_stdin, as->as_stdin_len);
 		ap->ap_stdin_len = as->as_stdin_len;
@@ -452,7 +660,14 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 		    (as->as_timeout_ms % 1000) * 1000};
 		evtimer_add(ap->ap_deadline, &tv);
 	}
-	return 0;
+started:
+	if (ns[0] != -1)
+		close(ns[0]);
+	if (ns[1] != -1)
+		close(ns[1]);
+	if (pi[1] != -1)
+		close(pi[1]);
+	return 0; /* started; a failure above ends it at once via ao_done */
 fail:
 	if (po[0] != -1)
 		close(po[0]);
@@ -466,6 +681,10 @@ fail:
 		close(pi[0]);
 	if (pi[1] != -1)
 		close(pi[1]);
+	if (ns[0] != -1)
+		close(ns[0]);
+	if (ns[1] != -1)
+		close(ns[1]);
 	aproc_release(ap);
 	return -1;
 }

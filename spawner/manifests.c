@@ -37,7 +37,7 @@ agent_load_file(const char *dir, const char *file)
 	struct json_object *root;
 	struct yaml_err ye;
 	struct agent *ag;
-	char path[PATH_MAX];
+	char path[PATH_MAX], why[256];
 	size_t i, nerrs = 0;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
@@ -64,22 +64,27 @@ agent_load_file(const char *dir, const char *file)
 	}
 	json_object_put(root);
 	/*
-	 * SBX-5: a manifest that asks for a sandbox must never run without
-	 * one, and the per-run sandbox is not built yet (issue 4).
+	 * SBX-1, SBX-2, SBX-5: every agent gets a sandbox (the default one
+	 * without a sandbox: block); roots are resolved and checked now, and
+	 * an agent whose required layers this host lacks is disabled.
 	 */
-	if (ag->ag_mf.m_sandbox.sb_present) {
-		log_warnx("agents/%s: sandbox is not supported by this build "
-			  "yet; agent disabled",
-		    file);
+	if (sandbox_plan_build(&ag->ag_mf, &sp.sp_protect, &ag->ag_sb, why,
+		sizeof(why)) == -1) {
+		log_warnx("agents/%s: %s; agent disabled", file, why);
+		sandbox_plan_free(&ag->ag_sb);
 		manifest_free(&ag->ag_mf);
 		free(ag);
 		return;
 	}
+	if (ag->ag_sb.pl_reason[0] != '\0')
+		log_warnx("agents/%s: sandbox weaker than asked: %s", file,
+		    ag->ag_sb.pl_reason);
 	if (agent_find(ag->ag_mf.m_name) != NULL ||
 	    sp.sp_nagents == SPAWNER_MAX_AGENTS) {
 		log_warnx("agents/%s: duplicate name or too many agents; "
 			  "agent disabled",
 		    file);
+		sandbox_plan_free(&ag->ag_sb);
 		manifest_free(&ag->ag_mf);
 		free(ag);
 		return;
@@ -95,6 +100,8 @@ agents_load(void)
 	DIR *d;
 	size_t len;
 
+	/* What the host offers, once, before any agent is planned. */
+	sandbox_host_probe();
 	if ((d = opendir(sp.sp_agents_dir)) == NULL) {
 		if (errno != ENOENT)
 			log_warn("agents directory");
@@ -193,6 +200,7 @@ agent_json(const struct agent *ag, int full)
 	secrets_clear(&ss);
 	json_object_object_add(o, "missingSecrets", miss);
 	json_object_object_add(o, "hasKey", has);
+	json_object_object_add(o, "sandbox", sandbox_plan_json(&ag->ag_sb));
 	if (full) {
 		struct json_object *caps = json_object_new_array();
 

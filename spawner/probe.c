@@ -141,6 +141,8 @@ probe_run(struct agent *ag)
 	as.as_timeout_ms = mf->m_probe_timeout_ms > 0
 			       ? mf->m_probe_timeout_ms
 			       : LIM_PROBE_TIMEOUT_DEF_MS;
+	as.as_sandbox = &ag->ag_sb; /* SBX-1: probes too */
+	as.as_agent = mf->m_name;
 	if (aproc_start(&pr->pr_proc, &as, &probe_ops, pr) == -1) {
 		ag->ag_ready = RD_OFFLINE;
 		probe_free(pr);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -19,6 +20,7 @@
 #include "argv.h"
 #include "text.h"
 #include "env.h"
+#include "gatechan.h"
 #include "json.h"
 #include "log.h"
 #include "msg.h"
@@ -51,6 +53,7 @@ struct run {
 	size_t r_prompt_len;
 	struct clean r_clean, r_eclean;
 	struct redact *r_redact;
+	struct gate_chan *r_gate; /* SBX-6: the run's gate channel */
 	struct evbuffer *r_tmp, *r_text, *r_note, *r_err, *r_line;
 	int r_line_skip;
 	int r_json_seen, r_delta_seen;
@@ -99,6 +102,7 @@ run_find(const char *id)
 static void
 run_free(struct run *r)
 {
+	gate_chan_close(r->r_gate);
 	LIST_REMOVE(r, r_entry);
 	r->r_agent->ag_running--;
 	sp.sp_nruns--;
@@ -479,13 +483,16 @@ run_done(struct aproc *ap)
 	int code = aproc_exit_code(ap), pending;
 	uint64_t ms = ap->ap_end_ms - ap->ap_start_ms;
 
+	/* SBX-7: the run is over; whatever it still had held is denied. */
+	gate_chan_close(r->r_gate);
+	r->r_gate = NULL;
 	run_text_finish(r);
 	clean_finish(&r->r_eclean, r->r_err);
 	if (ap->ap_end == AP_END_TIMEOUT)
 		ec = "timeout";
 	else if (ap->ap_end == AP_END_CANCEL || ap->ap_end == AP_END_CAP)
 		ec = NULL;
-	else if (code == -1)
+	else if (ap->ap_end == AP_END_SECCOMP || code == -1)
 		ec = "killed";
 	else if (code != 0)
 		ec = "non-zero-exit";
@@ -499,6 +506,10 @@ run_done(struct aproc *ap)
 		    ev, "errorClass", json_object_new_string(ec));
 		json_object_object_add(ev, "errorMessage",
 		    json_object_new_string(errclass_message(ec)));
+		/* Fixed shape, for the operator: "seccomp: ptrace". */
+		if (ap->ap_killed_by[0] != '\0')
+			json_object_object_add(ev, "detail",
+			    json_object_new_string(ap->ap_killed_by));
 		run_event(r, ev);
 	} else {
 		o = json_object_new_object();
@@ -549,6 +560,7 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	struct run *r = arg;
 	struct aproc_spec as;
 	struct json_object *o;
+	int gatefd, rc;
 
 	if (!spawner_audit_acked(m)) {
 		run_reply_error(r, "audit-unavailable");
@@ -570,7 +582,21 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		as.as_stdin_len = r->r_prompt_len;
 	}
 	as.as_timeout_ms = r->r_agent->ag_mf.m_timeout_ms;
-	if (aproc_start(&r->r_proc, &as, &run_ops, r) == -1) {
+	as.as_sandbox = &r->r_agent->ag_sb; /* SBX-1 */
+	as.as_agent = r->r_agent->ag_mf.m_name;
+	/* SBX-6: the gate channel, the child's fd 3 (CORDON_GATE_FD). */
+	if (gate_chan_open(&r->r_gate, r->r_agent, r->r_id, r->r_cwd,
+		(const char *const *)r->r_ss.ss_values, r->r_ss.ss_n,
+		&gatefd) == -1) {
+		run_audit_error(r, "spawn-failed", -1);
+		run_reply_error(r, "spawn-failed");
+		run_free(r);
+		return;
+	}
+	as.as_gate_fd = gatefd;
+	rc = aproc_start(&r->r_proc, &as, &run_ops, r);
+	close(gatefd); /* the child has its copy */
+	if (rc == -1) {
 		run_audit_error(r, "spawn-failed", -1);
 		run_reply_error(r, "spawn-failed");
 		run_free(r);
@@ -732,6 +758,11 @@ run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		run_refuse(c, m, r, "invalid-argument", NULL);
 		return;
 	}
+	/* SBX-6: the gate channel's fd, set by us only (never the manifest). */
+	if (gate_env(&r->r_envp) == -1) {
+		run_refuse(c, m, r, "internal", NULL);
+		return;
+	}
 	if (agent_resolve_bin(ag->ag_mf.m_bin, r->r_envp, r->r_path,
 		sizeof(r->r_path)) == -1) {
 		run_refuse(c, m, r, "spawn-failed", "spawn-failed");
@@ -770,6 +801,9 @@ run_cancel_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		ipc_reply_error(c, m, "unknown-run");
 		return;
 	}
+	/* SBX-7: held gate calls are denied before the agent is stopped. */
+	gate_chan_close(r->r_gate);
+	r->r_gate = NULL;
 	/* API-4: SIGTERM to the group, SIGKILL after 3 s. */
 	aproc_stop(&r->r_proc, AP_END_CANCEL, LIM_CANCEL_GRACE_MS);
 	ipc_reply(c, m, MSG_RUN_CANCEL_OK, NULL, -1);

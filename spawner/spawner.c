@@ -16,9 +16,11 @@
 
 #include "confine.h"
 #include "daemon.h"
+#include "gatechan.h"
 #include "json.h"
 #include "log.h"
 #include "msg.h"
+#include "roots.h"
 #include "spawner.h"
 
 struct spawner sp;
@@ -40,6 +42,10 @@ static const struct ipc_dispatch peer_table[] = {
     {MSG_RUN_CANCEL, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, run_cancel_h},
     {MSG_ACTION_RUN, PROC_BIT(PROC_BROKER), 2, 1024, IPC_FD_NONE, action_run_h},
     {MSG_RUN_CREDIT, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, run_credit_h},
+    {MSG_APPROVAL_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,
+	approval_list_h},
+    {MSG_APPROVAL_DECIDE, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE,
+	approval_decide_h},
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
@@ -113,15 +119,13 @@ sigchld_cb(evutil_socket_t sig, short ev, void *arg)
 }
 
 /*
- * SBX-5: health says what layers an agent gets.  The per-run sandbox is
- * not built yet (issue 4): agents run with the spawner's seccomp denylist
- * and rlimits only, and any manifest asking for a sandbox is disabled.
+ * SBX-5: health says which sandbox layers this host offers; each agent's
+ * own layers are in its agent_json ("sandbox").
  */
 static void
 status_extra(struct daemon *d, struct json_object *st)
 {
-	json_object_object_add(
-	    st, "agentSandbox", json_object_new_string("none"));
+	json_object_object_add(st, "sandboxHost", sandbox_host_json());
 }
 
 static void
@@ -161,6 +165,37 @@ spawner_paths(const char *home)
 		fatalx("home path too long");
 }
 
+/*
+ * SBX-2: what no agent root may be, contain or lie inside, besides the
+ * fixed list: cordon's config dir and what cordond names with --protect.
+ * Resolved now, before confinement; a dir that does not exist yet is
+ * kept as written.
+ */
+static void
+spawner_protect(const struct daemon_args *a)
+{
+	struct protect_ctx *pc = &sp.sp_protect;
+	const char *dirs[1 + DAEMON_MAX_PROTECT];
+	char cfg[PATH_MAX], *slash, *buf;
+	size_t i, n = 0;
+
+	if (roots_protect_init(pc, sp.sp_home, sizeof(sp.sp_home)) == -1)
+		fatalx("no home directory to protect");
+	snprintf(cfg, sizeof(cfg), "%s", sp.sp_secrets);
+	if ((slash = strrchr(cfg, '/')) != NULL && slash != cfg)
+		*slash = '\0'; /* the dir of secrets.yaml */
+	dirs[n++] = cfg;
+	for (i = 0; i < a->da_nprotect; i++)
+		dirs[n++] = a->da_protect[i];
+	for (i = 0; i < n && pc->pc_nextra < PROTECT_EXTRA_MAX; i++) {
+		buf = sp.sp_protect_buf[i];
+		if (realpath(dirs[i], buf) == NULL &&
+		    snprintf(buf, PATH_MAX, "%s", dirs[i]) >= PATH_MAX)
+			fatalx("protected path too long");
+		pc->pc_extra[pc->pc_nextra++] = buf;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -177,11 +212,12 @@ main(int argc, char **argv)
 
 	sp.sp_max_runs = LIM_RUNS_TOTAL;
 	sp.sp_max_runs_agent = LIM_RUNS_PER_AGENT;
-	daemon_parse_args(argc, argv, "home", nums, &a);
+	daemon_parse_args(argc, argv, "home", nums, DAEMON_ARG_PROTECT, &a);
 	log_init("spawner", a.da_debug);
 	if (a.da_path[0] != '/')
 		fatalx("usage: --home must be absolute");
 	spawner_paths(a.da_path);
+	spawner_protect(&a);
 	TAILQ_INIT(&sp.sp_procs);
 	daemon_prepare(&sp.sp_d, PROC_SPAWNER, peer_table);
 	sp.sp_d.d_peer_up = peer_up;

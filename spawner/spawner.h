@@ -16,6 +16,8 @@
 #include "daemon.h"
 #include "ipc.h"
 #include "manifest.h"
+#include "protect.h"
+#include "sandbox.h"
 
 struct event;
 struct json_object;
@@ -37,6 +39,7 @@ struct agent {
 	char ag_version[LIM_PROBE_VERSION_MAX * 4 + 1];
 	struct probe *ag_probe; /* NULL when none is in flight */
 	struct event *ag_probe_timer;
+	struct sandbox_plan ag_sb; /* SBX-1 ... SBX-5: layers it gets */
 };
 
 /*
@@ -44,7 +47,13 @@ struct agent {
  * gets stdout/stderr chunks and, exactly once, ac_done once the child
  * has exited and its pipes are drained, or the kill grace ran out.
  */
-enum aproc_end { AP_END_NONE = 0, AP_END_TIMEOUT, AP_END_CANCEL, AP_END_CAP };
+enum aproc_end {
+	AP_END_NONE = 0,
+	AP_END_TIMEOUT,
+	AP_END_CANCEL,
+	AP_END_CAP,
+	AP_END_SECCOMP, /* made a call its seccomp layer ends it for */
+};
 
 struct aproc;
 struct aproc_ops {
@@ -67,6 +76,13 @@ struct aproc {
 	int ap_paused; /* flow control: stdout not being read */
 	enum aproc_end ap_end;
 	uint64_t ap_start_ms, ap_end_ms;
+	const char *ap_agent;	    /* name, for log lines */
+	struct sandbox_run *ap_sbx; /* this run's sandbox state */
+	int ap_notify;		    /* seccomp listener, or -1 */
+	struct event *ap_ev_notify;
+	char ap_killed_by[48]; /* "seccomp: ptrace", or "" */
+	int ap_fail_step;      /* spawn failed: spawn_step / sbx_step */
+	int ap_fail_errno;
 	const struct aproc_ops *ap_ops;
 	void *ap_arg;
 	TAILQ_ENTRY(aproc) ap_entry;
@@ -81,13 +97,22 @@ struct aproc_spec {
 	const struct mf_limits *as_limits;
 	const char *as_stdin; /* NULL: /dev/null */
 	size_t as_stdin_len;
-	long as_timeout_ms; /* 0: no deadline */
+	long as_timeout_ms;		       /* 0: no deadline */
+	const struct sandbox_plan *as_sandbox; /* required: the agent's plan */
+	const char *as_agent;		       /* name, for log lines */
+	int as_gate_fd; /* -1: none; else dup'd to fd 3 in the child
+			 * (0, 1, 2 also mean none, so a zeroed spec is safe) */
 };
 
 struct spawner {
 	struct daemon sp_d;
 	char sp_agents_dir[PATH_MAX];
 	char sp_secrets[PATH_MAX];
+	/* SBX-2: the operator's home, cordon's config dir (that of
+	 * secrets.yaml) and each --protect DIR (audit dir, vault), resolved */
+	struct protect_ctx sp_protect;
+	char sp_protect_buf[1 + DAEMON_MAX_PROTECT][PATH_MAX];
+	char sp_home[PATH_MAX];
 	struct agent *sp_agents[SPAWNER_MAX_AGENTS];
 	size_t sp_nagents;
 	size_t sp_nruns;	    /* chat runs in flight, all agents */

@@ -1,7 +1,9 @@
 /*
  * cordon check [--home DIR]: load every agents/NAME.yaml with the same
  * loader and validator the spawner uses, print every problem as
- * FILE:LINE:COL: message, exit 1 if any (2 on bad usage).  Reads only.
+ * FILE:LINE:COL: message, exit 1 if any (2 on bad usage).  Sandbox roots
+ * are resolved and checked against the protected set exactly as the
+ * spawner does at load (SBX-2).  Reads only.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "cordond.h"
+#include "../spawner/roots.h"
 #include "manifest.h"
 #include "yamljson.h"
 
@@ -48,9 +51,12 @@ check_is_yaml(const char *n)
 
 /* One manifest file; returns the number of problems printed. */
 static size_t
-check_file(const char *path, char **names, size_t *nnames)
+check_file(const char *path, const struct protect_ctx *pc, char **names,
+    size_t *nnames)
 {
 	struct policy_err errs[CHECK_MAX_ERRS];
+	struct roots r;
+	char why[PATH_MAX];
 	struct yaml_err yerr;
 	struct json_object *root, *nv;
 	struct manifest m;
@@ -86,15 +92,17 @@ check_file(const char *path, char **names, size_t *nnames)
 		n = 1;
 	} else if ((names[*nnames] = strdup(m.m_name)) != NULL)
 		(*nnames)++;
-	/* SBX-5: the spawner disables an agent that asks for a sandbox. */
-	if (m.m_sandbox.sb_present) {
-		(void)json_object_object_get_ex(root, "sandbox", &nv);
+	/* SBX-2: the spawner resolves the roots the same way at load. */
+	if (roots_resolve(&m, pc, &r, why, sizeof(why)) == -1) {
+		if (!json_object_object_get_ex(root, "sandbox", &nv) &&
+		    !json_object_object_get_ex(root, "transportConfig", &nv))
+			nv = root;
 		(void)yaml_mark(nv, &l, &c);
-		printf("%s:%lu:%lu: sandbox: not supported by this build yet; "
-		       "the agent would be disabled\n",
-		    path, l, c);
+		printf("%s:%lu:%lu: %s; the agent would be disabled\n", path, l,
+		    c, why);
 		n++;
-	}
+	} else
+		roots_free(&r);
 	manifest_free(&m);
 	json_object_put(root);
 	return n;
@@ -108,6 +116,10 @@ cmd_check(int argc, char **argv)
 	struct cordon_config cf;
 	const char *home = NULL;
 	char *files[CHECK_MAX_FILES], *names[CHECK_MAX_FILES], path[PATH_MAX];
+	char homebuf[PATH_MAX], cfgdir[PATH_MAX], protect_buf[3][PATH_MAX];
+	char *slash;
+	const char *extra[3];
+	struct protect_ctx pc;
 	struct dirent *de;
 	DIR *d;
 	size_t nfiles = 0, nnames = 0, problems = 0, i;
@@ -129,6 +141,26 @@ cmd_check(int argc, char **argv)
 	if (home_resolve(&cf, home) == -1) {
 		fprintf(stderr, "cordon: check: cannot resolve the home\n");
 		return 2;
+	}
+	/* The spawner's protected set: its config dir, audit dir, vault. */
+	if (config_load(&cf) == -1)
+		return 1; /* it printed file:line:col */
+	if (roots_protect_init(&pc, homebuf, sizeof(homebuf)) == -1) {
+		fprintf(stderr, "cordon: check: no home directory\n");
+		return 2;
+	}
+	snprintf(cfgdir, sizeof(cfgdir), "%s", cf.cf_agents);
+	if ((slash = strrchr(cfgdir, '/')) != NULL && slash != cfgdir)
+		*slash = '\0';
+	extra[0] = cfgdir;
+	extra[1] = cf.cf_audit;
+	extra[2] = cf.cf_vault;
+	for (i = 0; i < 3; i++) {
+		if (extra[i][0] != '/')
+			continue;
+		if (realpath(extra[i], protect_buf[i]) == NULL)
+			snprintf(protect_buf[i], PATH_MAX, "%s", extra[i]);
+		pc.pc_extra[pc.pc_nextra++] = protect_buf[i];
 	}
 	if ((d = opendir(cf.cf_agents)) != NULL) {
 		while ((de = readdir(d)) != NULL) {
@@ -155,7 +187,7 @@ cmd_check(int argc, char **argv)
 	}
 	qsort(files, nfiles, sizeof(char *), check_cmp);
 	for (i = 0; i < nfiles; i++) {
-		problems += check_file(files[i], names, &nnames);
+		problems += check_file(files[i], &pc, names, &nnames);
 		free(files[i]);
 	}
 	for (i = 0; i < nnames; i++)

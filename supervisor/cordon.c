@@ -23,7 +23,9 @@ usage(FILE *f)
 	    "usage: cordon run [--home DIR] [--port N] [--demo] [--user NAME]\n"
 	    "                  [--allow-root] [--debug]\n"
 	    "       cordon check [--home DIR]\n"
+	    "       cordon status [--home DIR] [--json]\n"
 	    "       cordon audit verify|tail [--home DIR] [...]\n"
+	    "       cordon gate [-- CMD ARGS...]\n"
 	    "       cordon version\n"
 	    "\n"
 	    "  run      start cordon in the foreground and print the\n"
@@ -37,7 +39,12 @@ usage(FILE *f)
 	    "           spawner, vaultd and auditd take\n"
 	    "  --allow-root  when started as root without --user: accept\n"
 	    "           that agents would run as root (still without any\n"
-	    "           capability)\n");
+	    "           capability)\n"
+	    "  status   each daemon's confinement, the sandbox layers of\n"
+	    "           this host and of each agent, from the running cordon\n"
+	    "  gate     an agent's pre-tool hook inside a run: the command\n"
+	    "           on stdin (Claude Code PreToolUse JSON) or after --\n"
+	    "           is allowed (exit 0) or refused (exit 2; 1 after --)\n");
 }
 
 static int
@@ -191,6 +198,10 @@ main(int argc, char **argv)
 		return cmd_check(argc - 1, argv + 1);
 	if (strcmp(argv[1], "audit") == 0)
 		return cmd_audit(argc - 1, argv + 1);
+	if (strcmp(argv[1], "status") == 0)
+		return cmd_status(argc - 1, argv + 1);
+	if (strcmp(argv[1], "gate") == 0)
+		return cmd_gate(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 ||
 	    strcmp(argv[1], "--version") == 0) {
 		printf("cordon %s\n", CORDON_VERSION);

@@ -351,6 +351,11 @@ child_start(struct child *ch)
 		argv[na++] = runs;
 		argv[na++] = "--max-runs-per-agent";
 		argv[na++] = runs_agent;
+		/* SBX-2: no agent root may reach these either. */
+		argv[na++] = "--protect";
+		argv[na++] = conf->cf_audit;
+		argv[na++] = "--protect";
+		argv[na++] = conf->cf_vault;
 		break;
 	}
 	default:

@@ -46,6 +46,8 @@ int home_write_private(
 /* check.c: cordon check; audit_cli.c: cordon audit */
 int cmd_check(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+int cmd_status(int argc, char **argv); /* status.c */
+int cmd_gate(int argc, char **argv);   /* gate_cli.c (SBX-6) */
 
 /* cordond.c */
 int cordond_main(struct cordon_config *);

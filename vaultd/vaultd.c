@@ -638,7 +638,7 @@ main(int argc, char **argv)
 	gid_t gid = (gid_t)-1;
 
 	log_init("vaultd", 0);
-	daemon_parse_args(argc, argv, "vault", NULL, &a);
+	daemon_parse_args(argc, argv, "vault", NULL, 0, &a);
 	log_init("vaultd", a.da_debug);
 	daemon_prepare(&vault.v_d, PROC_VAULTD, peer_table);
 	vault.v_d.d_status_extra = vault_status_extra;

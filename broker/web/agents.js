@@ -26,6 +26,20 @@ function names(list) {
   return Array.isArray(list) ? list.filter((s) => typeof s === 'string') : [];
 }
 
+// SBX-1..5: what the agent's runs are confined by, as the spawner plans it.
+function sandboxBadge(sb) {
+  if (!sb || typeof sb !== 'object') return null;
+  const iso = typeof sb.isolation === 'string' ? sb.isolation : 'sandbox';
+  const text = sb.network === 'none' ? `${iso}, no network` : iso;
+  const p = pill(text, sb.enforced === true ? 'ok' : 'warn');
+  p.classList.add('sandbox-badge');
+  p.dataset.enforced = String(sb.enforced === true);
+  const layers = Array.isArray(sb.layers) ? sb.layers.filter((l) => typeof l === 'string') : [];
+  p.title = sb.enforced === true ? `Layers: ${layers.join(', ') || 'none'}` :
+    `Not every layer applies${typeof sb.reason === 'string' ? `: ${sb.reason}` : ''}`;
+  return p;
+}
+
 function agentCard(a) {
   const card = el('article', 'card agent-card');
   card.dataset.agent = a.name;
@@ -45,6 +59,8 @@ function agentCard(a) {
   fact('Version', fmt(r.version), 'version');
   const actions = Array.isArray(a.actions) ? a.actions.length : 0;
   fact('Actions', String(actions));
+  const badge = sandboxBadge(a.sandbox);
+  if (badge) fact('Sandbox', null, 'sandbox').append(badge);
   const missing = names(a.missingSecrets);
   const ms = fact('Missing secrets', missing.length ? missing.join(', ') : 'none',
     missing.length ? 'missing bad mono' : 'missing');

@@ -12,6 +12,7 @@ const BACKOFF_MAX_MS = 60000;
 const authListeners = new Set();
 export const auth = {
   signedOut: false,
+  known: false, // an API answer has said which (listeners hear the first)
   backoff: BACKOFF_MIN_MS,
 };
 
@@ -19,7 +20,8 @@ function setSignedOut(v) {
   if (v) auth.backoff = auth.signedOut ?
     Math.min(auth.backoff * 2, BACKOFF_MAX_MS) : BACKOFF_MIN_MS;
   else auth.backoff = BACKOFF_MIN_MS;
-  if (auth.signedOut === v) return;
+  if (auth.signedOut === v && auth.known) return;
+  auth.known = true;
   auth.signedOut = v;
   for (const f of authListeners) f(v);
 }

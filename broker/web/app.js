@@ -9,6 +9,7 @@ import { health } from './health.js';
 import { agentsView, agentView } from './agents.js';
 import { vaultView } from './vault.js';
 import { activityView } from './activity.js';
+import { approvalsView, startApprovals } from './approvals.js';
 
 const DEFAULT_VIEW = 'health';
 
@@ -36,7 +37,7 @@ const VIEWS = {
   vault: vaultView,
   missions: notYet('Missions', 'Missions'),
   activity: activityView,
-  approvals: notYet('Approvals', 'Approving held commands'),
+  approvals: approvalsView,
   health: healthView,
 };
 const NAV_OF = { agent: 'agents' };
@@ -109,6 +110,7 @@ $('stop-all').addEventListener('click', async () => {
 });
 let stopAllNote = null;
 
+startApprovals();
 onRuns(stopAllSync);
 onAuth(banner);
 stopAllSync(runCount());

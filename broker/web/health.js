@@ -3,9 +3,10 @@
 // while signed out.
 
 import { getJSON, pollDelay } from './api.js';
-import { $, el, fmt, DASH } from './dom.js';
+import { $, el, h, fmt, DASH } from './dom.js';
 
 const POLL_MS = 2000;
+const AGENTS_POLL_MS = 10000; // manifests change rarely; each GET is audited
 const SECCOMP_MODES = { 0: 'off', 1: 'strict', 2: 'filter' };
 
 function isInt(v) {
@@ -106,6 +107,7 @@ function renderHealth(j) {
     setStatus('degraded', 'Degraded');
   setNotice(null);
   renderAgentSandbox(j.daemons.find((d) => d.name === 'spawner'));
+  renderSandboxHost(j.daemons.find((d) => d.name === 'spawner'));
   $('health-updated').textContent = new Date().toLocaleTimeString();
 }
 
@@ -125,9 +127,69 @@ function renderAgentSandbox(spawner) {
   n.hidden = false;
 }
 
+// SBX-1..5: which layers this host offers agent runs, as the spawner
+// probed them (Landlock ABI, user namespaces, seccomp).
+function renderSandboxHost(spawner) {
+  const n = $('sandbox-host');
+  const sh = spawner?.up === true ? spawner.status?.sandboxHost : null;
+  if (!sh || typeof sh !== 'object') {
+    n.hidden = true;
+    n.replaceChildren();
+    return;
+  }
+  const abi = isInt(sh.landlockAbi) ? sh.landlockAbi : null;
+  const yn = (v) => (v === true ? 'yes' : v === false ? 'no' : DASH);
+  const part = (k, v, raw) => {
+    const s = el('strong', null, v);
+    s.dataset.layer = k;
+    if (raw !== undefined && raw !== null) s.dataset.value = String(raw);
+    return s;
+  };
+  n.replaceChildren(
+    'Sandbox layers this host offers agent runs: Landlock ',
+    part('landlock', abi === null ? DASH : abi > 0 ? `ABI ${abi}` : 'unavailable', abi),
+    ', user namespaces ', part('userns', yn(sh.userns), sh.userns),
+    ', seccomp ', part('seccomp', yn(sh.seccomp), sh.seccomp), '.');
+  n.hidden = false;
+}
+
+// One row per agent: the layers its runs get (from /api/agents).
+function sandboxRow(a) {
+  const sb = a.sandbox;
+  const tr = el('tr', sb.enforced === true ? 'is-up' : 'is-weak');
+  tr.dataset.agent = a.name;
+  const th = el('th', 'name', a.name);
+  th.scope = 'row';
+  tr.append(th);
+  tr.append(cell('isolation', fmt(sb.isolation), sb.isolation));
+  const net = cell('network', fmt(sb.network), sb.network);
+  if (sb.network === 'none') net.classList.add('ok');
+  tr.append(net);
+  const layers = Array.isArray(sb.layers) ? sb.layers.filter((l) => typeof l === 'string') : [];
+  const lc = cell('layers', layers.length ? null : 'none', layers.join(' '));
+  for (const l of layers) lc.append(el('span', 'layer', l));
+  tr.append(lc);
+  const enforced = sb.enforced === true;
+  const en = cell('enforced', enforced ? 'yes' : 'no', enforced);
+  en.classList.add(enforced ? 'ok' : 'warn');
+  if (!enforced && typeof sb.reason === 'string' && sb.reason)
+    en.append(el('span', 'sandbox-reason', sb.reason));
+  tr.append(en);
+  return tr;
+}
+
+function renderSandboxes(agents) {
+  const list = Array.isArray(agents) ?
+    agents.filter((a) => a && typeof a.name === 'string' && a.sandbox && typeof a.sandbox === 'object') : [];
+  $('sandbox-rows').replaceChildren(...list.map(sandboxRow));
+  $('sandbox-wrap').hidden = list.length === 0;
+}
+
 function renderSignedOut() {
   $('health-rows').replaceChildren();
   renderAgentSandbox(undefined);
+  renderSandboxHost(undefined);
+  renderSandboxes(null);
   $('version').textContent = DASH;
   setStatus('signed-out', 'Not signed in');
   setNotice([
@@ -162,6 +224,10 @@ export const health = {
   timer: null,
   ctrl: null,
   gen: 0,
+  agentsTimer: null,
+  agentsCtrl: null,
+  agentsGen: 0,
+  agentsOff: false, // the build has no /api/agents
 
   start() {
     if (this.ctrl || this.timer) return;
@@ -174,6 +240,30 @@ export const health = {
     this.timer = null;
     if (this.ctrl) this.ctrl.abort();
     this.ctrl = null;
+    this.agentsGen++;
+    clearTimeout(this.agentsTimer);
+    this.agentsTimer = null;
+    this.agentsCtrl?.abort();
+    this.agentsCtrl = null;
+  },
+
+  // Per-agent sandbox layers, on a slower period than the daemons.
+  // Started by a signed-in daemons answer; stops itself while signed out
+  // or when the route does not exist (the next daemons answer restarts it).
+  async agentsTick(gen) {
+    this.agentsTimer = null;
+    const ctrl = new AbortController();
+    this.agentsCtrl = ctrl;
+    const res = await getJSON('/api/agents', ctrl.signal);
+    if (gen !== this.agentsGen || res.kind === 'aborted') return;
+    this.agentsCtrl = null;
+    renderSandboxes(res.kind === 'ok' ? res.data.agents : null);
+    if (res.kind === 'unavailable') {
+      this.agentsOff = true;
+      return;
+    }
+    if (res.kind === 'signed-out') return;
+    this.agentsTimer = setTimeout(() => this.agentsTick(gen), AGENTS_POLL_MS);
   },
 
   async tick() {
@@ -185,7 +275,10 @@ export const health = {
     // A stop() or a newer tick since we started: drop this answer.
     if (gen !== this.gen) return;
     this.ctrl = null;
-    if (res.kind === 'ok') renderHealth(res.data);
+    if (res.kind === 'ok') {
+      renderHealth(res.data);
+      if (!this.agentsOff && !this.agentsTimer && !this.agentsCtrl) this.agentsTick(this.agentsGen);
+    }
     else if (res.kind === 'signed-out') renderSignedOut();
     else renderError(res.text);
     this.timer = setTimeout(() => this.tick(), pollDelay(POLL_MS));

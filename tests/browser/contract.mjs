@@ -75,8 +75,14 @@ function listing(dir) {
 
 // notImplemented: every API route but health answers 501, as the broker
 // does for a handler not written yet.
-export async function startContract({ notImplemented = false } = {}) {
+// approvals: SBX-7 held commands, {id, agent, runId, verb, rule, cwd, args,
+// created, expires} (times in ms since the epoch); the test adds and removes
+// entries.  skewMs: how far the server's clock ("now") is off the browser's.
+export async function startContract({ notImplemented = false, skewMs = 0 } = {}) {
   const runs = new Map(); // runId -> {cancelled}
+  const approvals = [];
+  const decisions = []; // [id, decision] answered through POST
+  const stale = new Set(); // ids listed but answered 404 (decided elsewhere)
   const log = []; // API requests seen: "METHOD path"
   let seq = 0;
 
@@ -166,6 +172,18 @@ export async function startContract({ notImplemented = false } = {}) {
         return json(res, 200, { ok: true, stdout: 'y\n'.repeat(2000), stderr: '', exitCode: -9, durationMs: 80, truncated: true });
       return json(res, 404, { ok: false, error: 'unknown-action' });
     }
+    if (req.method === 'GET' && p === '/api/approvals')
+      return json(res, 200, { ok: true, approvals, now: Date.now() + skewMs });
+    if (req.method === 'POST' && (m = /^\/api\/approvals\/([0-9a-f]{16})$/.exec(p))) {
+      const b = await body(req);
+      if (!b || (b.decision !== 'allow' && b.decision !== 'deny') || Object.keys(b).length !== 1)
+        return json(res, 400, { ok: false, error: 'invalid-body' });
+      const i = approvals.findIndex((a) => a.id === m[1]);
+      if (i === -1 || stale.has(m[1])) return json(res, 404, { ok: false, error: 'unknown-approval' });
+      approvals.splice(i, 1);
+      decisions.push([m[1], b.decision]);
+      return json(res, 200, { ok: true });
+    }
     if (req.method === 'GET' && p === '/api/vault/notes') return json(res, 200, listing(u.searchParams.get('dir') || ''));
     if (req.method === 'GET' && p === '/api/vault/note') {
       const n = u.searchParams.get('path');
@@ -188,6 +206,9 @@ export async function startContract({ notImplemented = false } = {}) {
     base,
     log,
     runs,
+    approvals,
+    decisions,
+    stale,
     close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); }),
   };
 }

@@ -84,7 +84,7 @@ before(async () => {
   await page.goto(cordon.loginUrl, { waitUntil: 'load', timeout: 10000 });
   assert.equal(new URL(page.url()).pathname, '/ui/');
   // (The vault probe lists a subfolder: see the todo test on root listings.)
-  for (const r of ['/api/agents', '/api/agents/demo', '/api/vault/notes?dir=00_Inbox', '/api/audit?limit=1'])
+  for (const r of ['/api/agents', '/api/agents/demo', '/api/vault/notes?dir=00_Inbox', '/api/audit?limit=1', '/api/approvals'])
     api[r] = await probe(r);
 }, { timeout: T });
 
@@ -311,13 +311,20 @@ test('DA-1/API-6: re-opening the Vault lists the root again', {
   await page.waitForSelector('.tree a.note-link[data-note="Welcome.md"]', { timeout: 5000 });
 });
 
-test('DA-1: Missions and Approvals show the neutral panel', { timeout: T }, async () => {
+test('DA-1: Missions shows the neutral panel; Approvals lists nothing waiting', { timeout: T }, async () => {
   await go('missions');
   await unavailableShown('Missions');
   await shot('missions.png');
+  untested.push('missions (API-7 absent)');
   await go('approvals');
-  await unavailableShown('Approving held commands');
-  untested.push('missions (API-7 absent)', 'approvals (cordon gate absent)');
+  if (!live('/api/approvals')) {
+    await unavailableShown('Approving held commands');
+    untested.push('approvals (cordon gate absent)');
+    return;
+  }
+  // Held commands themselves: approvals.test.mjs.
+  await page.waitForSelector('.approvals-body[data-state="ok"] .approvals-empty', { timeout: 10000 });
+  assert.equal(await page.isHidden('#approvals-banner'), true);
 });
 
 test('DA-2: memory-only setting and "clear all chat cache"', { timeout: T }, async () => {

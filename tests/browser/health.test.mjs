@@ -18,13 +18,31 @@ const CSP_RE = new RegExp(
   "style-src 'self' 'nonce-\\1'; .*connect-src 'self'; .*" +
   "frame-ancestors 'none'; base-uri 'none'$");
 
+// Two agents whose runs get different sandboxes (SBX-1..5), for the
+// per-agent layers table.
+const agent = (name, sandbox) => `name: ${name}
+transport: subprocess
+transportConfig:
+  bin: /bin/echo
+  args: ["{prompt}"]
+${sandbox}`;
+const AGENTS = {
+  walled: { isolation: 'landlock', network: 'none' },
+  roomy: { isolation: 'namespace', network: 'allow' },
+};
+
 let cordon;
 let browser;
 const perimeterLog = [];
 let session; // the signed-in context, shared by the tests that need the cookie
 
 before(async () => {
-  cordon = await startCordon();
+  cordon = await startCordon({
+    files: {
+      'agents/walled.yaml': agent('walled', 'sandbox:\n  isolation: landlock\n  network: none\n'),
+      'agents/roomy.yaml': agent('roomy', 'sandbox:\n  isolation: namespace\n  network: allow\n'),
+    },
+  });
   browser = await launchBrowser();
 }, { timeout: T });
 
@@ -90,9 +108,42 @@ test('DA-3/PER-6: login URL lands on /ui/ and shows all four daemons up and conf
   // Version matches the binary's own.
   assert.equal(await page.textContent('#version'), cordonVersion());
 
-  // SBX-5: the page says agents have no per-run sandbox in this build.
-  assert.equal(await page.isVisible('#agent-sandbox'), true);
-  assert.match(await page.textContent('#agent-sandbox'), /without a per-run sandbox/);
+  // SBX-1..5: the layers this host offers, as the spawner reports them.
+  const api = async (route) => JSON.parse((await probe(page, `${cordon.base}${route}`, 'same-origin')).body);
+  const host = (await api('/api/health')).daemons.find((d) => d.name === 'spawner').status.sandboxHost;
+  assert.ok(host && Number.isInteger(host.landlockAbi), `spawner sandboxHost: ${JSON.stringify(host)}`);
+  await page.waitForSelector('#sandbox-host:not([hidden])', { timeout: 5000 });
+  const hostShown = await page.$$eval('#sandbox-host [data-layer]',
+    (ss) => Object.fromEntries(ss.map((s) => [s.dataset.layer, { text: s.textContent, value: s.dataset.value }])));
+  assert.deepEqual(hostShown, {
+    landlock: { text: host.landlockAbi > 0 ? `ABI ${host.landlockAbi}` : 'unavailable', value: String(host.landlockAbi) },
+    userns: { text: host.userns ? 'yes' : 'no', value: String(host.userns) },
+    seccomp: { text: host.seccomp ? 'yes' : 'no', value: String(host.seccomp) },
+  });
+  assert.equal(await page.isHidden('#agent-sandbox'), true, 'no "without a sandbox" notice');
+
+  // ... and the layers each agent's runs get, as /api/agents says.
+  await page.waitForSelector('#sandbox-wrap:not([hidden])', { timeout: 5000 });
+  const agents = (await api('/api/agents')).agents;
+  const shown = await sandboxRows(page);
+  assert.deepEqual(shown.map((r) => r.agent).sort(), Object.keys(AGENTS).sort());
+  for (const r of shown) {
+    const a = agents.find((x) => x.name === r.agent);
+    assert.ok(a?.sandbox, `${r.agent}: sandbox in /api/agents`);
+    assert.equal(r.isolation, AGENTS[r.agent].isolation, `${r.agent} isolation`);
+    assert.equal(r.network, AGENTS[r.agent].network, `${r.agent} network`);
+    assert.equal(r.isolation, a.sandbox.isolation);
+    assert.equal(r.network, a.sandbox.network);
+    assert.deepEqual(r.layers, a.sandbox.layers, `${r.agent} layers`);
+    assert.ok(r.layers.length > 0, `${r.agent}: some layer`);
+    assert.equal(r.enforced, a.sandbox.enforced ? 'yes' : 'no', `${r.agent} enforced`);
+    assert.equal(r.reason, a.sandbox.enforced ? '' : (a.sandbox.reason ?? ''), `${r.agent} reason`);
+  }
+  // network: none on a host with Landlock ABI >= 4 adds the TCP layer.
+  if (host.landlockAbi >= 4) {
+    assert.ok(shown.find((r) => r.agent === 'walled').layers.includes('landlock-net'));
+    assert.ok(!shown.find((r) => r.agent === 'roomy').layers.includes('landlock-net'));
+  }
 
   // PER-5/PER-6: the session cookie is HttpOnly and SameSite=Strict.
   const cookie = (await session.cookies(cordon.base)).find((c) => c.name === 'cordon_session');
@@ -125,6 +176,25 @@ test('DA-3/PER-6: login URL lands on /ui/ and shows all four daemons up and conf
   await page.close();
 });
 
+test('SBX-1..5: each agent card carries a sandbox badge', { timeout: T }, async () => {
+  assert.ok(session, 'needs the signed-in context from the first test');
+  const page = await session.newPage();
+  try {
+    await page.goto(`${cordon.base}/ui/#agents`, { waitUntil: 'load', timeout: 10000 });
+    await page.waitForSelector('.agent-card[data-agent="walled"] .sandbox-badge', { timeout: 10000 });
+    const agents = JSON.parse((await probe(page, `${cordon.base}/api/agents`, 'same-origin')).body).agents;
+    for (const name of Object.keys(AGENTS)) {
+      const sb = agents.find((a) => a.name === name).sandbox;
+      const badge = page.locator(`.agent-card[data-agent="${name}"] .sandbox-badge`);
+      const want = AGENTS[name].network === 'none' ? `${AGENTS[name].isolation}, no network` : AGENTS[name].isolation;
+      assert.equal(await badge.textContent(), want, `${name} badge`);
+      assert.equal(await badge.getAttribute('data-enforced'), String(sb.enforced === true), `${name} enforced`);
+    }
+  } finally {
+    await page.close();
+  }
+});
+
 test('DA-3: /ui/ without logging in shows "Not signed in" and no rows', { timeout: T }, async () => {
   const ctx = await browser.newContext({ colorScheme: 'light', viewport: { width: 1280, height: 720 } });
   try {
@@ -143,6 +213,9 @@ test('DA-3: /ui/ without logging in shows "Not signed in" and no rows', { timeou
     assert.equal(await page.locator('#health-rows tr').count(), 0);
     assert.equal(await page.textContent('#version'), '—');
     assert.equal(await page.isVisible('#agent-sandbox'), false);
+    assert.equal(await page.isHidden('#sandbox-host'), true);
+    assert.equal(await page.isHidden('#sandbox-wrap'), true);
+    assert.equal(await page.locator('#sandbox-rows tr').count(), 0);
     assert.equal((await ctx.cookies(cordon.base)).length, 0, 'no cookie without login');
     await page.screenshot({ path: outPath('signed-out.png'), fullPage: true });
 
@@ -180,6 +253,18 @@ test('PER-6: the page CSP blocks an injected inline script (collector sanity)', 
     await ctx.close();
   }
 });
+
+// The per-agent sandbox table as plain data.
+function sandboxRows(page) {
+  return page.$$eval('#sandbox-rows tr', (trs) => trs.map((tr) => ({
+    agent: tr.dataset.agent,
+    isolation: tr.querySelector('.isolation').textContent,
+    network: tr.querySelector('.network').textContent,
+    layers: [...tr.querySelectorAll('.layers .layer')].map((l) => l.textContent),
+    enforced: tr.querySelector('.enforced').firstChild?.textContent ?? '',
+    reason: tr.querySelector('.enforced .sandbox-reason')?.textContent ?? '',
+  })));
+}
 
 // Fetch `url` from `page` and report what the page could see.
 function probe(page, url, mode) {

@@ -3,6 +3,8 @@
  * to a feed-only conn (fd -1) in two pieces split at a data-derived point
  * must never crash, leak or hang, whatever the frames and the dispatch
  * table make of them.  Handlers touch the decoded object as a daemon would.
+ * The same bytes also go through the one-datagram decoder (the gate
+ * channel's codec).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -99,9 +101,17 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	static struct event_base *base;
+	struct json_object *o;
 	struct ipc_conn *c;
+	struct ipc_hdr h;
 	size_t cut;
 
+	if ((o = ipc_dgram_decode(data, len, &h)) != NULL) {
+		if (h.len != len - IPC_HDR_LEN)
+			abort();
+		touch(o);
+		json_object_put(o);
+	}
 	if (base == NULL && (base = event_base_new()) == NULL)
 		abort();
 	if ((c = ipc_conn_new(base, -1, PROC_PARENT, table, NULL, NULL)) ==

@@ -52,6 +52,8 @@ transportConfig:
     MARK_FILE: {mark}
 secrets:
   NEVER_SET_KEY: nowhere.key
+sandbox:
+  writeRoots: ["{markdir}"]
 """,
     "marked": """
 name: marked
@@ -61,6 +63,8 @@ transportConfig:
   args: ["-z", "{prompt}"]
   env:
     MARK_FILE: {mark}
+sandbox:
+  writeRoots: ["{markdir}"]
 """,
     "nobin": """
 name: nobin
@@ -108,10 +112,14 @@ def make_agents_home(tmp_path, name="home", secrets_mode=0o600,
     (home / "agents").mkdir(parents=True)
     for f in ("claude-code.yaml", "hermes.yaml"):
         shutil.copy(os.path.join(FIXTURES, f), home / "agents" / f)
-    mark = str(tmp_path / f"{name}.marker")
+    # The marker lives in a dir of its own: the sandbox lets `marked`
+    # write there and nowhere near the cordon home (SBX-1).
+    markdir = tmp_path / f"{name}.marks"
+    markdir.mkdir(exist_ok=True)
+    mark = str(markdir / "marker")
     for n, text in dict(MANIFESTS, **(extra or {})).items():
         (home / "agents" / f"{n}.yaml").write_text(
-            text.replace("{mark}", mark))
+            text.replace("{markdir}", str(markdir)).replace("{mark}", mark))
     if secrets:
         p = home / "secrets.yaml"
         p.write_text(f"fake:\n  apiKey: {FILE_SECRET}\n")
@@ -130,7 +138,7 @@ def server_env(monkeypatch, extra=None):
 
 
 def marker(tmp_path, name="home"):
-    return tmp_path / f"{name}.marker"
+    return tmp_path / f"{name}.marks" / "marker"
 
 
 # ---- HTTP ----

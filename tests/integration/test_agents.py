@@ -166,8 +166,14 @@ def test_sp4_child_env_is_built(agents):
     env = json.loads(text_of(ev))
     # Python's own locale coercion may add LC_CTYPE (an allowlisted name).
     env.pop("LC_CTYPE", None)
+    # CORDON_GATE_FD: the run's gate channel (SBX-6), set by the spawner.
+    # TMPDIR, TMP, TEMP: the run's private tmp (SBX-1).
     assert set(env) == {"PATH", "HOME", "LANG", "TZ", "PWD", "NO_COLOR",
-                        "FORCE_COLOR", "MANIFEST_VAR", "FAKE_API_KEY"}
+                        "FORCE_COLOR", "MANIFEST_VAR", "FAKE_API_KEY",
+                        "CORDON_GATE_FD", "TMPDIR", "TMP", "TEMP"}
+    assert env["TMPDIR"] == env["TMP"] == env["TEMP"]
+    assert "/cordon-run." in env["TMPDIR"]
+    assert env["CORDON_GATE_FD"] == "3"
     assert env["NO_COLOR"] == "1" and env["FORCE_COLOR"] == "0"
     assert env["MANIFEST_VAR"] == "hello"
     # The declared secret reached the child (and is scrubbed on the way
@@ -349,22 +355,21 @@ def test_sp14_busy(agents):
             s.close()
 
 
-def test_sbx5_sandboxed_agent_disabled(tmp_path, monkeypatch,
-                                       cordon_factory):
-    # A manifest with a sandbox block must not run without the sandbox,
-    # which this build does not have yet: the agent is not served at all.
-    from test_check import SANDBOXED
+def test_sbx5_sandboxed_agent_runs(tmp_path, monkeypatch, cordon_factory):
+    # SBX-1: a manifest with a sandbox block is served and its runs are
+    # sandboxed (tests/integration/test_sandbox.py has the escapes).
     server_env(monkeypatch)
-    home = make_agents_home(tmp_path, extra={"boxed": SANDBOXED})
+    boxed = ("name: boxed\ntransport: subprocess\ntransportConfig:\n"
+             "  bin: hermes\n  args: [\"-z\", \"{prompt}\"]\n"
+             "sandbox:\n  network: none\n  isolation: namespace\n")
+    home = make_agents_home(tmp_path, extra={"boxed": boxed})
     c = cordon_factory(home=home)
-    names = [a["name"] for a in c.request("GET", "/api/agents").json()[
-        "agents"]]
-    assert "boxed" not in names and "hermes" in names
-    r, _ = run(c, "boxed", "hello")
-    assert r.status == 404 and r.json() == {"ok": False,
-                                            "error": "unknown-agent"}
-    assert not [x for x in audit_records(c.home)
-                if x.get("agent") == "boxed"]
+    a = c.request("GET", "/api/agents/boxed").json()["agent"]
+    assert a["sandbox"]["isolation"] == "namespace"
+    assert a["sandbox"]["network"] == "none"
+    assert a["sandbox"]["enforced"] is True
+    r, ev = run(c, "boxed", "cwd")
+    assert r.status == 200 and text_of(ev).strip() != ""
 
 
 def test_sp14_busy_bound_from_config(tmp_path, monkeypatch, cordon_factory):

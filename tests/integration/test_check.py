@@ -29,7 +29,7 @@ def check(home, *extra):
 
 def home_with(tmp_path, files):
     agents = tmp_path / "agents"
-    agents.mkdir(exist_ok=True)
+    agents.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (agents / name).write_text(text)
     return tmp_path
@@ -201,12 +201,95 @@ def test_check_bad_usage(tmp_path):
     assert check(tmp_path / "missing").returncode == 2
 
 
-# SBX-5: the per-run sandbox is not built yet, so a manifest asking for
-# one is reported, and the spawner disables that agent (never weaker).
-SANDBOXED = ("name: boxed\ntransport: subprocess\ntransportConfig:\n"
-             "  bin: /bin/echo\n  args: [\"{prompt}\"]\n"
-             "sandbox:\n  network: none\n  required: true\n")
+# SBX-2: sandbox roots are resolved (symlinks followed) and refused when
+# they are, contain or lie inside a protected path; the spawner disables
+# such an agent at load and `cordon check` reports it the same way.
+def roots_manifest(read=(), write=(), cwd=None):
+    text = ("name: boxed\ntransport: subprocess\ntransportConfig:\n"
+            "  bin: /bin/echo\n  args: [\"{prompt}\"]\n")
+    if cwd is not None:
+        text += f"  cwd: {cwd}\n"
+    text += "sandbox:\n  network: none\n"
+    if read:
+        text += "  readRoots: [" + ", ".join(read) + "]\n"
+    if write:
+        text += "  writeRoots: [" + ", ".join(write) + "]\n"
+    return text
 
 
-def test_sbx5_sandbox_block_reported(tmp_path):
-    expect_problem(tmp_path, SANDBOXED, 6, 1, "sandbox: not supported")
+def check_roots(tmp_path, text):
+    """`cordon check` with HOME=tmp_path/op (made, with a ~/.ssh)."""
+    op = tmp_path / "op"
+    (op / ".ssh").mkdir(parents=True, exist_ok=True)
+    (op / ".aws" / "sub").mkdir(parents=True, exist_ok=True)
+    (op / "work").mkdir(exist_ok=True)
+    home = home_with(tmp_path / "cordon", {"boxed.yaml": text})
+    env = child_env()
+    env["HOME"] = str(op)
+    return subprocess.run([cordon_bin(), "check", "--home", str(home)],
+                          capture_output=True, text=True, timeout=30,
+                          env=env), op
+
+
+def test_sbx2_roots_accepted(tmp_path):
+    r, op = check_roots(tmp_path, roots_manifest(
+        read=["~/work", "/usr/share"], write=[str(tmp_path / "op" / "work")]))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == "ok 1 agents"
+
+
+@pytest.mark.parametrize("kind,root,why", [
+    ("read", "~/.ssh", "sandbox.readRoots[0]: is a protected path"),
+    ("read", "~/.ssh/../.ssh", "must be an absolute or ~/ path"),
+    ("write", "~/.aws/sub", "sandbox.writeRoots[0]: is inside a protected"),
+    ("read", "{op}", "sandbox.readRoots[0]: is the home directory"),
+    ("read", "/", "sandbox.readRoots[0]: is /"),
+    ("write", "{tmp}", "sandbox.writeRoots[0]: contains a protected path"),
+    ("read", "{tmp}/cordon/agents", "is inside a protected path"),
+    ("write", "~/nowhere", "sandbox.writeRoots[0]: does not exist"),
+])
+def test_sbx2_protected_roots_refused(tmp_path, kind, root, why):
+    root = root.format(op=tmp_path / "op", tmp=tmp_path)
+    text = roots_manifest(read=[root] if kind == "read" else [],
+                          write=[root] if kind == "write" else [])
+    r, op = check_roots(tmp_path, text)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert why in r.stdout, r.stdout
+    assert "would be disabled" in r.stdout or "must be" in r.stdout
+    # The problem names the key and index, never the root itself.
+    for line in r.stdout.splitlines():
+        if why in line and len(root) > 1:
+            assert root not in line.split("boxed.yaml:", 1)[1], line
+
+
+def test_sbx2_symlinked_root_resolves_into_protected(tmp_path):
+    """A root that is a symlink into ~/.ssh is refused (symlinks followed)."""
+    (tmp_path / "op" / ".ssh").mkdir(parents=True)
+    link = tmp_path / "innocent"
+    link.symlink_to(tmp_path / "op" / ".ssh")
+    r, op = check_roots(tmp_path, roots_manifest(write=[str(link)]))
+    assert r.returncode == 1, r.stdout
+    assert "sandbox.writeRoots[0]: is a protected path" in r.stdout
+    assert "innocent" not in r.stdout.split("boxed.yaml", 1)[1]
+
+
+def test_sbx2_default_write_root_is_cwd(tmp_path):
+    """Without writeRoots the workdir is the write root: ~/.ssh refused."""
+    r, op = check_roots(tmp_path, roots_manifest(cwd=str(tmp_path / "op" /
+                                                          ".ssh")))
+    assert r.returncode == 1, r.stdout
+    assert "transportConfig.cwd[0]: is a protected path" in r.stdout
+
+
+def test_sbx2_vault_and_audit_protected(tmp_path):
+    """cordon's vault and audit dir (from cordon.yaml) are protected too."""
+    vault = tmp_path / "myvault"
+    (vault / "00_Inbox").mkdir(parents=True)
+    r0, op = check_roots(tmp_path, roots_manifest(read=[str(vault)]))
+    assert r0.returncode == 0, r0.stdout + r0.stderr
+    (tmp_path / "cordon" / "cordon.yaml").write_text(
+        f"vault:\n  root: {vault}\n")
+    r, op = check_roots(tmp_path, roots_manifest(read=[str(vault /
+                                                          "00_Inbox")]))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "sandbox.readRoots[0]: is inside a protected path" in r.stdout

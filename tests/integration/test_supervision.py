@@ -83,10 +83,13 @@ def test_su2_health_agrees_with_proc(cordon):
         assert isinstance(s["landlockAbi"], int), d
         if s["landlock"] == "on":
             assert s["landlockAbi"] >= 1, d
-    # SBX-5: health says agents get no per-run sandbox yet, and the
+    # SBX-5: health says which sandbox layers the host offers agents; the
     # spawner, whose Landlock every agent would inherit, has none itself.
     sp = [d for d in h["daemons"] if d["name"] == "spawner"][0]
-    assert sp["status"]["agentSandbox"] == "none"
+    host = sp["status"]["sandboxHost"]
+    assert set(host) == {"landlockAbi", "userns", "seccomp"}
+    assert host["landlockAbi"] == sp["status"]["landlockAbi"]
+    assert host["seccomp"] is True
     assert sp["status"]["landlock"] == "off"
     vd = [d for d in h["daemons"] if d["name"] == "vaultd"][0]
     assert vd["status"]["vaultResolve"] == "openat2"

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -356,10 +357,12 @@ probe_deny(void *arg)
 	struct cordon_landlock_ruleset_attr ra;
 	int fd;
 
+	/* SECCOMP_RET_TRACE with no tracer: ENOSYS (so agents' own layer
+	 * can turn these into notifications). */
 	if (syscall(SYS_ptrace, 0 /* TRACEME */, 0, 0, 0) != -1 ||
-	    errno != EPERM)
+	    errno != ENOSYS)
 		return 2;
-	if (syscall(SYS_bpf, 0, NULL, 0) != -1 || errno != EPERM)
+	if (syscall(SYS_bpf, 0, NULL, 0) != -1 || errno != ENOSYS)
 		return 3;
 	if (syscall(SYS_keyctl, 0, 0, 0, 0, 0) != -1 || errno != EPERM)
 		return 4;
@@ -659,6 +662,67 @@ test_sbx1_deny_mode(void **state)
 	assert_exit(run_confined(&cs, probe_deny, NULL), 0);
 }
 
+/*
+ * SBX-1: an agent's own layer, stacked on the spawner's: namespaces and
+ * mounts refused, clone3/io_uring ENOSYS, only AF_UNIX sockets with
+ * SC_AGENT_NO_NET, and ptrace handed to the listener (answered here).
+ */
+static int
+probe_agent(void *arg)
+{
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	pid_t pid;
+	int fd, s, st;
+
+	if ((fd = confine_seccomp_agent(SC_AGENT_NO_NET)) < 0)
+		return 20;
+	if (unshare(CLONE_NEWUSER) != -1 || errno != EPERM)
+		return 21;
+	if (mount("none", "/", "tmpfs", 0, NULL) != -1 || errno != EPERM)
+		return 22;
+	if (syscall(SYS_clone3, NULL, 0) != -1 || errno != ENOSYS)
+		return 23;
+	if (syscall(SYS_io_uring_setup, 1, NULL) != -1 || errno != ENOSYS)
+		return 24;
+	if (socket(AF_INET, SOCK_STREAM, 0) != -1 || errno != EAFNOSUPPORT)
+		return 25;
+	if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		return 26;
+	close(s);
+	if (syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0) != -1 ||
+	    errno != EPERM)
+		return 27;
+	/* ptrace waits for the listener's answer: give it from a child. */
+	if ((pid = fork()) == 0) {
+		if (seccomp_notify_alloc(&req, &resp) != 0 ||
+		    seccomp_notify_receive(fd, req) != 0 ||
+		    req->data.nr != SCMP_SYS(ptrace))
+			_exit(1);
+		resp->id = req->id;
+		resp->error = -EXDEV;
+		resp->val = 0;
+		resp->flags = 0;
+		_exit(seccomp_notify_respond(fd, resp) == 0 ? 0 : 2);
+	}
+	if (syscall(SYS_ptrace, 0, 0, 0, 0) != -1 || errno != EXDEV)
+		return 28;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return 29;
+	return 0;
+}
+
+static void
+test_sbx1_agent_layer(void **state)
+{
+	struct confine_spec cs;
+
+	spec_init(&cs, CONFINE_SECCOMP_DENY, 0);
+	cs.cs_no_landlock = 1;
+	assert_exit(run_confined(&cs, probe_agent, NULL), 0);
+}
+
 /* CORDON_SECCOMP_DEBUG names the syscall instead of a silent kill. */
 static void
 test_sbx1_seccomp_debug(void **state)
@@ -729,6 +793,7 @@ main(void)
 	    cmocka_unit_test(test_su2_switch_user_direct),
 	    cmocka_unit_test(test_su2_drop_caps),
 	    cmocka_unit_test(test_sbx1_deny_mode),
+	    cmocka_unit_test(test_sbx1_agent_layer),
 	    cmocka_unit_test(test_sbx1_seccomp_debug),
 	};
 

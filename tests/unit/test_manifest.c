@@ -595,10 +595,56 @@ test_sp15_error_overflow_counted(void **state)
 	json_object_put(root);
 }
 
+/* SBX-1 ... SBX-3, SBX-5, SBX-6: sandbox defaults, ~/ roots, `commands:`. */
+static void
+test_sbx_defaults_and_commands(void **state)
+{
+	struct manifest m;
+
+	(void)state;
+	assert_int_equal(parse(HEAD, &m), 0);
+	/* No block: network none (SBX-3), required (SBX-5). */
+	assert_int_equal(m.m_sandbox.sb_present, 0);
+	assert_int_equal(m.m_sandbox.sb_network, MF_NET_NONE);
+	assert_int_equal(m.m_sandbox.sb_isolation, MF_ISO_LANDLOCK);
+	assert_int_equal(m.m_sandbox.sb_required, 1);
+	assert_int_equal(m.m_commands.gp_ask_timeout_sec, GATE_ASK_TIMEOUT);
+	manifest_free(&m);
+
+	assert_int_equal(parse(HEAD "sandbox:\n"
+				    "  readRoots: [~/.claude, /srv/a]\n"
+				    "  required: false\n"
+				    "commands:\n"
+				    "  allow: [make]\n"
+				    "  ask: [npm]\n"
+				    "  hosts: [api.github.com]\n"
+				    "  askTimeoutSec: 5\n",
+			     &m),
+	    0);
+	assert_int_equal(m.m_sandbox.sb_network, MF_NET_NONE);
+	assert_int_equal(m.m_sandbox.sb_required, 0);
+	assert_string_equal(m.m_sandbox.sb_read_roots[0], "~/.claude");
+	assert_int_equal(m.m_commands.gp_nallow, 1);
+	assert_int_equal(m.m_commands.gp_ask_timeout_sec, 5);
+	manifest_free(&m);
+
+	refused_at(HEAD "sandbox:\n  readRoots: [\"~\"]\n", 7, 15,
+	    "absolute or ~/ path");
+	refused_at(HEAD "sandbox:\n  readRoots: [~root/x]\n", 7, 15,
+	    "absolute or ~/ path");
+	refused_at(HEAD "sandbox:\n  writeRoots: [~/a/../.ssh]\n", 7, 16,
+	    "absolute or ~/ path");
+	refused_at(HEAD "commands:\n  bogus: 1\n", 7, 3, "unknown key");
+	refused_at(
+	    HEAD "commands:\n  allow: [sudo]\n", 7, 11, "always-refused");
+	refused_at(HEAD "commands: [ls]\n", 6, 1, "must be a mapping");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sbx_defaults_and_commands),
 	    cmocka_unit_test(test_sp15_fixture_claude_code),
 	    cmocka_unit_test(test_sp15_fixture_hermes),
 	    cmocka_unit_test(test_sp15_additions),

@@ -9,7 +9,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -135,17 +137,71 @@ test_sp6_new_session(void **state)
 	assert_int_equal(pid, sid);
 }
 
+/* A child that cannot reach execve is reported, not returned (SBX-1). */
 static void
-test_sp1_exec_failure_exits_127(void **state)
+test_sp1_exec_failure_reported(void **state)
 {
 	char *argv[] = {"/nonexistent/cordon-test", NULL};
 	char *envp[] = {NULL};
-	char out[16];
+	struct spawn_status ss;
+	struct spawn_req req = {.sr_path = argv[0],
+	    .sr_argv = argv,
+	    .sr_envp = envp,
+	    .sr_status = &ss};
+
+	assert_int_equal(spawn_exec(&req), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(ss.ss_step, SPAWN_STEP_EXEC);
+	assert_int_equal(ss.ss_errno, ENOENT);
+	assert_string_equal(spawn_step_name(ss.ss_step), "execve");
+	/* The failed child was reaped already. */
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
+static int
+hook_fails(void *arg)
+{
+	errno = EXDEV;
+	return SPAWN_STEP_HOOK_BASE + 7;
+}
+
+static void
+test_sbx1_hook_step_reported(void **state)
+{
+	char *argv[] = {"/bin/true", NULL};
+	char *envp[] = {NULL};
+	struct spawn_status ss;
+	struct spawn_req req = {.sr_path = argv[0],
+	    .sr_argv = argv,
+	    .sr_envp = envp,
+	    .sr_hook = hook_fails,
+	    .sr_status = &ss};
+
+	assert_int_equal(spawn_exec(&req), -1);
+	assert_int_equal(ss.ss_step, SPAWN_STEP_HOOK_BASE + 7);
+	assert_int_equal(ss.ss_errno, EXDEV);
+}
+
+static int run_req(struct spawn_req *, char *, size_t, int *);
+
+/* clone(2) flags: pid 1 of a new pid namespace, still our child. */
+static void
+test_sbx4_clone_new_pid_namespace(void **state)
+{
+	char *argv[] = {"/bin/sh", "-c", "echo $$", NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+	struct spawn_req req = {.sr_path = argv[0],
+	    .sr_argv = argv,
+	    .sr_envp = envp,
+	    .sr_clone_flags = CLONE_NEWUSER | CLONE_NEWPID,
+	    .sr_pdeathsig = SIGKILL};
+	char out[64];
 	int st;
 
-	assert_int_equal(run(argv, envp, 0, out, sizeof(out), &st), 0);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 127);
+	assert_int_equal(run_req(&req, out, sizeof(out), &st), 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_string_equal(out, "1\n");
 }
 
 /* Run /bin/sh -c script with rlimits/umask set; stdout into out. */
@@ -218,9 +274,8 @@ test_sp7_bad_rlimit_aborts_exec(void **state)
 	char out[16];
 	int st;
 
-	assert_int_equal(run_req(&req, out, sizeof(out), &st), 0);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 127);
+	assert_int_equal(run_req(&req, out, sizeof(out), &st), -1);
+	assert_int_equal(errno, EINVAL);
 }
 
 static void
@@ -267,7 +322,9 @@ main(void)
 	    cmocka_unit_test(test_sp4_env_is_built),
 	    cmocka_unit_test(test_sp6_other_fds_closed),
 	    cmocka_unit_test(test_sp6_new_session),
-	    cmocka_unit_test(test_sp1_exec_failure_exits_127),
+	    cmocka_unit_test(test_sp1_exec_failure_reported),
+	    cmocka_unit_test(test_sbx1_hook_step_reported),
+	    cmocka_unit_test(test_sbx4_clone_new_pid_namespace),
 	    cmocka_unit_test(test_sp7_rlimits_set_in_child),
 	    cmocka_unit_test(test_sp7_bad_rlimit_aborts_exec),
 	    cmocka_unit_test(test_sp6_umask_077),

@@ -1,0 +1,134 @@
+/*
+ * SBX-7: approvals, asked of the spawner.  GET /api/approvals lists the
+ * commands a gate rule held for the operator (agent, command name, rule,
+ * cwd relative to the workspace, scrubbed args, times); POST
+ * /api/approvals/{id} {"decision": "allow"|"deny"} answers one.  The
+ * perimeter (PER-*) ran in front.c.  Touches no files.
+ */
+#include <string.h>
+
+#include <event2/http.h>
+#include <json-c/json.h>
+
+#include "broker.h"
+#include "json.h"
+#include "msg.h"
+
+/* The spawner's MSG_ERROR (or no answer) as a fixed HTTP answer. */
+static void
+approvals_fail(struct evhttp_request *req, const struct ipc_msg *m)
+{
+	const char *code = NULL;
+
+	if (m != NULL && m->m_type == MSG_ERROR)
+		code = json_get_str(m->m_obj, "error", 32);
+	if (code != NULL && strcmp(code, "unknown-approval") == 0)
+		send_error(req, 404, "unknown-approval");
+	else if (m == NULL)
+		send_error(req, 503, "unavailable");
+	else
+		send_error(req, 500, "internal");
+}
+
+static void
+approvals_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+	struct json_object *o, *list, *now;
+
+	if (req == NULL)
+		return;
+	if (m == NULL || m->m_type != MSG_APPROVAL_LIST_OK ||
+	    !json_object_object_get_ex(m->m_obj, "approvals", &list) ||
+	    !json_object_is_type(list, json_type_array) ||
+	    !json_object_object_get_ex(m->m_obj, "now", &now) ||
+	    !json_object_is_type(now, json_type_int)) {
+		approvals_fail(req, m);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object_object_add(o, "approvals", json_object_get(list));
+	json_object_object_add(o, "now", json_object_get(now));
+	send_json(req, 200, o);
+	json_object_put(o);
+}
+
+void
+api_approvals_list(struct evhttp_request *req, const struct api_params *p)
+{
+	api_ask(req, broker_peer(PROC_SPAWNER), MSG_APPROVAL_LIST, NULL,
+	    MSG_APPROVAL_LIST_OK, approvals_list_cb);
+}
+
+static void
+approval_decide_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+	struct json_object *o;
+
+	if (req == NULL)
+		return;
+	if (m == NULL || m->m_type != MSG_APPROVAL_DECIDE_OK) {
+		approvals_fail(req, m);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	send_json(req, 200, o);
+	json_object_put(o);
+}
+
+/* An approval id is 16 lowercase hex, taken as sent: nothing to decode. */
+static int
+approval_id_ok(const struct api_params *p, char out[17])
+{
+	size_t i;
+
+	if (p->ap_n != 1 || p->ap_len[0] != 16)
+		return 0;
+	for (i = 0; i < 16; i++) {
+		char ch = p->ap_val[0][i];
+
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+			return 0;
+		out[i] = ch;
+	}
+	out[16] = '\0';
+	return 1;
+}
+
+void
+api_approval_decide(struct evhttp_request *req, const struct api_params *p)
+{
+	struct json_object *body, *o;
+	const char *dec;
+	char id[17];
+
+	if (!approval_id_ok(p, id)) {
+		send_error(req, 404, "unknown-approval");
+		return;
+	}
+	if (api_body(req, &body) == -1)
+		return;
+	/* PER-8 strict body: {decision} and nothing else. */
+	if (json_object_object_length(body) != 1 ||
+	    !json_object_object_get_ex(body, "decision", NULL)) {
+		json_object_put(body);
+		send_error(req, 400, "invalid-body");
+		return;
+	}
+	if ((dec = json_get_str(body, "decision", 8)) == NULL ||
+	    (strcmp(dec, "allow") != 0 && strcmp(dec, "deny") != 0)) {
+		json_object_put(body);
+		send_error(req, 400, "invalid-decision");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "id", json_object_new_string(id));
+	json_object_object_add(o, "decision", json_object_new_string(dec));
+	json_object_put(body);
+	api_ask(req, broker_peer(PROC_SPAWNER), MSG_APPROVAL_DECIDE, o,
+	    MSG_APPROVAL_DECIDE_OK, approval_decide_cb);
+	json_object_put(o);
+}

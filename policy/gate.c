@@ -1,0 +1,454 @@
+/*
+ * SBX-6, SBX-7: the command gate's verdict.  A shell line is split by
+ * policy/shlex.c, each simple command checked (names, assignments,
+ * paths, the rules in gate_rules.c and gate_net.c, the destructive shapes
+ * in gate_shape.c) and the verdicts combined.  Pure: no I/O (paths are
+ * resolved by the caller's callback), no globals but tables.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env.h"
+#include "gate_impl.h"
+#include "util.h"
+
+_Static_assert(GATE_WORDS_MAX <= SHLEX_WORDS_MAX, "argv must fit a sh_cmd");
+_Static_assert(GATE_CMDS_MAX == SHLEX_CMDS_MAX, "one command limit");
+
+void
+gate_res_set(struct gres *r, enum gate_verdict v, const char *rule)
+{
+	if (r->r_v == GATE_DENY || (r->r_v == GATE_ASK && v != GATE_DENY))
+		return;
+	if (v == GATE_ALLOW)
+		return;
+	r->r_v = v;
+	r->r_rule = rule;
+}
+
+static void
+res_verb(struct gres *r, const char *name)
+{
+	snprintf(r->r_verb, sizeof(r->r_verb), "%s",
+	    name != NULL && gate_name_ok(name) ? name : "?");
+}
+
+/* The first word after assignments, and after wrappers when unwrap. */
+size_t
+gate_cmd_start(const struct sh_cmd *c, int unwrap)
+{
+	size_t k = 0, lvl;
+
+	while (k < c->c_nw && shlex_is_assignment(&c->c_w[k]))
+		k++;
+	for (lvl = 0; unwrap && lvl < 4 && k < c->c_nw &&
+		      gate_in_list(g_wrappers, gate_base_name(c->c_w[k].w_s));
+	     lvl++) {
+		for (k++; k < c->c_nw; k++) {
+			const char *s = c->c_w[k].w_s;
+
+			if (s[0] != '-' && strchr(s, '=') == NULL &&
+			    strspn(s, "0123456789.smhd") != strlen(s))
+				break;
+		}
+	}
+	return k;
+}
+
+static const char *
+cmd_name(const struct sh_cmd *c, int unwrap)
+{
+	size_t k = gate_cmd_start(c, unwrap);
+
+	return k < c->c_nw ? gate_base_name(c->c_w[k].w_s) : NULL;
+}
+
+/* Every argument that names a file, and every redirection target. */
+static int
+check_args(struct gctx *x, const struct sh_cmd *c, size_t k, const char *name,
+    struct gres *r)
+{
+	const struct sh_word *w = c->c_w;
+	const char *s, *eq;
+	size_t j;
+	int file = gate_in_list(g_filecmds, name), dd = 0;
+	int grep_pat = strcmp(name, "grep") == 0;
+
+	for (j = 0; j < c->c_nr; j++) {
+		const struct sh_redir *rd = &c->c_r[j];
+
+		if ((rd->r_op == SH_R_DUPOUT || rd->r_op == SH_R_DUPIN) &&
+		    (gate_all_digits(rd->r_s) || strcmp(rd->r_s, "-") == 0))
+			continue;
+		if (rd->r_f & SH_GLOB) {
+			gate_res_set(r, GATE_DENY, "unparseable");
+			return -1;
+		}
+		if (gate_check_path(x, rd->r_s, rd->r_f, r) == -1)
+			return -1;
+	}
+	for (j = 0; j < k; j++) { /* assignment values */
+		eq = strchr(w[j].w_s, '=') + 1;
+		if (gate_looks_path(eq) &&
+		    gate_check_path(x, eq, w[j].w_f | SH_TILDE, r) == -1)
+			return -1;
+	}
+	if (strchr(w[k].w_s, '/') != NULL &&
+	    gate_check_path(x, w[k].w_s, w[k].w_f, r) == -1)
+		return -1;
+	if (strcmp(name, "echo") == 0)
+		return 0;
+	for (j = k + 1; j < c->c_nw; j++) {
+		s = w[j].w_s;
+		if (!dd && strcmp(s, "--") == 0) {
+			dd = 1;
+			continue;
+		}
+		if (!dd && s[0] == '-' && s[1] != '\0') {
+			if ((eq = strchr(s, '=')) != NULL &&
+			    gate_looks_path(eq + 1) &&
+			    gate_check_path(
+				x, eq + 1, w[j].w_f | SH_TILDE, r) == -1)
+				return -1;
+			if (grep_pat && (strcmp(s, "-e") == 0 ||
+					    strcmp(s, "--regexp") == 0)) {
+				grep_pat = 0;
+				j++; /* the pattern */
+			} else if (grep_pat &&
+				   (strcmp(s, "-f") == 0 ||
+				       strcmp(s, "--file") == 0 ||
+				       gate_has_prefix(s, "--regexp=") ||
+				       gate_has_prefix(s, "--file=")))
+				grep_pat = 0;
+			continue;
+		}
+		if (grep_pat) {
+			grep_pat = 0;
+			continue;
+		}
+		if (s[0] == '@' && gate_looks_path(s + 1) &&
+		    gate_check_path(x, s + 1, w[j].w_f, r) == -1)
+			return -1;
+		if ((file || gate_looks_path(s)) &&
+		    gate_check_path(x, s, w[j].w_f, r) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+env_name_refused(const char *w)
+{
+	char name[130];
+
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(w, "="), w);
+	return env_runtime_control(name) || gate_in_list(g_env_exact, name) ||
+	       gate_prefix_list(g_env_prefix, name);
+}
+
+static int
+allowed_name(const struct gate_policy *gp, const char *name)
+{
+	if (gate_in_vec(gp->gp_deny, gp->gp_ndeny, name))
+		return 0;
+	return gate_in_list(g_allow, name) || gate_in_list(g_builtins, name) ||
+	       gate_in_vec(gp->gp_allow, gp->gp_nallow, name);
+}
+
+static void
+eval_cmd(struct gctx *x, struct sh_cmd *c, int depth, struct gres *r)
+{
+	const struct sh_word *w;
+	const char *name, *w0;
+	size_t k, j, n;
+
+	memset(r, 0, sizeof(*r));
+	r->r_v = GATE_ALLOW;
+	r->r_rule = "allowlist";
+	k = gate_cmd_start(c, 0);
+	res_verb(r, cmd_name(c, 1));
+	if (gate_shape_cmd(x, c)) {
+		gate_res_set(r, GATE_DENY, "destructive");
+		r->r_destructive = 1;
+		return;
+	}
+	if (c->c_bad) {
+		gate_res_set(r, GATE_DENY, "unparseable");
+		return;
+	}
+	for (j = 0; j < c->c_nw; j++)
+		if (c->c_w[j].w_f & SH_BAD) {
+			gate_res_set(r, GATE_DENY, "unparseable");
+			return;
+		}
+	/* a redirection target too: > `cmd`, > $VAR, > ~user/x */
+	for (j = 0; j < c->c_nr; j++)
+		if (c->c_r[j].r_f & SH_BAD) {
+			gate_res_set(r, GATE_DENY, "unparseable");
+			return;
+		}
+	for (j = 0; j < k; j++)
+		if (env_name_refused(c->c_w[j].w_s)) {
+			gate_res_set(r, GATE_DENY, "env-assignment");
+			return;
+		}
+	if (k >= c->c_nw || (c->c_w[k].w_f & SH_GLOB)) {
+		gate_res_set(r, GATE_DENY, "unparseable");
+		return;
+	}
+	w = c->c_w + k;
+	n = c->c_nw - k;
+	w0 = w[0].w_s;
+	name = gate_base_name(w0);
+	res_verb(r, name);
+	if (gate_in_list(g_opaque, name)) {
+		gate_res_set(r, GATE_DENY, "unparseable");
+		return;
+	}
+	if (gate_in_list(g_refused, name)) {
+		gate_res_set(r, GATE_DENY, "always-refused");
+		return;
+	}
+	if (strcmp(name, "init.sh") == 0 && strcmp(w0, "./init.sh") != 0) {
+		gate_res_set(r, GATE_DENY, "init-sh-form");
+		return;
+	}
+	if (!gate_name_ok(name) || !allowed_name(x->gp, name) ||
+	    (strchr(w0, '/') != NULL && gate_in_list(g_builtins, name))) {
+		gate_res_set(r, GATE_DENY, "not-allowlisted");
+		return;
+	}
+	if (check_args(x, c, k, name, r) == -1)
+		return;
+	if (strcmp(name, "chmod") == 0 && gate_rule_chmod(w, n, r) == -1)
+		return;
+	if (strcmp(name, "pkill") == 0 && gate_rule_pkill(w, n, r) == -1)
+		return;
+	if (strcmp(name, "kill") == 0 && gate_rule_kill(w, n, r) == -1)
+		return;
+	if (strcmp(name, "git") == 0 && gate_rule_git(x, w, n, r) == -1)
+		return;
+	if ((strcmp(name, "curl") == 0 || strcmp(name, "wget") == 0) &&
+	    gate_rule_net(x, w, n, name[0] == 'w', r) == -1)
+		return;
+	if (strcmp(name, "docker") == 0 && gate_rule_docker(x, w, n, r) == -1)
+		return;
+	if ((strcmp(name, "sh") == 0 || strcmp(name, "bash") == 0) &&
+	    gate_rule_shell(x, w, n, depth, r) == -1)
+		return;
+	if (strcmp(name, "rm") == 0 && gate_rule_rm(x, w, n, r) == -1)
+		return;
+	if (strcmp(name, "cd") == 0 && gate_rule_cd(x, w, n, r) == -1)
+		return;
+	if (gate_in_vec(x->gp->gp_ask, x->gp->gp_nask, name))
+		gate_res_set(r, GATE_ASK, "ask-manifest");
+}
+
+static int
+line_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n > GATE_LINE_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (((unsigned char)s[i] < 0x20 && s[i] != '\t' &&
+			s[i] != '\n') ||
+		    s[i] == 0x7f)
+			return 0;
+	return utf8_valid(s, n);
+}
+
+static void
+res_unparseable(struct gres *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->r_v = GATE_DENY;
+	r->r_rule = "unparseable";
+	snprintf(r->r_verb, sizeof(r->r_verb), "?");
+}
+
+/* Pick the line's verdict: destructive, first deny, first ask, allow. */
+static void
+pick(const struct gres *rs, size_t n, struct gres *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (rs[i].r_destructive)
+			goto found;
+	for (i = 0; i < n; i++)
+		if (rs[i].r_v == GATE_DENY)
+			goto found;
+	for (i = 0; i < n; i++)
+		if (rs[i].r_v == GATE_ASK)
+			goto found;
+	i = 0;
+found:
+	*out = rs[i];
+}
+
+static void
+eval_cmds(
+    struct gctx *x, struct sh_cmd *cmds, size_t n, int depth, struct gres *out)
+{
+	struct gres *rs;
+	const char *nm;
+	size_t i, j;
+
+	if ((rs = calloc(n, sizeof(*rs))) == NULL) {
+		x->oom = 1;
+		res_unparseable(out);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		eval_cmd(x, &cmds[i], depth, &rs[i]);
+		/* curl ... | sh: a download piped into a shell */
+		nm = cmd_name(&cmds[i], 1);
+		if (!cmds[i].c_pipe_in || nm == NULL ||
+		    !gate_in_list(g_shells, nm))
+			continue;
+		for (j = i; j > 0 && cmds[j].c_pipe_in; j--) {
+			const char *up = cmd_name(&cmds[j - 1], 1);
+
+			if (up != NULL && (strcmp(up, "curl") == 0 ||
+					      strcmp(up, "wget") == 0)) {
+				rs[i].r_v = GATE_DENY;
+				rs[i].r_rule = "destructive";
+				rs[i].r_destructive = 1;
+				res_verb(&rs[i], nm);
+				break;
+			}
+		}
+	}
+	pick(rs, n, out);
+	free(rs);
+}
+
+void
+gate_line(struct gctx *x, const char *s, size_t n, int depth, struct gres *r)
+{
+	struct sh_line sl;
+
+	res_unparseable(r);
+	if (!line_ok(s, n))
+		return;
+	if (gate_forkbomb(s, n)) {
+		r->r_rule = "destructive";
+		r->r_destructive = 1;
+		return;
+	}
+	switch (shlex_split(s, n, &sl)) {
+	case 0:
+		eval_cmds(x, sl.sl_cmds, sl.sl_ncmd, depth, r);
+		shlex_free(&sl);
+		break;
+	case -2:
+		x->oom = 1;
+		break;
+	default:
+		break;
+	}
+}
+
+/* A plain argv: one command, no shell in between. */
+static void
+gate_argv(struct gctx *x, char *const *argv, size_t argc, struct gres *r)
+{
+	struct sh_cmd *c;
+	size_t i, tot = 0;
+
+	res_unparseable(r);
+	if (argc == 0 || argc > GATE_WORDS_MAX || argv == NULL)
+		return;
+	for (i = 0; i < argc; i++) {
+		if (argv[i] == NULL)
+			return;
+		tot += strlen(argv[i]) + 1;
+		if (tot > GATE_LINE_MAX ||
+		    !utf8_valid(argv[i], strlen(argv[i])))
+			return;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		x->oom = 1;
+		return;
+	}
+	for (i = 0; i < argc; i++) {
+		c->c_w[i].w_s = argv[i];
+		c->c_w[i].w_q = 0; /* literal: never an assignment */
+	}
+	c->c_nw = argc;
+	eval_cmds(x, c, 1, 0, r);
+	free(c);
+}
+
+static const struct gate_policy gate_defaults = {
+    .gp_ask_timeout_sec = GATE_ASK_TIMEOUT};
+
+int
+gate_check(const struct gate_policy *gp, const struct gate_req *req,
+    const struct protect_ctx *pc, gate_resolve_fn resolve, void *arg,
+    struct gate_result *res)
+{
+	struct gctx *x;
+	struct gres r;
+	int rc = 0;
+
+	if (res == NULL)
+		return -1;
+	memset(res, 0, sizeof(*res));
+	res->g_verdict = GATE_DENY;
+	snprintf(res->g_verb, sizeof(res->g_verb), "?");
+	snprintf(res->g_rule, sizeof(res->g_rule), "unparseable");
+	if (req == NULL || pc == NULL || resolve == NULL ||
+	    req->gr_workspace == NULL || req->gr_workspace[0] != '/' ||
+	    req->gr_cwd == NULL || req->gr_cwd[0] != '/')
+		return -1;
+	if ((x = calloc(1, sizeof(*x))) == NULL)
+		return -1;
+	x->gp = gp != NULL ? gp : &gate_defaults;
+	x->pc = pc;
+	x->resolve = resolve;
+	x->arg = arg;
+	x->ws = req->gr_workspace;
+	x->ncwd = 1;
+	if (resolve(req->gr_cwd, req->gr_cwd, x->cwd[0], G_PATH_MAX, arg) ==
+		-1 ||
+	    memchr(x->cwd[0], '\0', G_PATH_MAX) == NULL ||
+	    !gate_path_within(x->cwd[0], x->ws)) {
+		snprintf(
+		    res->g_rule, sizeof(res->g_rule), "cwd-outside-workspace");
+		free(x);
+		return 0;
+	}
+	if (req->gr_line != NULL)
+		gate_line(x, req->gr_line,
+		    req->gr_linelen ? req->gr_linelen : strlen(req->gr_line), 0,
+		    &r);
+	else
+		gate_argv(x, req->gr_argv, req->gr_argc, &r);
+	if (x->oom) {
+		res_unparseable(&r);
+		rc = -1;
+	}
+	free(x);
+	res->g_verdict = r.r_v;
+	snprintf(res->g_verb, sizeof(res->g_verb), "%s", r.r_verb);
+	snprintf(res->g_rule, sizeof(res->g_rule), "%s", r.r_rule);
+	return rc;
+}
+
+const char *
+gate_verdict_name(enum gate_verdict v)
+{
+	switch (v) {
+	case GATE_ALLOW:
+		return "allow";
+	case GATE_ASK:
+		return "ask";
+	default:
+		return "deny";
+	}
+}

@@ -1,0 +1,871 @@
+/*
+ * SBX-6, SBX-7: the spawner's end of the command gate (see gate.h).  One
+ * datagram per call, checked strictly, decided by policy/gate.c with the
+ * agent's `commands:` policy, audited as verb.run (command name, verdict
+ * and rule; never arguments) and answered only after the audit ack.
+ * `ask` holds the call as an approval for the operator.  Touches no file:
+ * it only resolves paths (realpath) to decide.
+ */
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "gate.h"
+#include "gatechan.h"
+#include "json.h"
+#include "log.h"
+#include "msg.h"
+#include "redact.h"
+#include "spawner.h"
+#include "util.h"
+
+struct gate_chan {
+	int gc_fd;
+	struct event *gc_ev;
+	char gc_agent[LIM_NAME_MAX + 1];
+	char gc_run[17];
+	char gc_ws[PATH_MAX]; /* the workspace, resolved */
+	const struct gate_policy *gc_policy;
+	const char *const *gc_secrets;
+	size_t gc_nsecrets;
+	size_t gc_inflight; /* calls awaiting their audit ack */
+	size_t gc_held;	    /* its calls held for the operator */
+};
+
+enum gi_state { GI_AUDIT, GI_HELD };
+
+/* One call, from its datagram to its answer. */
+struct gate_item {
+	TAILQ_ENTRY(gate_item) gi_entry;
+	struct gate_chan *gi_chan; /* NULL once the run ended */
+	int gi_fd;		   /* the caller's reply socket; -1 answered */
+	enum gi_state gi_state;
+	int gi_allow; /* the answer once the audit is acknowledged */
+	char gi_verb[65];
+	char gi_rule[65];
+	char gi_agent[LIM_NAME_MAX + 1];
+	/* approvals (SBX-7) */
+	char gi_id[17];
+	char gi_run[17];
+	char gi_cwd[PATH_MAX];		/* relative to the workspace */
+	char *gi_args;			/* scrubbed, clamped */
+	int64_t gi_created, gi_expires; /* ms since the epoch */
+	struct event *gi_timer;
+};
+
+static TAILQ_HEAD(, gate_item) items = TAILQ_HEAD_INITIALIZER(items);
+static size_t nheld;
+
+/* The file tools whose path the gate checks; writers must stay inside. */
+static const struct {
+	const char *ft_name;
+	int ft_writes;
+	int ft_path_optional; /* Glob, Grep: default is the cwd */
+} file_tools[] = {
+    {"Read", 0, 0},
+    {"Write", 1, 0},
+    {"Edit", 1, 0},
+    {"MultiEdit", 1, 0},
+    {"NotebookEdit", 1, 0},
+    {"Glob", 0, 1},
+    {"Grep", 0, 1},
+};
+
+/* Copy with truncation reported (-1); dst is always terminated. */
+static int
+scpy(char *dst, size_t dstsz, const char *src)
+{
+	return snprintf(dst, dstsz, "%s", src) >= (int)dstsz ? -1 : 0;
+}
+
+static int64_t
+now_ms_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the policy ---- */
+
+/* The agent's `commands:` policy (manifest.c fills the defaults). */
+static const struct gate_policy *
+gate_policy_of(const struct agent *ag)
+{
+	return &ag->ag_mf.m_commands;
+}
+
+static long
+gate_ask_timeout(const struct gate_policy *gp)
+{
+	if (gp->gp_ask_timeout_sec >= 5 && gp->gp_ask_timeout_sec <= 600)
+		return gp->gp_ask_timeout_sec;
+	return GATE_ASK_TIMEOUT;
+}
+
+/*
+ * path (relative to cwd unless absolute; "~" and "~/" against the
+ * operator's home) resolved component by component: every prefix that
+ * exists is realpath()ed (symlinks followed), the rest is kept as
+ * written, and ".." climbs from what was resolved so far.  -1 for an
+ * error other than a missing component (then the call is refused).
+ */
+static int
+gate_resolve(
+    const char *path, const char *cwd, char *out, size_t outsz, void *arg)
+{
+	char full[2 * PATH_MAX], cur[PATH_MAX], tmp[PATH_MAX];
+	const char *home = sp.sp_protect.pc_home, *p, *e;
+	size_t len, clen;
+	int n;
+
+	if (path == NULL || path[0] == '\0')
+		return -1;
+	if (path[0] == '/')
+		n = snprintf(full, sizeof(full), "%s", path);
+	else if (path[0] == '~' && (path[1] == '\0' || path[1] == '/')) {
+		if (home == NULL)
+			return -1;
+		n = snprintf(full, sizeof(full), "%s%s", home, path + 1);
+	} else {
+		if (cwd == NULL || cwd[0] != '/')
+			return -1;
+		n = snprintf(full, sizeof(full), "%s/%s", cwd, path);
+	}
+	if (n < 0 || (size_t)n >= sizeof(full))
+		return -1;
+	scpy(cur, sizeof(cur), "/");
+	for (p = full; *p != '\0'; p = *e ? e + 1 : e) {
+		e = strchr(p, '/');
+		if (e == NULL)
+			e = p + strlen(p);
+		len = (size_t)(e - p);
+		if (len == 0 || (len == 1 && p[0] == '.'))
+			continue;
+		clen = strlen(cur);
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			while (clen > 1 && cur[clen - 1] != '/')
+				clen--;
+			if (clen > 1)
+				clen--; /* the slash before the last part */
+			cur[clen] = '\0';
+			continue;
+		}
+		if (clen + (clen > 1) + len >= sizeof(cur))
+			return -1;
+		if (clen > 1)
+			cur[clen++] = '/';
+		memcpy(cur + clen, p, len);
+		cur[clen + len] = '\0';
+		if (realpath(cur, tmp) != NULL)
+			scpy(cur, sizeof(cur), tmp);
+		else if (errno != ENOENT && errno != ENOTDIR)
+			return -1;
+	}
+	if (scpy(out, outsz, cur) == -1)
+		return -1;
+	return 0;
+}
+
+/* path equals dir or lies beneath it (both resolved). */
+static int
+path_inside(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 &&
+	       (path[n] == '\0' || path[n] == '/');
+}
+
+/* ^[A-Za-z0-9._+-]{1,64}$, the audit schema's verb; else "-". */
+static void
+verb_set(char *dst, size_t dstsz, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n == 0 || n > 64 || n >= dstsz ||
+	    strspn(src, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			"0123456789._+-") != n)
+		src = "-";
+	memmove(dst, src, strlen(src) + 1); /* src may be dst */
+}
+
+/* ^[a-z0-9][a-z0-9.-]{0,63}$, the audit schema's rule; else "internal". */
+static void
+rule_set(char *dst, size_t dstsz, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n == 0 || n > 64 ||
+	    !((src[0] >= 'a' && src[0] <= 'z') ||
+		(src[0] >= '0' && src[0] <= '9')) ||
+	    n >= dstsz ||
+	    strspn(src, "abcdefghijklmnopqrstuvwxyz0123456789.-") != n)
+		src = "internal";
+	memmove(dst, src, strlen(src) + 1); /* src may be dst */
+}
+
+/* ---- one call ---- */
+
+struct gate_call {
+	const char *gk_tool;
+	const char *gk_line;
+	char *gk_argv[GATE_WORDS_MAX + 1];
+	size_t gk_argc;
+	const char *gk_cwd;
+	const char *gk_path;
+};
+
+static int
+tool_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= 64 &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789_.-") == n;
+}
+
+/*
+ * {tool, cwd, line | argv, filePath?} and nothing else: a shell line for
+ * "Bash", an argv for the plain form ("exec"), a path for file tools.
+ */
+static int
+gate_call_parse(struct json_object *o, struct gate_call *k)
+{
+	struct json_object *v, *w;
+	size_t nkeys = 2, i, total = 0;
+
+	memset(k, 0, sizeof(*k));
+	if ((k->gk_tool = json_get_str(o, "tool", 64)) == NULL ||
+	    !tool_name_ok(k->gk_tool) ||
+	    (k->gk_cwd = json_get_str(o, "cwd", PATH_MAX - 1)) == NULL ||
+	    k->gk_cwd[0] != '/')
+		return -1;
+	if (json_object_object_get_ex(o, "filePath", &v)) {
+		nkeys++;
+		if ((k->gk_path = json_get_str(o, "filePath", PATH_MAX - 1)) ==
+			NULL ||
+		    k->gk_path[0] == '\0')
+			return -1;
+	}
+	if (json_object_object_get_ex(o, "line", &v)) {
+		nkeys++;
+		if ((k->gk_line = json_get_str(o, "line", GATE_LINE_MAX)) ==
+			NULL ||
+		    strcmp(k->gk_tool, "Bash") != 0)
+			return -1;
+	}
+	if (json_object_object_get_ex(o, "argv", &v)) {
+		nkeys++;
+		if (!json_object_is_type(v, json_type_array) ||
+		    strcmp(k->gk_tool, "exec") != 0 ||
+		    (k->gk_argc = json_object_array_length(v)) == 0 ||
+		    k->gk_argc > GATE_WORDS_MAX)
+			return -1;
+		for (i = 0; i < k->gk_argc; i++) {
+			w = json_object_array_get_idx(v, i);
+			if (!json_object_is_type(w, json_type_string) ||
+			    strlen(json_object_get_string(w)) !=
+				(size_t)json_object_get_string_len(w))
+				return -1;
+			total += (size_t)json_object_get_string_len(w) + 1;
+			k->gk_argv[i] = (char *)json_object_get_string(w);
+		}
+		if (total > GATE_LINE_MAX)
+			return -1;
+	}
+	if ((size_t)json_object_object_length(o) != nkeys)
+		return -1;
+	/* The command tools carry exactly their command. */
+	if ((strcmp(k->gk_tool, "Bash") == 0 && k->gk_line == NULL) ||
+	    (strcmp(k->gk_tool, "exec") == 0 && k->gk_argc == 0) ||
+	    ((k->gk_line != NULL || k->gk_argc > 0) && k->gk_path != NULL))
+		return -1;
+	return 0;
+}
+
+static void
+result_set(struct gate_result *res, enum gate_verdict v, const char *verb,
+    const char *rule)
+{
+	res->g_verdict = v;
+	verb_set(res->g_verb, sizeof(res->g_verb), verb);
+	rule_set(res->g_rule, sizeof(res->g_rule), rule);
+}
+
+/* A file tool: its path must not be protected; writers stay inside. */
+static void
+gate_file(const struct gate_chan *ch, const struct gate_call *k, int writes,
+    struct gate_result *res)
+{
+	char cwd[PATH_MAX], path[PATH_MAX];
+
+	if (gate_resolve(k->gk_cwd, "/", cwd, sizeof(cwd), NULL) == -1 ||
+	    gate_resolve(k->gk_path ? k->gk_path : cwd, cwd, path, sizeof(path),
+		NULL) == -1)
+		result_set(res, GATE_DENY, k->gk_tool, "unresolvable-path");
+	else if (protect_path_hit(&sp.sp_protect, path))
+		result_set(res, GATE_DENY, k->gk_tool, "protected-path");
+	else if (writes && !path_inside(path, ch->gc_ws))
+		result_set(res, GATE_DENY, k->gk_tool, "outside-workspace");
+	else
+		result_set(res, GATE_ALLOW, k->gk_tool, "file-allowed");
+}
+
+static void
+gate_decide(const struct gate_chan *ch, const struct gate_call *k, char *cwd,
+    size_t cwdsz, struct gate_result *res)
+{
+	struct gate_req req;
+	size_t i;
+
+	memset(res, 0, sizeof(*res));
+	if (k->gk_line == NULL && k->gk_argc == 0) {
+		for (i = 0; i < nitems(file_tools); i++)
+			if (strcmp(k->gk_tool, file_tools[i].ft_name) == 0)
+				break;
+		if (i == nitems(file_tools))
+			result_set(res, GATE_ALLOW, k->gk_tool, "other-tool");
+		else if (k->gk_path == NULL && !file_tools[i].ft_path_optional)
+			result_set(res, GATE_DENY, k->gk_tool, "bad-request");
+		else
+			gate_file(ch, k, file_tools[i].ft_writes, res);
+		return;
+	}
+	if (gate_resolve(k->gk_cwd, "/", cwd, cwdsz, NULL) == -1) {
+		result_set(res, GATE_DENY, "-", "unresolvable-path");
+		return;
+	}
+	memset(&req, 0, sizeof(req));
+	req.gr_line = k->gk_line;
+	req.gr_argv = k->gk_argc > 0 ? k->gk_argv : NULL;
+	req.gr_argc = k->gk_argc;
+	req.gr_cwd = cwd;
+	req.gr_workspace = ch->gc_ws;
+	if (gate_check(ch->gc_policy, &req, &sp.sp_protect, gate_resolve, NULL,
+		res) != 0) {
+		res->g_verdict = GATE_DENY;
+		if (res->g_rule[0] == '\0')
+			scpy(res->g_rule, sizeof(res->g_rule), "unparseable");
+	}
+	/* Never trust a field to fit the audit schema: clamp to it. */
+	verb_set(res->g_verb, sizeof(res->g_verb), res->g_verb);
+	rule_set(res->g_rule, sizeof(res->g_rule), res->g_rule);
+}
+
+/* ---- answers and audit ---- */
+
+static const char *
+verdict_message(int allow, const char *rule)
+{
+	if (allow)
+		return "allowed by cordon's command gate";
+	if (strcmp(rule, "run-ended") == 0)
+		return "the run ended";
+	if (strcmp(rule, "audit-unavailable") == 0)
+		return "the audit log is unavailable";
+	return "refused by cordon's command gate";
+}
+
+/* One MSG_GATE_VERDICT datagram on the caller's socket, then close it. */
+static void
+gate_answer(struct gate_item *gi, int allow, const char *rule)
+{
+	struct json_object *o;
+	uint8_t buf[1024];
+	ssize_t n;
+
+	if (gi->gi_fd == -1)
+		return;
+	o = json_object_new_object();
+	json_object_object_add(
+	    o, "verdict", json_object_new_string(allow ? "allow" : "deny"));
+	json_object_object_add(o, "rule", json_object_new_string(rule));
+	json_object_object_add(
+	    o, "message", json_object_new_string(verdict_message(allow, rule)));
+	n = ipc_dgram_encode(
+	    MSG_GATE_VERDICT, IPC_FLAG_REPLY, o, buf, sizeof(buf));
+	json_object_put(o);
+	/* A caller that left (or never reads) is its own loss. */
+	if (n > 0 &&
+	    send(gi->gi_fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
+		log_debug("gate: a verdict could not be delivered");
+	close(gi->gi_fd);
+	gi->gi_fd = -1;
+}
+
+static void
+gate_item_free(struct gate_item *gi)
+{
+	TAILQ_REMOVE(&items, gi, gi_entry);
+	if (gi->gi_state == GI_HELD) {
+		nheld--;
+		if (gi->gi_chan != NULL)
+			gi->gi_chan->gc_held--;
+	}
+	if (gi->gi_timer != NULL)
+		event_free(gi->gi_timer);
+	if (gi->gi_fd != -1)
+		close(gi->gi_fd);
+	if (gi->gi_args != NULL) {
+		explicit_bzero(gi->gi_args, strlen(gi->gi_args));
+		free(gi->gi_args);
+	}
+	free(gi);
+}
+
+static void
+gate_audit_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct gate_item *gi = arg;
+	int acked = spawner_audit_acked(m);
+
+	if (gi->gi_chan != NULL)
+		gi->gi_chan->gc_inflight--;
+	/* Fail closed: no ack, or a run that ended meanwhile, is a deny. */
+	if (!acked)
+		gate_answer(gi, 0, "audit-unavailable");
+	else if (gi->gi_chan == NULL)
+		gate_answer(gi, 0, "run-ended");
+	else
+		gate_answer(gi, gi->gi_allow, gi->gi_rule);
+	gate_item_free(gi);
+}
+
+/*
+ * Audit verb.run (agent, verb, verdict, rule; never arguments), then
+ * answer from gate_audit_cb.  The item leaves the held set first.
+ */
+static void
+gate_audit(struct gate_item *gi, const char *verdict, int allow)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (gi->gi_state == GI_HELD) {
+		nheld--;
+		if (gi->gi_chan != NULL)
+			gi->gi_chan->gc_held--;
+		gi->gi_state = GI_AUDIT;
+		if (gi->gi_timer != NULL)
+			event_del(gi->gi_timer);
+	}
+	gi->gi_allow = allow;
+	json_object_object_add(o, "kind", json_object_new_string("verb.run"));
+	json_object_object_add(
+	    o, "agent", json_object_new_string(gi->gi_agent));
+	json_object_object_add(o, "verb", json_object_new_string(gi->gi_verb));
+	json_object_object_add(o, "verdict", json_object_new_string(verdict));
+	json_object_object_add(o, "rule", json_object_new_string(gi->gi_rule));
+	if (gi->gi_chan != NULL)
+		gi->gi_chan->gc_inflight++;
+	if (spawner_audit(o, gate_audit_cb, gi) == -1) {
+		log_warnx("gate: audit unavailable, %s refused", gi->gi_verb);
+		if (gi->gi_chan != NULL)
+			gi->gi_chan->gc_inflight--;
+		gate_answer(gi, 0, "audit-unavailable");
+		gate_item_free(gi);
+	}
+	json_object_put(o);
+}
+
+/* ---- approvals (SBX-7) ---- */
+
+/* What the operator sees of the command: scrubbed, one line, clamped. */
+static char *
+approval_args(const struct gate_chan *ch, const struct gate_call *k)
+{
+	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	char *s = NULL, *p;
+	size_t i, n;
+
+	if (in == NULL || out == NULL)
+		goto done;
+	if (k->gk_line != NULL)
+		evbuffer_add(in, k->gk_line, strlen(k->gk_line));
+	for (i = 0; i < k->gk_argc; i++) {
+		if (i > 0)
+			evbuffer_add(in, " ", 1);
+		evbuffer_add(in, k->gk_argv[i], strlen(k->gk_argv[i]));
+	}
+	n = evbuffer_get_length(in);
+	p = (char *)evbuffer_pullup(in, (ev_ssize_t)n);
+	for (i = 0; i < n; i++)
+		if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+			p[i] = ' ';
+	/* Scrub the whole line first: a clamp must not cut a secret. */
+	if (redact_buf(ch->gc_secrets, ch->gc_nsecrets, p, n, out) == -1)
+		goto done;
+	n = evbuffer_get_length(out);
+	p = (char *)evbuffer_pullup(out, (ev_ssize_t)n);
+	if (n > GATE_ARGS_MAX) {
+		n = GATE_ARGS_MAX;
+		while (n > 0 && ((unsigned char)p[n] & 0xc0) == 0x80)
+			n--;
+	}
+	if ((s = malloc(n + 4)) == NULL)
+		goto done;
+	memcpy(s, p, n);
+	if (n < evbuffer_get_length(out))
+		memcpy(s + n, "\xe2\x80\xa6", 3); /* "…" */
+	else
+		n -= 3;
+	s[n + 3] = '\0';
+done:
+	if (in != NULL)
+		evbuffer_free(in);
+	if (out != NULL)
+		evbuffer_free(out);
+	return s;
+}
+
+static void
+approval_timeout_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct gate_item *gi = arg;
+
+	log_info("gate: approval %s timed out", gi->gi_id);
+	gate_audit(gi, "ask-timeout", 0);
+}
+
+/* Hold the call for the operator; -1 if it cannot be held (denied). */
+static int
+approval_hold(struct gate_item *gi, struct gate_chan *ch,
+    const struct gate_call *k, const char *cwd)
+{
+	struct timeval tv;
+	long secs = gate_ask_timeout(ch->gc_policy);
+	size_t wl = strlen(ch->gc_ws);
+
+	/* One run cannot take every slot from the others. */
+	if (nheld >= GATE_HELD_MAX || ch->gc_held >= GATE_HELD_RUN_MAX)
+		return -1;
+	if (strcmp(cwd, ch->gc_ws) == 0)
+		scpy(gi->gi_cwd, sizeof(gi->gi_cwd), ".");
+	else if (path_inside(cwd, ch->gc_ws))
+		scpy(gi->gi_cwd, sizeof(gi->gi_cwd),
+		    cwd + wl + (strcmp(ch->gc_ws, "/") != 0));
+	else
+		return -1;
+	if (random_hex(gi->gi_id, sizeof(gi->gi_id), 8) == -1 ||
+	    (gi->gi_args = approval_args(ch, k)) == NULL ||
+	    (gi->gi_timer = evtimer_new(
+		 sp.sp_d.d_base, approval_timeout_cb, gi)) == NULL)
+		return -1;
+	tv.tv_sec = secs;
+	tv.tv_usec = 0;
+	if (evtimer_add(gi->gi_timer, &tv) == -1)
+		return -1;
+	scpy(gi->gi_run, sizeof(gi->gi_run), ch->gc_run);
+	gi->gi_created = now_ms_real();
+	gi->gi_expires = gi->gi_created + (int64_t)secs * 1000;
+	gi->gi_state = GI_HELD;
+	nheld++;
+	ch->gc_held++;
+	log_info("gate: %s of run %s held as approval %s", gi->gi_verb,
+	    ch->gc_run, gi->gi_id);
+	return 0;
+}
+
+static struct gate_item *
+approval_find(const char *id)
+{
+	struct gate_item *gi;
+
+	TAILQ_FOREACH (gi, &items, gi_entry)
+		if (gi->gi_state == GI_HELD && strcmp(gi->gi_id, id) == 0)
+			return gi;
+	return NULL;
+}
+
+void
+approval_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *o, *arr, *a;
+	struct gate_item *gi;
+
+	if (json_object_object_length(m->m_obj) != 0) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	arr = json_object_new_array();
+	TAILQ_FOREACH (gi, &items, gi_entry) {
+		if (gi->gi_state != GI_HELD)
+			continue;
+		a = json_object_new_object();
+		json_object_object_add(
+		    a, "id", json_object_new_string(gi->gi_id));
+		json_object_object_add(
+		    a, "agent", json_object_new_string(gi->gi_agent));
+		json_object_object_add(
+		    a, "runId", json_object_new_string(gi->gi_run));
+		json_object_object_add(
+		    a, "verb", json_object_new_string(gi->gi_verb));
+		json_object_object_add(
+		    a, "rule", json_object_new_string(gi->gi_rule));
+		json_object_object_add(
+		    a, "cwd", json_object_new_string(gi->gi_cwd));
+		json_object_object_add(
+		    a, "args", json_object_new_string(gi->gi_args));
+		json_object_object_add(
+		    a, "created", json_object_new_int64(gi->gi_created));
+		json_object_object_add(
+		    a, "expires", json_object_new_int64(gi->gi_expires));
+		json_object_array_add(arr, a);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "approvals", arr);
+	json_object_object_add(o, "now", json_object_new_int64(now_ms_real()));
+	ipc_reply(c, m, MSG_APPROVAL_LIST_OK, o, -1);
+	json_object_put(o);
+}
+
+void
+approval_decide_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	const char *id, *dec;
+	struct gate_item *gi;
+	int allow;
+
+	if ((id = json_get_str(m->m_obj, "id", 16)) == NULL ||
+	    strlen(id) != 16 ||
+	    (dec = json_get_str(m->m_obj, "decision", 8)) == NULL ||
+	    (strcmp(dec, "allow") != 0 && strcmp(dec, "deny") != 0) ||
+	    json_object_object_length(m->m_obj) != 2) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	if ((gi = approval_find(id)) == NULL) {
+		ipc_reply_error(c, m, "unknown-approval");
+		return;
+	}
+	allow = strcmp(dec, "allow") == 0;
+	log_info("gate: approval %s: %s", gi->gi_id, allow ? "allow" : "deny");
+	ipc_reply(c, m, MSG_APPROVAL_DECIDE_OK, NULL, -1);
+	gate_audit(gi, allow ? "ask-allow" : "ask-deny", allow);
+}
+
+/* ---- the channel ---- */
+
+/* A zero-length read: the last agent process closed its end, or an
+ * empty datagram (then keep listening). */
+static int
+gate_hup(int fd)
+{
+	struct pollfd pfd = {fd, POLLIN, 0};
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR));
+}
+
+/* The caller's reply socket must be what `cordon gate` makes. */
+static int
+reply_sock_ok(int fd)
+{
+	int v;
+	socklen_t len = sizeof(v);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) == -1 ||
+	    v != SOCK_SEQPACKET)
+		return 0;
+	len = sizeof(v);
+	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) == 0 &&
+	       v == AF_UNIX;
+}
+
+static void
+gate_handle(struct gate_chan *ch, const uint8_t *buf, size_t n, int rfd)
+{
+	struct json_object *o = NULL;
+	struct gate_item *gi;
+	struct gate_result res;
+	struct gate_call k;
+	struct ipc_hdr h;
+	char cwd[PATH_MAX] = "";
+
+	if ((gi = calloc(1, sizeof(*gi))) == NULL) {
+		close(rfd);
+		return;
+	}
+	gi->gi_fd = rfd;
+	gi->gi_chan = ch;
+	gi->gi_state = GI_AUDIT;
+	scpy(gi->gi_agent, sizeof(gi->gi_agent), ch->gc_agent);
+	TAILQ_INSERT_TAIL(&items, gi, gi_entry);
+	if (ch->gc_inflight >= GATE_INFLIGHT_MAX) {
+		log_warnx("gate: run %s: too many calls in flight", ch->gc_run);
+		gate_answer(gi, 0, "busy");
+		gate_item_free(gi);
+		return;
+	}
+	if (n > GATE_DGRAM_MAX || (o = ipc_dgram_decode(buf, n, &h)) == NULL ||
+	    h.type != MSG_GATE_CHECK || h.id != 0 || h.flags != IPC_FLAG_FD ||
+	    gate_call_parse(o, &k) == -1) {
+		log_warnx("gate: run %s: malformed call refused", ch->gc_run);
+		result_set(&res, GATE_DENY, "-", "bad-request");
+	} else
+		gate_decide(ch, &k, cwd, sizeof(cwd), &res);
+	scpy(gi->gi_verb, sizeof(gi->gi_verb), res.g_verb);
+	scpy(gi->gi_rule, sizeof(gi->gi_rule), res.g_rule);
+	if (res.g_verdict == GATE_ASK) {
+		if (approval_hold(gi, ch, &k, cwd) == 0) {
+			json_object_put(o);
+			return;
+		}
+		log_warnx(
+		    "gate: run %s: approval could not be held", ch->gc_run);
+		rule_set(gi->gi_rule, sizeof(gi->gi_rule), "ask-unavailable");
+		res.g_verdict = GATE_DENY;
+	}
+	json_object_put(o);
+	gate_audit(gi, res.g_verdict == GATE_ALLOW ? "allow" : "deny",
+	    res.g_verdict == GATE_ALLOW);
+}
+
+static void
+gate_read_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	static uint8_t buf[GATE_DGRAM_MAX + 1];
+	struct gate_chan *ch = arg;
+	int fds[IPC_MAX_FDQ];
+	size_t nfds = 0, i;
+	ssize_t n;
+
+	n = ipc_recvmsg_fds(fd, buf, sizeof(buf), fds, &nfds, IPC_MAX_FDQ);
+	if (n == -1) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return;
+		if (errno == EPROTO) {
+			log_warnx("gate: run %s: bad descriptors, call dropped",
+			    ch->gc_run);
+			return;
+		}
+		log_warn("gate: run %s: read", ch->gc_run);
+		event_del(ch->gc_ev);
+		return;
+	}
+	if (n == 0 && nfds == 0 && gate_hup(fd)) {
+		event_del(ch->gc_ev); /* every agent process closed it */
+		return;
+	}
+	/* Exactly one descriptor, the reply socket; else nobody to answer. */
+	if (nfds != 1 || !reply_sock_ok(fds[0])) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		log_warnx("gate: run %s: call without a reply socket dropped",
+		    ch->gc_run);
+		return;
+	}
+	gate_handle(ch, buf, (size_t)n, fds[0]);
+}
+
+int
+gate_chan_open(struct gate_chan **out, const struct agent *ag,
+    const char *run_id, const char *cwd, const char *const *secrets,
+    size_t nsecrets, int *childfd)
+{
+	struct gate_chan *ch;
+	int sv[2];
+
+	*out = NULL;
+	*childfd = -1;
+	if ((ch = calloc(1, sizeof(*ch))) == NULL)
+		return -1;
+	ch->gc_fd = -1;
+	if (realpath(cwd, ch->gc_ws) == NULL) {
+		log_warn("gate: run %s: workspace", run_id);
+		free(ch);
+		return -1;
+	}
+	scpy(ch->gc_agent, sizeof(ch->gc_agent), ag->ag_mf.m_name);
+	scpy(ch->gc_run, sizeof(ch->gc_run), run_id);
+	ch->gc_policy = gate_policy_of(ag);
+	ch->gc_secrets = secrets;
+	ch->gc_nsecrets = nsecrets;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("gate: run %s: socketpair", run_id);
+		free(ch);
+		return -1;
+	}
+	ch->gc_fd = sv[0];
+	if (set_nonblock(ch->gc_fd, 1) == -1 ||
+	    (ch->gc_ev = event_new(sp.sp_d.d_base, ch->gc_fd,
+		 EV_READ | EV_PERSIST, gate_read_cb, ch)) == NULL ||
+	    event_add(ch->gc_ev, NULL) == -1) {
+		if (ch->gc_ev != NULL)
+			event_free(ch->gc_ev);
+		close(sv[0]);
+		close(sv[1]);
+		free(ch);
+		return -1;
+	}
+	*childfd = sv[1];
+	*out = ch;
+	return 0;
+}
+
+void
+gate_chan_close(struct gate_chan *ch)
+{
+	struct gate_item *gi, *next;
+
+	if (ch == NULL)
+		return;
+	event_free(ch->gc_ev);
+	close(ch->gc_fd);
+	for (gi = TAILQ_FIRST(&items); gi != NULL; gi = next) {
+		next = TAILQ_NEXT(gi, gi_entry);
+		if (gi->gi_chan != ch)
+			continue;
+		gi->gi_chan = NULL;
+		if (gi->gi_state != GI_HELD)
+			continue; /* answered deny from gate_audit_cb */
+		gate_answer(gi, 0, "run-ended");
+		rule_set(gi->gi_rule, sizeof(gi->gi_rule), "run-ended");
+		gate_audit(gi, "ask-deny", 0);
+	}
+	free(ch);
+}
+
+int
+gate_env(char ***envp)
+{
+	static const char var[] = "CORDON_GATE_FD=";
+	char **e = *envp, **ne, *s;
+	size_t i, j, n;
+
+	if ((s = strdup("CORDON_GATE_FD=3")) == NULL)
+		return -1;
+	for (n = 0; e != NULL && e[n] != NULL; n++)
+		;
+	for (i = j = 0; i < n; i++) {
+		if (strncmp(e[i], var, sizeof(var) - 1) == 0) {
+			free(e[i]);
+			continue;
+		}
+		e[j++] = e[i];
+	}
+	if ((ne = reallocarray(e, j + 2, sizeof(char *))) == NULL) {
+		e[j] = NULL;
+		free(s);
+		return -1;
+	}
+	ne[j] = s;
+	ne[j + 1] = NULL;
+	*envp = ne;
+	return 0;
+}

@@ -1,0 +1,887 @@
+/*
+ * The per-run sandbox (SBX-1 ... SBX-5).  In the spawner: probe the host
+ * once, plan each agent at load, prepare each run (private tmp, env,
+ * Landlock paths) and remove its tmp after.  In the child, between fork
+ * and execve, in this order: user namespace ids, mounts (namespace
+ * isolation), the secret-file scan, capabilities, no_new_privs, Landlock,
+ * the agent's seccomp layer.  The child half logs nothing and allocates
+ * nothing; a failed step returns its code with errno set (fail closed).
+ * Touches: the per-run tmp dirs it creates under $TMPDIR or /tmp.
+ */
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "confine.h"
+#include "ipc.h"
+#include "log.h"
+#include "protect.h"
+#include "sandbox.h"
+
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+
+#define nitems(a) (sizeof(a) / sizeof((a)[0]))
+
+struct sandbox_host sbx_host = {-1, 0, 0};
+
+/* `cordon` beside the spawner, so agent hooks can run `cordon gate`. */
+static char sbx_cordon[PATH_MAX];
+
+/* clang-format off */
+/*
+ * What every agent may read and execute: the system, nothing of the
+ * operator's.  /proc is the agent's own in namespace mode; otherwise
+ * Landlock's ptrace rule keeps other processes' files (environ, mem)
+ * out of reach.  Devices: only the harmless ones; no /dev/pts (a pty
+ * of the operator's would be writable) and no /dev/shm.
+ */
+static const struct confine_path sbx_system[] = {
+	{ "/usr",	CONFINE_LL_READ | CONFINE_LL_EXEC },
+	{ "/bin",	CONFINE_LL_READ | CONFINE_LL_EXEC | CONFINE_LL_OPTIONAL },
+	{ "/sbin",	CONFINE_LL_READ | CONFINE_LL_EXEC | CONFINE_LL_OPTIONAL },
+	{ "/lib",	CONFINE_LL_READ | CONFINE_LL_EXEC | CONFINE_LL_OPTIONAL },
+	{ "/lib64",	CONFINE_LL_READ | CONFINE_LL_EXEC | CONFINE_LL_OPTIONAL },
+	{ "/lib32",	CONFINE_LL_READ | CONFINE_LL_EXEC | CONFINE_LL_OPTIONAL },
+	{ "/libx32",	CONFINE_LL_READ | CONFINE_LL_EXEC | CONFINE_LL_OPTIONAL },
+	{ "/opt",	CONFINE_LL_READ | CONFINE_LL_EXEC | CONFINE_LL_OPTIONAL },
+	{ "/etc",	CONFINE_LL_READ },
+	{ "/run/systemd/resolve", CONFINE_LL_READ | CONFINE_LL_OPTIONAL },
+	{ "/proc",	CONFINE_LL_READ },
+	{ "/sys",	CONFINE_LL_READ | CONFINE_LL_OPTIONAL },
+	{ "/dev/null",	CONFINE_LL_READ | CONFINE_LL_WRITE },
+	{ "/dev/zero",	CONFINE_LL_READ | CONFINE_LL_OPTIONAL },
+	{ "/dev/full",	CONFINE_LL_READ | CONFINE_LL_WRITE | CONFINE_LL_OPTIONAL },
+	{ "/dev/random", CONFINE_LL_READ | CONFINE_LL_OPTIONAL },
+	{ "/dev/urandom", CONFINE_LL_READ },
+	{ "/dev/tty",	CONFINE_LL_READ | CONFINE_LL_WRITE | CONFINE_LL_OPTIONAL },
+};
+
+static const struct {
+	unsigned int bit;
+	const char *name;
+} sbx_layer_names[] = {
+	{ SBX_L_USERNS,	  "userns" },
+	{ SBX_L_MOUNTNS,  "mountns" },
+	{ SBX_L_PIDNS,	  "pidns" },
+	{ SBX_L_NETNS,	  "netns" },
+	{ SBX_L_CAPS,	  "caps" },
+	{ SBX_L_NNP,	  "no_new_privs" },
+	{ SBX_L_LANDLOCK, "landlock" },
+	{ SBX_L_LL_NET,	  "landlock-net" },
+	{ SBX_L_LL_SCOPE, "landlock-scope" },
+	{ SBX_L_LL_LOG,	  "landlock-log" },
+	{ SBX_L_SECCOMP,  "seccomp" },
+	{ SBX_L_SC_NET,	  "seccomp-net" },
+	{ SBX_L_PRIV_TMP, "private-tmp" },
+	{ SBX_L_SECRETS,  "secret-files" },
+};
+
+static const char *const sbx_step_names[] = {
+	[SBX_STEP_UIDMAP - SPAWN_STEP_HOOK_BASE] = "uid_map",
+	[SBX_STEP_PRIVATE - SPAWN_STEP_HOOK_BASE] = "mount private",
+	[SBX_STEP_ROOT - SPAWN_STEP_HOOK_BASE] = "root",
+	[SBX_STEP_READONLY - SPAWN_STEP_HOOK_BASE] = "mount_setattr readonly",
+	[SBX_STEP_WRITABLE - SPAWN_STEP_HOOK_BASE] = "mount_setattr writable",
+	[SBX_STEP_TMP - SPAWN_STEP_HOOK_BASE] = "private tmp",
+	[SBX_STEP_PROC - SPAWN_STEP_HOOK_BASE] = "mount proc",
+	[SBX_STEP_SCAN_BOUND - SPAWN_STEP_HOOK_BASE] = "secret scan bound",
+	[SBX_STEP_SECRET_FILE - SPAWN_STEP_HOOK_BASE] =
+	    "secret-looking file under a write root",
+	[SBX_STEP_SHADOW - SPAWN_STEP_HOOK_BASE] = "shadow secret file",
+	[SBX_STEP_CHDIR - SPAWN_STEP_HOOK_BASE] = "chdir",
+	[SBX_STEP_CAPS - SPAWN_STEP_HOOK_BASE] = "capabilities",
+	[SBX_STEP_NNP - SPAWN_STEP_HOOK_BASE] = "no_new_privs",
+	[SBX_STEP_LL_RULESET - SPAWN_STEP_HOOK_BASE] =
+	    "landlock_create_ruleset",
+	[SBX_STEP_LL_RESTRICT - SPAWN_STEP_HOOK_BASE] =
+	    "landlock_restrict_self",
+	[SBX_STEP_SECCOMP - SPAWN_STEP_HOOK_BASE] = "seccomp",
+	[SBX_STEP_NOTIFY - SPAWN_STEP_HOOK_BASE] = "seccomp listener",
+};
+/* clang-format on */
+
+const char *
+sandbox_step_name(int step)
+{
+	int i = step - SPAWN_STEP_HOOK_BASE;
+
+	if (step < SPAWN_STEP_HOOK_BASE)
+		return spawn_step_name(step);
+	if (i > 0 && i < (int)nitems(sbx_step_names))
+		return sbx_step_names[i];
+	return NULL;
+}
+
+/* ---- host ---- */
+
+/* Can this process make a user namespace (and mount in it)? */
+static int
+probe_userns(void)
+{
+	pid_t pid;
+	int st;
+
+	pid = (pid_t)syscall(SYS_clone,
+	    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD,
+	    0, 0, 0, 0);
+	if (pid == -1)
+		return 0;
+	if (pid == 0)
+		_exit(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0
+			  ? 0
+			  : 1);
+	while (waitpid(pid, &st, 0) == -1)
+		if (errno != EINTR)
+			return 0;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+void
+sandbox_host_probe(void)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	sbx_host.sh_landlock_abi = confine_landlock_abi();
+	sbx_host.sh_seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2;
+	sbx_host.sh_userns = probe_userns();
+	sbx_cordon[0] = '\0';
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			if (snprintf(sbx_cordon, sizeof(sbx_cordon),
+				"%s/cordon", self) >= (int)sizeof(sbx_cordon) ||
+			    access(sbx_cordon, X_OK) == -1)
+				sbx_cordon[0] = '\0';
+		}
+	}
+	log_info("sandbox host: landlock ABI %d, user namespaces %s, "
+		 "seccomp %s",
+	    sbx_host.sh_landlock_abi, sbx_host.sh_userns ? "yes" : "no",
+	    sbx_host.sh_seccomp ? "yes" : "no");
+}
+
+struct json_object *
+sandbox_host_json(void)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "landlockAbi",
+	    json_object_new_int(
+		sbx_host.sh_landlock_abi < 0 ? -1 : sbx_host.sh_landlock_abi));
+	json_object_object_add(
+	    o, "userns", json_object_new_boolean(sbx_host.sh_userns));
+	json_object_object_add(
+	    o, "seccomp", json_object_new_boolean(sbx_host.sh_seccomp));
+	return o;
+}
+
+/* ---- plan ---- */
+
+static unsigned int
+host_layers(enum mf_network net)
+{
+	unsigned int l =
+	    SBX_L_CAPS | SBX_L_NNP | SBX_L_PRIV_TMP | SBX_L_SECRETS;
+	int abi = sbx_host.sh_landlock_abi;
+
+	if (sbx_host.sh_userns)
+		l |= SBX_L_USERNS | SBX_L_MOUNTNS | SBX_L_PIDNS | SBX_L_NETNS;
+	if (sbx_host.sh_seccomp)
+		l |= SBX_L_SECCOMP | SBX_L_SC_NET;
+	if (abi >= 1)
+		l |= SBX_L_LANDLOCK;
+	if (abi >= 4 && net == MF_NET_NONE)
+		l |= SBX_L_LL_NET;
+	if (abi >= 6)
+		l |= SBX_L_LL_SCOPE;
+	if (abi >= 7)
+		l |= SBX_L_LL_LOG;
+	return l;
+}
+
+static void
+layer_list(unsigned int bits, char *buf, size_t sz)
+{
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < nitems(sbx_layer_names); i++)
+		if (bits & sbx_layer_names[i].bit) {
+			snprintf(buf + len, sz - len, "%s%s", len ? " " : "",
+			    sbx_layer_names[i].name);
+			len = strlen(buf);
+		}
+}
+
+int
+sandbox_plan_build(const struct manifest *mf, const struct protect_ctx *pc,
+    struct sandbox_plan *pl, char *why, size_t whysz)
+{
+	const struct mf_sandbox *sb = &mf->m_sandbox;
+	unsigned int want, have, extra;
+	char missing[160];
+
+	memset(pl, 0, sizeof(*pl));
+	pl->pl_isolation = sb->sb_isolation;
+	pl->pl_network = sb->sb_network;
+	/* No sandbox: block at all gets the default, which requires itself. */
+	pl->pl_required = sb->sb_present ? sb->sb_required : 1;
+	want = SBX_L_CAPS | SBX_L_NNP | SBX_L_LANDLOCK | SBX_L_SECCOMP |
+	       SBX_L_PRIV_TMP | SBX_L_SECRETS;
+	if (pl->pl_isolation == MF_ISO_NAMESPACE)
+		want |= SBX_L_USERNS | SBX_L_MOUNTNS | SBX_L_PIDNS;
+	if (pl->pl_network == MF_NET_NONE)
+		want |= SBX_L_USERNS | SBX_L_NETNS | SBX_L_SC_NET;
+	have = host_layers(pl->pl_network);
+	/* Layers the ABI adds on top, never required of the host. */
+	extra = have & (SBX_L_LL_NET | SBX_L_LL_SCOPE | SBX_L_LL_LOG);
+	if (!(have & SBX_L_LANDLOCK))
+		extra = 0;
+	pl->pl_want = want;
+	pl->pl_layers = (want & have) | extra;
+	if ((want & ~have) != 0) {
+		layer_list(want & ~have, missing, sizeof(missing));
+		if (pl->pl_required) {
+			snprintf(
+			    why, whysz, "sandbox: this host lacks %s", missing);
+			return -1;
+		}
+		snprintf(pl->pl_reason, sizeof(pl->pl_reason),
+		    "host lacks %s (sandbox.required is false)", missing);
+	}
+	if (roots_resolve(mf, pc, &pl->pl_roots, why, whysz) == -1)
+		return -1;
+	return 0;
+}
+
+void
+sandbox_plan_free(struct sandbox_plan *pl)
+{
+	roots_free(&pl->pl_roots);
+}
+
+struct json_object *
+sandbox_plan_json(const struct sandbox_plan *pl)
+{
+	struct json_object *o = json_object_new_object(), *a;
+	size_t i;
+
+	json_object_object_add(o, "isolation",
+	    json_object_new_string(pl->pl_isolation == MF_ISO_NAMESPACE
+				       ? "namespace"
+				       : "landlock"));
+	json_object_object_add(o, "network",
+	    json_object_new_string(
+		pl->pl_network == MF_NET_NONE ? "none" : "allow"));
+	a = json_object_new_array();
+	for (i = 0; i < nitems(sbx_layer_names); i++)
+		if (pl->pl_layers & sbx_layer_names[i].bit)
+			json_object_array_add(
+			    a, json_object_new_string(sbx_layer_names[i].name));
+	json_object_object_add(o, "layers", a);
+	json_object_object_add(o, "enforced",
+	    json_object_new_boolean((pl->pl_want & ~pl->pl_layers) == 0));
+	if (pl->pl_reason[0] != '\0')
+		json_object_object_add(
+		    o, "reason", json_object_new_string(pl->pl_reason));
+	return o;
+}
+
+/* ---- per run, in the spawner ---- */
+
+static int
+sx_path(struct sandbox_run *sx, const char *path, unsigned int access)
+{
+	if (sx->sx_npaths == SBX_PATHS_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	sx->sx_paths[sx->sx_npaths].cp_path = path;
+	sx->sx_paths[sx->sx_npaths++].cp_access = access;
+	return 0;
+}
+
+static int
+env_is_tmp(const char *e)
+{
+	return strncmp(e, "TMPDIR=", 7) == 0 || strncmp(e, "TMP=", 4) == 0 ||
+	       strncmp(e, "TEMP=", 5) == 0;
+}
+
+int
+sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
+    const char *bin, const char *cwd, char *const *envp)
+{
+	static const char *const tmpvars[] = {"TMPDIR", "TMP", "TEMP"};
+	const struct roots *rt = &pl->pl_roots;
+	const char *base = getenv("TMPDIR"), *tmpview;
+	size_t i, n, k;
+	int saved;
+
+	memset(sx, 0, sizeof(*sx));
+	sx->sx_plan = pl;
+	sx->sx_uid = geteuid();
+	sx->sx_gid = getegid();
+	sx->sx_cwd = cwd;
+	if (pl->pl_layers & SBX_L_USERNS)
+		sx->sx_clone |= CLONE_NEWUSER;
+	if (pl->pl_isolation == MF_ISO_NAMESPACE &&
+	    (pl->pl_layers & SBX_L_MOUNTNS))
+		sx->sx_clone |= CLONE_NEWNS | CLONE_NEWPID;
+	if (pl->pl_network == MF_NET_NONE && (pl->pl_layers & SBX_L_NETNS))
+		sx->sx_clone |= CLONE_NEWNET;
+
+	/* The per-run private tmp; namespace mode shows it as /tmp. */
+	if (base == NULL || base[0] != '/')
+		base = "/tmp";
+	if (snprintf(sx->sx_tmp, sizeof(sx->sx_tmp), "%s/cordon-run.XXXXXX",
+		base) >= (int)sizeof(sx->sx_tmp) ||
+	    mkdtemp(sx->sx_tmp) == NULL) {
+		sx->sx_tmp[0] = '\0';
+		return -1;
+	}
+	tmpview = (sx->sx_clone & CLONE_NEWNS) ? "/tmp" : sx->sx_tmp;
+
+	for (n = 0; envp[n] != NULL; n++)
+		;
+	if ((sx->sx_envp = calloc(n + nitems(tmpvars) + 1, sizeof(char *))) ==
+	    NULL)
+		goto fail;
+	for (i = k = 0; i < n; i++)
+		if (!env_is_tmp(envp[i]))
+			sx->sx_envp[k++] = envp[i];
+	for (i = 0; i < nitems(tmpvars); i++) {
+		if (asprintf(&sx->sx_own[i], "%s=%s", tmpvars[i], tmpview) ==
+		    -1) {
+			sx->sx_own[i] = NULL;
+			goto fail;
+		}
+		sx->sx_envp[k++] = sx->sx_own[i];
+	}
+
+	for (i = 0; i < nitems(sbx_system); i++)
+		if (sx_path(sx, sbx_system[i].cp_path,
+			sbx_system[i].cp_access) == -1)
+			goto fail;
+	for (i = 0; i < rt->r_nread; i++)
+		if (sx_path(sx, rt->r_read[i], CONFINE_LL_READ) == -1)
+			goto fail;
+	/* Agents run their own scripts (./init.sh) in the workspace. */
+	for (i = 0; i < rt->r_nwrite; i++)
+		if (sx_path(sx, rt->r_write[i],
+			CONFINE_LL_READ | CONFINE_LL_WRITE | CONFINE_LL_EXEC) ==
+		    -1)
+			goto fail;
+	if (sx_path(sx, tmpview, CONFINE_LL_READ | CONFINE_LL_WRITE) == -1 ||
+	    sx_path(sx, bin, CONFINE_LL_READ | CONFINE_LL_EXEC) == -1 ||
+	    (sbx_cordon[0] != '\0' && sx_path(sx, sbx_cordon,
+					  CONFINE_LL_READ | CONFINE_LL_EXEC |
+					      CONFINE_LL_OPTIONAL) == -1))
+		goto fail;
+	return 0;
+fail:
+	saved = errno;
+	sandbox_run_end(sx);
+	errno = saved;
+	return -1;
+}
+
+void
+sandbox_run_end(struct sandbox_run *sx)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(sx->sx_own); i++) {
+		free(sx->sx_own[i]);
+		sx->sx_own[i] = NULL;
+	}
+	free(sx->sx_envp);
+	sx->sx_envp = NULL;
+	if (sx->sx_tmp[0] != '\0') {
+		if (sandbox_rmtree(sx->sx_tmp) == -1)
+			log_warn("sandbox: removing a run's private tmp");
+		sx->sx_tmp[0] = '\0';
+	}
+}
+
+/* Depth-bounded; dirs are made 0700 first so nothing inside can refuse. */
+static int
+rm_contents(int dfd, int depth)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd, rc = 0, sub;
+
+	if (depth > 64 || (fd = dup(dfd)) == -1)
+		return -1;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+			rc = -1;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			sub = openat(dfd, de->d_name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub == -1) {
+				rc = -1;
+				continue;
+			}
+			(void)fchmod(sub, 0700);
+			if (rm_contents(sub, depth + 1) == -1)
+				rc = -1;
+			close(sub);
+			if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) == -1)
+				rc = -1;
+		} else if (unlinkat(dfd, de->d_name, 0) == -1)
+			rc = -1;
+	}
+	closedir(d);
+	return rc;
+}
+
+int
+sandbox_rmtree(const char *path)
+{
+	int dfd, rc;
+
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd == -1)
+		return errno == ENOENT ? 0 : -1;
+	(void)fchmod(dfd, 0700);
+	rc = rm_contents(dfd, 0);
+	close(dfd);
+	if (rmdir(path) == -1)
+		rc = -1;
+	return rc;
+}
+
+/* ---- the child: no logging, no allocation ---- */
+
+static int
+write_file(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	int fd, r;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	r = write(fd, s, len) == (ssize_t)len ? 0 : -1;
+	if (r == -1 && errno == 0)
+		errno = EIO;
+	close(fd);
+	return r;
+}
+
+/*
+ * Map our own ids.  Root without capabilities may not map uid 0 (the
+ * kernel asks for CAP_SETFCAP), so as root the ids stay unmapped: the
+ * agent sees itself as the overflow uid and still owns its files as 0.
+ */
+static int
+child_idmap(const struct sandbox_run *sx)
+{
+	char buf[64];
+
+	if (sx->sx_uid == 0)
+		return 0;
+	/*
+	 * The spawner is not dumpable, so /proc/self of its child belongs to
+	 * root: be dumpable while writing the maps (no_new_privs clears it
+	 * again; same-uid processes may trace a child of theirs' userns
+	 * anyway).
+	 */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1)
+		return -1;
+	if (write_file("/proc/self/setgroups", "deny") == -1)
+		return -1;
+	snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)sx->sx_uid,
+	    (unsigned)sx->sx_uid);
+	if (write_file("/proc/self/uid_map", buf) == -1)
+		return -1;
+	snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)sx->sx_gid,
+	    (unsigned)sx->sx_gid);
+	if (write_file("/proc/self/gid_map", buf) == -1)
+		return -1;
+	return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+static int
+setattr(const char *path, unsigned int flags, uint64_t set, uint64_t clr)
+{
+	struct mount_attr ma;
+
+	memset(&ma, 0, sizeof(ma));
+	ma.attr_set = set;
+	ma.attr_clr = clr;
+	return (int)syscall(
+	    SYS_mount_setattr, AT_FDCWD, path, flags, &ma, sizeof(ma));
+}
+
+/* 1 if path is /tmp or beneath it. */
+static int
+under_tmp(const char *p)
+{
+	return strncmp(p, "/tmp", 4) == 0 && (p[4] == '\0' || p[4] == '/');
+}
+
+/* 1 if p lies strictly beneath dir. */
+static int
+beneath(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(p, dir, n) == 0 && p[n] == '/';
+}
+
+/* mkdir -p of rel (relative) beneath dfd. */
+static int
+mkdirs_at(int dfd, const char *rel)
+{
+	char buf[PATH_MAX], *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (p = buf;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+
+			*p = '\0';
+			if (buf[0] != '\0' && mkdirat(dfd, buf, 0755) == -1 &&
+			    errno != EEXIST)
+				return -1;
+			if (c == '\0')
+				break;
+			*p = c;
+		}
+	}
+	return 0;
+}
+
+static int
+fd_path(int fd, char *buf, size_t sz)
+{
+	return snprintf(buf, sz, "/proc/self/fd/%d", fd) >= (int)sz ? -1 : 0;
+}
+
+struct scan {
+	const struct sandbox_run *sc_sx;
+	int sc_shadow;	/* 1: shadow hits; 0: refuse on the first */
+	int sc_emptyfd; /* the empty file shadows bind from */
+	size_t sc_entries;
+	char sc_path[PATH_MAX];
+};
+
+/* Bounded walk of one directory; never follows a symlink. */
+static int
+scan_dir(struct scan *sc, int dfd, size_t plen, int depth)
+{
+	char buf[4096] __attribute__((aligned(8))), src[64];
+	struct stat st;
+	long n, off;
+	int sub, r;
+
+	if (depth > SBX_SCAN_MAX_DEPTH) {
+		errno = E2BIG;
+		return SBX_STEP_SCAN_BOUND;
+	}
+	for (;;) {
+		n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
+		if (n == -1)
+			return SBX_STEP_SCAN_BOUND;
+		if (n == 0)
+			return 0;
+		for (off = 0; off < n;) {
+			struct dirent64 *de = (void *)(buf + off);
+			const char *name = de->d_name;
+
+			off += de->d_reclen;
+			if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+				continue;
+			if (++sc->sc_entries > SBX_SCAN_MAX_ENTRIES) {
+				errno = E2BIG;
+				return SBX_STEP_SCAN_BOUND;
+			}
+			/* d_type spares a stat per entry; not every fs fills
+			 * it in. */
+			if (de->d_type == DT_DIR)
+				st.st_mode = S_IFDIR;
+			else if (de->d_type == DT_LNK)
+				st.st_mode = S_IFLNK;
+			else if (de->d_type != DT_UNKNOWN)
+				st.st_mode = S_IFREG;
+			else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) ==
+				 -1)
+				continue; /* gone meanwhile */
+			if (snprintf(sc->sc_path + plen,
+				sizeof(sc->sc_path) - plen, "/%s",
+				name) >= (int)(sizeof(sc->sc_path) - plen)) {
+				errno = ENAMETOOLONG;
+				return SBX_STEP_SCAN_BOUND;
+			}
+			if (S_ISDIR(st.st_mode)) {
+				sub = openat(dfd, name,
+				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					O_CLOEXEC);
+				/* Unreadable now, but its owner could chmod
+				 * it later: fail closed. */
+				if (sub == -1 && errno == ENOENT)
+					continue;
+				if (sub == -1)
+					return SBX_STEP_SCAN_BOUND;
+				r = scan_dir(
+				    sc, sub, strlen(sc->sc_path), depth + 1);
+				close(sub);
+				if (r != 0)
+					return r;
+				continue;
+			}
+			if (S_ISLNK(st.st_mode) || !protect_name_secret(name))
+				continue;
+			if (!sc->sc_shadow) {
+				errno = EEXIST;
+				return SBX_STEP_SECRET_FILE;
+			}
+			if (fd_path(sc->sc_emptyfd, src, sizeof(src)) == -1 ||
+			    mount(src, sc->sc_path, NULL, MS_BIND, NULL) ==
+				-1 ||
+			    setattr(sc->sc_path, 0,
+				MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) == -1)
+				return SBX_STEP_SHADOW;
+		}
+	}
+}
+
+static int
+scan_roots(const struct sandbox_run *sx, int shadow, int emptyfd)
+{
+	const struct roots *rt = &sx->sx_plan->pl_roots;
+	struct scan sc;
+	size_t i;
+	int dfd, r;
+
+	memset(&sc, 0, sizeof(sc));
+	sc.sc_sx = sx;
+	sc.sc_shadow = shadow;
+	sc.sc_emptyfd = emptyfd;
+	for (i = 0; i < rt->r_nwrite; i++) {
+		if (snprintf(sc.sc_path, sizeof(sc.sc_path), "%s",
+			rt->r_write[i]) >= (int)sizeof(sc.sc_path)) {
+			errno = ENAMETOOLONG;
+			return SBX_STEP_SCAN_BOUND;
+		}
+		dfd = open(rt->r_write[i],
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd == -1 && errno == ENOTDIR)
+			continue; /* a file root; its name was checked at load
+				   */
+		if (dfd == -1)
+			return SBX_STEP_ROOT; /* a root that vanished */
+		r = scan_dir(&sc, dfd, strlen(sc.sc_path), 0);
+		close(dfd);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A root under /tmp, re-shown inside the private /tmp. */
+struct tmproot {
+	const char *tr_path;
+	int tr_fd;
+	int tr_dir;    /* a directory (else a file) */
+	int tr_nested; /* beneath another root under /tmp */
+};
+
+/* The mountpoint for a root under /tmp, made inside the private tmp. */
+static int
+tmp_mountpoint(int tmpfd, const struct tmproot *tr)
+{
+	char parent[PATH_MAX], *slash;
+	const char *rel = tr->tr_path + 5; /* past "/tmp/" */
+	int fd;
+
+	if (tr->tr_dir)
+		return mkdirs_at(tmpfd, rel);
+	if (snprintf(parent, sizeof(parent), "%s", rel) >= (int)sizeof(parent))
+		return -1;
+	if ((slash = strrchr(parent, '/')) != NULL) {
+		*slash = '\0';
+		if (mkdirs_at(tmpfd, parent) == -1)
+			return -1;
+	}
+	fd = openat(
+	    tmpfd, rel, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+/*
+ * Namespace isolation: everything read-only but the write roots, the
+ * private tmp bound on /tmp (roots under /tmp shown again inside it), a
+ * fresh /proc, secret-looking files in write roots shadowed.
+ */
+static int
+child_mounts(const struct sandbox_run *sx)
+{
+	const struct roots *rt = &sx->sx_plan->pl_roots;
+	struct tmproot tr[2 * LIM_ROOTS_MAX];
+	struct stat st;
+	char src[64];
+	size_t i, j, ntr = 0;
+	int tmpfd, emptyfd, r;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		return SBX_STEP_PRIVATE;
+	/* Every root under /tmp, read and write, before /tmp is covered. */
+	for (i = 0; i < rt->r_nread + rt->r_nwrite; i++) {
+		const char *p = i < rt->r_nread ? rt->r_read[i]
+						: rt->r_write[i - rt->r_nread];
+
+		if (!under_tmp(p) || ntr == nitems(tr))
+			continue;
+		tr[ntr].tr_path = p;
+		tr[ntr].tr_nested = 0;
+		if ((tr[ntr].tr_fd = open(p, O_PATH | O_CLOEXEC)) == -1 ||
+		    fstat(tr[ntr].tr_fd, &st) == -1)
+			return SBX_STEP_ROOT;
+		tr[ntr].tr_dir = S_ISDIR(st.st_mode);
+		ntr++;
+	}
+	for (i = 0; i < ntr; i++)
+		for (j = 0; j < ntr; j++)
+			if (i != j && beneath(tr[i].tr_path, tr[j].tr_path))
+				tr[i].tr_nested = 1;
+	/* Write roots elsewhere: bound onto themselves, made rw below. */
+	for (i = 0; i < rt->r_nwrite; i++)
+		if (!under_tmp(rt->r_write[i]) &&
+		    mount(rt->r_write[i], rt->r_write[i], NULL,
+			MS_BIND | MS_REC, NULL) == -1)
+			return SBX_STEP_ROOT;
+	/* The private tmp, its shadow source and the mountpoints in it. */
+	if ((tmpfd = open(sx->sx_tmp,
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return SBX_STEP_TMP;
+	if ((emptyfd = openat(tmpfd, ".cordon-shadow",
+		 O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400)) ==
+	    -1)
+		return SBX_STEP_TMP;
+	for (i = 0; i < ntr; i++)
+		if (!tr[i].tr_nested && tr[i].tr_path[4] != '\0' &&
+		    tmp_mountpoint(tmpfd, &tr[i]) == -1)
+			return SBX_STEP_TMP;
+	if (mount(sx->sx_tmp, "/tmp", NULL, MS_BIND, NULL) == -1)
+		return SBX_STEP_TMP;
+	/* Parents before the roots nested in them. */
+	for (r = 0; r < 2; r++)
+		for (i = 0; i < ntr; i++) {
+			if (tr[i].tr_nested != r)
+				continue;
+			if (fd_path(tr[i].tr_fd, src, sizeof(src)) == -1 ||
+			    mount(src, tr[i].tr_path, NULL, MS_BIND | MS_REC,
+				NULL) == -1)
+				return SBX_STEP_ROOT;
+		}
+	for (i = 0; i < ntr; i++)
+		close(tr[i].tr_fd);
+	if (setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID,
+		0) == -1)
+		return SBX_STEP_READONLY;
+	if (setattr("/tmp", 0, 0, MOUNT_ATTR_RDONLY) == -1)
+		return SBX_STEP_WRITABLE;
+	for (i = 0; i < rt->r_nwrite; i++)
+		if (setattr(rt->r_write[i], 0, 0, MOUNT_ATTR_RDONLY) == -1)
+			return SBX_STEP_WRITABLE;
+	if ((sx->sx_clone & CLONE_NEWPID) &&
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		NULL) == -1)
+		return SBX_STEP_PROC;
+	if ((r = scan_roots(sx, 1, emptyfd)) != 0)
+		return r;
+	/* Only the shadows hold the empty file now. */
+	(void)unlinkat(tmpfd, ".cordon-shadow", 0);
+	close(emptyfd);
+	close(tmpfd);
+	/* The old cwd is beneath the mounts: enter it again. */
+	if (sx->sx_cwd != NULL && chdir(sx->sx_cwd) == -1)
+		return SBX_STEP_CHDIR;
+	return 0;
+}
+
+int
+sandbox_child(void *arg)
+{
+	const struct sandbox_run *sx = arg;
+	unsigned int l = sx->sx_plan->pl_layers, rs;
+	int fd, r;
+
+	if ((sx->sx_clone & CLONE_NEWUSER) && child_idmap(sx) == -1)
+		return SBX_STEP_UIDMAP;
+	if (sx->sx_clone & CLONE_NEWNS) {
+		if ((r = child_mounts(sx)) != 0)
+			return r;
+	} else if ((r = scan_roots(sx, 0, -1)) != 0)
+		return r; /* Landlock cannot carve a hole: refuse (SBX-2) */
+	if ((l & SBX_L_CAPS) && confine_drop_caps() == -1)
+		return SBX_STEP_CAPS;
+	if ((l & SBX_L_NNP) && confine_no_new_privs() == -1)
+		return SBX_STEP_NNP;
+	if (l & SBX_L_LANDLOCK) {
+		rs = CONFINE_RS_QUIET | CONFINE_RS_LOG_EXEC;
+		if (l & SBX_L_LL_NET)
+			rs |= CONFINE_RS_NO_NET;
+		if ((fd = confine_landlock_ruleset(
+			 sx->sx_paths, sx->sx_npaths, rs)) == -1)
+			return SBX_STEP_LL_RULESET;
+		if (confine_landlock_restrict(fd, rs) == -1)
+			return SBX_STEP_LL_RESTRICT;
+	}
+	if (l & SBX_L_SECCOMP) {
+		if ((fd = confine_seccomp_agent(
+			 (l & SBX_L_SC_NET) &&
+				 sx->sx_plan->pl_network == MF_NET_NONE
+			     ? SC_AGENT_NO_NET
+			     : 0)) == -1)
+			return SBX_STEP_SECCOMP;
+		/* The listener goes to the spawner; the agent never has it. */
+		r = ipc_sendmsg_fd(SBX_NOTIFY_FD, "n", 1, fd) == 1 ? 0 : -1;
+		close(fd);
+		close(SBX_NOTIFY_FD);
+		if (r == -1)
+			return SBX_STEP_NOTIFY;
+	}
+	return 0;
+}

@@ -1,0 +1,141 @@
+/*
+ * The per-run sandbox of every agent child (SBX-1 ... SBX-5): what this
+ * host offers (probed once), what each agent gets (a plan built at load),
+ * and the steps run in the child between fork and execve.  The child
+ * half logs nothing: a failed step travels back to the spawner through
+ * the spawn helper's status pipe as {step, errno}.
+ */
+#ifndef CORDON_SANDBOX_H
+#define CORDON_SANDBOX_H
+
+#include <sys/types.h>
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "confine.h"
+#include "manifest.h"
+#include "roots.h"
+#include "spawn_helper.h"
+
+struct json_object;
+
+/* Layers, as health names them (sandbox_layer_names). */
+#define SBX_L_USERNS   0x0001u
+#define SBX_L_MOUNTNS  0x0002u /* + read-only view, private /tmp */
+#define SBX_L_PIDNS    0x0004u /* + a fresh /proc */
+#define SBX_L_NETNS    0x0008u
+#define SBX_L_CAPS     0x0010u
+#define SBX_L_NNP      0x0020u
+#define SBX_L_LANDLOCK 0x0040u
+#define SBX_L_LL_NET   0x0080u /* ABI >= 4: TCP bind/connect denied */
+#define SBX_L_LL_SCOPE 0x0100u /* ABI >= 6: signals, abstract unix */
+#define SBX_L_SECCOMP  0x0200u
+#define SBX_L_SC_NET   0x0400u /* socket(): AF_UNIX only */
+#define SBX_L_PRIV_TMP 0x0800u
+#define SBX_L_SECRETS  0x1000u /* secret-looking files shadowed/refused */
+#define SBX_L_LL_LOG   0x2000u /* ABI >= 7: denials logged */
+
+/*
+ * Secret-file scan of the write roots, at every spawn: beyond either bound
+ * the run is refused.  Sized for a workspace with node_modules (about
+ * 20 ms per 100 000 entries here, paid by the child before execve).
+ */
+#define SBX_SCAN_MAX_ENTRIES 100000
+#define SBX_SCAN_MAX_DEPTH   32
+
+/*
+ * In the child, before execve only: the socket on which the seccomp
+ * listener goes back to the spawner (fd 3 is the gate channel).
+ */
+#define SBX_NOTIFY_FD 4
+
+/* Landlock rules per run: system table + roots + tmp + bin + cordon. */
+#define SBX_PATHS_MAX (32 + 2 * LIM_ROOTS_MAX + 3)
+
+/* Child steps (SPAWN_STEP_HOOK_BASE + n), named by sandbox_step_name. */
+enum sbx_step {
+	SBX_STEP_UIDMAP = SPAWN_STEP_HOOK_BASE + 1,
+	SBX_STEP_PRIVATE,
+	SBX_STEP_ROOT, /* a root cannot be opened or bound */
+	SBX_STEP_READONLY,
+	SBX_STEP_WRITABLE,
+	SBX_STEP_TMP,
+	SBX_STEP_PROC,
+	SBX_STEP_SCAN_BOUND,
+	SBX_STEP_SECRET_FILE,
+	SBX_STEP_SHADOW,
+	SBX_STEP_CHDIR,
+	SBX_STEP_CAPS,
+	SBX_STEP_NNP,
+	SBX_STEP_LL_RULESET,
+	SBX_STEP_LL_RESTRICT,
+	SBX_STEP_SECCOMP,
+	SBX_STEP_NOTIFY, /* handing the seccomp listener to the spawner */
+	SBX_STEP_MAX
+};
+
+struct sandbox_host {
+	int sh_landlock_abi; /* -1: unavailable */
+	int sh_userns;	     /* a user namespace can be created */
+	int sh_seccomp;	     /* filters load (the spawner runs under one) */
+};
+
+extern struct sandbox_host sbx_host;
+
+/* What one agent gets; built at load. */
+struct sandbox_plan {
+	enum mf_isolation pl_isolation;
+	enum mf_network pl_network;
+	unsigned int pl_want;	/* SBX_L_* the manifest's settings need */
+	unsigned int pl_layers; /* what this host gives it */
+	int pl_required;
+	char pl_reason[160]; /* fixed text: which layers are missing */
+	struct roots pl_roots;
+};
+
+/* Per run: prepared in the spawner, applied in the child. */
+struct sandbox_run {
+	const struct sandbox_plan *sx_plan;
+	uid_t sx_uid;
+	gid_t sx_gid;
+	unsigned long sx_clone; /* CLONE_NEW* for the spawn helper */
+	const char *sx_cwd;
+	char sx_tmp[PATH_MAX]; /* per-run private tmp (removed after) */
+	struct confine_path sx_paths[SBX_PATHS_MAX];
+	size_t sx_npaths;
+	char **sx_envp; /* the run's env with TMPDIR/TMP/TEMP = private tmp */
+	char *sx_own[3];
+};
+
+/* Once at start, after the spawner confined itself. */
+void sandbox_host_probe(void);
+struct json_object *sandbox_host_json(void);
+
+/*
+ * At load: 0 and *pl filled (roots resolved), or -1 and a fixed-shape
+ * reason in why (the agent is then disabled).
+ */
+int sandbox_plan_build(const struct manifest *, const struct protect_ctx *,
+    struct sandbox_plan *, char *why, size_t whysz);
+void sandbox_plan_free(struct sandbox_plan *);
+struct json_object *sandbox_plan_json(const struct sandbox_plan *);
+
+/*
+ * Before a spawn: 0, or -1 with errno.  The per-run tmp exists after a
+ * success; sandbox_run_end removes it (fd-based, never following links).
+ */
+int sandbox_run_prepare(struct sandbox_run *, const struct sandbox_plan *,
+    const char *bin, const char *cwd, char *const *envp);
+void sandbox_run_end(struct sandbox_run *);
+
+/* The spawn helper's hook. */
+int sandbox_child(void *arg);
+
+/* "landlock_restrict_self", "uid_map", ...; NULL when unknown. */
+const char *sandbox_step_name(int step);
+
+/* rm -r of path's contents and path, by fd, never following a link. */
+int sandbox_rmtree(const char *path);
+
+#endif

@@ -1,0 +1,283 @@
+/*
+ * cordon status [--home DIR] [--json]: ask the running cordon, over its
+ * own API on loopback with the token of its runtime dir, for /api/health
+ * and /api/agents, and print each daemon's confinement (SU-2), the
+ * sandbox layers this host offers and those each agent gets (SBX-5).
+ * Reads the two runtime files; writes nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <json-c/json.h>
+
+#include "cordond.h"
+#include "json.h"
+
+#define STATUS_TIMEOUT_S 5
+#define STATUS_BODY_MAX	 (1024 * 1024)
+
+struct fetch {
+	struct event_base *f_base;
+	int f_status;
+	struct json_object *f_obj;
+};
+
+/* A small private file of the runtime dir, without its newline. */
+static int
+read_small(const char *dir, const char *name, char *buf, size_t bufsz)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+		(int)sizeof(path) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return -1;
+	n = read(fd, buf, bufsz - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return 0;
+}
+
+static void
+fetch_done(struct evhttp_request *req, void *arg)
+{
+	struct fetch *f = arg;
+	struct evbuffer *b;
+	size_t len;
+
+	event_base_loopexit(f->f_base, NULL);
+	if (req == NULL ||
+	    (f->f_status = evhttp_request_get_response_code(req)) != 200)
+		return;
+	b = evhttp_request_get_input_buffer(req);
+	if ((len = evbuffer_get_length(b)) > STATUS_BODY_MAX)
+		return;
+	f->f_obj =
+	    json_parse_object((const char *)evbuffer_pullup(b, -1), len, 32);
+}
+
+static struct json_object *
+fetch(struct event_base *base, int port, const char *token, const char *uri,
+    int *status)
+{
+	struct evhttp_connection *conn;
+	struct evhttp_request *req;
+	struct evkeyvalq *h;
+	struct fetch f = {base, 0, NULL};
+	char host[32], auth[128];
+
+	snprintf(host, sizeof(host), "127.0.0.1:%d", port);
+	snprintf(auth, sizeof(auth), "Bearer %s", token);
+	if ((conn = evhttp_connection_base_new(
+		 base, NULL, "127.0.0.1", (unsigned short)port)) == NULL)
+		return NULL;
+	evhttp_connection_set_timeout(conn, STATUS_TIMEOUT_S);
+	if ((req = evhttp_request_new(fetch_done, &f)) == NULL) {
+		evhttp_connection_free(conn);
+		return NULL;
+	}
+	h = evhttp_request_get_output_headers(req);
+	evhttp_add_header(h, "Host", host);
+	evhttp_add_header(h, "Authorization", auth);
+	evhttp_add_header(h, "Accept", "application/json");
+	if (evhttp_make_request(conn, req, EVHTTP_REQ_GET, uri) == 0)
+		event_base_dispatch(base);
+	evhttp_connection_free(conn);
+	*status = f.f_status;
+	return f.f_obj;
+}
+
+static const char *
+str_at(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	if (o != NULL && json_object_object_get_ex(o, k, &v) &&
+	    json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return "-";
+}
+
+static struct json_object *
+obj_at(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return o != NULL && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+/* A number, boolean or string member as short text. */
+static const char *
+any_at(struct json_object *o, const char *k, char *buf, size_t bufsz)
+{
+	struct json_object *v = obj_at(o, k);
+
+	if (v == NULL)
+		return "-";
+	switch (json_object_get_type(v)) {
+	case json_type_boolean:
+		return json_object_get_boolean(v) ? "yes" : "no";
+	case json_type_int:
+		snprintf(
+		    buf, bufsz, "%lld", (long long)json_object_get_int64(v));
+		return buf;
+	case json_type_string:
+		return json_object_get_string(v);
+	default:
+		return "-";
+	}
+}
+
+static void
+print_daemons(struct json_object *health)
+{
+	struct json_object *arr = obj_at(health, "daemons"), *d, *st, *host;
+	char b[6][32];
+	size_t i, n;
+
+	printf("cordon %s: %s\n", str_at(health, "version"),
+	    str_at(health, "status"));
+	printf("%-8s %-3s %-8s %-8s %-6s %-16s %-3s %-7s %s\n", "daemon", "up",
+	    "pid", "restarts", "uid", "capEff", "nnp", "seccomp", "landlock");
+	n = arr != NULL && json_object_is_type(arr, json_type_array)
+		? json_object_array_length(arr)
+		: 0;
+	for (i = 0; i < n; i++) {
+		d = json_object_array_get_idx(arr, i);
+		st = obj_at(d, "status");
+		printf("%-8s %-3s %-8s %-8s %-6s %-16s %-3s %-7s %s\n",
+		    str_at(d, "name"), any_at(d, "up", b[0], sizeof(b[0])),
+		    any_at(d, "pid", b[1], sizeof(b[1])),
+		    any_at(d, "restarts", b[2], sizeof(b[2])),
+		    any_at(st, "uid", b[3], sizeof(b[3])), str_at(st, "capEff"),
+		    any_at(st, "noNewPrivs", b[4], sizeof(b[4])),
+		    any_at(st, "seccomp", b[5], sizeof(b[5])),
+		    str_at(st, "landlock"));
+		if ((host = obj_at(st, "sandboxHost")) != NULL)
+			printf("host sandbox layers: landlock ABI %s, user "
+			       "namespaces %s, seccomp %s\n",
+			    any_at(host, "landlockAbi", b[0], sizeof(b[0])),
+			    any_at(host, "userns", b[1], sizeof(b[1])),
+			    any_at(host, "seccomp", b[2], sizeof(b[2])));
+	}
+}
+
+static void
+print_agents(struct json_object *agents)
+{
+	struct json_object *arr = obj_at(agents, "agents"), *a, *sb, *layers;
+	char b[32], lbuf[256];
+	size_t i, j, n, nl, off;
+
+	n = arr != NULL && json_object_is_type(arr, json_type_array)
+		? json_object_array_length(arr)
+		: 0;
+	printf("%-24s %-8s %-9s %-7s %s\n", "agent", "enforced", "isolation",
+	    "network", "layers");
+	for (i = 0; i < n; i++) {
+		a = json_object_array_get_idx(arr, i);
+		sb = obj_at(a, "sandbox");
+		layers = obj_at(sb, "layers");
+		lbuf[0] = '\0';
+		nl = layers != NULL &&
+			     json_object_is_type(layers, json_type_array)
+			 ? json_object_array_length(layers)
+			 : 0;
+		for (j = 0, off = 0; j < nl && off < sizeof(lbuf); j++)
+			off += (size_t)snprintf(lbuf + off, sizeof(lbuf) - off,
+			    "%s%s", j ? "," : "",
+			    json_object_get_string(
+				json_object_array_get_idx(layers, j)));
+		printf("%-24s %-8s %-9s %-7s %s%s%s\n", str_at(a, "name"),
+		    any_at(sb, "enforced", b, sizeof(b)),
+		    str_at(sb, "isolation"), str_at(sb, "network"),
+		    nl ? lbuf : "-", obj_at(sb, "reason") ? "  # " : "",
+		    obj_at(sb, "reason") ? str_at(sb, "reason") : "");
+	}
+}
+
+int
+cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"home", required_argument, NULL, 'H'},
+	    {"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
+	struct cordon_config cf;
+	struct event_base *base;
+	struct json_object *health, *agents;
+	const char *home = NULL;
+	char token[128], portbuf[16], *end;
+	long port;
+	int ch, json = 0, st_h = 0, st_a = 0, rc = 0;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == 'H')
+			home = optarg;
+		else if (ch == 'j')
+			json = 1;
+		else
+			goto usage;
+	}
+	if (optind != argc)
+		goto usage;
+	memset(&cf, 0, sizeof(cf));
+	if (home_resolve(&cf, home) == -1 || cf.cf_rundir[0] == '\0') {
+		fprintf(stderr, "cordon: status: cannot resolve the home\n");
+		return 2;
+	}
+	if (read_small(cf.cf_rundir, "token", token, sizeof(token)) == -1 ||
+	    read_small(cf.cf_rundir, "port", portbuf, sizeof(portbuf)) == -1) {
+		fprintf(stderr, "cordon: status: cordon is not running here\n");
+		return 1;
+	}
+	errno = 0;
+	port = strtol(portbuf, &end, 10);
+	if (errno != 0 || *end != '\0' || port < 1 || port > 65535 ||
+	    strspn(token, "0123456789abcdef") != strlen(token)) {
+		fprintf(stderr, "cordon: status: bad runtime files\n");
+		return 1;
+	}
+	if ((base = event_base_new()) == NULL)
+		return 1;
+	health = fetch(base, (int)port, token, "/api/health", &st_h);
+	agents = fetch(base, (int)port, token, "/api/agents", &st_a);
+	event_base_free(base);
+	if (health == NULL) {
+		fprintf(stderr, "cordon: status: no answer (%d)\n", st_h);
+		rc = 1;
+	} else if (json) {
+		printf("%s\n", json_object_to_json_string_ext(
+				   health, JSON_C_TO_STRING_PLAIN));
+		if (agents != NULL)
+			printf("%s\n", json_object_to_json_string_ext(
+					   agents, JSON_C_TO_STRING_PLAIN));
+	} else {
+		print_daemons(health);
+		if (agents != NULL)
+			print_agents(agents);
+	}
+	if (health != NULL && strcmp(str_at(health, "status"), "ok") != 0)
+		rc = 1;
+	json_object_put(health);
+	json_object_put(agents);
+	return rc;
+usage:
+	fprintf(stderr, "usage: cordon status [--home DIR] [--json]\n");
+	return 2;
+}

@@ -1,0 +1,334 @@
+# The command gate and approvals (SBX-6, SBX-7) against a real cordon:
+# a fake agent (tests/fake-agents/gatebot) runs `cordon gate` as Claude
+# Code runs a PreToolUse hook, on the run's gate channel (fd 3,
+# CORDON_GATE_FD); the spawner decides, audits verb.run and holds `ask`
+# calls for GET/POST /api/approvals.  Touches only temp dirs it creates.
+import json
+import os
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from agents_util import (GRACE, Stream, audit_lines, audit_records,
+                         make_agents_home, post_json, run, server_env,
+                         text_of, wait_audit, walk_values)
+from conftest import BUILD, HTTP_S, child_env, cordon_bin
+
+# A GitHub-token-shaped fake: the redactor must scrub it from approvals.
+FAKE_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def gate_manifest(name, ws, extra=""):
+    return (f"name: {name}\n"
+            "transport: subprocess\n"
+            "transportConfig:\n"
+            "  bin: gatebot\n"
+            "  args: [\"-p\", \"{prompt}\"]\n"
+            f"  cwd: {ws}\n"
+            "  timeoutMs: 60000\n"
+            "  env:\n"
+            f"    CORDON_BIN: {os.path.join(BUILD, 'cordon')}\n"
+            + extra)
+
+
+@pytest.fixture
+def gate(tmp_path, monkeypatch, cordon_factory):
+    server_env(monkeypatch)
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    home = make_agents_home(tmp_path, extra={
+        "gatebot": gate_manifest("gatebot", ws),
+        "gatequick": gate_manifest(
+            "gatequick", ws, "commands:\n  askTimeoutSec: 5\n"),
+    })
+    c = cordon_factory(home=home)
+    c.ws = str(ws)
+    return c
+
+
+def results(events):
+    """The fake agent's per-call lines, by index."""
+    out = {}
+    for ln in text_of(events).splitlines():
+        o = json.loads(ln)
+        if "i" in o:
+            out[o["i"]] = o
+    return out
+
+
+def verb_runs(home):
+    return audit_records(home, "verb.run")
+
+
+def nowhere_in_audit(home, needle):
+    raw = b"\n".join(audit_lines(home))
+    assert needle.encode() not in raw
+    for rec in audit_records(home):
+        for v in walk_values(rec):
+            assert needle not in str(v), rec
+
+
+def approvals(c):
+    r = c.request("GET", "/api/approvals")
+    assert r is not None and r.status == 200, r
+    body = r.json()
+    assert body["ok"] is True and isinstance(body["now"], int)
+    return body["approvals"]
+
+
+def wait_approval(c, pred=lambda a: True, bound=HTTP_S):
+    deadline = time.monotonic() + bound
+    while True:
+        held = [a for a in approvals(c) if pred(a)]
+        if held:
+            return held
+        assert time.monotonic() < deadline, "no approval held"
+        time.sleep(0.05)
+
+
+def decide(c, aid, decision):
+    return post_json(c, f"/api/approvals/{aid}", {"decision": decision})
+
+
+# ---- SBX-6 ----
+
+def test_sbx6_allow_and_deny_audited_without_arguments(gate):
+    nonce = "n" + uuid.uuid4().hex
+    calls = [{"bash": "ls -la"},
+             {"bash": f"sudo ls /{nonce}"},
+             {"bash": f"ls {nonce} && mkfs.ext4 /dev/{nonce}"},
+             {"tool": "Read", "input": {"file_path":
+                                        os.path.join(gate.ws, "a.txt")}},
+             {"tool": "Write", "input": {"file_path": f"/etc/{nonce}",
+                                         "content": nonce}},
+             {"tool": "WebSearch", "input": {"query": nonce}}]
+    r, ev = run(gate, "gatebot", json.dumps(calls))
+    assert r.status == 200, (r, gate.stderr())
+    res = results(ev)
+    assert len(res) == len(calls), ev
+    # Allowed: exit 0 and the hook protocol's JSON decision on stdout.
+    assert res[0]["exit"] == 0, res[0]
+    out = json.loads(res[0]["stdout"])
+    assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert out["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+    # Refused: exit 2, a short reason on stderr that never echoes input.
+    for i in (1, 2, 4):
+        assert res[i]["exit"] == 2, res[i]
+        assert res[i]["stdout"] == ""
+        assert nonce not in res[i]["stderr"]
+        assert res[i]["stderr"].startswith("cordon gate: ")
+    assert res[3]["exit"] == 0 and res[5]["exit"] == 0
+    recs = wait_audit(gate.home, lambda x: x["kind"] == "verb.run" and
+                      x["verb"] == "WebSearch")
+    recs = verb_runs(gate.home)
+    by = [(x["verb"], x["verdict"]) for x in recs]
+    assert ("ls", "allow") in by and ("sudo", "deny") in by, by
+    assert ("Read", "allow") in by and ("Write", "deny") in by, by
+    assert ("WebSearch", "allow") in by, by
+    for x in recs:
+        assert x["agent"] == "gatebot"
+        assert set(x) >= {"verb", "verdict", "rule"}
+        assert "args" not in x and "line" not in x
+    sudo = [x for x in recs if x["verb"] == "sudo"][0]
+    assert sudo["rule"] == "always-refused", sudo
+    write = [x for x in recs if x["verb"] == "Write"][0]
+    assert write["rule"] == "outside-workspace", write
+    # AU-5: the nonce (in arguments and in the prompt) is nowhere.
+    nowhere_in_audit(gate.home, nonce)
+
+
+def test_sbx6_plain_form_and_protected_paths(gate):
+    calls = [{"plain": ["ls", "-l"]},
+             {"plain": ["sudo", "id"]},
+             {"plain": ["cat", "~/.ssh/id_rsa"]},
+             {"tool": "Read", "input": {"file_path": "~/.ssh/id_rsa"}},
+             {"tool": "Edit", "input": {
+                 "file_path": os.path.join(gate.ws, "sub", "x.py"),
+                 "old_string": "a", "new_string": "b"}}]
+    r, ev = run(gate, "gatebot", json.dumps(calls))
+    assert r.status == 200, r
+    res = results(ev)
+    assert res[0]["exit"] == 0 and res[0]["stdout"] == "", res[0]
+    assert res[1]["exit"] == 1 and res[1]["stderr"].count("\n") == 1
+    assert res[2]["exit"] == 1, res[2]
+    assert res[3]["exit"] == 2, res[3]
+    assert res[4]["exit"] == 0, res[4]
+    wait_audit(gate.home, lambda x: x["kind"] == "verb.run" and
+               x["verb"] == "Edit")
+    rules = {(x["verb"], x["rule"]) for x in verb_runs(gate.home)
+             if x["verdict"] == "deny"}
+    assert ("cat", "protected-path") in rules, rules
+    assert ("Read", "protected-path") in rules, rules
+
+
+def test_sbx6_no_channel_denies(gate):
+    # Outside any run: nobody to ask, so the answer is no.
+    hook = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "ls"}, "cwd": "/"})
+    env = {k: v for k, v in child_env().items() if k != "CORDON_GATE_FD"}
+    p = subprocess.run([cordon_bin(), "gate"], input=hook.encode(),
+                       capture_output=True, env=env, timeout=10)
+    assert p.returncode == 2 and p.stdout == b"", p
+    assert b"CORDON_GATE_FD" in p.stderr
+    p = subprocess.run([cordon_bin(), "gate", "--", "ls"],
+                       capture_output=True, env=env, timeout=10)
+    assert p.returncode == 1 and p.stdout == b"", p
+    # A bogus value is no channel either.
+    env["CORDON_GATE_FD"] = "0"
+    p = subprocess.run([cordon_bin(), "gate", "--", "ls"],
+                       capture_output=True, env=env, timeout=10,
+                       stdin=subprocess.DEVNULL)
+    assert p.returncode == 1, p
+    # Inside a run, with the variable removed.
+    r, ev = run(gate, "gatebot", json.dumps([{"nofd": "ls"}]))
+    res = results(ev)
+    assert res[0]["exit"] == 2 and "CORDON_GATE_FD" in res[0]["stderr"]
+
+
+def test_sbx6_garbage_on_the_channel(gate):
+    pid = gate.daemon_pids()["spawner"]
+    calls = [{"junk": "fd"}, {"junk": "nofd"}, {"junk": "big"},
+             {"junk": "twofd"}, {"bash": "ls"}]
+    r, ev = run(gate, "gatebot", json.dumps(calls))
+    assert r.status == 200, r
+    res = results(ev)
+    # Junk with a reply socket is answered: denied, bad-request.
+    for i in (0, 2):
+        rep = res[i]["reply"]
+        assert rep is not None, res[i]
+        assert rep["type"] == 71 and rep["flags"] == 2  # MSG_GATE_VERDICT
+        assert rep["body"]["verdict"] == "deny"
+        assert rep["body"]["rule"] == "bad-request"
+    # No (or two) reply sockets: dropped, nothing comes back.
+    assert res[1]["reply"] is None and res[3]["reply"] is None
+    # The spawner is healthy and still gates.
+    assert res[4]["exit"] == 0, res[4]
+    assert gate.daemon_pids()["spawner"] == pid
+    bad = [x for x in verb_runs(gate.home) if x["rule"] == "bad-request"]
+    assert len(bad) == 2 and all(x["verdict"] == "deny" for x in bad)
+
+
+# ---- SBX-7 ----
+
+def test_sbx7_ask_allow_scrubbed_listing(gate):
+    nonce = "n" + uuid.uuid4().hex
+    line = f"git push https://x:{FAKE_TOKEN}@example.com/r.git {nonce}"
+    s = Stream(gate, "gatebot", json.dumps([{"bash": line}, {"bash": "pwd"}]))
+    run_id = s.start()
+    a = wait_approval(gate)[0]
+    assert set(a) == {"id", "agent", "runId", "verb", "rule", "cwd", "args",
+                      "created", "expires"}, a
+    assert a["agent"] == "gatebot" and a["runId"] == run_id
+    assert a["verb"] == "git" and a["rule"] == "ask-git-push", a
+    assert a["cwd"] == "."
+    assert len(a["id"]) == 16 and all(ch in "0123456789abcdef"
+                                      for ch in a["id"])
+    assert 50_000 <= a["expires"] - a["created"] <= 70_000
+    # The operator sees what to decide on, never a raw secret.
+    assert nonce in a["args"] and FAKE_TOKEN not in a["args"], a
+    r = decide(gate, a["id"], "allow")
+    assert r.status == 200 and r.json() == {"ok": True}, r
+    ev = s.finish()
+    s.close()
+    res = results(ev)
+    assert res[0]["exit"] == 0, res[0]
+    assert res[1]["exit"] == 0, res[1]
+    assert approvals(gate) == []
+    rec = wait_audit(gate.home, lambda x: x["kind"] == "verb.run" and
+                     x["verdict"] == "ask-allow")
+    assert rec[0]["verb"] == "git" and rec[0]["rule"] == "ask-git-push"
+    # A decided approval is gone.
+    r = decide(gate, a["id"], "deny")
+    assert r.status == 404 and r.json()["error"] == "unknown-approval"
+    nowhere_in_audit(gate.home, nonce)
+    nowhere_in_audit(gate.home, FAKE_TOKEN)
+
+
+def test_sbx7_ask_deny_and_bad_requests(gate):
+    s = Stream(gate, "gatebot", json.dumps([{"bash": "git push origin"}]))
+    s.start()
+    a = wait_approval(gate)[0]
+    aid = a["id"]
+    # Unknown ids, and ids of the wrong shape: 404, fixed code.
+    for bad in ("0123456789abcdef", "0123456789ABCDEF", "xyz",
+                "0123456789abcdef0"):
+        r = decide(gate, bad, "allow")
+        assert r.status == 404, (bad, r)
+        assert r.json() == {"ok": False, "error": "unknown-approval"}
+    # Bad bodies: 400 with a fixed code, and nothing changes.
+    for body, code in ((b'{"decision":"allow","x":1}', "invalid-body"),
+                       (b'{}', "invalid-body"),
+                       (b'{"decision":"yes"}', "invalid-decision"),
+                       (b'{"decision":1}', "invalid-decision"),
+                       (b'{"decision":"ALLOW"}', "invalid-decision"),
+                       (b'allow', "invalid-body"),
+                       (b'{"decision":"allow"', "invalid-body")):
+        r = post_json(gate, f"/api/approvals/{aid}", raw=body)
+        assert r.status == 400 and r.json() == {"ok": False,
+                                                "error": code}, (body, r)
+        assert body.decode("latin-1") not in r.body.decode("latin-1") or \
+            body == b"{}"
+    # The perimeter applies as on every route.
+    r = gate.request("POST", f"/api/approvals/{aid}",
+                     headers=[("Content-Type", "text/plain")],
+                     body=b'{"decision":"allow"}')
+    assert r.status == 415
+    r = gate.request("POST", f"/api/approvals/{aid}",
+                     headers=[("Content-Type", "application/json")],
+                     body=b'{"decision":"allow"}', auth=False)
+    assert r.status == 401
+    r = gate.request("GET", "/api/approvals", auth=False)
+    assert r.status == 401
+    r = gate.request("GET", f"/api/approvals/{aid}")
+    assert r.status == 405
+    assert [x["id"] for x in approvals(gate)] == [aid]
+    r = decide(gate, aid, "deny")
+    assert r.status == 200 and r.json() == {"ok": True}
+    res = results(s.finish())
+    s.close()
+    assert res[0]["exit"] == 2 and res[0]["stdout"] == "", res[0]
+    rec = wait_audit(gate.home, lambda x: x["kind"] == "verb.run" and
+                     x["verdict"] == "ask-deny")
+    assert rec[0]["verb"] == "git"
+
+
+def test_sbx7_ask_timeout_denies(gate):
+    r = gate.request("GET", "/api/agents/gatequick")
+    assert r.status == 200, ("gatequick (commands: askTimeoutSec: 5) "
+                             "did not load", gate.stderr())
+    s = Stream(gate, "gatequick", json.dumps([{"bash": "git push origin"}]))
+    s.start()
+    a = wait_approval(gate)[0]
+    assert 4_000 <= a["expires"] - a["created"] <= 6_000, a
+    t0 = time.monotonic()
+    res = results(s.finish(bound=5 + HTTP_S))
+    s.close()
+    assert res[0]["exit"] == 2, res[0]
+    assert time.monotonic() - t0 < 5 + GRACE + 2
+    rec = wait_audit(gate.home, lambda x: x["kind"] == "verb.run" and
+                     x["verdict"] == "ask-timeout")
+    assert rec[0]["verb"] == "git" and rec[0]["agent"] == "gatequick"
+    assert approvals(gate) == []
+    r = decide(gate, a["id"], "allow")
+    assert r.status == 404
+
+
+def test_sbx7_cancel_while_held(gate):
+    s = Stream(gate, "gatebot", json.dumps([{"bash": "git push origin"}]))
+    run_id = s.start()
+    a = wait_approval(gate)[0]
+    r = post_json(gate, f"/api/runs/{run_id}/cancel", {})
+    assert r.status == 200, r
+    assert approvals(gate) == []
+    ev = s.finish(bound=3.0 + GRACE)
+    s.close()
+    assert ev[-1]["kind"] == "done"
+    # The hook never got an allow.
+    assert all(o.get("exit") != 0 for o in results(ev).values())
+    rec = wait_audit(gate.home, lambda x: x["kind"] == "verb.run" and
+                     x["verdict"] == "ask-deny")
+    assert rec[0]["rule"] == "run-ended"
+    r = decide(gate, a["id"], "allow")
+    assert r.status == 404

@@ -1,0 +1,444 @@
+# The per-run sandbox (SBX-1 ... SBX-5), each case a real escape attempt by
+# a real child: tests/sandbox/escape.c (built as escape-agent) run through
+# the real API, in both isolation modes and both network settings.  Every
+# attempt must fail and the same binary must do its legitimate work.
+# Touches only the temp dirs it creates and sockets to 127.0.0.1.
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from agents_util import run, server_env, text_of
+from conftest import BUILD, cordon_bin
+
+ESCAPE = os.path.join(BUILD, "tests", "escape-agent")
+SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n"
+MODES = [("landlock", "none"), ("landlock", "allow"),
+         ("namespace", "none"), ("namespace", "allow")]
+
+
+def agent_name(iso, net):
+    return f"esc-{iso}-{net}"
+
+
+def manifest(name, work, ro, iso=None, net=None, write=None, read=None,
+             required=None, extra=""):
+    sb = []
+    if iso:
+        sb.append(f"  isolation: {iso}")
+    if net:
+        sb.append(f"  network: {net}")
+    if read is not None:
+        sb.append(f"  readRoots: {json.dumps(read)}")
+    elif ro:
+        sb.append(f"  readRoots: [{json.dumps(str(ro))}]")
+    if write is not None:
+        sb.append(f"  writeRoots: {json.dumps(write)}")
+    if required is not None:
+        sb.append(f"  required: {'true' if required else 'false'}")
+    block = ("sandbox:\n" + "\n".join(sb) + "\n") if sb else ""
+    return (f"name: {name}\ntransport: subprocess\ntransportConfig:\n"
+            f"  bin: {ESCAPE}\n  args: [\"{{prompt}}\"]\n"
+            f"  cwd: {work}\n  timeoutMs: 20000\n"
+            f"healthProbe:\n  command: [\"{ESCAPE}\", \"--version\"]\n"
+            + block + extra)
+
+
+def make_world(base, monkeypatch):
+    """The operator's home with secrets in it, a workspace, a read root."""
+    if not os.path.exists(ESCAPE):
+        pytest.skip("escape-agent not built")
+    op = base / "operator"
+    (op / ".ssh").mkdir(parents=True)
+    (op / ".ssh" / "id_rsa").write_text(SSH_KEY)
+    (op / ".bashrc").write_text("# operator's\n")
+    work = base / "work"
+    work.mkdir()
+    (work / "README").write_text("hello\n")
+    os.symlink(op / ".ssh", work / "sshlink")
+    if os.path.exists("/usr/bin/git"):
+        subprocess.run(["git", "init", "-q", str(work)], check=True,
+                       env={"HOME": str(op), "PATH": "/usr/bin:/bin"})
+        subprocess.run(["git", "-C", str(work), "config",
+                        "safe.directory", "*"], check=True,
+                       env={"HOME": str(op), "PATH": "/usr/bin:/bin"})
+    ro = base / "ro"
+    ro.mkdir()
+    (ro / "data.txt").write_text("readable\n")
+    server_env(monkeypatch, {"HOME": str(op)})
+    home = base / "home"
+    (home / "agents").mkdir(parents=True)
+    (home / "secrets.yaml").write_text("fake:\n  apiKey: s3cr3t-value\n")
+    os.chmod(home / "secrets.yaml", 0o600)
+    return {"op": op, "work": work, "ro": ro, "home": home, "tmp": base}
+
+
+@pytest.fixture
+def world(monkeypatch):
+    """Outside /tmp, so namespace mode's private /tmp hides none of it:
+    what stops each attempt there is Landlock and the read-only view."""
+    base = pathlib.Path(tempfile.mkdtemp(prefix="cordon-sbx-",
+                                         dir="/var/tmp"))
+    try:
+        yield make_world(base, monkeypatch)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def world_tmp(tmp_path, monkeypatch):
+    """Under /tmp: roots there are shown again inside the private /tmp."""
+    return make_world(tmp_path, monkeypatch)
+
+
+def add_agent(w, name, text):
+    (w["home"] / "agents" / f"{name}.yaml").write_text(text)
+
+
+@pytest.fixture
+def sandboxed(world, cordon_factory):
+    for iso, net in MODES:
+        add_agent(world, agent_name(iso, net),
+                  manifest(agent_name(iso, net), world["work"], world["ro"],
+                           iso, net))
+    world["c"] = cordon_factory(home=world["home"])
+    return world
+
+
+def attempt(c, agent, prompt):
+    """One run; the agent's single output line (or the error event)."""
+    r, ev = run(c, agent, prompt)
+    assert r.status == 200, (prompt, r)
+    errors = [e for e in ev if e["kind"] == "error"]
+    return text_of(ev).strip(), errors
+
+
+def assert_blocked(c, agent, prompt, why=None):
+    """Blocked; with why, by that errno (which names the layer)."""
+    out, errors = attempt(c, agent, prompt)
+    mode = prompt.split(" ", 1)[0]
+    assert out.startswith(f"{mode} BLOCKED "), (agent, prompt, out, errors)
+    if why is not None:
+        assert out == f"{mode} BLOCKED {why}", (agent, prompt, out)
+    return out
+
+
+# Which layer answers each attempt, by its errno: Landlock EACCES (and
+# EPERM for signals, ABI >= 6), the read-only view EROFS, the pid
+# namespace ESRCH, the agent's seccomp layer EPERM / EAFNOSUPPORT.
+LAYER = {
+    "landlock": {"read-ssh": "EACCES", "read": "EACCES",
+                 "write-bashrc": "EACCES", "write": "EACCES",
+                 "follow-link": "EACCES", "symlink": "EACCES",
+                 "unshare": "EPERM", "mount": "EPERM", "proc1": "EACCES",
+                 "kill": "EPERM"},
+    "namespace": {"read-ssh": "EACCES", "read": "EACCES",
+                  "write-bashrc": "EROFS", "write": "EROFS",
+                  "follow-link": "EACCES", "symlink": "EACCES",
+                  "unshare": "EPERM", "mount": "EPERM", "proc1": "OWNPID",
+                  "kill": "ESRCH"},
+}
+
+
+@pytest.mark.parametrize("iso,net", MODES)
+def test_sbx1_sbx2_escapes_blocked(sandboxed, iso, net):
+    w, c = sandboxed, sandboxed["c"]
+    a = agent_name(iso, net)
+    home = w["home"]
+    why = LAYER[iso]
+    # SBX-2: credentials, cordon's own secrets, shell start-up files, the
+    # vault and the audit dir.
+    assert_blocked(c, a, "read-ssh", why["read-ssh"])
+    assert_blocked(c, a, f"read {home}/secrets.yaml", why["read"])
+    assert_blocked(c, a, "write-bashrc", why["write-bashrc"])
+    assert_blocked(c, a, f"write {home}/vault/planted.md", why["write"])
+    assert_blocked(c, a, f"write {home}/audit/planted.jsonl", why["write"])
+    # A symlink in its own write root leads nowhere new; it cannot make
+    # one either (Landlock grants no MAKE_SYM).
+    assert_blocked(c, a, f"follow-link {w['work']}/sshlink",
+                   why["follow-link"])
+    assert_blocked(c, a, "symlink", why["symlink"])
+    # SBX-1's seccomp layer: no namespaces, no mounts.
+    assert_blocked(c, a, "unshare", why["unshare"])
+    assert_blocked(c, a, "mount", why["mount"])
+    # Other processes' secrets and signals.
+    assert_blocked(c, a, "proc1", why["proc1"])
+    pids = c.daemon_pids()
+    assert_blocked(c, a, f"kill {pids['vaultd']}", why["kill"])
+    assert c.daemon_pids()["vaultd"] == pids["vaultd"]
+    # Abstract unix sockets of the host: Landlock's scope (ABI >= 6), and
+    # with network: none the empty network namespace.
+    lst = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    lst.bind(f"\0cordon-sbx-test-{os.getpid()}")
+    lst.listen(1)
+    try:
+        assert_blocked(c, a, f"abstract cordon-sbx-test-{os.getpid()}",
+                       "ECONNREFUSED" if net == "none" else "EPERM")
+    finally:
+        lst.close()
+    assert (w["op"] / ".bashrc").read_text() == "# operator's\n"
+    assert not (home / "vault" / "planted.md").exists()
+    assert not os.path.exists(home / "audit" / "planted.jsonl")
+
+
+@pytest.mark.parametrize("iso,net", MODES)
+def test_sbx3_network(sandboxed, iso, net):
+    c = sandboxed["c"]
+    a = agent_name(iso, net)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    port = srv.getsockname()[1]
+    try:
+        out, errors = attempt(c, a, f"connect {port}")
+    finally:
+        srv.close()
+    if net == "none":
+        assert out.startswith("connect BLOCKED "), (out, errors)
+    else:  # network: allow only where the manifest says so
+        assert out == "connect ESCAPED", (out, errors)
+
+
+@pytest.mark.parametrize("iso,net", MODES)
+def test_sbx1_legitimate_work(sandboxed, iso, net):
+    w, c = sandboxed, sandboxed["c"]
+    a = agent_name(iso, net)
+    out, _ = attempt(c, a, "write-workdir")
+    assert out == "write-workdir OK"
+    assert (w["work"] / "written-by-agent").read_text() == "ok\n"
+    out, _ = attempt(c, a, f"read-root {w['ro']}/data.txt")
+    assert out == "read-root OK"
+    out, _ = attempt(c, a, "write-tmp")
+    assert out == "write-tmp OK"
+    # SBX-1: no capability survives the exec, even as root.
+    out, _ = attempt(c, a, "caps")
+    assert out == "caps OK"
+    out, _ = attempt(c, a, "git")
+    assert out in ("git OK", "git SKIP"), out
+
+
+def test_sbx1_private_tmp_is_private_and_removed(sandboxed):
+    c = sandboxed["c"]
+    out, _ = attempt(c, "esc-landlock-none", "whoami")
+    tmp = out.split("tmp=", 1)[1]
+    assert "/cordon-run." in tmp
+    assert not os.path.exists(tmp)  # removed after the run
+    out, _ = attempt(c, "esc-namespace-none", "whoami")
+    # The agent is pid 1 of its own pid namespace; its tmp is /tmp.
+    assert "pid=1 " in out and out.endswith("tmp=/tmp"), out
+    before = set(os.listdir("/tmp"))
+    attempt(c, "esc-namespace-none", "write-tmp")
+    assert "agent-tmp-file" not in set(os.listdir("/tmp")) - before
+
+
+@pytest.mark.parametrize("mode,name", [("ptrace", "ptrace"), ("bpf", "bpf")])
+def test_sbx1_seccomp_kill_names_the_syscall(sandboxed, mode, name):
+    c = sandboxed["c"]
+    out, errors = attempt(c, "esc-landlock-none", mode)
+    assert "ESCAPED" not in out
+    assert len(errors) == 1, (out, errors)
+    assert errors[0]["errorClass"] == "killed"
+    assert errors[0]["detail"] == f"seccomp: {name}"
+    deadline = time.monotonic() + 5
+    while f"seccomp: {name}" not in c.stderr() and \
+            time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert f"agent esc-landlock-none: seccomp: {name}" in c.stderr()
+
+
+def test_sbx1_health_reports_layers(sandboxed):
+    c = sandboxed["c"]
+    h = c.health()
+    sp = [d for d in h["daemons"] if d["name"] == "spawner"][0]
+    host = sp["status"]["sandboxHost"]
+    assert host["landlockAbi"] >= 1 and host["userns"] is True
+    assert host["seccomp"] is True
+    r = c.request("GET", "/api/agents")
+    agents = {a["name"]: a for a in r.json()["agents"]}
+    ns = agents["esc-namespace-none"]["sandbox"]
+    assert ns["isolation"] == "namespace" and ns["network"] == "none"
+    assert ns["enforced"] is True
+    for layer in ("userns", "mountns", "pidns", "netns", "landlock",
+                  "seccomp", "seccomp-net", "caps", "no_new_privs"):
+        assert layer in ns["layers"], (layer, ns)
+    ll = agents["esc-landlock-allow"]["sandbox"]
+    assert "netns" not in ll["layers"] and "mountns" not in ll["layers"]
+
+
+# ---- refused at load (SBX-2) and fail closed (SBX-1) ----
+
+def test_sbx2_root_in_ssh_refused_at_load(world, cordon_factory):
+    w = world
+    add_agent(w, "sshroot", manifest("sshroot", w["work"], None,
+                                     read=["~/.ssh"]))
+    add_agent(w, "okroot", manifest("okroot", w["work"], w["ro"]))
+    c = cordon_factory(home=w["home"])
+    names = [a["name"] for a in c.request("GET", "/api/agents")
+             .json()["agents"]]
+    assert "okroot" in names and "sshroot" not in names
+    assert "agents/sshroot.yaml" in c.stderr()
+    assert str(w["op"]) not in c.stderr()  # the reason names no path
+    r = subprocess.run([cordon_bin(), "check", "--home", str(w["home"])],
+                       capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, HOME=str(w["op"])))
+    assert r.returncode != 0
+    assert "sshroot.yaml" in r.stdout + r.stderr
+
+
+def test_sbx2_symlinked_root_refused(world, cordon_factory):
+    w = world
+    os.symlink(w["op"] / ".ssh", w["tmp"] / "innocent")
+    add_agent(w, "linkroot", manifest("linkroot", w["work"], None,
+                                      write=[str(w["tmp"] / "innocent")]))
+    c = cordon_factory(home=w["home"])
+    names = [a["name"] for a in c.request("GET", "/api/agents")
+             .json()["agents"]]
+    assert "linkroot" not in names
+    assert "agents/linkroot.yaml" in c.stderr()
+
+
+@pytest.mark.parametrize("iso", ["landlock", "namespace"])
+def test_sbx1_vanished_root_is_spawn_failed(world, cordon_factory, iso):
+    w = world
+    gone = w["tmp"] / "gone"
+    gone.mkdir()
+    add_agent(w, "vanish", manifest("vanish", w["work"], None, iso, "none",
+                                    write=[str(gone), str(w["work"])]))
+    c = cordon_factory(home=w["home"])
+    gone.rmdir()
+    r, _ = run(c, "vanish", "write-workdir")
+    assert r.status == 502 and r.json()["error"] == "spawn-failed"
+    assert "agent vanish: sandbox: root: ENOENT" in c.stderr()
+
+
+def test_sbx2_secret_file_refused_in_landlock_mode(world, cordon_factory):
+    w = world
+    (w["work"] / ".env").write_text("TOKEN=abc\n")
+    add_agent(w, "llsecret", manifest("llsecret", w["work"], None,
+                                      "landlock", "none"))
+    c = cordon_factory(home=w["home"])
+    r, _ = run(c, "llsecret", "write-workdir")
+    assert r.status == 502 and r.json()["error"] == "spawn-failed"
+    assert ("agent llsecret: sandbox: secret-looking file under a write "
+            "root: EEXIST") in c.stderr()
+
+
+def test_sbx2_secret_file_shadowed_in_namespace_mode(world, cordon_factory):
+    w = world
+    (w["work"] / ".env").write_text("TOKEN=abc\n")
+    (w["work"] / "sub").mkdir()
+    (w["work"] / "sub" / "server.pem").write_text("PEM\n")
+    add_agent(w, "nssecret", manifest("nssecret", w["work"], None,
+                                      "namespace", "none"))
+    c = cordon_factory(home=w["home"])
+    for f in (".env", "sub/server.pem"):
+        out, _ = attempt(c, "nssecret", f"size {w['work']}/{f}")
+        assert out == "size OK 0", (f, out)
+        out, _ = attempt(c, "nssecret", f"write {w['work']}/{f}")
+        assert out.startswith("write BLOCKED "), (f, out)
+    assert (w["work"] / ".env").read_text() == "TOKEN=abc\n"
+
+
+def test_sbx2_secret_scan_bound_fails_closed(world, cordon_factory):
+    # Deeper than the scan looks (32 levels): refused, never unscanned.
+    w = world
+    deep = w["work"]
+    for i in range(34):
+        deep = deep / f"d{i}"
+    deep.mkdir(parents=True)
+    add_agent(w, "deep", manifest("deep", w["work"], None, "namespace",
+                                  "none"))
+    c = cordon_factory(home=w["home"])
+    r, _ = run(c, "deep", "write-workdir")
+    assert r.status == 502 and r.json()["error"] == "spawn-failed"
+    assert "agent deep: sandbox: secret scan bound: E2BIG" in c.stderr()
+
+
+def test_sbx5_missing_layer_and_required_false(world, cordon_factory):
+    """Every layer is present here; required: false changes nothing."""
+    w = world
+    add_agent(w, "soft", manifest("soft", w["work"], None, "namespace",
+                                  "none", required=False))
+    c = cordon_factory(home=w["home"])
+    a = c.request("GET", "/api/agents/soft").json()["agent"]
+    assert a["sandbox"]["enforced"] is True and "reason" not in a["sandbox"]
+    out, _ = attempt(c, "soft", "unshare")
+    assert out.startswith("unshare BLOCKED ")
+
+
+@pytest.mark.parametrize("iso", ["landlock", "namespace"])
+def test_sbx4_roots_under_tmp(world_tmp, cordon_factory, iso):
+    w = world_tmp
+    add_agent(w, "tmproots", manifest("tmproots", w["work"], w["ro"], iso,
+                                      "none"))
+    c = cordon_factory(home=w["home"])
+    for p, want in (("write-workdir", "write-workdir OK"),
+                    (f"read-root {w['ro']}/data.txt", "read-root OK"),
+                    ("write-tmp", "write-tmp OK"), ("caps", "caps OK")):
+        out, _ = attempt(c, "tmproots", p)
+        assert out == want, (p, out)
+    assert (w["work"] / "written-by-agent").exists()
+    # The read root stays read-only where it is shown again.
+    out, _ = attempt(c, "tmproots", f"write {w['ro']}/data.txt")
+    assert out.startswith("write BLOCKED "), out
+    assert_blocked(c, "tmproots", "read-ssh")
+    assert_blocked(c, "tmproots", f"read {w['home']}/secrets.yaml")
+
+
+# ---- an unprivileged spawner (its own uid and gid mapped) ----
+
+USER = "cordon-test"
+
+
+def cordon_test_user():
+    import pwd
+    if os.getuid() != 0:
+        pytest.skip("needs root to switch to the cordon-test user")
+    try:
+        return pwd.getpwnam(USER)
+    except KeyError:
+        pass
+    p = subprocess.run(["useradd", "--system", "--create-home", "--shell",
+                        "/usr/sbin/nologin", USER], capture_output=True,
+                       timeout=30)
+    if p.returncode != 0 and b"already exists" not in p.stderr:
+        pytest.fail(f"useradd {USER}: {p.stderr!r}")
+    return pwd.getpwnam(USER)
+
+
+@pytest.mark.parametrize("iso", ["landlock", "namespace"])
+def test_sbx1_unprivileged_spawner(world, iso):
+    from conftest import Cordon, finish
+    u = cordon_test_user()
+    w = world
+    add_agent(w, "plain", manifest("plain", w["work"], w["ro"], iso, "none"))
+    os.chmod(w["tmp"], 0o755)
+    for root, dirs, files in os.walk(w["tmp"]):
+        for n in dirs + files:
+            os.lchown(os.path.join(root, n), u.pw_uid, u.pw_gid)
+    os.lchown(w["tmp"], u.pw_uid, u.pw_gid)
+    c = Cordon(w["home"], extra_args=(), prefix=[
+        "setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups",
+        "--"])
+    try:
+        c.start()
+        out, _ = attempt(c, "plain", "whoami")
+        assert out.startswith("whoami OK"), out
+        for p, want in (("write-workdir", "write-workdir OK"),
+                        (f"read-root {w['ro']}/data.txt", "read-root OK"),
+                        ("write-tmp", "write-tmp OK"), ("caps", "caps OK")):
+            out, _ = attempt(c, "plain", p)
+            assert out == want, (p, out, c.stderr())
+        assert os.stat(w["work"] / "written-by-agent").st_uid == u.pw_uid
+        assert_blocked(c, "plain", "read-ssh", "EACCES")
+        assert_blocked(c, "plain", "unshare", "EPERM")
+        out, errors = attempt(c, "plain", "ptrace")
+        assert errors and errors[0]["detail"] == "seccomp: ptrace"
+    finally:
+        finish(c)

@@ -1,0 +1,54 @@
+# `cordon status --home DIR` against a real running cordon (SU-2, SBX-5):
+# each daemon's uid, capabilities, no_new_privs, seccomp and Landlock, the
+# host's sandbox layers and each agent's, read over the API with the
+# runtime token.  Reads only.
+import json
+import subprocess
+
+from conftest import child_env, cordon_bin
+
+
+def status(home, *extra):
+    return subprocess.run([cordon_bin(), "status", "--home", str(home),
+                           *extra], capture_output=True, text=True,
+                          timeout=30, env=child_env())
+
+
+def test_su2_status_names_every_daemon(cordon):
+    r = status(cordon.home)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("cordon ") and lines[0].endswith(": ok")
+    for name in ("auditd", "vaultd", "spawner", "broker"):
+        row = [l for l in lines if l.split()[:1] == [name]]
+        assert row, r.stdout
+        cols = row[0].split()
+        assert cols[1] == "yes"
+        assert cols[5] == "0" * 16  # no capability left
+        assert cols[6] == "1"  # no_new_privs
+        assert cols[7] == "2"  # seccomp filter mode
+
+
+def test_su2_status_json_is_the_api(cordon):
+    r = status(cordon.home, "--json")
+    assert r.returncode == 0, r.stderr
+    health, agents = [json.loads(l) for l in r.stdout.splitlines()]
+    assert health == {**health, "ok": True, "status": "ok"}
+    assert [d["name"] for d in health["daemons"]] == [
+        "auditd", "vaultd", "spawner", "broker"]
+    assert isinstance(agents["agents"], list)
+
+
+def test_status_not_running(tmp_path):
+    home = tmp_path / "h"
+    home.mkdir()
+    r = status(home)
+    assert r.returncode == 1
+    assert r.stderr.strip() == "cordon: status: cordon is not running here"
+
+
+def test_status_bad_usage(tmp_path):
+    for extra in (("--bogus",), ("extra",)):
+        r = status(tmp_path, *extra)
+        assert r.returncode == 2
+        assert "usage: cordon status" in r.stderr

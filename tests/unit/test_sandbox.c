@@ -1,0 +1,209 @@
+/*
+ * Unit tests for the spawner's per-run sandbox plan and cleanup
+ * (spawner/sandbox.c): SBX-5's layer plan on hosts that lack layers,
+ * the health JSON, step names, and the private tmp's removal that never
+ * follows a link.  The child half is tested end to end by
+ * tests/integration/test_sandbox.py.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "../../spawner/sandbox.h"
+
+static struct manifest mf;
+static struct protect_ctx pc;
+
+static void
+mf_init(enum mf_isolation iso, enum mf_network net, int present, int req)
+{
+	memset(&mf, 0, sizeof(mf));
+	memset(&pc, 0, sizeof(pc));
+	mf.m_sandbox.sb_present = present;
+	mf.m_sandbox.sb_isolation = iso;
+	mf.m_sandbox.sb_network = net;
+	mf.m_sandbox.sb_required = req;
+}
+
+static int
+has_layer(struct json_object *o, const char *name)
+{
+	struct json_object *a, *v;
+	size_t i;
+
+	if (!json_object_object_get_ex(o, "layers", &a))
+		return 0;
+	for (i = 0; i < json_object_array_length(a); i++) {
+		v = json_object_array_get_idx(a, i);
+		if (strcmp(json_object_get_string(v), name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* A full host: everything wanted is given, and the ABI adds its extras. */
+static void
+test_sbx5_full_host(void **state)
+{
+	struct sandbox_plan pl;
+	struct json_object *o, *v;
+	char why[256] = "";
+
+	sbx_host.sh_landlock_abi = 7;
+	sbx_host.sh_userns = 1;
+	sbx_host.sh_seccomp = 1;
+	mf_init(MF_ISO_NAMESPACE, MF_NET_NONE, 1, 1);
+	assert_int_equal(
+	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), 0);
+	o = sandbox_plan_json(&pl);
+	assert_true(json_object_object_get_ex(o, "enforced", &v) &&
+		    json_object_get_boolean(v));
+	assert_false(json_object_object_get_ex(o, "reason", &v));
+	assert_true(has_layer(o, "mountns") && has_layer(o, "pidns") &&
+		    has_layer(o, "netns") && has_layer(o, "landlock-net") &&
+		    has_layer(o, "landlock-scope") &&
+		    has_layer(o, "landlock-log") &&
+		    has_layer(o, "seccomp-net"));
+	json_object_put(o);
+	sandbox_plan_free(&pl);
+}
+
+/* No user namespaces: a namespace agent that requires them is refused. */
+static void
+test_sbx5_missing_layer_refuses(void **state)
+{
+	struct sandbox_plan pl;
+	char why[256] = "";
+
+	sbx_host.sh_landlock_abi = 3;
+	sbx_host.sh_userns = 0;
+	sbx_host.sh_seccomp = 1;
+	mf_init(MF_ISO_NAMESPACE, MF_NET_NONE, 1, 1);
+	assert_int_equal(
+	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
+	assert_string_equal(
+	    why, "sandbox: this host lacks userns mountns pidns netns");
+	/* No sandbox: block at all is the default sandbox, required too. */
+	mf_init(MF_ISO_LANDLOCK, MF_NET_NONE, 0, 0);
+	assert_int_equal(
+	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
+	assert_string_equal(why, "sandbox: this host lacks userns netns");
+	/* Without Landlock nothing is enforceable. */
+	sbx_host.sh_landlock_abi = -1;
+	sbx_host.sh_userns = 1;
+	mf_init(MF_ISO_LANDLOCK, MF_NET_ALLOW, 1, 1);
+	assert_int_equal(
+	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
+	assert_string_equal(why, "sandbox: this host lacks landlock");
+}
+
+/* required: false runs with what there is, and says what is missing. */
+static void
+test_sbx5_not_required_says_why(void **state)
+{
+	struct sandbox_plan pl;
+	struct json_object *o, *v;
+	char why[256] = "";
+
+	sbx_host.sh_landlock_abi = 3;
+	sbx_host.sh_userns = 0;
+	sbx_host.sh_seccomp = 1;
+	mf_init(MF_ISO_NAMESPACE, MF_NET_NONE, 1, 0);
+	assert_int_equal(
+	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), 0);
+	o = sandbox_plan_json(&pl);
+	assert_true(json_object_object_get_ex(o, "enforced", &v) &&
+		    !json_object_get_boolean(v));
+	assert_true(json_object_object_get_ex(o, "reason", &v));
+	assert_string_equal(json_object_get_string(v),
+	    "host lacks userns mountns pidns netns (sandbox.required is "
+	    "false)");
+	assert_true(has_layer(o, "landlock") && has_layer(o, "seccomp"));
+	/* ABI 3: no TCP rights, no scoping, no logging. */
+	assert_false(has_layer(o, "landlock-net") ||
+		     has_layer(o, "landlock-scope") || has_layer(o, "netns"));
+	json_object_put(o);
+	sandbox_plan_free(&pl);
+}
+
+static void
+test_sbx1_step_names(void **state)
+{
+	assert_string_equal(
+	    sandbox_step_name(SBX_STEP_LL_RESTRICT), "landlock_restrict_self");
+	assert_string_equal(sandbox_step_name(SBX_STEP_ROOT), "root");
+	assert_string_equal(sandbox_step_name(SPAWN_STEP_EXEC), "execve");
+	assert_null(sandbox_step_name(SBX_STEP_MAX));
+	assert_null(sandbox_step_name(SPAWN_STEP_HOOK_BASE));
+}
+
+/* The private tmp goes, links in it are removed, never followed. */
+static void
+test_sbx1_rmtree_never_follows(void **state)
+{
+	char base[] = "/tmp/cordon-sbx-unit-XXXXXX", p[PATH_MAX], q[PATH_MAX];
+	int fd;
+
+	assert_non_null(mkdtemp(base));
+	snprintf(p, sizeof(p), "%s/keep", base);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(q, sizeof(q), "%s/keep/precious", base);
+	assert_true((fd = open(q, O_WRONLY | O_CREAT, 0600)) != -1);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/run", base);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(q, sizeof(q), "%s/run/link", base);
+	snprintf(p, sizeof(p), "%s/keep", base);
+	assert_int_equal(symlink(p, q), 0);
+	snprintf(q, sizeof(q), "%s/run/locked", base);
+	assert_int_equal(mkdir(q, 0700), 0);
+	snprintf(q, sizeof(q), "%s/run/locked/f", base);
+	assert_true((fd = open(q, O_WRONLY | O_CREAT, 0600)) != -1);
+	close(fd);
+	snprintf(q, sizeof(q), "%s/run/locked", base);
+	assert_int_equal(chmod(q, 0500), 0);
+
+	snprintf(p, sizeof(p), "%s/run", base);
+	assert_int_equal(sandbox_rmtree(p), 0);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(q, sizeof(q), "%s/keep/precious", base);
+	assert_int_equal(access(q, F_OK), 0);
+	/* A path that is itself a link is refused, not followed. */
+	snprintf(q, sizeof(q), "%s/alias", base);
+	snprintf(p, sizeof(p), "%s/keep", base);
+	assert_int_equal(symlink(p, q), 0);
+	assert_int_equal(sandbox_rmtree(q), -1);
+	snprintf(q, sizeof(q), "%s/keep/precious", base);
+	assert_int_equal(access(q, F_OK), 0);
+	/* Clean up. */
+	snprintf(q, sizeof(q), "%s/alias", base);
+	unlink(q);
+	assert_int_equal(sandbox_rmtree(base), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sbx5_full_host),
+	    cmocka_unit_test(test_sbx5_missing_layer_refuses),
+	    cmocka_unit_test(test_sbx5_not_required_says_why),
+	    cmocka_unit_test(test_sbx1_step_names),
+	    cmocka_unit_test(test_sbx1_rmtree_never_follows),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
