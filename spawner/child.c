@@ -403,7 +403,9 @@ aproc_release(struct aproc *ap)
 	ap->ap_deadline = ap->ap_grace = ap->ap_finish = NULL;
 	free(ap->ap_stdin);
 	ap->ap_stdin = NULL;
-	aproc_close(&ap->ap_notify, &ap->ap_ev_notify);
+	/* An owner's zeroed aproc that never started holds no fd (not 0). */
+	if (ap->ap_inited)
+		aproc_close(&ap->ap_notify, &ap->ap_ev_notify);
 	if (ap->ap_sbx != NULL) {
 		sandbox_run_end(ap->ap_sbx); /* removes the private tmp */
 		free(ap->ap_sbx);
@@ -515,6 +517,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 
 	memset(ap, 0, sizeof(*ap));
 	ap->ap_out = ap->ap_err = ap->ap_in = ap->ap_notify = -1;
+	ap->ap_inited = 1;
 	ap->ap_ops = ops;
 	ap->ap_arg = arg;
 	ap->ap_agent = as->as_agent;

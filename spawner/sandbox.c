@@ -758,7 +758,7 @@ static int
 child_mounts(const struct sandbox_run *sx)
 {
 	const struct roots *rt = &sx->sx_plan->pl_roots;
-	struct tmproot tr[2 * LIM_ROOTS_MAX];
+	struct tmproot tr[SBX_PATHS_MAX];
 	struct stat st;
 	char src[64];
 	size_t i, j, ntr = 0;
@@ -766,17 +766,22 @@ child_mounts(const struct sandbox_run *sx)
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return SBX_STEP_PRIVATE;
-	/* Every root under /tmp, read and write, before /tmp is covered. */
-	for (i = 0; i < rt->r_nread + rt->r_nwrite; i++) {
-		const char *p = i < rt->r_nread ? rt->r_read[i]
-						: rt->r_write[i - rt->r_nread];
+	/*
+	 * Every path of the ruleset under /tmp (roots, the agent's binary,
+	 * `cordon` for the gate), before /tmp is covered.
+	 */
+	for (i = 0; i < sx->sx_npaths; i++) {
+		const char *p = sx->sx_paths[i].cp_path;
 
-		if (!under_tmp(p) || ntr == nitems(tr))
+		if (!under_tmp(p) || strcmp(p, "/tmp") == 0 ||
+		    ntr == nitems(tr))
 			continue;
 		tr[ntr].tr_path = p;
 		tr[ntr].tr_nested = 0;
-		if ((tr[ntr].tr_fd = open(p, O_PATH | O_CLOEXEC)) == -1 ||
-		    fstat(tr[ntr].tr_fd, &st) == -1)
+		if ((tr[ntr].tr_fd = open(p, O_PATH | O_CLOEXEC)) == -1 &&
+		    (sx->sx_paths[i].cp_access & CONFINE_LL_OPTIONAL))
+			continue;
+		if (tr[ntr].tr_fd == -1 || fstat(tr[ntr].tr_fd, &st) == -1)
 			return SBX_STEP_ROOT;
 		tr[ntr].tr_dir = S_ISDIR(st.st_mode);
 		ntr++;

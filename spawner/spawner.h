@@ -73,6 +73,7 @@ struct aproc {
 	int ap_status;	  /* wait status */
 	int ap_killstage; /* 0, 1 = SIGTERM sent, 2 = SIGKILL sent */
 	int ap_done;
+	int ap_inited; /* aproc_start set the fds to -1 */
 	int ap_paused; /* flow control: stdout not being read */
 	enum aproc_end ap_end;
 	uint64_t ap_start_ms, ap_end_ms;
