@@ -133,4 +133,8 @@ void api_audit(struct evhttp_request *, const struct api_params *);
 void api_approvals_list(struct evhttp_request *, const struct api_params *);
 void api_approval_decide(struct evhttp_request *, const struct api_params *);
 
+/* api_missions.c: API-7 */
+void api_missions_list(struct evhttp_request *, const struct api_params *);
+void api_mission_run(struct evhttp_request *, const struct api_params *);
+
 #endif

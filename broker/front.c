@@ -455,6 +455,8 @@ static const struct api_route {
     {EVHTTP_REQ_GET, "/api/audit", api_audit},
     {EVHTTP_REQ_GET, "/api/approvals", api_approvals_list},
     {EVHTTP_REQ_POST, "/api/approvals/{}", api_approval_decide},
+    {EVHTTP_REQ_GET, "/api/missions", api_missions_list},
+    {EVHTTP_REQ_POST, "/api/missions/{}/run", api_mission_run},
 };
 
 static int

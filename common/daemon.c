@@ -36,7 +36,7 @@ void
 daemon_parse_args(int argc, char **argv, const char *pathopt,
     const struct daemon_numopt *nums, unsigned int flags, struct daemon_args *a)
 {
-	struct option opts[4 + DAEMON_MAX_NUMOPTS + 1];
+	struct option opts[5 + DAEMON_MAX_NUMOPTS + 1];
 	const struct daemon_numopt *n;
 	size_t i, nn = 0;
 	char *end;
@@ -50,10 +50,11 @@ daemon_parse_args(int argc, char **argv, const char *pathopt,
 	opts[2] = (struct option){
 	    pathopt ? pathopt : "unused-path", required_argument, NULL, 'p'};
 	opts[3] = (struct option){"protect", required_argument, NULL, 'P'};
+	opts[4] = (struct option){"state-dir", required_argument, NULL, 'S'};
 	for (n = nums; n != NULL && n->dn_name != NULL; n++, nn++) {
 		if (nn == DAEMON_MAX_NUMOPTS)
 			fatalx("too many options");
-		opts[4 + nn] = (struct option){
+		opts[5 + nn] = (struct option){
 		    n->dn_name, required_argument, NULL, 0x100 + (int)nn};
 	}
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -76,6 +77,12 @@ daemon_parse_args(int argc, char **argv, const char *pathopt,
 				fatalx("usage: --protect: absolute, at most %d",
 				    DAEMON_MAX_PROTECT);
 			a->da_protect[a->da_nprotect++] = optarg;
+			break;
+		case 'S':
+			if ((flags & DAEMON_ARG_STATE) == 0 ||
+			    a->da_state != NULL || optarg[0] != '/')
+				fatalx("usage: --state-dir: absolute, once");
+			a->da_state = optarg;
 			break;
 		default:
 			if (ch < 0x100 || (size_t)(ch - 0x100) >= nn)

@@ -60,8 +60,12 @@ struct daemon_args {
 	 * reach besides the fixed SBX-2 list (config, audit, vault). */
 	const char *da_protect[DAEMON_MAX_PROTECT];
 	size_t da_nprotect;
+	/* --state-dir DIR (the spawner only): where its scheduler state
+	 * lives; absolute, cordond creates it 0700. */
+	const char *da_state;
 };
 #define DAEMON_ARG_PROTECT 0x1u /* flags: accept --protect */
+#define DAEMON_ARG_STATE   0x2u /* flags: accept --state-dir */
 /* A daemon's own numeric option: --NAME N, N in [min, max], into *val. */
 #define DAEMON_MAX_NUMOPTS 4
 struct daemon_numopt {

@@ -89,6 +89,14 @@ msg_name(unsigned int type)
 		return "approval-decide";
 	case MSG_APPROVAL_DECIDE_OK:
 		return "approval-decide-ok";
+	case MSG_MISSION_LIST:
+		return "mission-list";
+	case MSG_MISSION_LIST_OK:
+		return "mission-list-ok";
+	case MSG_MISSION_RUN:
+		return "mission-run";
+	case MSG_MISSION_RUN_OK:
+		return "mission-run-ok";
 	default:
 		return "unknown";
 	}

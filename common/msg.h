@@ -73,6 +73,16 @@ enum msg_type {
 	MSG_APPROVAL_DECIDE,	/* broker: {id, decision} */
 	MSG_APPROVAL_DECIDE_OK, /* {} */
 
+	/* missions (MI-*, API-7): broker -> spawner */
+	MSG_MISSION_LIST = 80, /* {} */
+	MSG_MISSION_LIST_OK,   /* {missions: [{id, label, agent, manual, cron?,
+				  timezone, options, outputs: [{type}],
+				  permissions, running, lastRun?}]} */
+	MSG_MISSION_RUN,       /* {id, options?}; answered when it is over */
+	MSG_MISSION_RUN_OK,    /* {runId, status, durationMs,
+				  outputsPersisted, outputsEmitted,
+				  errorClass?} */
+
 	MSG_TYPE_MAX
 };
 

@@ -3,7 +3,8 @@
  * spawned (SP-2, SP-3, SP-13), bounded concurrency (SP-14), agent.invoke
  * acknowledged before the spawn (AU-6), both transports (SP-16), byte
  * caps (SP-9), cleaned and scrubbed token events (SP-10, SP-11), closing
- * audit record and the chat note to vaultd.  Writes no file.
+ * audit record and the chat note to vaultd.  Missions run through the
+ * same path without a stream (run_headless).  Writes no file.
  */
 #include <sys/queue.h>
 
@@ -61,6 +62,9 @@ struct run {
 	uint64_t r_unacked; /* text sent, not yet credited by the broker */
 	uint64_t r_bytes_out;
 	int r_truncated, r_overflow;
+	long r_timeout_ms;
+	run_done_fn r_done; /* headless (missions): no broker, no stream */
+	void *r_done_arg;
 	LIST_ENTRY(run) r_entry;
 };
 
@@ -133,6 +137,10 @@ run_free(struct run *r)
 static void
 run_event(struct run *r, struct json_object *o)
 {
+	if (r->r_done != NULL) {
+		json_object_put(o); /* headless: the text is collected only */
+		return;
+	}
 	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
 	if (!spawner_broker_ok(r->r_conn, r->r_gen) ||
 	    ipc_send(r->r_conn, MSG_RUN_EVENT, o, -1) == -1) {
@@ -359,7 +367,8 @@ run_out(struct aproc *ap, const char *s, size_t len)
 	else
 		run_text(r, s, len);
 	/* Flow control: at most a window of text ahead of the broker. */
-	if (r->r_unacked > RUN_WINDOW && ap->ap_end == AP_END_NONE)
+	if (r->r_done == NULL && r->r_unacked > RUN_WINDOW &&
+	    ap->ap_end == AP_END_NONE)
 		aproc_pause(ap);
 }
 
@@ -474,6 +483,24 @@ run_note(struct run *r)
 	return rc;
 }
 
+/* A headless run is over: its collected text goes to its owner. */
+static void
+run_headless_end(struct run *r, const char *ec, int code, uint64_t ms)
+{
+	struct run_result rr;
+	size_t n = r->r_note != NULL ? evbuffer_get_length(r->r_note) : 0;
+
+	memset(&rr, 0, sizeof(rr));
+	rr.rr_errclass = ec;
+	rr.rr_exit = code;
+	rr.rr_ms = ms;
+	rr.rr_truncated = r->r_truncated;
+	rr.rr_text = n > 0 ? (const char *)evbuffer_pullup(r->r_note, -1) : "";
+	rr.rr_len = n;
+	r->r_done(&rr, r->r_done_arg);
+	run_free(r);
+}
+
 static void
 run_done(struct aproc *ap)
 {
@@ -529,6 +556,10 @@ run_done(struct aproc *ap)
 			log_warnx("audit unavailable for a run's end");
 		json_object_put(o);
 	}
+	if (r->r_done != NULL) {
+		run_headless_end(r, ec, code, ms);
+		return;
+	}
 	r->r_state = RS_NOTE;
 	pending = ec == NULL && ap->ap_end != AP_END_CANCEL &&
 		  spawner_broker_ok(r->r_conn, r->r_gen) && run_note(r) == 0;
@@ -546,11 +577,17 @@ run_done(struct aproc *ap)
 
 static const struct aproc_ops run_ops = {run_out, run_err, run_done};
 
+/* The run ends before its child started: answer (or call back), free. */
 static void
-run_reply_error(struct run *r, const char *code)
+run_fail(struct run *r, const char *code)
 {
-	if (spawner_broker_ok(r->r_conn, r->r_gen))
-		ipc_reply_error(r->r_conn, &r->r_req, code);
+	if (r->r_done != NULL)
+		run_headless_end(r, code, -1, 0);
+	else {
+		if (spawner_broker_ok(r->r_conn, r->r_gen))
+			ipc_reply_error(r->r_conn, &r->r_req, code);
+		run_free(r);
+	}
 }
 
 /* AU-6: the spawn waits for auditd's acknowledgement of agent.invoke. */
@@ -563,11 +600,10 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	int gatefd, rc;
 
 	if (!spawner_audit_acked(m)) {
-		run_reply_error(r, "audit-unavailable");
-		run_free(r);
+		run_fail(r, "audit-unavailable");
 		return;
 	}
-	if (!spawner_broker_ok(r->r_conn, r->r_gen)) {
+	if (r->r_done == NULL && !spawner_broker_ok(r->r_conn, r->r_gen)) {
 		run_free(r); /* nobody to stream to: never started */
 		return;
 	}
@@ -581,7 +617,7 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		as.as_stdin = r->r_prompt;
 		as.as_stdin_len = r->r_prompt_len;
 	}
-	as.as_timeout_ms = r->r_agent->ag_mf.m_timeout_ms;
+	as.as_timeout_ms = r->r_timeout_ms;
 	as.as_sandbox = &r->r_agent->ag_sb; /* SBX-1 */
 	as.as_agent = r->r_agent->ag_mf.m_name;
 	/* SBX-6: the gate channel, the child's fd 3 (CORDON_GATE_FD). */
@@ -589,8 +625,7 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		(const char *const *)r->r_ss.ss_values, r->r_ss.ss_n,
 		&gatefd) == -1) {
 		run_audit_error(r, "spawn-failed", -1);
-		run_reply_error(r, "spawn-failed");
-		run_free(r);
+		run_fail(r, "spawn-failed");
 		return;
 	}
 	as.as_gate_fd = gatefd;
@@ -598,11 +633,12 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	close(gatefd); /* the child has its copy */
 	if (rc == -1) {
 		run_audit_error(r, "spawn-failed", -1);
-		run_reply_error(r, "spawn-failed");
-		run_free(r);
+		run_fail(r, "spawn-failed");
 		return;
 	}
 	r->r_state = RS_RUNNING;
+	if (r->r_done != NULL)
+		return;
 	o = json_object_new_object();
 	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
 	ipc_reply(r->r_conn, &r->r_req, MSG_RUN_START_OK, o, -1);
@@ -659,6 +695,93 @@ run_invoke_record(struct run *r)
 	return o;
 }
 
+/*
+ * A run of agent ag with its prompt: id, buffers, SP-14 counts.  NULL
+ * when out of memory (nothing counted).
+ */
+static struct run *
+run_new(struct agent *ag, const char *prompt, size_t len)
+{
+	struct run *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->r_agent = ag;
+	ag->ag_running++;
+	sp.sp_nruns++;
+	LIST_INSERT_HEAD(&runs, r, r_entry);
+	r->r_timeout_ms = ag->ag_mf.m_timeout_ms;
+	r->r_prompt_len = len;
+	if (random_hex(r->r_id, sizeof(r->r_id), 8) == -1 ||
+	    (r->r_prompt = malloc(len + 1)) == NULL ||
+	    (r->r_tmp = evbuffer_new()) == NULL ||
+	    (r->r_text = evbuffer_new()) == NULL ||
+	    (r->r_note = evbuffer_new()) == NULL ||
+	    (r->r_err = evbuffer_new()) == NULL ||
+	    (r->r_line = evbuffer_new()) == NULL) {
+		run_free(r);
+		return NULL;
+	}
+	memcpy(r->r_prompt, prompt, len);
+	r->r_prompt[len] = '\0';
+	clean_init(&r->r_clean, LIM_LINE_MAX);
+	clean_init(&r->r_eclean, LIM_LINE_MAX);
+	return r;
+}
+
+/*
+ * SP-2, SP-3, SP-13, SEC-2, AU-6: argv, secrets, env, binary, scrubber,
+ * then agent.invoke to auditd; the child starts once it is acknowledged
+ * (run_invoke_acked).  -1 with *code (and *ec, the class to audit, or
+ * NULL): nothing was started and the caller frees r.
+ */
+static int
+run_prepare(struct run *r, const char **code, const char **ec)
+{
+	struct agent *ag = r->r_agent;
+	struct json_object *rec;
+	const char *unused;
+
+	*ec = NULL;
+	*code = "invalid-argument";
+	/* SP-2, SP-3: the prompt as one element, never a flag. */
+	if (argv_build(&ag->ag_mf, r->r_prompt, &r->r_argv, &r->r_prompt_stdin,
+		code) == -1)
+		return -1;
+	/* SP-13, SEC-2: every secret, or nothing is spawned. */
+	if (secrets_resolve(&ag->ag_mf, &r->r_ss) == -1) {
+		*code = *ec = "missing-secret";
+		return -1;
+	}
+	if (agent_env(&ag->ag_mf, &r->r_ss, &r->r_envp, &r->r_cwd, &unused) ==
+	    -1) {
+		*code = "invalid-argument";
+		return -1;
+	}
+	/* SBX-6: the gate channel's fd, set by us only (never the manifest). */
+	*code = "internal";
+	if (gate_env(&r->r_envp) == -1)
+		return -1;
+	if (agent_resolve_bin(ag->ag_mf.m_bin, r->r_envp, r->r_path,
+		sizeof(r->r_path)) == -1) {
+		*code = *ec = "spawn-failed";
+		return -1;
+	}
+	if ((r->r_redact = redact_new(
+		 (const char *const *)r->r_ss.ss_values, r->r_ss.ss_n)) == NULL)
+		return -1;
+	r->r_state = RS_AUDIT;
+	if ((rec = run_invoke_record(r)) == NULL)
+		return -1;
+	if (spawner_audit(rec, run_invoke_acked, r) == -1) {
+		json_object_put(rec);
+		*code = "audit-unavailable";
+		return -1;
+	}
+	json_object_put(rec);
+	return 0;
+}
+
 /* Refused before spawning: audited as an error, nothing started. */
 static void
 run_refuse(struct ipc_conn *c, struct ipc_msg *m, struct run *r,
@@ -673,8 +796,8 @@ run_refuse(struct ipc_conn *c, struct ipc_msg *m, struct run *r,
 void
 run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	struct json_object *o = m->m_obj, *v, *rec;
-	const char *name, *prompt, *sess = NULL, *err = "invalid-argument";
+	struct json_object *o = m->m_obj, *v;
+	const char *name, *prompt, *sess = NULL, *err, *ec;
 	struct agent *ag;
 	struct run *r;
 	size_t nkeys = 2;
@@ -714,76 +837,60 @@ run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		ipc_reply_error(c, m, "busy");
 		return;
 	}
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
+	if ((r = run_new(ag, prompt, (size_t)json_object_get_string_len(v))) ==
+	    NULL) {
 		ipc_reply_error(c, m, "internal");
 		return;
 	}
-	r->r_agent = ag;
-	ag->ag_running++;
-	sp.sp_nruns++;
-	LIST_INSERT_HEAD(&runs, r, r_entry);
 	r->r_conn = c;
 	r->r_gen = sp.sp_broker_gen;
 	r->r_req = *m;
 	r->r_req.m_obj = NULL;
 	r->r_req.m_fd = -1;
-	r->r_prompt_len = (size_t)json_object_get_string_len(v);
-	if (random_hex(r->r_id, sizeof(r->r_id), 8) == -1 ||
-	    (r->r_prompt = malloc(r->r_prompt_len + 1)) == NULL ||
-	    (r->r_tmp = evbuffer_new()) == NULL ||
-	    (r->r_text = evbuffer_new()) == NULL ||
-	    (r->r_note = evbuffer_new()) == NULL ||
-	    (r->r_err = evbuffer_new()) == NULL ||
-	    (r->r_line = evbuffer_new()) == NULL) {
-		run_refuse(c, m, r, "internal", NULL);
-		return;
-	}
-	memcpy(r->r_prompt, prompt, r->r_prompt_len + 1);
-	clean_init(&r->r_clean, LIM_LINE_MAX);
-	clean_init(&r->r_eclean, LIM_LINE_MAX);
+	if (run_prepare(r, &err, &ec) == -1)
+		run_refuse(c, m, r, err, ec);
+}
 
-	/* SP-2, SP-3: the prompt as one element, never a flag. */
-	if (argv_build(&ag->ag_mf, r->r_prompt, &r->r_argv, &r->r_prompt_stdin,
-		&err) == -1) {
-		run_refuse(c, m, r, err, NULL);
-		return;
+/*
+ * A mission's run (MI-*): the chat run's checks, audit records, sandbox
+ * and child path, without a stream.  0: done is called exactly once,
+ * later.  -1 with *code: nothing started, done is never called.
+ */
+int
+run_headless(struct agent *ag, const char *run_id, const char *prompt,
+    long timeout_ms, run_done_fn done, void *arg, const char **code)
+{
+	size_t len = strlen(prompt);
+	const char *ec;
+	struct run *r;
+
+	if (argv_prompt_ok(prompt, len)) {
+		*code = "invalid-prompt";
+		return -1;
 	}
-	/* SP-13, SEC-2: every secret, or nothing is spawned. */
-	if (secrets_resolve(&ag->ag_mf, &r->r_ss) == -1) {
-		run_refuse(c, m, r, "missing-secret", "missing-secret");
-		return;
+	if (sp.sp_nruns >= (size_t)sp.sp_max_runs ||
+	    ag->ag_running >= sp.sp_max_runs_agent) {
+		*code = "busy"; /* SP-14 */
+		return -1;
 	}
-	if (agent_env(&ag->ag_mf, &r->r_ss, &r->r_envp, &r->r_cwd, &err) ==
-	    -1) {
-		run_refuse(c, m, r, "invalid-argument", NULL);
-		return;
+	if ((r = run_new(ag, prompt, len)) == NULL) {
+		*code = "internal";
+		return -1;
 	}
-	/* SBX-6: the gate channel's fd, set by us only (never the manifest). */
-	if (gate_env(&r->r_envp) == -1) {
-		run_refuse(c, m, r, "internal", NULL);
-		return;
+	if (run_id != NULL && strlen(run_id) == sizeof(r->r_id) - 1)
+		memcpy(r->r_id, run_id, sizeof(r->r_id));
+	if (timeout_ms > 0)
+		r->r_timeout_ms = timeout_ms;
+	r->r_gen = sp.sp_broker_gen;
+	r->r_done = done;
+	r->r_done_arg = arg;
+	if (run_prepare(r, code, &ec) == -1) {
+		if (ec != NULL)
+			run_audit_error(r, ec, -1);
+		run_free(r);
+		return -1;
 	}
-	if (agent_resolve_bin(ag->ag_mf.m_bin, r->r_envp, r->r_path,
-		sizeof(r->r_path)) == -1) {
-		run_refuse(c, m, r, "spawn-failed", "spawn-failed");
-		return;
-	}
-	if ((r->r_redact = redact_new((const char *const *)r->r_ss.ss_values,
-		 r->r_ss.ss_n)) == NULL) {
-		run_refuse(c, m, r, "internal", NULL);
-		return;
-	}
-	r->r_state = RS_AUDIT;
-	if ((rec = run_invoke_record(r)) == NULL) {
-		run_refuse(c, m, r, "internal", NULL);
-		return;
-	}
-	if (spawner_audit(rec, run_invoke_acked, r) == -1) {
-		json_object_put(rec);
-		run_refuse(c, m, r, "audit-unavailable", NULL);
-		return;
-	}
-	json_object_put(rec);
+	return 0;
 }
 
 void
@@ -797,7 +904,8 @@ run_cancel_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		ipc_reply_error(c, m, "bad-message");
 		return;
 	}
-	if ((r = run_find(id)) == NULL || r->r_state != RS_RUNNING) {
+	if ((r = run_find(id)) == NULL || r->r_state != RS_RUNNING ||
+	    r->r_done != NULL) {
 		ipc_reply_error(c, m, "unknown-run");
 		return;
 	}
@@ -819,7 +927,7 @@ run_credit_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 
 	if ((id = json_get_str(m->m_obj, "runId", 16)) == NULL ||
 	    json_get_int(m->m_obj, "bytes", 0, 1LL << 40, &bytes) == -1 ||
-	    (r = run_find(id)) == NULL || r->r_conn != c)
+	    (r = run_find(id)) == NULL || r->r_conn != c || r->r_done != NULL)
 		return; /* one-way: nothing to answer */
 	r->r_unacked -=
 	    (uint64_t)bytes < r->r_unacked ? (uint64_t)bytes : r->r_unacked;
@@ -834,7 +942,8 @@ runs_broker_lost(void)
 	struct run *r;
 
 	LIST_FOREACH (r, &runs, r_entry)
-		if (r->r_state == RS_RUNNING && r->r_gen != sp.sp_broker_gen)
+		if (r->r_state == RS_RUNNING && r->r_done == NULL &&
+		    r->r_gen != sp.sp_broker_gen)
 			aproc_stop(
 			    &r->r_proc, AP_END_CANCEL, LIM_CANCEL_GRACE_MS);
 }

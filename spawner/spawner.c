@@ -4,7 +4,8 @@
  * set inherited by every agent; it has no Landlock ruleset of its own
  * (agents get theirs in the sandbox issue).  This file: start-up, the
  * dispatch tables, child reaping, agent listing and the audit sender.
- * Reads the agents directory and secrets.yaml; writes no file.
+ * Reads the agents and missions directories and secrets.yaml; writes
+ * only the scheduler state (mission_sched.c).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +47,10 @@ static const struct ipc_dispatch peer_table[] = {
 	approval_list_h},
     {MSG_APPROVAL_DECIDE, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE,
 	approval_decide_h},
+    {MSG_MISSION_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,
+	mission_list_h},
+    {MSG_MISSION_RUN, PROC_BIT(PROC_BROKER), 2, 256 * 1024, IPC_FD_NONE,
+	mission_run_h},
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
@@ -138,9 +143,9 @@ peer_up(struct daemon *d, enum proc_id p)
 }
 
 /*
- * --home DIR: a cordon home (DIR/agents, DIR/secrets.yaml); in XDG mode
- * cordond passes the agents directory itself, whose parent holds
- * secrets.yaml.
+ * --home DIR: a cordon home (DIR/agents, DIR/missions, DIR/secrets.yaml);
+ * in XDG mode cordond passes the agents directory itself, whose parent
+ * holds secrets.yaml and missions/.
  */
 static void
 spawner_paths(const char *home)
@@ -154,14 +159,19 @@ spawner_paths(const char *home)
 			home) >= (int)sizeof(sp.sp_agents_dir) ||
 		    snprintf(sp.sp_secrets, sizeof(sp.sp_secrets),
 			"%.*s/secrets.yaml", (int)(slash - home),
-			home) >= (int)sizeof(sp.sp_secrets))
+			home) >= (int)sizeof(sp.sp_secrets) ||
+		    snprintf(sp.sp_missions_dir, sizeof(sp.sp_missions_dir),
+			"%.*s/missions", (int)(slash - home),
+			home) >= (int)sizeof(sp.sp_missions_dir))
 			fatalx("home path too long");
 		return;
 	}
 	if (snprintf(sp.sp_agents_dir, sizeof(sp.sp_agents_dir), "%s/agents",
 		home) >= (int)sizeof(sp.sp_agents_dir) ||
 	    snprintf(sp.sp_secrets, sizeof(sp.sp_secrets), "%s/secrets.yaml",
-		home) >= (int)sizeof(sp.sp_secrets))
+		home) >= (int)sizeof(sp.sp_secrets) ||
+	    snprintf(sp.sp_missions_dir, sizeof(sp.sp_missions_dir),
+		"%s/missions", home) >= (int)sizeof(sp.sp_missions_dir))
 		fatalx("home path too long");
 }
 
@@ -212,7 +222,8 @@ main(int argc, char **argv)
 
 	sp.sp_max_runs = LIM_RUNS_TOTAL;
 	sp.sp_max_runs_agent = LIM_RUNS_PER_AGENT;
-	daemon_parse_args(argc, argv, "home", nums, DAEMON_ARG_PROTECT, &a);
+	daemon_parse_args(argc, argv, "home", nums,
+	    DAEMON_ARG_PROTECT | DAEMON_ARG_STATE, &a);
 	log_init("spawner", a.da_debug);
 	if (a.da_path[0] != '/')
 		fatalx("usage: --home must be absolute");
@@ -241,6 +252,7 @@ main(int argc, char **argv)
 
 	/* Manifests are parsed confined: they are operator files, but input. */
 	agents_load();
+	missions_start(a.da_state);
 	daemon_start(&sp.sp_d, parent_table);
 	probe_start_all();
 	log_debug("ready");

@@ -114,6 +114,7 @@ struct spawner {
 	struct protect_ctx sp_protect;
 	char sp_protect_buf[1 + DAEMON_MAX_PROTECT][PATH_MAX];
 	char sp_home[PATH_MAX];
+	char sp_missions_dir[PATH_MAX]; /* the sibling of the agents dir */
 	struct agent *sp_agents[SPAWNER_MAX_AGENTS];
 	size_t sp_nagents;
 	size_t sp_nruns;	    /* chat runs in flight, all agents */
@@ -168,6 +169,29 @@ void run_start_h(struct ipc_conn *, struct ipc_msg *, void *);
 void run_cancel_h(struct ipc_conn *, struct ipc_msg *, void *);
 void run_credit_h(struct ipc_conn *, struct ipc_msg *, void *);
 void runs_broker_lost(void);
+
+/*
+ * run.c: a run without a stream (missions): the chat run's checks,
+ * agent.invoke / complete / error records, sandbox and child path; the
+ * cleaned and scrubbed text (capped at SPAWNER_NOTE_MAX) goes to done.
+ */
+struct run_result {
+	const char *rr_errclass; /* NULL, or a chat run's error class */
+	int rr_exit;
+	uint64_t rr_ms;
+	int rr_truncated;
+	const char *rr_text; /* valid during the callback only */
+	size_t rr_len;
+};
+typedef void (*run_done_fn)(const struct run_result *, void *arg);
+int run_headless(struct agent *, const char *run_id, const char *prompt,
+    long timeout_ms, run_done_fn, void *arg, const char **code);
+
+/* mission.c, mission_sched.c: missions (MI-1 ... MI-4, API-7) */
+struct mission_ent;
+void missions_start(const char *state_dir); /* NULL: no cron state */
+void mission_list_h(struct ipc_conn *, struct ipc_msg *, void *);
+void mission_run_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 /* action.c: Control Room actions (API-5) */
 void action_run_h(struct ipc_conn *, struct ipc_msg *, void *);

@@ -3,8 +3,12 @@
  * loader and validator the spawner uses, print every problem as
  * FILE:LINE:COL: message, exit 1 if any (2 on bad usage).  Sandbox roots
  * are resolved and checked against the protected set exactly as the
- * spawner does at load (SBX-2).  Reads only.
+ * spawner does at load (SBX-2).  Missions (the sibling missions/ dir) go
+ * through the spawner's own loader (spawner/mission_load.c), against the
+ * valid manifests.  Reads only.
  */
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "cordond.h"
+#include "../spawner/mission_load.h"
 #include "../spawner/roots.h"
 #include "manifest.h"
 #include "yamljson.h"
@@ -108,6 +113,65 @@ check_file(const char *path, const struct protect_ctx *pc, char **names,
 	return n;
 }
 
+struct check_names {
+	char **cn_names;
+	size_t cn_n;
+	const char *cn_dir;
+};
+
+static int
+check_agent_known(const char *name, void *arg)
+{
+	const struct check_names *cn = arg;
+	size_t i;
+
+	for (i = 0; i < cn->cn_n; i++)
+		if (strcmp(cn->cn_names[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+check_mission_problem(const char *file, unsigned long line, unsigned long col,
+    const char *msg, void *arg)
+{
+	const struct check_names *cn = arg;
+
+	printf("%s/%s:%lu:%lu: %s\n", cn->cn_dir, file, line, col, msg);
+}
+
+/* MI-1: the missions dir beside agents/; returns the problems printed. */
+static size_t
+check_missions(const char *agents_dir, char **names, size_t nnames)
+{
+	struct check_names cn = {names, nnames, NULL};
+	struct mission_loaded *ml;
+	char dir[PATH_MAX], *slash;
+	size_t n = 0, i, problems;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", agents_dir);
+	if ((slash = strrchr(dir, '/')) == NULL ||
+	    (size_t)(slash - dir) + sizeof("/missions") > sizeof(dir))
+		return 0;
+	memcpy(slash, "/missions", sizeof("/missions"));
+	if (stat(dir, &st) == -1 && errno == ENOENT)
+		return 0;
+	cn.cn_dir = dir;
+	if ((ml = calloc(MISSIONS_MAX, sizeof(*ml))) == NULL) {
+		printf("%s: out of memory\n", dir);
+		return 1;
+	}
+	problems = missions_load_dir(dir, check_agent_known,
+	    check_mission_problem, &cn, ml, MISSIONS_MAX, &n);
+	for (i = 0; i < n; i++)
+		mission_free(&ml[i].ml_m);
+	free(ml);
+	if (problems == 0)
+		printf("ok %zu missions\n", n);
+	return problems;
+}
+
 int
 cmd_check(int argc, char **argv)
 {
@@ -190,6 +254,9 @@ cmd_check(int argc, char **argv)
 		problems += check_file(files[i], &pc, names, &nnames);
 		free(files[i]);
 	}
+	if (problems == 0)
+		printf("ok %zu agents\n", nfiles);
+	problems += check_missions(cf.cf_agents, names, nnames);
 	for (i = 0; i < nnames; i++)
 		free(names[i]);
 	if (problems > 0) {
@@ -197,6 +264,5 @@ cmd_check(int argc, char **argv)
 		    problems == 1 ? "" : "s");
 		return 1;
 	}
-	printf("ok %zu agents\n", nfiles);
 	return 0;
 }

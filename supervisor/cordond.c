@@ -311,11 +311,12 @@ static int
 child_start(struct child *ch)
 {
 	char path[PATH_MAX + 32];
-	char *argv[16], *envp[16 + SPAWNER_ENV_MAX]; /* bounded below */
-	char envbuf[4][512];
+	char *argv[20], *envp[16 + SPAWNER_ENV_MAX]; /* bounded below */
 	const char *name = proc_name(ch->ch_id);
+	/* CORDON_TEST_CLOCK_FILE: the scheduler's test clock (a test hook). */
 	const char *keep[] = {"JOURNAL_STREAM", "ASAN_OPTIONS", "UBSAN_OPTIONS",
-	    "CORDON_SECCOMP_DEBUG"};
+	    "CORDON_SECCOMP_DEBUG", "CORDON_TEST_CLOCK_FILE"};
+	char envbuf[nitems(keep)][512];
 	struct spawn_fd fds[2];
 	struct spawn_req req;
 	size_t i, na = 0, ne = 0;
@@ -356,6 +357,9 @@ child_start(struct child *ch)
 		argv[na++] = conf->cf_audit;
 		argv[na++] = "--protect";
 		argv[na++] = conf->cf_vault;
+		/* The scheduler state (missions.json): home_prepare made it. */
+		argv[na++] = "--state-dir";
+		argv[na++] = conf->cf_state;
 		break;
 	}
 	default:

@@ -19,6 +19,7 @@ struct cordon_config {
 	char cf_audit[PATH_MAX];  /* audit dir */
 	char cf_rundir[PATH_MAX]; /* token and port files */
 	char cf_vault[PATH_MAX];  /* vault root */
+	char cf_state[PATH_MAX];  /* the spawner's scheduler state (0700) */
 	char cf_listen[64];	  /* listen address */
 	int cf_port;		  /* 0 = pick one */
 	int cf_allow_remote;

@@ -20,6 +20,7 @@
 #include "cordon_limits.h"
 #include "cordond.h"
 #include "log.h"
+#include "redact.h"
 #include "util.h"
 #include "yamljson.h"
 
@@ -72,6 +73,8 @@ home_resolve(struct cordon_config *cf, const char *home)
 			"audit") ||
 		    join(cf->cf_rundir, sizeof(cf->cf_rundir), cf->cf_home,
 			"run") ||
+		    join(cf->cf_state, sizeof(cf->cf_state), cf->cf_home,
+			"state") ||
 		    join(cf->cf_vault, sizeof(cf->cf_vault), cf->cf_home,
 			"vault"))
 			return -1;
@@ -86,7 +89,8 @@ home_resolve(struct cordon_config *cf, const char *home)
 		return -1;
 	if ((state = xdg_dir(
 		 "XDG_STATE_HOME", ".local/state", buf, sizeof(buf))) == NULL ||
-	    join(cf->cf_audit, sizeof(cf->cf_audit), state, "cordon/audit"))
+	    join(cf->cf_audit, sizeof(cf->cf_audit), state, "cordon/audit") ||
+	    join(cf->cf_state, sizeof(cf->cf_state), state, "cordon/state"))
 		return -1;
 	/* Only `cordon run` needs the runtime dir; it checks cf_rundir. */
 	cf->cf_rundir[0] = '\0';
@@ -121,7 +125,8 @@ make_dir(const char *path, mode_t mode, uid_t uid, gid_t gid)
 	return 0;
 }
 
-/* Create the directories cordon owns (audit and runtime, both 0700). */
+/* Create the directories cordon owns (audit, scheduler state and
+ * runtime, all 0700). */
 int
 home_prepare(const struct cordon_config *cf, uid_t uid, gid_t gid)
 {
@@ -137,6 +142,7 @@ home_prepare(const struct cordon_config *cf, uid_t uid, gid_t gid)
 		}
 	}
 	if (make_dir(cf->cf_audit, 0700, uid, gid) == -1 ||
+	    make_dir(cf->cf_state, 0700, uid, gid) == -1 ||
 	    make_dir(cf->cf_rundir, 0700, (uid_t)-1, (gid_t)-1) == -1)
 		return -1;
 	if (cf->cf_home[0] != '\0') {
@@ -273,11 +279,261 @@ config_int(const struct cordon_config *cf, struct json_object *sec,
 	return 0;
 }
 
+/*
+ * SEC-4: connectors.<id> {type, baseUrl, authRef}, strictly.  A connector
+ * carries a reference to its credential (authRef: env:NAME or none),
+ * never the credential: a key that looks like a secret, at any depth, is
+ * refused by name and its value is never printed.  authRef is checked
+ * here and resolved by nobody yet: no connector runtime exists (no
+ * mission output uses external-api), so nothing reads the variable.
+ */
+#define CONNECTORS_MAX	    32
+#define CONNECTOR_ID_MAX    64
+#define CONNECTOR_URL_MAX   2048
+#define CONNECTOR_PATH_MAX  256 /* the printed key path */
+#define CONNECTOR_DEPTH_MAX 16
+
+static int
+connector_id_ok(const char *s)
+{
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len > CONNECTOR_ID_MAX)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= '0' && s[i] <= '9') || (s[i] == '-' && i > 0)))
+			return 0;
+	return 1;
+}
+
+/* A key printed in a message: only [A-Za-z0-9_-], 1..64 bytes, else "?". */
+static const char *
+connector_key_shown(const char *key)
+{
+	size_t i, len = strlen(key);
+
+	if (len == 0 || len > 64)
+		return "?";
+	for (i = 0; i < len; i++)
+		if (!((key[i] >= 'a' && key[i] <= 'z') ||
+			(key[i] >= 'A' && key[i] <= 'Z') ||
+			(key[i] >= '0' && key[i] <= '9') || key[i] == '_' ||
+			key[i] == '-'))
+			return "?";
+	return key;
+}
+
+/*
+ * The common redactor's name rule, also on the camelCase split
+ * ("privateKey" -> "private_Key"), which that rule reads as one word.
+ */
+static int
+connector_key_secretish(const char *key)
+{
+	char split[2 * CONNECTOR_PATH_MAX];
+	size_t i, n = 0, len = strlen(key);
+
+	if (redact_key_secretish(key, len))
+		return 1;
+	for (i = 0; i < len && n + 2 < sizeof(split); i++) {
+		if (i > 0 && key[i] >= 'A' && key[i] <= 'Z' &&
+		    ((key[i - 1] >= 'a' && key[i - 1] <= 'z') ||
+			(key[i - 1] >= '0' && key[i - 1] <= '9')))
+			split[n++] = '_';
+		split[n++] = key[i];
+	}
+	split[n] = '\0';
+	return redact_key_secretish(split, n);
+}
+
+/* Every secret-looking key below o (any depth), reported by name. */
+static int
+connector_secrets(const struct cordon_config *cf, const char *id,
+    struct json_object *o, const char *path, int depth)
+{
+	char sub[CONNECTOR_PATH_MAX], msg[CONNECTOR_PATH_MAX + 128];
+	size_t i;
+	int bad = 0;
+
+	if (depth > CONNECTOR_DEPTH_MAX)
+		return 0;
+	if (json_object_is_type(o, json_type_array)) {
+		for (i = 0; i < json_object_array_length(o); i++)
+			bad |= connector_secrets(cf, id,
+			    json_object_array_get_idx(o, i), path, depth + 1);
+		return bad;
+	}
+	if (!json_object_is_type(o, json_type_object))
+		return 0;
+	json_object_object_foreach (o, key, val) {
+		/* The connector's own fields mean what they say. */
+		if (depth == 0 &&
+		    (strcmp(key, "type") == 0 || strcmp(key, "baseUrl") == 0 ||
+			strcmp(key, "authRef") == 0))
+			continue;
+		snprintf(sub, sizeof(sub), "%s%s%s", path,
+		    path[0] != '\0' ? "." : "", connector_key_shown(key));
+		if (connector_key_secretish(key)) {
+			snprintf(msg, sizeof(msg),
+			    "connectors.%s: %s: secret-looking key; "
+			    "use authRef",
+			    id, sub);
+			config_error(cf, val ? val : o, msg);
+			bad = 1;
+			continue;
+		}
+		if (val != NULL)
+			bad |= connector_secrets(cf, id, val, sub, depth + 1);
+	}
+	return bad;
+}
+
+/* https://host[:port][/path...]: no userinfo, no controls or spaces. */
+static int
+connector_url_ok(const char *s, size_t len)
+{
+	size_t i, a;
+
+	if (len <= 8 || len > CONNECTOR_URL_MAX || strlen(s) != len ||
+	    strncmp(s, "https://", 8) != 0)
+		return 0;
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] <= 0x20 || s[i] == 0x7f || s[i] == '\\')
+			return 0;
+	for (a = 8; a < len && s[a] != '/' && s[a] != '?' && s[a] != '#'; a++)
+		if (!((s[a] >= 'a' && s[a] <= 'z') ||
+			(s[a] >= 'A' && s[a] <= 'Z') ||
+			(s[a] >= '0' && s[a] <= '9') || s[a] == '.' ||
+			s[a] == '-' || s[a] == ':' || s[a] == '[' ||
+			s[a] == ']'))
+			return 0; /* '@' (userinfo), '%' and the rest */
+	return a > 8 && s[8] != ':';
+}
+
+/* ^(env:[A-Z_][A-Z0-9_]{0,63}|none)$ */
+static int
+connector_authref_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	if (strlen(s) != len)
+		return 0;
+	if (strcmp(s, "none") == 0)
+		return 1;
+	if (len < 5 || len > 4 + 64 || strncmp(s, "env:", 4) != 0 ||
+	    !((s[4] >= 'A' && s[4] <= 'Z') || s[4] == '_'))
+		return 0;
+	for (i = 5; i < len; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* One connector's string field through check, or a fixed message. */
+static int
+connector_field(const struct cordon_config *cf, const char *id,
+    struct json_object *c, const char *key, int (*ok)(const char *, size_t),
+    const char *why)
+{
+	struct json_object *v;
+	char msg[160];
+
+	if (!json_object_object_get_ex(c, key, &v)) {
+		snprintf(
+		    msg, sizeof(msg), "connectors.%s: %s is required", id, key);
+		config_error(cf, c, msg);
+		return -1;
+	}
+	if (!json_object_is_type(v, json_type_string) ||
+	    !ok(json_object_get_string(v),
+		(size_t)json_object_get_string_len(v))) {
+		snprintf(msg, sizeof(msg), "connectors.%s: %s", id, why);
+		config_error(cf, v ? v : c, msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+connector_type_ok(const char *s, size_t len)
+{
+	return strlen(s) == len && strcmp(s, "http") == 0;
+}
+
+static int
+config_connectors(const struct cordon_config *cf, struct json_object *root)
+{
+	static const char *const fields[] = {
+	    "type", "baseUrl", "authRef", NULL};
+	struct json_object *s;
+	const char *const *f;
+	char msg[160];
+	int bad = 0;
+
+	if (!json_object_object_get_ex(root, "connectors", &s))
+		return 0;
+	if (!json_object_is_type(s, json_type_object)) {
+		config_error(
+		    cf, s ? s : root, "connectors: expected a mapping");
+		return -1;
+	}
+	if (json_object_object_length(s) > CONNECTORS_MAX) {
+		config_error(cf, s, "connectors: at most 32 connectors");
+		return -1;
+	}
+	json_object_object_foreach (s, id, c) {
+		if (!connector_id_ok(id)) {
+			config_error(cf, c ? c : s,
+			    "connectors: a connector id must match "
+			    "^[a-z0-9][a-z0-9-]{0,63}$");
+			bad = 1;
+			continue;
+		}
+		if (c == NULL || !json_object_is_type(c, json_type_object)) {
+			snprintf(msg, sizeof(msg),
+			    "connectors.%s: expected a mapping", id);
+			config_error(cf, c ? c : s, msg);
+			bad = 1;
+			continue;
+		}
+		/* Secret-looking keys first: named, never their values. */
+		if (connector_secrets(cf, id, c, "", 0)) {
+			bad = 1;
+			continue;
+		}
+		json_object_object_foreach (c, key, val) {
+			for (f = fields; *f != NULL; f++)
+				if (strcmp(*f, key) == 0)
+					break;
+			if (*f == NULL) {
+				snprintf(msg, sizeof(msg),
+				    "connectors.%s: unknown key", id);
+				config_error(cf, val ? val : c, msg);
+				bad = 1;
+			}
+		}
+		if (connector_field(cf, id, c, "type", connector_type_ok,
+			"type must be one of: http") == -1)
+			bad = 1;
+		if (connector_field(cf, id, c, "baseUrl", connector_url_ok,
+			"baseUrl must be an https:// URL without userinfo, "
+			"spaces or control characters") == -1)
+			bad = 1;
+		if (connector_field(cf, id, c, "authRef", connector_authref_ok,
+			"authRef must be env:NAME ([A-Z_][A-Z0-9_]{0,63}) "
+			"or none") == -1)
+			bad = 1;
+	}
+	return bad ? -1 : 0;
+}
+
 int
 config_load(struct cordon_config *cf)
 {
-	static const char *const top[] = {
-	    "listen", "vault", "broker", "audit", "spawner", NULL};
+	static const char *const top[] = {"listen", "vault", "broker", "audit",
+	    "spawner", "connectors", NULL};
 	static const char *const listen[] = {
 	    "address", "port", "allowRemote", "origins", NULL};
 	static const char *const vault[] = {"root", NULL};
@@ -314,7 +570,7 @@ config_load(struct cordon_config *cf)
 	sb = config_section(cf, root, "broker", broker, &err);
 	sa = config_section(cf, root, "audit", audit, &err);
 	ss = config_section(cf, root, "spawner", spawner, &err);
-	if (err)
+	if (err || config_connectors(cf, root) == -1)
 		goto fail;
 	if (config_int(cf, sa, "retentionDays", 0, 36500,
 		"retentionDays must be 0..36500", &cf->cf_retention_days) ||
@@ -434,12 +690,58 @@ demo_dir(const char *home, const char *rel)
 	return 0;
 }
 
-/* A demo home: a small vault and the demo agent's manifest. */
+/*
+ * The demo's two missions (MI-1), both on the demo agent and both
+ * writing a vault note: the daily summary and the issue's weekly review.
+ */
+static const char demo_daily[] =
+    "# A daily summary: every evening at 20:00 UTC the demo agent writes\n"
+    "# a note beneath 00_Inbox/cordon/missions/daily-summary/.  It can\n"
+    "# also be run by hand from the dashboard's Missions view.\n"
+    "id: daily-summary\n"
+    "label: Daily summary\n"
+    "agent: demo\n"
+    "prompt: \"Summarise today's notes in at most {words} words\"\n"
+    "options:\n"
+    "  words: {type: integer, min: 50, max: 1000, default: 200}\n"
+    "outputs:\n"
+    "  - {type: vault-note, folder: "
+    "00_Inbox/cordon/missions/daily-summary, filenameHint: summary}\n"
+    "permissions: [vault-write]\n"
+    "trigger: {manual: true, cron: \"0 20 * * *\", timezone: UTC}\n"
+    "timeoutMs: 60000\n";
+
+static const char demo_weekly[] =
+    "# A weekly review: Sundays at 18:00 in %s; by hand with\n"
+    "# options from the dashboard.  The event output is counted only.\n"
+    "id: weekly-review\n"
+    "label: Weekly review\n"
+    "agent: demo\n"
+    "prompt: \"Review the week's notes about {project}; at most {words} "
+    "words, {tone} tone, draft: {draft}\"\n"
+    "options:\n"
+    "  project: {type: string, maxLength: 60, pattern: "
+    "\"^[A-Za-z0-9 _-]+$\", default: cordon}\n"
+    "  words:   {type: integer, min: 50, max: 2000, default: 400}\n"
+    "  draft:   {type: boolean, default: true}\n"
+    "  tone:    {type: enum, values: [plain, formal], default: plain}\n"
+    "outputs:\n"
+    "  - {type: vault-note, folder: "
+    "00_Inbox/cordon/missions/weekly-review, filenameHint: review}\n"
+    "  - {type: event, event: review.ready}\n"
+    "permissions: [vault-write, event-emit]\n"
+    "trigger: {manual: true, cron: \"0 18 * * 0\", timezone: %s}\n"
+    "timeoutMs: 300000\n"
+    "catchUp: false\n";
+
+/* A demo home: a small vault, the demo agent's manifest, two missions. */
 int
 home_make_demo(const char *home)
 {
 	char self[PATH_MAX], agent[PATH_MAX + 64],
-	    manifest[2 * PATH_MAX + 1024];
+	    manifest[2 * PATH_MAX + 1024], weekly[sizeof(demo_weekly) + 64];
+	const char *tz = "Europe/Berlin";
+	struct stat st;
 	char *slash;
 	ssize_t n;
 
@@ -478,7 +780,16 @@ home_make_demo(const char *home)
 	    agent, agent);
 	if (n < 0 || (size_t)n >= sizeof(manifest))
 		return -1;
+	/* Without zone data the weekly review keeps to UTC. */
+	if (stat("/usr/share/zoneinfo/Europe/Berlin", &st) == -1 ||
+	    !S_ISREG(st.st_mode))
+		tz = "UTC";
+	n = snprintf(weekly, sizeof(weekly), demo_weekly, tz, tz);
+	if (n < 0 || (size_t)n >= sizeof(weekly))
+		return -1;
 	if (demo_file(home, "agents/demo.yaml", manifest) ||
+	    demo_file(home, "missions/daily-summary.yaml", demo_daily) ||
+	    demo_file(home, "missions/weekly-review.yaml", weekly) ||
 	    demo_file(home, "vault/Welcome.md",
 		"# Welcome to the cordon demo vault\n\n"
 		"This is a small Markdown vault. cordon may add drafts "

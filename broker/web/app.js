@@ -4,26 +4,15 @@
 // createElement/textContent only; no inline styles, no string evaluation.
 
 import { auth, onAuth, onRuns, runCount, stopAll } from './api.js';
-import { $, el, unavailablePanel, viewHead } from './dom.js';
+import { $ } from './dom.js';
 import { health } from './health.js';
 import { agentsView, agentView } from './agents.js';
 import { vaultView } from './vault.js';
 import { activityView } from './activity.js';
 import { approvalsView, startApprovals } from './approvals.js';
+import { missionsView } from './missions.js';
 
 const DEFAULT_VIEW = 'health';
-
-// Views whose API this dashboard cannot drive yet: the calm panel only.
-function notYet(title, what) {
-  return {
-    title,
-    mount(root) {
-      root.replaceChildren(viewHead(title), unavailablePanel(what));
-      root.dataset.state = 'unavailable';
-    },
-    unmount() {},
-  };
-}
 
 const healthView = {
   title: 'Health',
@@ -35,7 +24,7 @@ const VIEWS = {
   agents: agentsView,
   agent: agentView,
   vault: vaultView,
-  missions: notYet('Missions', 'Missions'),
+  missions: missionsView,
   activity: activityView,
   approvals: approvalsView,
   health: healthView,

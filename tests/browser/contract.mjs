@@ -84,6 +84,12 @@ export async function startContract({ notImplemented = false, skewMs = 0 } = {})
   const decisions = []; // [id, decision] answered through POST
   const stale = new Set(); // ids listed but answered 404 (decided elsewhere)
   const log = []; // API requests seen: "METHOD path"
+  // API-7: the list GET /api/missions answers (the test fills it), the
+  // answer per mission id to POST .../run ({status, body, delayMs?}), and
+  // every run request seen as [rawId, parsed body].
+  const missions = [];
+  const missionAnswers = new Map();
+  const missionRuns = [];
   let seq = 0;
 
   async function run(req, res, prompt) {
@@ -198,6 +204,15 @@ export async function startContract({ notImplemented = false, skewMs = 0 } = {})
       ].filter((r) => !kind || r.kind === kind);
       return json(res, 200, { ok: true, records: recs });
     }
+    if (req.method === 'GET' && p === '/api/missions') return json(res, 200, { ok: true, missions });
+    if (req.method === 'POST' && (m = /^\/api\/missions\/([^/]+)\/run$/.exec(p))) {
+      const b = await body(req);
+      missionRuns.push([m[1], b]);
+      const ans = missionAnswers.get(m[1]);
+      if (!ans) return json(res, 404, { ok: false, error: 'mission-not-found' });
+      if (ans.delayMs) await sleep(ans.delayMs);
+      return json(res, ans.status, ans.body);
+    }
     return json(res, 404, { ok: false, error: 'not-found' });
   });
   await new Promise((r) => srv.listen(0, '127.0.0.1', r));
@@ -209,6 +224,9 @@ export async function startContract({ notImplemented = false, skewMs = 0 } = {})
     approvals,
     decisions,
     stale,
+    missions,
+    missionAnswers,
+    missionRuns,
     close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); }),
   };
 }

@@ -228,9 +228,9 @@ test('DA-1: with every route still 501, each view shows the neutral panel', { ti
     const n = s501.log.length;
     await sleep(2500);
     assert.equal(s501.log.length, n, `still polling: ${s501.log.slice(n)}`);
-    // Four views, and the approvals watch behind the header banner (asked
+    // Five views, and the approvals watch behind the header banner (asked
     // once, then never again).
-    assert.equal(await checkUnavailable(cw), 5, 'one attributed console error per 501 fetch');
+    assert.equal(await checkUnavailable(cw), 6, 'one attributed console error per 501 fetch');
     assert.deepEqual(cw.consoleErrors, []);
     assert.deepEqual(cw.csp, []);
   } finally {

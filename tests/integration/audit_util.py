@@ -159,7 +159,12 @@ class Channel:
                 return w
             if want_reply:
                 self.waiting[mid] = w
-            self.sock.sendall(HDR.pack(typ, mid, len(body), 0, 0) + body)
+            try:
+                self.sock.sendall(HDR.pack(typ, mid, len(body), 0, 0) + body)
+            except (BrokenPipeError, ConnectionResetError):
+                # The daemon is gone (e.g. it refused to start): no reply.
+                self.waiting.pop(mid, None)
+                w[0].set()
         return w
 
     def ask(self, typ, obj, timeout=10.0, raw=None):

@@ -1,0 +1,1220 @@
+/*
+ * Missions (MI-1 ... MI-3): the strict validator of mission files
+ * (missions/ID.yaml), the option schema applied to a run's options, the prompt
+ * renderer and the permission gate.  Pure: no I/O, no clock, no globals;
+ * allocates only into its outputs.  Error messages are fixed phrases with fixed
+ * paths: no key, value or pattern of the file is ever quoted.
+ */
+#include <sys/types.h>
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "argv.h"
+#include "cordon_limits.h"
+#include "mission.h"
+#include "text.h"
+#include "util.h"
+#include "vaultpath.h"
+#include "yamljson.h"
+
+#define MI_OPT_NAME_MAX	  32
+#define MI_CRON_TEXT_MAX  128
+#define MI_PATTERN_COST	  1024 /* rough regcomp node budget */
+#define MI_ENUM_VALUE_MAX 64
+
+struct ms {
+	struct policy_err *errs;
+	size_t max;
+	size_t n;
+	int oom;
+};
+
+/* Report at the node's own mark, else at its parent's. */
+static void
+ms_err(struct ms *p, struct json_object *at, struct json_object *parent,
+    const char *path, const char *msg)
+{
+	struct policy_err *e;
+	unsigned long l, c;
+
+	if (p->n < p->max) {
+		e = &p->errs[p->n];
+		if (yaml_mark(at, &l, &c) == -1)
+			(void)yaml_mark(parent, &l, &c);
+		e->pe_line = l;
+		e->pe_col = c;
+		snprintf(e->pe_msg, sizeof(e->pe_msg), "%s%s%s", path,
+		    *path ? ": " : "", msg);
+	}
+	p->n++;
+}
+
+static char *
+ms_dup(struct ms *p, const char *s)
+{
+	char *d;
+
+	if ((d = strdup(s)) == NULL)
+		p->oom = 1;
+	return d;
+}
+
+static int
+in_list(const char *const *l, const char *s)
+{
+	for (; *l != NULL; l++)
+		if (strcmp(*l, s) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+ms_keys(struct ms *p, struct json_object *obj, const char *path,
+    const char *const *allowed)
+{
+	json_object_object_foreach (obj, k, v) {
+		if (!in_list(allowed, k))
+			ms_err(p, v, obj, path, "unknown key");
+	}
+}
+
+static int
+ms_get(struct json_object *obj, const char *key, struct json_object **v)
+{
+	return json_object_object_get_ex(obj, key, v);
+}
+
+static int
+is_type(struct json_object *v, enum json_type t)
+{
+	return v != NULL && json_object_is_type(v, t);
+}
+
+/*
+ * A control character: C0 (but those in allow), DEL, C1 (U+0080-U+009F,
+ * UTF-8 C2 80..C2 9F) and the Unicode line/paragraph separators
+ * (U+2028/U+2029, E2 80 A8/A9).  s is valid UTF-8.
+ */
+static int
+has_ctl(const char *s, size_t len, const char *allow)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if ((u[i] < 0x20 &&
+			(u[i] == 0 || strchr(allow, s[i]) == NULL)) ||
+		    u[i] == 0x7f)
+			return 1;
+		if (u[i] == 0xc2 && i + 1 < len && u[i + 1] >= 0x80 &&
+		    u[i + 1] <= 0x9f)
+			return 1;
+		if (u[i] == 0xe2 && i + 2 < len && u[i + 1] == 0x80 &&
+		    (u[i + 2] == 0xa8 || u[i + 2] == 0xa9))
+			return 1;
+	}
+	return 0;
+}
+
+/* NUL-free, valid UTF-8, no control characters but those in allow. */
+static int
+text_ok(const char *s, size_t len, const char *allow)
+{
+	return strlen(s) == len && utf8_valid(s, len) &&
+	       !has_ctl(s, len, allow);
+}
+
+/* A string value of minc..maxc code points; NULL (reported) if not. */
+static const char *
+ms_strval(struct ms *p, struct json_object *v, struct json_object *parent,
+    const char *path, size_t minc, size_t maxc, const char *allow)
+{
+	const char *s;
+	size_t len, n;
+
+	if (!is_type(v, json_type_string)) {
+		ms_err(p, v, parent, path, "must be a string");
+		return NULL;
+	}
+	s = json_object_get_string(v);
+	len = (size_t)json_object_get_string_len(v);
+	if (!text_ok(s, len, allow)) {
+		ms_err(p, v, parent, path,
+		    "must be UTF-8 without NUL or control characters");
+		return NULL;
+	}
+	n = text_utf8_chars(s, len);
+	if (n < minc || n > maxc) {
+		ms_err(p, v, parent, path, "length out of range");
+		return NULL;
+	}
+	return s;
+}
+
+static char *
+ms_str(struct ms *p, struct json_object *obj, const char *key, const char *path,
+    int required, size_t minc, size_t maxc)
+{
+	struct json_object *v;
+	const char *s;
+
+	if (!ms_get(obj, key, &v)) {
+		if (required)
+			ms_err(p, NULL, obj, path, "missing");
+		return NULL;
+	}
+	if ((s = ms_strval(p, v, obj, path, minc, maxc, "")) == NULL)
+		return NULL;
+	return ms_dup(p, s);
+}
+
+/* A boolean at key: its value, def if absent, def (reported) if bad. */
+static int
+ms_bool(struct ms *p, struct json_object *obj, const char *key,
+    const char *path, int def)
+{
+	struct json_object *v;
+
+	if (!ms_get(obj, key, &v))
+		return def;
+	if (!is_type(v, json_type_boolean)) {
+		ms_err(p, v, obj, path, "must be true or false");
+		return def;
+	}
+	return json_object_get_boolean(v) ? 1 : 0;
+}
+
+/* An integer node: 0 and *out, or -1 (reported). */
+static int
+ms_intval(struct ms *p, struct json_object *v, struct json_object *parent,
+    const char *path, long long min, long long max, long long *out)
+{
+	long long x;
+
+	if (!is_type(v, json_type_int)) {
+		ms_err(p, v, parent, path, "must be an integer");
+		return -1;
+	}
+	x = (long long)json_object_get_int64(v);
+	if (x < min || x > max) {
+		ms_err(p, v, parent, path, "out of range");
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+/* ^[a-z][a-zA-Z0-9_]{0,31}$ over [s, s + len). */
+static int
+opt_name_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > MI_OPT_NAME_MAX || s[0] < 'a' || s[0] > 'z')
+		return 0;
+	for (i = 1; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= 'A' && s[i] <= 'Z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* ^[A-Za-z0-9._-]{1,64}$ */
+static int
+enum_value_ok(const char *s)
+{
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len > MI_ENUM_VALUE_MAX)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= 'A' && s[i] <= 'Z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
+			s[i] == '_' || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* ^[a-z0-9][a-z0-9.-]{0,63}$ */
+static int
+event_ok(const char *s)
+{
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len > MI_EVENT_MAX ||
+	    !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
+		return 0;
+	for (i = 1; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
+			s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* ^[A-Za-z_]+(/[A-Za-z0-9_+-]+){0,2}$ or UTC, at most MI_TZ_MAX bytes. */
+static int
+tz_ok(const char *s)
+{
+	size_t i, len = strlen(s), segs = 0;
+
+	if (len == 0 || len > MI_TZ_MAX)
+		return 0;
+	for (i = 0; i < len && s[i] != '/'; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_'))
+			return 0;
+	if (i == 0)
+		return 0;
+	while (i < len) {
+		size_t st = ++i; /* past '/' */
+
+		if (++segs > 2)
+			return 0;
+		for (; i < len && s[i] != '/'; i++)
+			if (!((s[i] >= 'a' && s[i] <= 'z') ||
+				(s[i] >= 'A' && s[i] <= 'Z') ||
+				(s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+				s[i] == '+' || s[i] == '-'))
+				return 0;
+		if (i == st)
+			return 0;
+	}
+	return 1;
+}
+
+/* Saturating a * b and a + b below the pattern budget. */
+static unsigned long
+cost_mul(unsigned long a, unsigned long b)
+{
+	if (a != 0 && b > (MI_PATTERN_COST + 1) / a)
+		return MI_PATTERN_COST + 1;
+	return a * b;
+}
+
+static unsigned long
+cost_add(unsigned long a, unsigned long b)
+{
+	return a + b > MI_PATTERN_COST ? MI_PATTERN_COST + 1 : a + b;
+}
+
+/* Past a bracket expression starting at s[i] == '['. */
+static size_t
+skip_bracket(const char *s, size_t len, size_t i)
+{
+	i++;
+	if (i < len && s[i] == '^')
+		i++;
+	if (i < len && s[i] == ']')
+		i++;
+	while (i < len && s[i] != ']') {
+		if (s[i] == '[' && i + 1 < len &&
+		    (s[i + 1] == ':' || s[i + 1] == '=' || s[i + 1] == '.')) {
+			char c = s[i + 1];
+
+			for (i += 2;
+			     i + 1 < len && !(s[i] == c && s[i + 1] == ']');
+			     i++)
+				;
+			i += 2;
+			continue;
+		}
+		i++;
+	}
+	return i < len ? i + 1 : len;
+}
+
+/* Digits at s[*i], saturating above the budget. */
+static unsigned long
+digits(const char *s, size_t len, size_t *i, int *any)
+{
+	unsigned long v = 0;
+
+	*any = 0;
+	for (; *i < len && s[*i] >= '0' && s[*i] <= '9'; (*i)++) {
+		*any = 1;
+		if (v <= MI_PATTERN_COST)
+			v = v * 10 + (unsigned long)(s[*i] - '0');
+	}
+	return v;
+}
+
+/*
+ * An interval "{m}", "{m,}" or "{m,n}" whose body starts at s[i]: the
+ * copies regcomp makes of the atom before it (at least 1) in *copies,
+ * and the index past it.  Anything else counts as one copy.
+ */
+static size_t
+interval(const char *s, size_t len, size_t i, unsigned long *copies)
+{
+	unsigned long m, n;
+	int any;
+
+	m = digits(s, len, &i, &any);
+	n = m;
+	if (i < len && s[i] == ',') {
+		i++;
+		n = digits(s, len, &i, &any);
+		if (!any)
+			n = m + 1; /* m copies and a star */
+	}
+	if (i < len && s[i] == '}')
+		i++;
+	*copies = n > m ? n : m;
+	if (*copies == 0)
+		*copies = 1;
+	return i;
+}
+
+/*
+ * Bounds on what regcomp builds and regexec walks.  A rough size: one per
+ * atom, each interval {m,n} multiplying the atom before it by max(m, n)
+ * and '+' doubling it (glibc copies the tree for both), at most
+ * MI_PATTERN_COST.  And a star height of 1: no quantifier on a group
+ * that holds one ("(a*){1,1000}", "(a+)+") and no quantifier right
+ * after another ("a**"), since glibc's matcher is polynomial in those
+ * only with a degree that makes a 4096-char value take minutes.
+ * 1 if the pattern stays within both.
+ */
+static int
+pattern_cost_ok(const char *s, size_t len)
+{
+	unsigned long sum[MI_PATTERN_MAX + 2], last[MI_PATTERN_MAX + 2];
+	unsigned char q[MI_PATTERN_MAX + 2], lastq[MI_PATTERN_MAX + 2];
+	unsigned long g, n;
+	size_t i, d = 0;
+	int prevq = 0, isq;
+
+	sum[0] = last[0] = 0;
+	q[0] = lastq[0] = 0;
+	for (i = 0; i < len;) {
+		isq = 0;
+		switch (s[i]) {
+		case '(':
+			if (++d > MI_PATTERN_MAX)
+				return 0;
+			sum[d] = last[d] = 0;
+			q[d] = lastq[d] = 0;
+			i++;
+			break;
+		case ')':
+			if (d == 0) { /* literal in glibc ERE */
+				last[d] = 1;
+				lastq[d] = 0;
+				sum[d] = cost_add(sum[d], 1);
+				i++;
+				break;
+			}
+			g = sum[d] ? sum[d] : 1;
+			lastq[d - 1] = q[d];
+			q[d - 1] |= q[d];
+			d--;
+			last[d] = g;
+			sum[d] = cost_add(sum[d], g);
+			i++;
+			break;
+		case '|':
+			last[d] = 0;
+			lastq[d] = 0;
+			i++;
+			break;
+		case '*':
+		case '?':
+		case '+':
+		case '{':
+			if (prevq || lastq[d])
+				return 0;
+			isq = 1;
+			q[d] = 1;
+			n = 1;
+			if (s[i] == '+')
+				n = 2;
+			if (s[i] == '{')
+				i = interval(s, len, i + 1, &n);
+			else
+				i++;
+			sum[d] = cost_add(sum[d], cost_mul(last[d], n - 1));
+			last[d] = cost_mul(last[d], n);
+			break;
+		case '[':
+			last[d] = 1;
+			lastq[d] = 0;
+			sum[d] = cost_add(sum[d], 1);
+			i = skip_bracket(s, len, i);
+			break;
+		case '\\':
+			last[d] = 1;
+			lastq[d] = 0;
+			sum[d] = cost_add(sum[d], 1);
+			i += 2;
+			break;
+		default:
+			last[d] = 1;
+			lastq[d] = 0;
+			sum[d] = cost_add(sum[d], 1);
+			i++;
+			break;
+		}
+		prevq = isq;
+		if (sum[d] > MI_PATTERN_COST || last[d] > MI_PATTERN_COST)
+			return 0;
+	}
+	while (d > 0) {
+		g = sum[d] ? sum[d] : 1;
+		d--;
+		sum[d] = cost_add(sum[d], g);
+	}
+	return sum[0] <= MI_PATTERN_COST;
+}
+
+/* An options pattern: bounded, no backreference, cheap, compiles. */
+static const char *
+pattern_refusal(const char *s)
+{
+	regex_t re;
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len > MI_PATTERN_MAX)
+		return "length out of range";
+	for (i = 0; i < len; i++)
+		if (s[i] == '\\' && i + 1 < len && s[i + 1] >= '0' &&
+		    s[i + 1] <= '9')
+			return "backreferences are refused";
+		else if (s[i] == '\\')
+			i++;
+	if (!pattern_cost_ok(s, len))
+		return "pattern too complex";
+	if (regcomp(&re, s, REG_EXTENDED | REG_NOSUB) != 0)
+		return "pattern does not compile";
+	regfree(&re);
+	return NULL;
+}
+
+/* A string option value: 1..maxLength chars, no control characters,
+ * matching the pattern.  1 if acceptable. */
+static int
+str_value_ok(const struct mi_option *o, const char *s, size_t len)
+{
+	regex_t re;
+	size_t n;
+	int rc;
+
+	if (len > (size_t)o->o_max_length * 4 || !text_ok(s, len, ""))
+		return 0;
+	n = text_utf8_chars(s, len);
+	if (n < 1 || n > (size_t)o->o_max_length)
+		return 0;
+	if (o->o_pattern == NULL)
+		return 1;
+	if (regcomp(&re, o->o_pattern, REG_EXTENDED | REG_NOSUB) != 0)
+		return 0;
+	rc = regexec(&re, s, 0, NULL, 0);
+	regfree(&re);
+	return rc == 0;
+}
+
+/* A value of option o: a new json object of its type, or NULL. */
+static struct json_object *
+opt_value(const struct mi_option *o, struct json_object *v)
+{
+	const char *s;
+	size_t i, len;
+	long long x;
+
+	switch (o->o_type) {
+	case MI_OPT_STRING:
+	case MI_OPT_ENUM:
+		if (!is_type(v, json_type_string))
+			return NULL;
+		s = json_object_get_string(v);
+		len = (size_t)json_object_get_string_len(v);
+		if (o->o_type == MI_OPT_STRING) {
+			if (!str_value_ok(o, s, len))
+				return NULL;
+		} else {
+			if (strlen(s) != len)
+				return NULL;
+			for (i = 0; i < o->o_nvalues; i++)
+				if (strcmp(o->o_values[i], s) == 0)
+					break;
+			if (i == o->o_nvalues)
+				return NULL;
+		}
+		return json_object_new_string_len(s, (int)len);
+	case MI_OPT_INTEGER:
+		if (!is_type(v, json_type_int))
+			return NULL;
+		x = (long long)json_object_get_int64(v);
+		/* json-c saturates out-of-range numbers at the int64 ends */
+		if (x < o->o_min || x > o->o_max || x == INT64_MAX ||
+		    x == INT64_MIN)
+			return NULL;
+		return json_object_new_int64((int64_t)x);
+	case MI_OPT_BOOLEAN:
+		if (!is_type(v, json_type_boolean))
+			return NULL;
+		return json_object_new_boolean(json_object_get_boolean(v));
+	}
+	return NULL;
+}
+
+static const char *const opt_types[] = {
+    "string", "integer", "boolean", "enum", NULL};
+static const char *const keys_string[] = {
+    "type", "maxLength", "pattern", "default", NULL};
+static const char *const keys_integer[] = {
+    "type", "min", "max", "default", NULL};
+static const char *const keys_boolean[] = {"type", "default", NULL};
+static const char *const keys_enum[] = {"type", "values", "default", NULL};
+
+static void
+ms_enum_values(struct ms *p, struct mi_option *o, struct json_object *ov)
+{
+	struct json_object *v, *el;
+	const char *s;
+	size_t i, j, n;
+
+	if (!ms_get(ov, "values", &v)) {
+		ms_err(p, NULL, ov, "options.values", "missing");
+		return;
+	}
+	if (!is_type(v, json_type_array) ||
+	    (n = json_object_array_length(v)) == 0 || n > MI_ENUM_MAX) {
+		ms_err(p, v, ov, "options.values",
+		    "must be a list of 1 to 32 values");
+		return;
+	}
+	if ((o->o_values = calloc(n, sizeof(char *))) == NULL) {
+		p->oom = 1;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		el = json_object_array_get_idx(v, i);
+		if ((s = ms_strval(p, el, v, "options.values", 1,
+			 MI_ENUM_VALUE_MAX, "")) == NULL)
+			continue;
+		if (!enum_value_ok(s)) {
+			ms_err(p, el, v, "options.values",
+			    "must match ^[A-Za-z0-9._-]{1,64}$");
+			continue;
+		}
+		for (j = 0; j < o->o_nvalues; j++)
+			if (strcmp(o->o_values[j], s) == 0)
+				break;
+		if (j < o->o_nvalues) {
+			ms_err(p, el, v, "options.values", "duplicate value");
+			continue;
+		}
+		if ((o->o_values[o->o_nvalues] = ms_dup(p, s)) != NULL)
+			o->o_nvalues++;
+	}
+}
+
+/* One options.<name> entry; 0 if it is usable. */
+static int
+ms_option(struct ms *p, struct mi_option *o, const char *name,
+    struct json_object *ov, struct json_object *opts)
+{
+	struct json_object *v;
+	const char *s;
+	const char *why;
+	size_t before = p->n;
+	long long x;
+	int t;
+
+	if (!opt_name_ok(name, strlen(name))) {
+		ms_err(p, ov, opts, "options",
+		    "option names must match ^[a-z][a-zA-Z0-9_]{0,31}$");
+		return -1;
+	}
+	if ((o->o_name = ms_dup(p, name)) == NULL)
+		return -1;
+	if (!is_type(ov, json_type_object)) {
+		ms_err(p, ov, opts, "options", "each option must be a mapping");
+		return -1;
+	}
+	if (!ms_get(ov, "type", &v)) {
+		ms_err(p, NULL, ov, "options.type", "missing");
+		return -1;
+	}
+	if ((s = ms_strval(p, v, ov, "options.type", 1, 16, "")) == NULL)
+		return -1;
+	for (t = 0; opt_types[t] != NULL; t++)
+		if (strcmp(opt_types[t], s) == 0)
+			break;
+	if (opt_types[t] == NULL) {
+		ms_err(p, v, ov, "options.type",
+		    "must be string, integer, boolean or enum");
+		return -1;
+	}
+	o->o_type = (enum mi_opt_type)t;
+	switch (o->o_type) {
+	case MI_OPT_STRING:
+		ms_keys(p, ov, "options", keys_string);
+		if (!ms_get(ov, "maxLength", &v))
+			ms_err(p, NULL, ov, "options.maxLength", "missing");
+		else if (ms_intval(p, v, ov, "options.maxLength", 1,
+			     MI_STRING_MAX, &x) == 0)
+			o->o_max_length = (long)x;
+		if (ms_get(ov, "pattern", &v) &&
+		    (s = ms_strval(p, v, ov, "options.pattern", 1,
+			 MI_PATTERN_MAX, "")) != NULL) {
+			if ((why = pattern_refusal(s)) != NULL)
+				ms_err(p, v, ov, "options.pattern", why);
+			else
+				o->o_pattern = ms_dup(p, s);
+		}
+		break;
+	case MI_OPT_INTEGER:
+		ms_keys(p, ov, "options", keys_integer);
+		if (!ms_get(ov, "min", &v))
+			ms_err(p, NULL, ov, "options.min", "missing");
+		else
+			(void)ms_intval(p, v, ov, "options.min", INT64_MIN + 1,
+			    INT64_MAX - 1, &o->o_min);
+		if (!ms_get(ov, "max", &v))
+			ms_err(p, NULL, ov, "options.max", "missing");
+		else if (ms_intval(p, v, ov, "options.max", INT64_MIN + 1,
+			     INT64_MAX - 1, &o->o_max) == 0 &&
+			 p->n == before && o->o_min > o->o_max)
+			ms_err(p, v, ov, "options.max", "must be >= min");
+		break;
+	case MI_OPT_BOOLEAN:
+		ms_keys(p, ov, "options", keys_boolean);
+		break;
+	case MI_OPT_ENUM:
+		ms_keys(p, ov, "options", keys_enum);
+		ms_enum_values(p, o, ov);
+		break;
+	}
+	if (p->n != before)
+		return -1;
+	if (ms_get(ov, "default", &v)) {
+		if ((o->o_default = opt_value(o, v)) == NULL) {
+			ms_err(p, v, ov, "options.default",
+			    "does not satisfy the option");
+			return -1;
+		}
+		o->o_has_default = 1;
+	}
+	return 0;
+}
+
+static void
+ms_options(struct ms *p, struct mission *m, struct json_object *root)
+{
+	struct json_object *opts;
+	size_t n;
+
+	if (!ms_get(root, "options", &opts))
+		return;
+	if (!is_type(opts, json_type_object)) {
+		ms_err(p, opts, root, "options", "must be a mapping");
+		return;
+	}
+	n = (size_t)json_object_object_length(opts);
+	if (n > MI_OPTIONS_MAX) {
+		ms_err(p, opts, root, "options", "at most 16 options");
+		return;
+	}
+	json_object_object_foreach (opts, k, ov) {
+		(void)ms_option(p, &m->mi_opts[m->mi_nopts], k, ov, opts);
+		m->mi_nopts++; /* freed by count, used or not */
+	}
+}
+
+static const struct mi_option *
+opt_find(const struct mission *m, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < m->mi_nopts; i++)
+		if (m->mi_opts[i].o_name != NULL &&
+		    strlen(m->mi_opts[i].o_name) == len &&
+		    memcmp(m->mi_opts[i].o_name, name, len) == 0)
+			return &m->mi_opts[i];
+	return NULL;
+}
+
+/* The template's placeholders: NULL if each is {declared option}. */
+static const char *
+template_refusal(const struct mission *m, const char *s)
+{
+	const char *q;
+
+	for (; *s != '\0'; s++) {
+		if (*s == '}')
+			return "a lone } is refused (no escapes)";
+		if (*s != '{')
+			continue;
+		for (q = s + 1; *q != '\0' && *q != '}' && *q != '{'; q++)
+			;
+		if (*q != '}' || !opt_name_ok(s + 1, (size_t)(q - s - 1)))
+			return "{ must open a {option} placeholder "
+			       "(no escapes)";
+		if (opt_find(m, s + 1, (size_t)(q - s - 1)) == NULL)
+			return "placeholder names no declared option";
+		s = q;
+	}
+	return NULL;
+}
+
+static void
+ms_prompt(struct ms *p, struct mission *m, struct json_object *root)
+{
+	struct json_object *v;
+	const char *s, *why;
+
+	if (!ms_get(root, "prompt", &v)) {
+		ms_err(p, NULL, root, "prompt", "missing");
+		return;
+	}
+	if ((s = ms_strval(p, v, root, "prompt", 1, MI_PROMPT_MAX, "\n\t")) ==
+	    NULL)
+		return;
+	if (strlen(s) > MI_PROMPT_MAX) {
+		ms_err(p, v, root, "prompt", "length out of range");
+		return;
+	}
+	if ((why = template_refusal(m, s)) != NULL) {
+		ms_err(p, v, root, "prompt", why);
+		return;
+	}
+	m->mi_prompt = ms_dup(p, s);
+}
+
+static const char *const vault_keys[] = {
+    "type", "folder", "filenameHint", NULL};
+static const char *const event_keys[] = {"type", "event", NULL};
+
+static void
+ms_output(struct ms *p, struct mission *m, struct mi_output *u,
+    struct json_object *uv, struct json_object *arr)
+{
+	struct json_object *v;
+	const char *s;
+	char name[VAULT_HINT_MAX + 4];
+
+	if (!is_type(uv, json_type_object)) {
+		ms_err(p, uv, arr, "outputs", "each output must be a mapping");
+		return;
+	}
+	if (!ms_get(uv, "type", &v)) {
+		ms_err(p, NULL, uv, "outputs.type", "missing");
+		return;
+	}
+	if ((s = ms_strval(p, v, uv, "outputs.type", 1, 16, "")) == NULL)
+		return;
+	if (strcmp(s, "vault-note") == 0) {
+		u->u_type = MI_OUT_VAULT_NOTE;
+		ms_keys(p, uv, "outputs", vault_keys);
+		if (!ms_get(uv, "folder", &v))
+			ms_err(p, NULL, uv, "outputs.folder", "missing");
+		else if ((s = ms_strval(p, v, uv, "outputs.folder", 1,
+			      VAULT_PATH_MAX, "")) != NULL) {
+			if (m->mi_id != NULL && !vaultpath_mission_folder_ok(
+						    m->mi_id, s, strlen(s)))
+				ms_err(p, v, uv, "outputs.folder",
+				    "must be 00_Inbox/cordon/missions/<id> "
+				    "or beneath it");
+			else if (m->mi_id != NULL)
+				u->u_folder = ms_dup(p, s);
+		}
+		if (!ms_get(uv, "filenameHint", &v))
+			ms_err(p, NULL, uv, "outputs.filenameHint", "missing");
+		else if ((s = ms_strval(p, v, uv, "outputs.filenameHint", 1,
+			      VAULT_HINT_MAX, "")) != NULL) {
+			if (vaultpath_hint_name(
+				s, strlen(s), name, sizeof(name)) == -1)
+				ms_err(p, v, uv, "outputs.filenameHint",
+				    "must be [A-Za-z0-9._-], not starting "
+				    "with '.'");
+			else
+				u->u_hint = ms_dup(p, s);
+		}
+	} else if (strcmp(s, "event") == 0) {
+		u->u_type = MI_OUT_EVENT;
+		ms_keys(p, uv, "outputs", event_keys);
+		if (!ms_get(uv, "event", &v))
+			ms_err(p, NULL, uv, "outputs.event", "missing");
+		else if ((s = ms_strval(p, v, uv, "outputs.event", 1,
+			      MI_EVENT_MAX, "")) != NULL) {
+			if (!event_ok(s))
+				ms_err(p, v, uv, "outputs.event",
+				    "must match ^[a-z0-9][a-z0-9.-]{0,63}$");
+			else
+				u->u_event = ms_dup(p, s);
+		}
+	} else
+		ms_err(p, v, uv, "outputs.type", "must be vault-note or event");
+}
+
+static void
+ms_outputs(struct ms *p, struct mission *m, struct json_object *root)
+{
+	struct json_object *v;
+	size_t i, n;
+
+	if (!ms_get(root, "outputs", &v)) {
+		ms_err(p, NULL, root, "outputs", "missing");
+		return;
+	}
+	if (!is_type(v, json_type_array) ||
+	    (n = json_object_array_length(v)) == 0 || n > MI_OUTPUTS_MAX) {
+		ms_err(
+		    p, v, root, "outputs", "must be a list of 1 to 8 outputs");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		ms_output(
+		    p, m, &m->mi_outs[i], json_object_array_get_idx(v, i), v);
+	m->mi_nouts = n;
+}
+
+static const char *const perm_names[] = {
+    "vault-write", "event-emit", "external-api", NULL};
+
+static void
+ms_permissions(struct ms *p, struct mission *m, struct json_object *root)
+{
+	struct json_object *v, *el;
+	const char *s;
+	unsigned int bit;
+	size_t i, n;
+	int k;
+
+	if (!ms_get(root, "permissions", &v))
+		return;
+	if (!is_type(v, json_type_array) ||
+	    (n = json_object_array_length(v)) > 3) {
+		ms_err(p, v, root, "permissions",
+		    "must be a list of at most 3 permissions");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		el = json_object_array_get_idx(v, i);
+		if ((s = ms_strval(p, el, v, "permissions", 1, 16, "")) == NULL)
+			continue;
+		for (k = 0; perm_names[k] != NULL; k++)
+			if (strcmp(perm_names[k], s) == 0)
+				break;
+		if (perm_names[k] == NULL) {
+			ms_err(p, el, v, "permissions",
+			    "must be vault-write, event-emit or external-api");
+			continue;
+		}
+		bit = 1u << k;
+		if (m->mi_perms & bit)
+			ms_err(
+			    p, el, v, "permissions", "permission named twice");
+		m->mi_perms |= bit;
+	}
+}
+
+static const char *const trigger_keys[] = {"manual", "cron", "timezone", NULL};
+
+static void
+ms_trigger(struct ms *p, struct mission *m, struct json_object *root)
+{
+	struct json_object *tr, *v;
+	const char *s, *why;
+	char msg[96];
+
+	m->mi_manual = 1;
+	if (!ms_get(root, "trigger", &tr))
+		goto tz;
+	if (!is_type(tr, json_type_object)) {
+		ms_err(p, tr, root, "trigger", "must be a mapping");
+		goto tz;
+	}
+	ms_keys(p, tr, "trigger", trigger_keys);
+	m->mi_manual = ms_bool(p, tr, "manual", "trigger.manual", 1);
+	if (ms_get(tr, "cron", &v) && (s = ms_strval(p, v, tr, "trigger.cron",
+					   1, MI_CRON_TEXT_MAX, "")) != NULL) {
+		if (cron_parse(s, &m->mi_cron, &why) == -1) {
+			snprintf(msg, sizeof(msg), "%s", why);
+			ms_err(p, v, tr, "trigger.cron", msg);
+		} else {
+			m->mi_has_cron = 1;
+			m->mi_cron_text = ms_dup(p, s);
+		}
+	}
+	if (ms_get(tr, "timezone", &v) &&
+	    (s = ms_strval(p, v, tr, "trigger.timezone", 1, MI_TZ_MAX, "")) !=
+		NULL) {
+		if (!tz_ok(s))
+			ms_err(p, v, tr, "trigger.timezone",
+			    "must be an IANA zone name such as "
+			    "Europe/Berlin");
+		else
+			m->mi_tz = ms_dup(p, s);
+	}
+	if (!m->mi_manual && !ms_get(tr, "cron", NULL))
+		ms_err(p, tr, root, "trigger", "needs manual: true or a cron");
+tz:
+	if (m->mi_tz == NULL)
+		m->mi_tz = ms_dup(p, "UTC");
+}
+
+static const char *const top_keys[] = {"id", "label", "agent", "prompt",
+    "options", "outputs", "permissions", "trigger", "timeoutMs", "catchUp",
+    NULL};
+
+int
+mission_parse(struct json_object *root, struct mission *out,
+    struct policy_err *errs, size_t maxerrs, size_t *nerrs)
+{
+	struct ms p = {.errs = errs, .max = maxerrs, .n = 0, .oom = 0};
+	struct mission *m = out;
+	struct json_object *v;
+	long long x;
+
+	memset(m, 0, sizeof(*m));
+	if (!is_type(root, json_type_object)) {
+		ms_err(&p, root, NULL, "", "mission must be a mapping");
+		goto done;
+	}
+	ms_keys(&p, root, "", top_keys);
+	m->mi_id = ms_str(&p, root, "id", "id", 1, 1, VAULT_NAME_MAX);
+	if (m->mi_id != NULL &&
+	    !vaultpath_name_ok(m->mi_id, strlen(m->mi_id))) {
+		(void)ms_get(root, "id", &v);
+		ms_err(
+		    &p, v, root, "id", "must match ^[a-z0-9][a-z0-9-]{0,63}$");
+		free(m->mi_id);
+		m->mi_id = NULL;
+	}
+	m->mi_label = ms_str(&p, root, "label", "label", 1, 1, MI_LABEL_MAX);
+	m->mi_agent = ms_str(&p, root, "agent", "agent", 1, 1, VAULT_NAME_MAX);
+	if (m->mi_agent != NULL &&
+	    !vaultpath_name_ok(m->mi_agent, strlen(m->mi_agent))) {
+		(void)ms_get(root, "agent", &v);
+		ms_err(&p, v, root, "agent",
+		    "must match ^[a-z0-9][a-z0-9-]{0,63}$");
+	}
+	ms_options(&p, m, root); /* before the prompt: placeholders */
+	ms_prompt(&p, m, root);
+	ms_outputs(&p, m, root);
+	ms_permissions(&p, m, root);
+	ms_trigger(&p, m, root);
+	m->mi_timeout_ms = MI_TIMEOUT_DEF_MS;
+	if (ms_get(root, "timeoutMs", &v) &&
+	    ms_intval(&p, v, root, "timeoutMs", 1, MI_TIMEOUT_MAX_MS, &x) == 0)
+		m->mi_timeout_ms = (long)x;
+	m->mi_catch_up = ms_bool(&p, root, "catchUp", "catchUp", 0);
+done:
+	if (p.oom)
+		ms_err(&p, NULL, root, "", "out of memory");
+	if (nerrs != NULL)
+		*nerrs = p.n;
+	if (p.n > 0) {
+		mission_free(m);
+		return -1;
+	}
+	return 0;
+}
+
+void
+mission_free(struct mission *m)
+{
+	size_t i, j;
+
+	if (m == NULL)
+		return;
+	free(m->mi_id);
+	free(m->mi_label);
+	free(m->mi_agent);
+	free(m->mi_prompt);
+	for (i = 0; i < m->mi_nopts && i < MI_OPTIONS_MAX; i++) {
+		free(m->mi_opts[i].o_name);
+		free(m->mi_opts[i].o_pattern);
+		for (j = 0; j < m->mi_opts[i].o_nvalues; j++)
+			free(m->mi_opts[i].o_values[j]);
+		free(m->mi_opts[i].o_values);
+		if (m->mi_opts[i].o_default != NULL)
+			json_object_put(m->mi_opts[i].o_default);
+	}
+	for (i = 0; i < m->mi_nouts && i < MI_OUTPUTS_MAX; i++) {
+		free(m->mi_outs[i].u_folder);
+		free(m->mi_outs[i].u_hint);
+		free(m->mi_outs[i].u_event);
+	}
+	free(m->mi_cron_text);
+	free(m->mi_tz);
+	memset(m, 0, sizeof(*m));
+}
+
+int
+mission_options(const struct mission *m, struct json_object *opts,
+    struct json_object **resolved)
+{
+	const struct mi_option *o;
+	struct json_object *res, *v, *nv;
+	size_t i;
+
+	*resolved = NULL;
+	if (m == NULL ||
+	    (opts != NULL && !json_object_is_type(opts, json_type_object)))
+		return -1;
+	if (opts != NULL) {
+		if ((size_t)json_object_object_length(opts) > m->mi_nopts)
+			return -1;
+		json_object_object_foreach (opts, k, ov) {
+			(void)ov;
+			if (opt_find(m, k, strlen(k)) == NULL)
+				return -1;
+		}
+	}
+	if ((res = json_object_new_object()) == NULL)
+		return -1;
+	for (i = 0; i < m->mi_nopts; i++) {
+		o = &m->mi_opts[i];
+		if (opts != NULL &&
+		    json_object_object_get_ex(opts, o->o_name, &v))
+			nv = opt_value(o, v);
+		else if (o->o_has_default)
+			nv = opt_value(o, o->o_default);
+		else
+			nv = NULL;
+		if (nv == NULL ||
+		    json_object_object_add(res, o->o_name, nv) != 0) {
+			json_object_put(nv);
+			json_object_put(res);
+			return -1;
+		}
+	}
+	*resolved = res;
+	return 0;
+}
+
+/* The text of a resolved value into buf (integers, booleans) or *s. */
+static int
+value_text(const struct mi_option *o, struct json_object *v, char *buf,
+    size_t bufsz, const char **s, size_t *len)
+{
+	int n;
+
+	switch (o->o_type) {
+	case MI_OPT_STRING:
+	case MI_OPT_ENUM:
+		if (!is_type(v, json_type_string))
+			return -1;
+		*s = json_object_get_string(v);
+		*len = (size_t)json_object_get_string_len(v);
+		return strlen(*s) == *len ? 0 : -1;
+	case MI_OPT_INTEGER:
+		if (!is_type(v, json_type_int))
+			return -1;
+		n = snprintf(
+		    buf, bufsz, "%lld", (long long)json_object_get_int64(v));
+		if (n < 0 || (size_t)n >= bufsz)
+			return -1;
+		*s = buf;
+		*len = (size_t)n;
+		return 0;
+	case MI_OPT_BOOLEAN:
+		if (!is_type(v, json_type_boolean))
+			return -1;
+		*s = json_object_get_boolean(v) ? "true" : "false";
+		*len = strlen(*s);
+		return 0;
+	}
+	return -1;
+}
+
+/* One pass over the template: the rendered length, and the text into
+ * out when out != NULL.  -1 on anything off. */
+static int
+render_pass(const struct mission *m, struct json_object *resolved, char *out,
+    size_t *total)
+{
+	const struct mi_option *o;
+	struct json_object *v;
+	const char *t, *q, *s;
+	char num[32];
+	size_t n = 0, len;
+
+	for (t = m->mi_prompt; *t != '\0'; t++) {
+		if (*t == '}')
+			return -1;
+		if (*t != '{') {
+			if (out != NULL)
+				out[n] = *t;
+			n++;
+			continue;
+		}
+		for (q = t + 1; *q != '\0' && *q != '}' && *q != '{'; q++)
+			;
+		if (*q != '}' ||
+		    (o = opt_find(m, t + 1, (size_t)(q - t - 1))) == NULL ||
+		    !json_object_object_get_ex(resolved, o->o_name, &v) ||
+		    value_text(o, v, num, sizeof(num), &s, &len) == -1)
+			return -1;
+		if (len > LIM_PROMPT_MAX_CHARS * 4 ||
+		    n > LIM_PROMPT_MAX_CHARS * 4)
+			return -1;
+		if (out != NULL)
+			memcpy(out + n, s, len);
+		n += len;
+		t = q;
+	}
+	if (n > (size_t)LIM_PROMPT_MAX_CHARS * 4)
+		return -1;
+	*total = n;
+	return 0;
+}
+
+int
+mission_render(
+    const struct mission *m, struct json_object *resolved, char **out)
+{
+	size_t n, n2;
+	char *buf;
+
+	*out = NULL;
+	if (m == NULL || m->mi_prompt == NULL ||
+	    !is_type(resolved, json_type_object) ||
+	    render_pass(m, resolved, NULL, &n) == -1)
+		return -1;
+	if ((buf = malloc(n + 1)) == NULL)
+		return -1;
+	if (render_pass(m, resolved, buf, &n2) == -1 || n2 != n) {
+		free(buf);
+		return -1;
+	}
+	buf[n] = '\0';
+	/* API-3 prompt rules on the result: one UTF-8 string, no NUL */
+	if (strlen(buf) != n || argv_prompt_ok(buf, n) == -1) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	return 0;
+}
+
+int
+mission_permitted(const struct mission *m)
+{
+	size_t i;
+	unsigned int need;
+
+	if (m == NULL)
+		return -1;
+	for (i = 0; i < m->mi_nouts; i++) {
+		need = m->mi_outs[i].u_type == MI_OUT_VAULT_NOTE
+			   ? MI_PERM_VAULT_WRITE
+			   : MI_PERM_EVENT_EMIT;
+		if ((m->mi_perms & need) != need)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,593 @@
+/*
+ * Missions (MI-1 ... MI-4, API-7): the table loaded from missions/NAME.yaml
+ * (mission_load.c), manual runs from the broker and cron runs from the
+ * scheduler (mission_sched.c).  Before anything runs: permissions
+ * (MI-2), options (MI-3), the prompt rendered into one string; the agent
+ * then runs through the chat run's path without a stream (run_headless:
+ * same argv, env, secrets, sandbox, audit records, cleaning and
+ * scrubbing).  Outputs in order: vault-note to vaultd, event counted; the
+ * first failing output stops the rest.  mission.run is neutral (MI-4):
+ * ids, trigger, status, counts, error class; never options, paths or
+ * content.  Writes no file itself.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "json.h"
+#include "log.h"
+#include "mission_int.h"
+#include "msg.h"
+#include "spawner.h"
+#include "util.h"
+#include "vaultpath.h"
+
+#define MISSION_NOTE_WAIT_S 10 /* vaultd's answer to one note */
+#define MISSION_HINT_BASE   84 /* hint chars kept before "-YYYY-MM-DD" */
+
+struct mission_ent *mission_tab[MISSIONS_MAX];
+size_t mission_n;
+
+struct mrun {
+	struct mission_ent *mr_ent;
+	char mr_id[17];
+	const char *mr_trigger;
+	struct ipc_conn *mr_conn; /* manual: the broker channel, else NULL */
+	unsigned int mr_gen;
+	struct ipc_msg mr_req;
+	uint64_t mr_start;
+	char mr_date[16]; /* YYYY-MM-DD in the mission's zone */
+	char *mr_text;
+	size_t mr_len;
+	size_t mr_next; /* the next output */
+	unsigned int mr_persisted, mr_emitted;
+};
+
+static const char *const perm_names[] = {
+    "vault-write", "event-emit", "external-api"};
+static const unsigned int perm_bits[] = {
+    MI_PERM_VAULT_WRITE, MI_PERM_EVENT_EMIT, MI_PERM_EXTERNAL_API};
+
+static struct mission_ent *
+mission_find(const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < mission_n; i++)
+		if (strcmp(mission_tab[i]->me_m.mi_id, id) == 0)
+			return mission_tab[i];
+	return NULL;
+}
+
+static int
+agent_exists(const char *name, void *arg)
+{
+	return agent_find(name) != NULL;
+}
+
+static void
+report_log(const char *file, unsigned long line, unsigned long col,
+    const char *msg, void *arg)
+{
+	log_warnx(
+	    "missions/%s:%lu:%lu: %s; mission disabled", file, line, col, msg);
+}
+
+void
+missions_start(const char *state_dir)
+{
+	struct mission_loaded *ml;
+	struct mission_ent *e;
+	size_t i, n = 0;
+
+	if ((ml = calloc(MISSIONS_MAX, sizeof(*ml))) == NULL)
+		fatalx("missions: out of memory");
+	(void)missions_load_dir(sp.sp_missions_dir, agent_exists, report_log,
+	    NULL, ml, MISSIONS_MAX, &n);
+	for (i = 0; i < n; i++) {
+		if ((e = calloc(1, sizeof(*e))) == NULL)
+			fatalx("missions: out of memory");
+		e->me_m = ml[i].ml_m;
+		mission_tab[mission_n++] = e;
+	}
+	free(ml);
+	log_info("%zu mission(s) loaded", mission_n);
+	mission_sched_start(state_dir);
+}
+
+static void
+audit_ignore_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	if (!spawner_audit_acked(m))
+		log_warnx("audit record not acknowledged");
+}
+
+static int64_t
+now_ms_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The neutral result fields (MI-4), shared by mission.run and replies. */
+static void
+result_fields(struct json_object *o, const struct mission_last *l)
+{
+	json_object_object_add(
+	    o, "runId", json_object_new_string(l->ml_run_id));
+	json_object_object_add(
+	    o, "status", json_object_new_string(l->ml_status));
+	json_object_object_add(
+	    o, "durationMs", json_object_new_int64((int64_t)l->ml_ms));
+	json_object_object_add(
+	    o, "outputsPersisted", json_object_new_int((int)l->ml_persisted));
+	json_object_object_add(
+	    o, "outputsEmitted", json_object_new_int((int)l->ml_emitted));
+	if (l->ml_errclass != NULL)
+		json_object_object_add(
+		    o, "errorClass", json_object_new_string(l->ml_errclass));
+}
+
+/* Record an outcome: lastRun, and mission.run to auditd (MI-4). */
+static void
+mission_record(struct mission_ent *e, const struct mission_last *l)
+{
+	struct json_object *o = json_object_new_object();
+
+	e->me_last = *l;
+	e->me_has_last = 1;
+	json_object_object_add(
+	    o, "kind", json_object_new_string("mission.run"));
+	json_object_object_add(
+	    o, "missionId", json_object_new_string(e->me_m.mi_id));
+	json_object_object_add(
+	    o, "trigger", json_object_new_string(l->ml_trigger));
+	result_fields(o, l);
+	if (spawner_audit(o, audit_ignore_cb, NULL) == -1)
+		log_warnx("audit unavailable for a mission");
+	json_object_put(o);
+}
+
+static void
+mrun_free(struct mrun *mr)
+{
+	if (mr->mr_text != NULL) {
+		explicit_bzero(mr->mr_text, mr->mr_len);
+		free(mr->mr_text);
+	}
+	free(mr);
+}
+
+static void
+mrun_last(const struct mrun *mr, const char *status, const char *ec,
+    struct mission_last *l)
+{
+	memset(l, 0, sizeof(*l));
+	memcpy(l->ml_run_id, mr->mr_id, sizeof(l->ml_run_id));
+	l->ml_trigger = mr->mr_trigger;
+	l->ml_status = status;
+	l->ml_errclass = ec;
+	l->ml_ms = now_ms_mono() - mr->mr_start;
+	l->ml_persisted = mr->mr_persisted;
+	l->ml_emitted = mr->mr_emitted;
+	l->ml_finished = now_ms_real();
+}
+
+/* The run is over: audit, lastRun, the broker's answer (manual), free. */
+static void
+mrun_finish(struct mrun *mr, const char *status, const char *ec)
+{
+	struct mission_last l;
+	struct json_object *o;
+
+	mrun_last(mr, status, ec, &l);
+	mission_record(mr->mr_ent, &l);
+	mr->mr_ent->me_running = 0;
+	if (mr->mr_conn != NULL && spawner_broker_ok(mr->mr_conn, mr->mr_gen)) {
+		o = json_object_new_object();
+		result_fields(o, &l);
+		ipc_reply(mr->mr_conn, &mr->mr_req, MSG_MISSION_RUN_OK, o, -1);
+		json_object_put(o);
+	}
+	mrun_free(mr);
+}
+
+/* Refused before the agent started, answered with a fixed code (manual);
+ * a cron run records the class as an error. */
+static void
+mrun_refuse(struct mrun *mr, const char *code, const char *ec)
+{
+	struct mission_last l;
+
+	if (mr->mr_conn == NULL) {
+		mrun_finish(mr, "error", ec);
+		return;
+	}
+	mrun_last(mr, "error", ec, &l);
+	mission_record(mr->mr_ent, &l);
+	mr->mr_ent->me_running = 0;
+	if (spawner_broker_ok(mr->mr_conn, mr->mr_gen))
+		ipc_reply_error(mr->mr_conn, &mr->mr_req, code);
+	mrun_free(mr);
+}
+
+static void mrun_outputs(struct mrun *);
+
+static void
+mission_note_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct mrun *mr = arg;
+
+	if (m == NULL || m->m_type != MSG_VAULT_MISSION_NOTE_OK) {
+		mrun_finish(mr, "error", "output-failed");
+		return;
+	}
+	mr->mr_persisted++;
+	mr->mr_next++;
+	mrun_outputs(mr);
+}
+
+/* The note's file name: the declared hint and the run's local date. */
+static int
+note_hint(
+    const struct mrun *mr, const struct mi_output *u, char *out, size_t outsz)
+{
+	const char *h = u->u_hint != NULL ? u->u_hint : mr->mr_ent->me_m.mi_id;
+	size_t n = strlen(h);
+
+	if (n > 3 && strcmp(h + n - 3, ".md") == 0)
+		n -= 3;
+	if (n > MISSION_HINT_BASE)
+		n = MISSION_HINT_BASE;
+	if (snprintf(out, outsz, "%.*s-%s", (int)n, h, mr->mr_date) >=
+	    (int)outsz)
+		return -1;
+	return 0;
+}
+
+/* MI-2 was checked before the run; outputs in order, one at a time. */
+static void
+mrun_outputs(struct mrun *mr)
+{
+	struct timeval tv = {MISSION_NOTE_WAIT_S, 0};
+	const struct mission *m = &mr->mr_ent->me_m;
+	const struct mi_output *u;
+	struct ipc_conn *v = sp.sp_d.d_peers[PROC_VAULTD];
+	struct json_object *o;
+	char hint[VAULT_HINT_MAX + 1];
+	int rc;
+
+	for (; mr->mr_next < m->mi_nouts; mr->mr_next++) {
+		u = &m->mi_outs[mr->mr_next];
+		if (u->u_type == MI_OUT_EVENT) {
+			mr->mr_emitted++; /* counted; no event bus yet */
+			continue;
+		}
+		if (v == NULL || note_hint(mr, u, hint, sizeof(hint)) == -1) {
+			mrun_finish(mr, "error", "output-failed");
+			return;
+		}
+		o = json_object_new_object();
+		json_object_object_add(
+		    o, "missionId", json_object_new_string(m->mi_id));
+		json_object_object_add(
+		    o, "folder", json_object_new_string(u->u_folder));
+		json_object_object_add(o, "hint", json_object_new_string(hint));
+		json_object_object_add(o, "content",
+		    json_object_new_string_len(mr->mr_text, (int)mr->mr_len));
+		rc = ipc_request(v, MSG_VAULT_MISSION_NOTE, o, -1,
+		    MSG_VAULT_MISSION_NOTE_OK, &tv, mission_note_cb, mr);
+		json_object_put(o);
+		if (rc == -1)
+			mrun_finish(mr, "error", "output-failed");
+		return; /* mission_note_cb goes on */
+	}
+	mrun_finish(mr, "success", NULL);
+}
+
+/* A chat run's error class in the mission's closed set. */
+static const char *
+mission_errclass(const char *ec)
+{
+	static const struct {
+		const char *from, *to;
+	} map[] = {
+	    {"timeout", "timeout"},
+	    {"killed", "killed"},
+	    {"non-zero-exit", "exit-nonzero"},
+	    {"missing-secret", "agent-unavailable"},
+	    {"transport-error", "output-failed"},
+	};
+	size_t i;
+
+	for (i = 0; i < nitems(map); i++)
+		if (strcmp(map[i].from, ec) == 0)
+			return map[i].to;
+	return "spawn-failed";
+}
+
+static void
+mission_agent_done(const struct run_result *rr, void *arg)
+{
+	struct mrun *mr = arg;
+
+	if (rr->rr_errclass != NULL) {
+		mrun_finish(mr, "error", mission_errclass(rr->rr_errclass));
+		return;
+	}
+	if ((mr->mr_text = malloc(rr->rr_len + 1)) == NULL) {
+		mrun_finish(mr, "error", "output-failed");
+		return;
+	}
+	memcpy(mr->mr_text, rr->rr_text, rr->rr_len);
+	mr->mr_text[rr->rr_len] = '\0';
+	mr->mr_len = rr->rr_len;
+	mrun_outputs(mr);
+}
+
+/*
+ * Start a run of e: opts is a manual run's options (NULL: none given);
+ * conn/req the broker's request, or NULL for cron.  Always ends in
+ * exactly one mission.run record and, for manual runs, one answer.
+ */
+static void
+mission_begin(struct mission_ent *e, const char *trigger,
+    struct json_object *opts, struct ipc_conn *c, struct ipc_msg *m)
+{
+	struct json_object *resolved = NULL;
+	const struct mission *mi = &e->me_m;
+	const char *code;
+	struct agent *ag;
+	struct mrun *mr;
+	struct tm tm;
+	char *prompt = NULL;
+	int rc;
+
+	if ((mr = calloc(1, sizeof(*mr))) == NULL ||
+	    random_hex(mr->mr_id, sizeof(mr->mr_id), 8) == -1) {
+		free(mr);
+		if (c != NULL)
+			ipc_reply_error(c, m, "internal");
+		return;
+	}
+	mr->mr_ent = e;
+	mr->mr_trigger = trigger;
+	mr->mr_start = now_ms_mono();
+	if (c != NULL) {
+		mr->mr_conn = c;
+		mr->mr_gen = sp.sp_broker_gen;
+		mr->mr_req = *m;
+		mr->mr_req.m_obj = NULL;
+		mr->mr_req.m_fd = -1;
+	}
+	e->me_running = 1;
+	if (mission_localtime(mi->mi_tz, mission_now(), &tm) == -1 ||
+	    strftime(mr->mr_date, sizeof(mr->mr_date), "%Y-%m-%d", &tm) == 0)
+		snprintf(mr->mr_date, sizeof(mr->mr_date), "undated");
+	/* MI-2: every output has its permission, or nothing runs. */
+	if (mission_permitted(mi) == -1) {
+		mrun_finish(mr, "denied", "permission-denied");
+		return;
+	}
+	/* MI-3: the schema decides; nothing of the options is echoed. */
+	if (mission_options(mi, opts, &resolved) == -1 ||
+	    mission_render(mi, resolved, &prompt) == -1) {
+		json_object_put(resolved);
+		mrun_refuse(mr, "mission-options-invalid", "options-invalid");
+		return;
+	}
+	json_object_put(resolved);
+	if ((ag = agent_find(mi->mi_agent)) == NULL) {
+		explicit_bzero_str(prompt);
+		free(prompt);
+		mrun_refuse(mr, "agent-unavailable", "agent-unavailable");
+		return;
+	}
+	rc = run_headless(ag, mr->mr_id, prompt, mi->mi_timeout_ms,
+	    mission_agent_done, mr, &code);
+	explicit_bzero_str(prompt);
+	free(prompt);
+	if (rc == 0)
+		return; /* mission_agent_done goes on */
+	if (strcmp(code, "invalid-prompt") == 0 ||
+	    strcmp(code, "prompt-flag-like") == 0)
+		mrun_refuse(mr, "mission-options-invalid", "options-invalid");
+	else if (strcmp(code, "missing-secret") == 0)
+		mrun_refuse(mr, "agent-unavailable", "agent-unavailable");
+	else if (strcmp(code, "busy") == 0)
+		mrun_finish(mr, "error", "busy");
+	else
+		mrun_finish(mr, "error", "spawn-failed");
+}
+
+void
+mission_cron_run(struct mission_ent *e)
+{
+	mission_begin(e, "cron", NULL, NULL, NULL);
+}
+
+void
+mission_skip(struct mission_ent *e, const char *ec)
+{
+	struct mission_last l;
+
+	memset(&l, 0, sizeof(l));
+	if (random_hex(l.ml_run_id, sizeof(l.ml_run_id), 8) == -1)
+		return;
+	l.ml_trigger = "cron";
+	l.ml_status = "skipped";
+	l.ml_errclass = ec;
+	l.ml_finished = now_ms_real();
+	mission_record(e, &l);
+}
+
+/* MSG_MISSION_RUN {id, options?} from the broker. */
+void
+mission_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *opts = NULL;
+	struct mission_ent *e;
+	const char *id;
+	size_t nkeys = 1;
+
+	if ((id = json_get_str(m->m_obj, "id", VAULT_NAME_MAX)) == NULL) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	if (json_object_object_get_ex(m->m_obj, "options", &opts)) {
+		nkeys++;
+		if (!json_object_is_type(opts, json_type_object)) {
+			ipc_reply_error(c, m, "bad-message");
+			return;
+		}
+	}
+	if ((size_t)json_object_object_length(m->m_obj) != nkeys) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	/* Unknown ids (and missions without a manual trigger) are not
+	 * audited, like unknown agents (API-5). */
+	if (!vaultpath_name_ok(id, strlen(id)) ||
+	    (e = mission_find(id)) == NULL || !e->me_m.mi_manual) {
+		ipc_reply_error(c, m, "mission-not-found");
+		return;
+	}
+	if (e->me_running) {
+		ipc_reply_error(c, m, "mission-busy");
+		return;
+	}
+	mission_begin(e, "manual", opts, c, m);
+}
+
+static const char *
+opt_type_name(enum mi_opt_type t)
+{
+	switch (t) {
+	case MI_OPT_STRING:
+		return "string";
+	case MI_OPT_INTEGER:
+		return "integer";
+	case MI_OPT_BOOLEAN:
+		return "boolean";
+	default:
+		return "enum";
+	}
+}
+
+static struct json_object *
+option_json(const struct mi_option *op)
+{
+	struct json_object *o = json_object_new_object(), *vals;
+	size_t i;
+
+	json_object_object_add(o, "name", json_object_new_string(op->o_name));
+	json_object_object_add(
+	    o, "type", json_object_new_string(opt_type_name(op->o_type)));
+	json_object_object_add(
+	    o, "required", json_object_new_boolean(!op->o_has_default));
+	switch (op->o_type) {
+	case MI_OPT_STRING:
+		json_object_object_add(o, "maxLength",
+		    json_object_new_int64((int64_t)op->o_max_length));
+		if (op->o_pattern != NULL)
+			json_object_object_add(o, "pattern",
+			    json_object_new_string(op->o_pattern));
+		break;
+	case MI_OPT_INTEGER:
+		json_object_object_add(
+		    o, "min", json_object_new_int64((int64_t)op->o_min));
+		json_object_object_add(
+		    o, "max", json_object_new_int64((int64_t)op->o_max));
+		break;
+	case MI_OPT_ENUM:
+		vals = json_object_new_array();
+		for (i = 0; i < op->o_nvalues; i++)
+			json_object_array_add(
+			    vals, json_object_new_string(op->o_values[i]));
+		json_object_object_add(o, "values", vals);
+		break;
+	default:
+		break;
+	}
+	if (op->o_has_default && op->o_default != NULL)
+		json_object_object_add(
+		    o, "default", json_object_get(op->o_default));
+	return o;
+}
+
+/* API-7: what the dashboard may show; never a folder, hint or content. */
+static struct json_object *
+mission_json(const struct mission_ent *e)
+{
+	const struct mission *m = &e->me_m;
+	struct json_object *o = json_object_new_object(), *a, *u, *l;
+	size_t i;
+
+	json_object_object_add(o, "id", json_object_new_string(m->mi_id));
+	json_object_object_add(o, "label", json_object_new_string(m->mi_label));
+	json_object_object_add(o, "agent", json_object_new_string(m->mi_agent));
+	json_object_object_add(
+	    o, "manual", json_object_new_boolean(m->mi_manual));
+	if (m->mi_has_cron && m->mi_cron_text != NULL)
+		json_object_object_add(
+		    o, "cron", json_object_new_string(m->mi_cron_text));
+	json_object_object_add(o, "timezone",
+	    json_object_new_string(m->mi_tz != NULL ? m->mi_tz : "UTC"));
+	a = json_object_new_array();
+	for (i = 0; i < m->mi_nopts; i++)
+		json_object_array_add(a, option_json(&m->mi_opts[i]));
+	json_object_object_add(o, "options", a);
+	a = json_object_new_array();
+	for (i = 0; i < m->mi_nouts; i++) {
+		u = json_object_new_object();
+		json_object_object_add(u, "type",
+		    json_object_new_string(m->mi_outs[i].u_type == MI_OUT_EVENT
+					       ? "event"
+					       : "vault-note"));
+		json_object_array_add(a, u);
+	}
+	json_object_object_add(o, "outputs", a);
+	a = json_object_new_array();
+	for (i = 0; i < nitems(perm_bits); i++)
+		if (m->mi_perms & perm_bits[i])
+			json_object_array_add(
+			    a, json_object_new_string(perm_names[i]));
+	json_object_object_add(o, "permissions", a);
+	json_object_object_add(
+	    o, "running", json_object_new_boolean(e->me_running));
+	if (e->me_has_last) {
+		l = json_object_new_object();
+		result_fields(l, &e->me_last);
+		json_object_object_add(l, "trigger",
+		    json_object_new_string(e->me_last.ml_trigger));
+		json_object_object_add(l, "finishedAt",
+		    json_object_new_int64(e->me_last.ml_finished));
+		json_object_object_add(o, "lastRun", l);
+	}
+	return o;
+}
+
+/* MSG_MISSION_LIST {} from the broker. */
+void
+mission_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *o, *arr;
+	size_t i;
+
+	if (json_object_object_length(m->m_obj) != 0) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < mission_n; i++)
+		json_object_array_add(arr, mission_json(mission_tab[i]));
+	json_object_object_add(o, "missions", arr);
+	ipc_reply(c, m, MSG_MISSION_LIST_OK, o, -1);
+	json_object_put(o);
+}

@@ -1,0 +1,246 @@
+/*
+ * The missions directory loader (MI-1), shared by the spawner and `cordon
+ * check`: strict validation by mission_parse, then the checks that need
+ * the agents and the host's zone data.  Reports problems by a callback
+ * (fixed phrases, never a value of the file).  Reads only the missions
+ * directory and /usr/share/zoneinfo.
+ */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "mission_load.h"
+#include "yamljson.h"
+
+struct mload {
+	mload_agent_fn ld_agent;
+	mload_report_fn ld_report;
+	void *ld_arg;
+	size_t ld_problems;
+};
+
+static void
+mload_at(
+    struct mload *ld, const char *file, struct json_object *at, const char *msg)
+{
+	unsigned long line = 0, col = 0;
+
+	if (at != NULL)
+		(void)yaml_mark(at, &line, &col);
+	ld->ld_report(file, line, col, msg, ld->ld_arg);
+	ld->ld_problems++;
+}
+
+static int
+tz_char(int c, int first_seg)
+{
+	if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_')
+		return 1;
+	return !first_seg && ((c >= '0' && c <= '9') || c == '+' || c == '-');
+}
+
+int
+mission_tz_ok(const char *tz)
+{
+	char path[sizeof(MISSION_ZONEINFO) + 80];
+	size_t i, seglen = 0, nseg = 1, len;
+	struct stat st;
+
+	if (tz == NULL || (len = strlen(tz)) == 0 || len > 64)
+		return 0;
+	if (strcmp(tz, "UTC") == 0)
+		return 1;
+	for (i = 0; i < len; i++) {
+		if (tz[i] == '/') {
+			if (seglen == 0 || ++nseg > 3)
+				return 0;
+			seglen = 0;
+			continue;
+		}
+		if (!tz_char((unsigned char)tz[i], nseg == 1))
+			return 0;
+		seglen++;
+	}
+	if (seglen == 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", MISSION_ZONEINFO, tz);
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The node of root's key k (for line:col), else root. */
+static struct json_object *
+node_of(struct json_object *root, const char *k1, const char *k2)
+{
+	struct json_object *v, *w;
+
+	if (!json_object_object_get_ex(root, k1, &v) || v == NULL)
+		return root;
+	if (k2 != NULL && json_object_is_type(v, json_type_object) &&
+	    json_object_object_get_ex(v, k2, &w) && w != NULL)
+		return w;
+	return v;
+}
+
+/* The checks beyond the file itself; 0 or -1 (reported). */
+static int
+mload_world(struct mload *ld, const char *file, struct json_object *root,
+    const struct mission *m)
+{
+	struct json_object *opts, *o;
+	int bad = 0;
+	size_t i;
+
+	if (!ld->ld_agent(m->mi_agent, ld->ld_arg)) {
+		mload_at(ld, file, node_of(root, "agent", NULL),
+		    "agent: no valid agent of that name");
+		bad = 1;
+	}
+	if (!mission_tz_ok(m->mi_tz)) {
+		mload_at(ld, file, node_of(root, "trigger", "timezone"),
+		    "trigger.timezone: unknown time zone");
+		bad = 1;
+	}
+	/* A cron run has nobody to ask: every option needs a default. */
+	if (m->mi_has_cron) {
+		opts = node_of(root, "options", NULL);
+		for (i = 0; i < m->mi_nopts; i++) {
+			if (m->mi_opts[i].o_has_default)
+				continue;
+			o = opts;
+			if (opts != root &&
+			    json_object_is_type(opts, json_type_object))
+				o = node_of(opts, m->mi_opts[i].o_name, NULL);
+			mload_at(ld, file, o,
+			    "options: a cron mission needs a default for "
+			    "every option");
+			bad = 1;
+			break;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+/* One file into *out; 0, or -1 (problems reported). */
+static int
+mload_file(struct mload *ld, const char *dir, const char *file,
+    struct mission_loaded *out)
+{
+	struct policy_err errs[MISSION_ERRS_MAX];
+	struct json_object *root;
+	struct yaml_err ye;
+	char path[4096];
+	size_t i, nerrs = 0;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    (int)sizeof(path)) {
+		mload_at(ld, file, NULL, "path too long");
+		return -1;
+	}
+	memset(&ye, 0, sizeof(ye));
+	if ((root = yaml_load_file(path, &ye)) == NULL) {
+		ld->ld_report(file, ye.ye_line, ye.ye_col,
+		    ye.ye_msg[0] ? ye.ye_msg : "cannot be loaded", ld->ld_arg);
+		ld->ld_problems++;
+		return -1;
+	}
+	if (mission_parse(root, &out->ml_m, errs, MISSION_ERRS_MAX, &nerrs) ==
+	    -1) {
+		for (i = 0; i < nerrs && i < MISSION_ERRS_MAX; i++)
+			ld->ld_report(file, errs[i].pe_line, errs[i].pe_col,
+			    errs[i].pe_msg, ld->ld_arg);
+		ld->ld_problems += nerrs > 0 ? nerrs : 1;
+		if (nerrs == 0)
+			ld->ld_report(file, 0, 0, "invalid", ld->ld_arg);
+		json_object_put(root);
+		return -1;
+	}
+	if (mload_world(ld, file, root, &out->ml_m) == -1) {
+		mission_free(&out->ml_m);
+		json_object_put(root);
+		return -1;
+	}
+	out->ml_line = out->ml_col = 0;
+	(void)yaml_mark(node_of(root, "id", NULL), &out->ml_line, &out->ml_col);
+	json_object_put(root);
+	snprintf(out->ml_file, sizeof(out->ml_file), "%s", file);
+	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+is_yaml(const char *n)
+{
+	size_t l = strlen(n);
+
+	return n[0] != '.' && l > 5 && l < MISSION_FILE_MAX &&
+	       strcmp(n + l - 5, ".yaml") == 0;
+}
+
+size_t
+missions_load_dir(const char *dir, mload_agent_fn agent_fn,
+    mload_report_fn report, void *arg, struct mission_loaded *out, size_t max,
+    size_t *n)
+{
+	struct mload ld = {agent_fn, report, arg, 0};
+	char *files[MISSIONS_MAX];
+	unsigned char dup[MISSIONS_MAX];
+	struct dirent *de;
+	size_t nfiles = 0, i, j, k;
+	DIR *d;
+
+	*n = 0;
+	if ((d = opendir(dir)) == NULL) {
+		if (errno != ENOENT)
+			mload_at(&ld, ".", NULL, "cannot be read");
+		return ld.ld_problems;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!is_yaml(de->d_name))
+			continue;
+		if (nfiles == MISSIONS_MAX || nfiles == max) {
+			mload_at(&ld, de->d_name, NULL,
+			    "too many missions; file ignored");
+			continue;
+		}
+		if ((files[nfiles] = strdup(de->d_name)) != NULL)
+			nfiles++;
+	}
+	closedir(d);
+	qsort(files, nfiles, sizeof(files[0]), name_cmp);
+	for (i = 0; i < nfiles; i++) {
+		if (mload_file(&ld, dir, files[i], &out[*n]) == 0)
+			(*n)++;
+		free(files[i]);
+	}
+	/* An id used twice disables every mission that uses it. */
+	memset(dup, 0, sizeof(dup));
+	for (i = 0; i < *n; i++)
+		for (j = i + 1; j < *n; j++)
+			if (strcmp(out[i].ml_m.mi_id, out[j].ml_m.mi_id) == 0)
+				dup[i] = dup[j] = 1;
+	for (i = 0, k = 0; i < *n; i++) {
+		if (dup[i]) {
+			report(out[i].ml_file, out[i].ml_line, out[i].ml_col,
+			    "id: used by another mission; both disabled", arg);
+			ld.ld_problems++;
+			mission_free(&out[i].ml_m);
+			continue;
+		}
+		if (k != i)
+			out[k] = out[i];
+		k++;
+	}
+	*n = k;
+	return ld.ld_problems;
+}
