@@ -44,7 +44,7 @@ gate_cmd_start(const struct sh_cmd *c, int unwrap)
 	while (k < c->c_nw && shlex_is_assignment(&c->c_w[k]))
 		k++;
 	for (lvl = 0; unwrap && lvl < 4 && k < c->c_nw &&
-		      gate_in_list(g_wrappers, gate_base_name(c->c_w[k].w_s));
+		      schema_in_list(g_wrappers, gate_base_name(c->c_w[k].w_s));
 	     lvl++) {
 		for (k++; k < c->c_nw; k++) {
 			const char *s = c->c_w[k].w_s;
@@ -73,7 +73,7 @@ check_args(struct gctx *x, const struct sh_cmd *c, size_t k, const char *name,
 	const struct sh_word *w = c->c_w;
 	const char *s, *eq;
 	size_t j;
-	int file = gate_in_list(g_filecmds, name), dd = 0;
+	int file = schema_in_list(g_filecmds, name), dd = 0;
 	int grep_pat = strcmp(name, "grep") == 0;
 
 	for (j = 0; j < c->c_nr; j++) {
@@ -144,7 +144,7 @@ env_name_refused(const char *w)
 	char name[130];
 
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(w, "="), w);
-	return env_runtime_control(name) || gate_in_list(g_env_exact, name) ||
+	return env_runtime_control(name) || schema_in_list(g_env_exact, name) ||
 	       gate_prefix_list(g_env_prefix, name);
 }
 
@@ -153,7 +153,8 @@ allowed_name(const struct gate_policy *gp, const char *name)
 {
 	if (gate_in_vec(gp->gp_deny, gp->gp_ndeny, name))
 		return 0;
-	return gate_in_list(g_allow, name) || gate_in_list(g_builtins, name) ||
+	return schema_in_list(g_allow, name) ||
+	       schema_in_list(g_builtins, name) ||
 	       gate_in_vec(gp->gp_allow, gp->gp_nallow, name);
 }
 
@@ -203,11 +204,11 @@ eval_cmd(struct gctx *x, struct sh_cmd *c, int depth, struct gres *r)
 	w0 = w[0].w_s;
 	name = gate_base_name(w0);
 	res_verb(r, name);
-	if (gate_in_list(g_opaque, name)) {
+	if (schema_in_list(g_opaque, name)) {
 		gate_res_set(r, GATE_DENY, "unparseable");
 		return;
 	}
-	if (gate_in_list(g_refused, name)) {
+	if (schema_in_list(g_refused, name)) {
 		gate_res_set(r, GATE_DENY, "always-refused");
 		return;
 	}
@@ -216,7 +217,7 @@ eval_cmd(struct gctx *x, struct sh_cmd *c, int depth, struct gres *r)
 		return;
 	}
 	if (!gate_name_ok(name) || !allowed_name(x->gp, name) ||
-	    (strchr(w0, '/') != NULL && gate_in_list(g_builtins, name))) {
+	    (strchr(w0, '/') != NULL && schema_in_list(g_builtins, name))) {
 		gate_res_set(r, GATE_DENY, "not-allowlisted");
 		return;
 	}
@@ -308,7 +309,7 @@ eval_cmds(
 		/* curl ... | sh: a download piped into a shell */
 		nm = cmd_name(&cmds[i], 1);
 		if (!cmds[i].c_pipe_in || nm == NULL ||
-		    !gate_in_list(g_shells, nm))
+		    !schema_in_list(g_shells, nm))
 			continue;
 		for (j = i; j > 0 && cmds[j].c_pipe_in; j--) {
 			const char *up = cmd_name(&cmds[j - 1], 1);

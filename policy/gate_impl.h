@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "gate.h"
+#include "schema.h"
 #include "shlex.h"
 
 #define G_PATH_MAX  4096
@@ -69,7 +70,6 @@ extern const char *const g_allow[],
 													    [];
 extern const char g_curl_short[], g_wget_short[];
 
-int gate_in_list(const char *const *, const char *);
 int gate_in_vec(char *const *, size_t, const char *);
 int gate_has_prefix(const char *, const char *);
 int gate_prefix_list(const char *const *, const char *);

@@ -135,7 +135,7 @@ net_long(const char *const *longs, const char *opt)
 	const char *hit = NULL;
 	size_t l = strlen(opt);
 
-	if (gate_in_list(longs, opt))
+	if (schema_in_list(longs, opt))
 		return opt;
 	for (; *longs != NULL; longs++)
 		if (strncmp(*longs, opt, l) == 0) {
@@ -188,7 +188,7 @@ gate_rule_net(
 			if (net_long_bad(bad, lopt))
 				goto netbad;
 			opt = net_long(longs, lopt);
-			takes = gate_in_list(longs, opt);
+			takes = schema_in_list(longs, opt);
 			if (s[l] == '=')
 				v = s + l + 1;
 			else if (takes && j + 1 < n)
@@ -199,7 +199,7 @@ gate_rule_net(
 			     s[l] != '\0' && strchr(shorts, s[l]) == NULL;
 			     l++) {
 				snprintf(lopt, sizeof(lopt), "-%c", s[l]);
-				if (gate_in_list(bad, lopt))
+				if (schema_in_list(bad, lopt))
 					goto netbad;
 			}
 			snprintf(lopt, sizeof(lopt), "-%c", s[l] ? s[l] : '?');
@@ -210,7 +210,7 @@ gate_rule_net(
 			else if (takes && j + 1 < n)
 				v = w[++j].w_s;
 		}
-		if (gate_in_list(bad, opt))
+		if (schema_in_list(bad, opt))
 			goto netbad;
 		if (v == NULL)
 			continue;

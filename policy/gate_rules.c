@@ -46,7 +46,7 @@ gate_rule_pkill(const struct sh_word *w, size_t n, struct gres *r)
 	for (j = 1; j < n; j++) {
 		s = w[j].w_s;
 		if (s[0] == '-') {
-			if (!gate_in_list(g_pkill_opts, s))
+			if (!schema_in_list(g_pkill_opts, s))
 				goto bad;
 			if (strcmp(s, "-f") == 0)
 				full = 1;
@@ -58,7 +58,7 @@ gate_rule_pkill(const struct sh_word *w, size_t n, struct gres *r)
 	if (pat == NULL)
 		goto bad;
 	if (!full) {
-		if (!gate_in_list(g_pkill_names, pat))
+		if (!schema_in_list(g_pkill_names, pat))
 			goto bad;
 		return 0;
 	}
@@ -67,7 +67,7 @@ gate_rule_pkill(const struct sh_word *w, size_t n, struct gres *r)
 			"0123456789 ._/-") != strlen(pat))
 		goto bad;
 	snprintf(first, sizeof(first), "%.*s", (int)strcspn(pat, " "), pat);
-	if (gate_in_list(g_pkill_names, first))
+	if (schema_in_list(g_pkill_names, first))
 		return 0;
 bad:
 	gate_res_set(r, GATE_DENY, "pkill-target");
@@ -153,16 +153,16 @@ gate_rule_git(struct gctx *x, const struct sh_word *w, size_t n, struct gres *r)
 			continue;
 		}
 		if (sub == NULL && s[0] == '-') {
-			if (gate_in_list(g_git_globarg, s))
+			if (schema_in_list(g_git_globarg, s))
 				j++; /* its value */
-			else if (!gate_in_list(g_git_globflag, s) &&
+			else if (!schema_in_list(g_git_globflag, s) &&
 				 !gate_has_prefix(s, "--namespace="))
 				goto bad;
 			continue;
 		}
 		if (sub == NULL) {
 			sub = s;
-			if (gate_in_list(g_git_badsub, sub))
+			if (schema_in_list(g_git_badsub, sub))
 				goto bad;
 			continue;
 		}
@@ -243,7 +243,7 @@ gate_rule_docker(
 		s = w[j].w_s;
 		l = strcspn(s, "=");
 		snprintf(buf, sizeof(buf), "%.*s", (int)l, s);
-		if (gate_in_list(g_docker_bad, buf))
+		if (schema_in_list(g_docker_bad, buf))
 			goto bad;
 		if (strcmp(buf, "--network") == 0 ||
 		    strcmp(buf, "--net") == 0) {

@@ -128,7 +128,7 @@ shape_rm(struct gctx *x, const struct sh_word *w, size_t n)
 		if (!gate_is_operand(w, j, &dd))
 			continue;
 		rm_norm(w[j].w_s, norm, sizeof(norm));
-		if (gate_in_list(g_rm_targets, norm) ||
+		if (schema_in_list(g_rm_targets, norm) ||
 		    rm_wide(x, w[j].w_s, w[j].w_f))
 			return 1;
 	}
@@ -149,7 +149,7 @@ shape_chmod(const struct sh_word *w, size_t n)
 			rec = 1;
 		else if (s[0] == '-' && s[1] != '-' && strchr(s, 'R') != NULL)
 			rec = 1;
-		if (gate_in_list(g_chmod_wide, s))
+		if (schema_in_list(g_chmod_wide, s))
 			wide = 1;
 	}
 	return rec && wide;
@@ -204,7 +204,7 @@ gate_shape_cmd(struct gctx *x, const struct sh_cmd *c)
 			return shape_chmod(c->c_w + k, c->c_nw - k);
 		if (strcmp(name, "dd") == 0)
 			return shape_dd(c->c_w + k, c->c_nw - k);
-		if (!gate_in_list(g_wrappers, name))
+		if (!schema_in_list(g_wrappers, name))
 			return 0;
 		if (strcmp(name, "sudo") == 0 || strcmp(name, "doas") == 0 ||
 		    strcmp(name, "su") == 0)

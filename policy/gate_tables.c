@@ -121,15 +121,6 @@ const char *const g_secret_samples[] = {".env", ".env.local", "x.pem", "x.key",
 /* ---- lookups ---- */
 
 int
-gate_in_list(const char *const *l, const char *s)
-{
-	for (; *l != NULL; l++)
-		if (strcmp(*l, s) == 0)
-			return 1;
-	return 0;
-}
-
-int
 gate_in_vec(char *const *v, size_t n, const char *s)
 {
 	size_t i;

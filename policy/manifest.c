@@ -16,83 +16,8 @@
 #include "env.h"
 #include "manifest.h"
 #include "redact.h"
+#include "schema.h"
 #include "util.h"
-#include "yamljson.h"
-
-struct mp {
-	struct policy_err *errs;
-	size_t max;
-	size_t n;
-	int oom;
-};
-
-/* Report at the node's own mark, else at its parent's. */
-static void
-mp_err(struct mp *p, struct json_object *at, struct json_object *parent,
-    const char *path, const char *msg)
-{
-	struct policy_err *e;
-	unsigned long l, c;
-
-	if (p->n < p->max) {
-		e = &p->errs[p->n];
-		if (yaml_mark(at, &l, &c) == -1)
-			(void)yaml_mark(parent, &l, &c);
-		e->pe_line = l;
-		e->pe_col = c;
-		snprintf(e->pe_msg, sizeof(e->pe_msg), "%s%s%s",
-		    path ? path : "", path && *path ? ": " : "", msg);
-	}
-	p->n++;
-}
-
-static char *
-mp_dup(struct mp *p, const char *s)
-{
-	char *d;
-
-	if ((d = strdup(s)) == NULL)
-		p->oom = 1;
-	return d;
-}
-
-static int
-in_list(const char *const *l, const char *s)
-{
-	for (; *l != NULL; l++)
-		if (strcmp(*l, s) == 0)
-			return 1;
-	return 0;
-}
-
-static void
-mp_keys(struct mp *p, struct json_object *obj, const char *path,
-    const char *const *allowed)
-{
-	json_object_object_foreach (obj, k, v) {
-		if (!in_list(allowed, k))
-			mp_err(p, v, obj, path, "unknown key");
-	}
-}
-
-/* The value at key: 1 present (*v may be NULL for a YAML null), 0 not. */
-static int
-mp_get(struct json_object *obj, const char *key, struct json_object **v)
-{
-	return json_object_object_get_ex(obj, key, v);
-}
-
-static int
-is_obj(struct json_object *v)
-{
-	return v != NULL && json_object_is_type(v, json_type_object);
-}
-
-static int
-is_arr(struct json_object *v)
-{
-	return v != NULL && json_object_is_type(v, json_type_array);
-}
 
 /* A control character other than those in allow. */
 static int
@@ -113,97 +38,63 @@ has_ctl(const char *s, size_t len, const char *allow)
 
 /* A string value: NUL-free, UTF-8, minc..maxc code points. */
 static const char *
-mp_strval(struct mp *p, struct json_object *v, struct json_object *parent,
+mp_strval(struct schema *p, struct json_object *v, struct json_object *parent,
     const char *path, size_t minc, size_t maxc, int flags)
 {
 	const char *s;
-	size_t len, n;
+	size_t len;
 
-	if (v == NULL || !json_object_is_type(v, json_type_string)) {
-		mp_err(p, v, parent, path, "must be a string");
+	if ((s = schema_string(p, v, parent, path, &len)) == NULL)
 		return NULL;
-	}
-	s = json_object_get_string(v);
-	len = (size_t)json_object_get_string_len(v);
 	if (strlen(s) != len || !utf8_valid(s, len)) {
-		mp_err(p, v, parent, path, "must not contain NUL");
+		schema_err(p, v, parent, path, "must not contain NUL");
 		return NULL;
 	}
-	n = text_utf8_chars(s, len);
-	if (n < minc || n > maxc) {
-		mp_err(p, v, parent, path, "length out of range");
+	if (schema_chars(p, v, parent, path, s, len, minc, maxc) == -1)
 		return NULL;
-	}
 	if (((flags & S_NOCTL) && has_ctl(s, len, "")) ||
 	    ((flags & S_TEXT) && has_ctl(s, len, "\n\t"))) {
-		mp_err(
+		schema_err(
 		    p, v, parent, path, "must not contain control characters");
 		return NULL;
 	}
 	if ((flags & S_NONL) && strpbrk(s, "\n\r") != NULL) {
-		mp_err(p, v, parent, path, "must not contain a newline");
+		schema_err(p, v, parent, path, "must not contain a newline");
 		return NULL;
 	}
 	return s;
 }
 
 static char *
-mp_str(struct mp *p, struct json_object *obj, const char *key, const char *path,
-    int required, size_t minc, size_t maxc, int flags)
+mp_str(struct schema *p, struct json_object *obj, const char *key,
+    const char *path, int required, size_t minc, size_t maxc, int flags)
 {
 	struct json_object *v;
 	const char *s;
 
-	if (!mp_get(obj, key, &v)) {
-		if (required)
-			mp_err(p, NULL, obj, path, "missing");
+	if (!schema_key(p, obj, key, path, required, &v) ||
+	    (s = mp_strval(p, v, obj, path, minc, maxc, flags)) == NULL)
 		return NULL;
-	}
-	if ((s = mp_strval(p, v, obj, path, minc, maxc, flags)) == NULL)
-		return NULL;
-	return mp_dup(p, s);
-}
-
-/* An integer in [min, max]; *out untouched if absent. -1 if bad. */
-static int
-mp_int(struct mp *p, struct json_object *obj, const char *key, const char *path,
-    long long min, long long max, long long *out)
-{
-	struct json_object *v;
-	long long x;
-
-	if (!mp_get(obj, key, &v))
-		return 0;
-	if (v == NULL || !json_object_is_type(v, json_type_int)) {
-		mp_err(p, v, obj, path, "must be an integer");
-		return -1;
-	}
-	x = (long long)json_object_get_int64(v);
-	if (x < min || x > max) {
-		mp_err(p, v, obj, path, "out of range");
-		return -1;
-	}
-	*out = x;
-	return 0;
+	return schema_dup(p, s);
 }
 
 /* One of the names in vals; its index, or -1 (absent: def). */
 static int
-mp_enum(struct mp *p, struct json_object *obj, const char *key,
+mp_enum(struct schema *p, struct json_object *obj, const char *key,
     const char *path, const char *const *vals, int def)
 {
 	struct json_object *v;
 	const char *s;
 	int i;
 
-	if (!mp_get(obj, key, &v))
+	if (!schema_get(obj, key, &v))
 		return def;
 	if ((s = mp_strval(p, v, obj, path, 1, 64, S_NOCTL)) == NULL)
 		return def;
 	for (i = 0; vals[i] != NULL; i++)
 		if (strcmp(vals[i], s) == 0)
 			return i;
-	mp_err(p, v, obj, path, "unsupported value");
+	schema_err(p, v, obj, path, "unsupported value");
 	return def;
 }
 
@@ -254,7 +145,7 @@ refs_secret(const struct manifest *m, const char *s)
 /* An argv-like array of strings (SP-2): 1..LIM_ARGS_MAX elements (0 ok if
  * !nonempty), each <= 32 KiB, no NUL, no secret. */
 static char **
-mp_argv(struct mp *p, const struct manifest *m, struct json_object *v,
+mp_argv(struct schema *p, const struct manifest *m, struct json_object *v,
     struct json_object *parent, const char *path, int nonempty, size_t *np)
 {
 	struct json_object *el;
@@ -263,13 +154,13 @@ mp_argv(struct mp *p, const struct manifest *m, struct json_object *v,
 	size_t i, n;
 
 	*np = 0;
-	if (!is_arr(v)) {
-		mp_err(p, v, parent, path, "must be a list of strings");
+	if (!schema_is(v, json_type_array)) {
+		schema_err(p, v, parent, path, "must be a list of strings");
 		return NULL;
 	}
 	n = json_object_array_length(v);
 	if ((nonempty && n == 0) || n > LIM_ARGS_MAX) {
-		mp_err(p, v, parent, path, "wrong number of elements");
+		schema_err(p, v, parent, path, "wrong number of elements");
 		return NULL;
 	}
 	if ((out = calloc(n + 1, sizeof(char *))) == NULL) {
@@ -281,17 +172,19 @@ mp_argv(struct mp *p, const struct manifest *m, struct json_object *v,
 		s = mp_strval(p, el, v, path, nonempty && i == 0 ? 1 : 0,
 		    LIM_ARG_MAX_BYTES, 0);
 		if (s == NULL) {
-			out[i] = mp_dup(p, ""); /* no holes: freed by count */
+			out[i] =
+			    schema_dup(p, ""); /* no holes: freed by count */
 			continue;
 		}
 		if (strlen(s) > LIM_ARG_MAX_BYTES)
-			mp_err(p, el, v, path, "element too long");
+			schema_err(p, el, v, path, "element too long");
 		else if (redact_value_secretish(s) || refs_secret(m, s) ||
 			 (i > 0 && out[i - 1] != NULL &&
 			     argv_secret_flag(out[i - 1]) &&
 			     strstr(s, "{prompt}") == NULL))
-			mp_err(p, el, v, path, "secret in arguments refused");
-		out[i] = mp_dup(p, s);
+			schema_err(
+			    p, el, v, path, "secret in arguments refused");
+		out[i] = schema_dup(p, s);
 	}
 	*np = n;
 	return out;
@@ -336,22 +229,22 @@ path_ok(const char *s)
 }
 
 static void
-mp_secrets(struct mp *p, struct manifest *m, struct json_object *root)
+mp_secrets(struct schema *p, struct manifest *m, struct json_object *root)
 {
 	struct json_object *v;
 	const char *s, *q;
 	size_t n;
 	int ok;
 
-	if (!mp_get(root, "secrets", &v))
+	if (!schema_get(root, "secrets", &v))
 		return;
-	if (!is_obj(v)) {
-		mp_err(p, v, root, "secrets", "must be a mapping");
+	if (!schema_is(v, json_type_object)) {
+		schema_err(p, v, root, "secrets", "must be a mapping");
 		return;
 	}
 	n = (size_t)json_object_object_length(v);
 	if (n > LIM_SECRETS_MAX) {
-		mp_err(p, v, root, "secrets", "too many entries");
+		schema_err(p, v, root, "secrets", "too many entries");
 		return;
 	}
 	if ((m->m_secrets = calloc(n + 1, sizeof(*m->m_secrets))) == NULL) {
@@ -360,7 +253,8 @@ mp_secrets(struct mp *p, struct manifest *m, struct json_object *root)
 	}
 	json_object_object_foreach (v, k, pv) {
 		if (!env_name_ok(k)) {
-			mp_err(p, pv, v, "secrets", "invalid environment name");
+			schema_err(
+			    p, pv, v, "secrets", "invalid environment name");
 			continue;
 		}
 		s = mp_strval(
@@ -376,32 +270,33 @@ mp_secrets(struct mp *p, struct manifest *m, struct json_object *root)
 			     (*q >= '0' && *q <= '9') || *q == '_' ||
 			     *q == '-' || *q == '.';
 		if (!ok) {
-			mp_err(p, pv, v, "secrets", "invalid dotted path");
+			schema_err(p, pv, v, "secrets", "invalid dotted path");
 			continue;
 		}
-		m->m_secrets[m->m_nsecrets].s_env = mp_dup(p, k);
-		m->m_secrets[m->m_nsecrets].s_path = mp_dup(p, s);
+		m->m_secrets[m->m_nsecrets].s_env = schema_dup(p, k);
+		m->m_secrets[m->m_nsecrets].s_path = schema_dup(p, s);
 		m->m_nsecrets++;
 	}
 }
 
 static void
-mp_env(struct mp *p, struct manifest *m, struct json_object *tc)
+mp_env(struct schema *p, struct manifest *m, struct json_object *tc)
 {
 	struct json_object *v;
 	const char *s;
 	char num[32];
 	size_t i, n;
 
-	if (!mp_get(tc, "env", &v))
+	if (!schema_get(tc, "env", &v))
 		return;
-	if (!is_obj(v)) {
-		mp_err(p, v, tc, "transportConfig.env", "must be a mapping");
+	if (!schema_is(v, json_type_object)) {
+		schema_err(
+		    p, v, tc, "transportConfig.env", "must be a mapping");
 		return;
 	}
 	n = (size_t)json_object_object_length(v);
 	if (n > LIM_ENV_MAX_ENTRIES) {
-		mp_err(p, v, tc, "transportConfig.env", "too many entries");
+		schema_err(p, v, tc, "transportConfig.env", "too many entries");
 		return;
 	}
 	if ((m->m_env = calloc(n + 1, sizeof(*m->m_env))) == NULL) {
@@ -410,7 +305,7 @@ mp_env(struct mp *p, struct manifest *m, struct json_object *tc)
 	}
 	json_object_object_foreach (v, k, ev) {
 		if (!env_name_ok(k)) {
-			mp_err(p, ev, v, "transportConfig.env",
+			schema_err(p, ev, v, "transportConfig.env",
 			    "environment name refused");
 			continue;
 		}
@@ -418,11 +313,11 @@ mp_env(struct mp *p, struct manifest *m, struct json_object *tc)
 			if (strcmp(m->m_secrets[i].s_env, k) == 0)
 				break;
 		if (i < m->m_nsecrets || env_secretish(k)) {
-			mp_err(p, ev, v, "transportConfig.env",
+			schema_err(p, ev, v, "transportConfig.env",
 			    "secret-looking name: map it under secrets");
 			continue;
 		}
-		if (ev != NULL && json_object_is_type(ev, json_type_int)) {
+		if (schema_is(ev, json_type_int)) {
 			snprintf(num, sizeof(num), "%lld",
 			    (long long)json_object_get_int64(ev));
 			s = num;
@@ -430,12 +325,12 @@ mp_env(struct mp *p, struct manifest *m, struct json_object *tc)
 				LIM_ENV_VALUE_MAX_CHARS, S_NONL)) == NULL)
 			continue;
 		if (redact_value_secretish(s) || refs_secret(m, s)) {
-			mp_err(p, ev, v, "transportConfig.env",
+			schema_err(p, ev, v, "transportConfig.env",
 			    "secret in environment value refused");
 			continue;
 		}
-		m->m_env[m->m_nenv].e_name = mp_dup(p, k);
-		m->m_env[m->m_nenv].e_value = mp_dup(p, s);
+		m->m_env[m->m_nenv].e_name = schema_dup(p, k);
+		m->m_env[m->m_nenv].e_value = schema_dup(p, s);
 		m->m_nenv++;
 	}
 }
@@ -444,31 +339,32 @@ static const char *const tc_keys[] = {
     "bin", "args", "timeoutMs", "env", "cwd", NULL};
 
 static void
-mp_transport_config(struct mp *p, struct manifest *m, struct json_object *root)
+mp_transport_config(
+    struct schema *p, struct manifest *m, struct json_object *root)
 {
 	struct json_object *tc, *v;
 	long long x;
 	size_t i, refs = 0;
 
-	if (!mp_get(root, "transportConfig", &tc)) {
-		mp_err(p, NULL, root, "transportConfig", "missing");
+	if (!schema_get(root, "transportConfig", &tc)) {
+		schema_err(p, NULL, root, "transportConfig", "missing");
 		return;
 	}
-	if (!is_obj(tc)) {
-		mp_err(p, tc, root, "transportConfig", "must be a mapping");
+	if (!schema_is(tc, json_type_object)) {
+		schema_err(p, tc, root, "transportConfig", "must be a mapping");
 		return;
 	}
-	mp_keys(p, tc, "transportConfig", tc_keys);
+	schema_keys(p, tc, "transportConfig", tc_keys);
 	m->m_bin = mp_str(
 	    p, tc, "bin", "transportConfig.bin", 1, 1, LIM_PATH_MAX, S_NOCTL);
 	if (m->m_bin != NULL &&
 	    ((strchr(m->m_bin, '/') != NULL && !path_ok(m->m_bin)) ||
 		prompt_refs(m->m_bin) > 0 || m->m_bin[0] == '-')) {
-		(void)mp_get(tc, "bin", &v);
-		mp_err(p, v, tc, "transportConfig.bin",
+		(void)schema_get(tc, "bin", &v);
+		schema_err(p, v, tc, "transportConfig.bin",
 		    "must be a name or an absolute path");
 	}
-	if (mp_get(tc, "args", &v))
+	if (schema_get(tc, "args", &v))
 		m->m_args = mp_argv(
 		    p, m, v, tc, "transportConfig.args", 0, &m->m_nargs);
 	else if ((m->m_args = calloc(1, sizeof(char *))) == NULL)
@@ -479,26 +375,25 @@ mp_transport_config(struct mp *p, struct manifest *m, struct json_object *root)
 		refs += prompt_refs(m->m_args[i]);
 	}
 	if (m->m_prompt_via == MF_PROMPT_ARGV && refs != 1) {
-		(void)mp_get(tc, "args", &v);
-		mp_err(p, v, tc, "transportConfig.args",
+		(void)schema_get(tc, "args", &v);
+		schema_err(p, v, tc, "transportConfig.args",
 		    "needs exactly one {prompt} (or promptVia: stdin)");
 	} else if (m->m_prompt_via == MF_PROMPT_STDIN && refs != 0) {
-		(void)mp_get(tc, "args", &v);
-		mp_err(p, v, tc, "transportConfig.args",
+		(void)schema_get(tc, "args", &v);
+		schema_err(p, v, tc, "transportConfig.args",
 		    "{prompt} refused with promptVia: stdin");
 	}
 	m->m_timeout_ms =
 	    m->m_transport == MF_SUBPROCESS ? LIM_RUN_TIMEOUT_DEF_MS : 0;
-	if (mp_int(p, tc, "timeoutMs", "transportConfig.timeoutMs", 1,
-		LIM_RUN_TIMEOUT_MAX_MS, &x) == 0 &&
-	    mp_get(tc, "timeoutMs", &v))
+	if (schema_int(p, tc, "timeoutMs", "transportConfig.timeoutMs", 1,
+		LIM_RUN_TIMEOUT_MAX_MS, &x) == 1)
 		m->m_timeout_ms = (long)x;
 	mp_env(p, m, tc);
 	m->m_cwd = mp_str(
 	    p, tc, "cwd", "transportConfig.cwd", 0, 1, LIM_PATH_MAX, S_NOCTL);
 	if (m->m_cwd != NULL && !path_ok(m->m_cwd)) {
-		(void)mp_get(tc, "cwd", &v);
-		mp_err(p, v, tc, "transportConfig.cwd",
+		(void)schema_get(tc, "cwd", &v);
+		schema_err(p, v, tc, "transportConfig.cwd",
 		    "must be an absolute path without ..");
 	}
 }
@@ -508,22 +403,23 @@ static const char *const probe_keys[] = {
 static const char *const probe_types[] = {"command", NULL};
 
 static void
-mp_probe(struct mp *p, struct manifest *m, struct json_object *root)
+mp_probe(struct schema *p, struct manifest *m, struct json_object *root)
 {
 	struct json_object *hp, *v;
 	long long x;
 
 	m->m_probe_timeout_ms = LIM_PROBE_TIMEOUT_DEF_MS;
 	m->m_probe_interval_sec = LIM_PROBE_INTERVAL_DEF_SEC;
-	if (mp_get(root, "healthProbe", &hp)) {
-		if (!is_obj(hp)) {
-			mp_err(p, hp, root, "healthProbe", "must be a mapping");
+	if (schema_get(root, "healthProbe", &hp)) {
+		if (!schema_is(hp, json_type_object)) {
+			schema_err(
+			    p, hp, root, "healthProbe", "must be a mapping");
 			return;
 		}
-		mp_keys(p, hp, "healthProbe", probe_keys);
+		schema_keys(p, hp, "healthProbe", probe_keys);
 		(void)mp_enum(
 		    p, hp, "type", "healthProbe.type", probe_types, 0);
-		if (mp_get(hp, "command", &v)) {
+		if (schema_get(hp, "command", &v)) {
 			size_t i;
 
 			m->m_probe_cmd = mp_argv(p, m, v, hp,
@@ -532,18 +428,16 @@ mp_probe(struct mp *p, struct manifest *m, struct json_object *root)
 			     m->m_probe_cmd != NULL && i < m->m_nprobe_cmd; i++)
 				if (m->m_probe_cmd[i] != NULL &&
 				    prompt_refs(m->m_probe_cmd[i]) > 0)
-					mp_err(p,
+					schema_err(p,
 					    json_object_array_get_idx(v, i), v,
 					    "healthProbe.command",
 					    "{prompt} refused here");
 		}
-		if (mp_int(p, hp, "timeoutMs", "healthProbe.timeoutMs", 1,
-			LIM_PROBE_TIMEOUT_MAX_MS, &x) == 0 &&
-		    mp_get(hp, "timeoutMs", &v))
+		if (schema_int(p, hp, "timeoutMs", "healthProbe.timeoutMs", 1,
+			LIM_PROBE_TIMEOUT_MAX_MS, &x) == 1)
 			m->m_probe_timeout_ms = (long)x;
-		if (mp_int(p, hp, "intervalSec", "healthProbe.intervalSec", 1,
-			LIM_PROBE_INTERVAL_MAX_SEC, &x) == 0 &&
-		    mp_get(hp, "intervalSec", &v))
+		if (schema_int(p, hp, "intervalSec", "healthProbe.intervalSec",
+			1, LIM_PROBE_INTERVAL_MAX_SEC, &x) == 1)
 			m->m_probe_interval_sec = (long)x;
 	}
 	if (m->m_probe_cmd == NULL && m->m_bin != NULL) {
@@ -552,8 +446,8 @@ mp_probe(struct mp *p, struct manifest *m, struct json_object *root)
 			p->oom = 1;
 			return;
 		}
-		m->m_probe_cmd[0] = mp_dup(p, m->m_bin);
-		m->m_probe_cmd[1] = mp_dup(p, "--version");
+		m->m_probe_cmd[0] = schema_dup(p, m->m_bin);
+		m->m_probe_cmd[1] = schema_dup(p, "--version");
 		m->m_nprobe_cmd = 2;
 	}
 }
@@ -563,44 +457,45 @@ static const char *const action_keys[] = {
 static const char *const outputs[] = {"text", "json", NULL};
 
 static void
-mp_action(struct mp *p, struct manifest *m, struct json_object *av,
+mp_action(struct schema *p, struct manifest *m, struct json_object *av,
     struct json_object *arr, struct mf_action *a)
 {
 	struct json_object *v;
 	long long x;
 	size_t i, j;
 
-	if (!is_obj(av)) {
-		mp_err(p, av, arr, "actions", "each action must be a mapping");
+	if (!schema_is(av, json_type_object)) {
+		schema_err(
+		    p, av, arr, "actions", "each action must be a mapping");
 		return;
 	}
-	mp_keys(p, av, "actions", action_keys);
+	schema_keys(p, av, "actions", action_keys);
 	a->a_id =
 	    mp_str(p, av, "id", "actions.id", 1, 1, LIM_ACTION_ID_MAX, S_NOCTL);
 	if (a->a_id != NULL && !name_ok(a->a_id, LIM_ACTION_ID_MAX)) {
-		(void)mp_get(av, "id", &v);
-		mp_err(p, v, av, "actions.id",
+		(void)schema_get(av, "id", &v);
+		schema_err(p, v, av, "actions.id",
 		    "must match ^[a-z0-9][a-z0-9-]{0,31}$");
 	}
 	a->a_label = mp_str(p, av, "label", "actions.label", 1, 1,
 	    LIM_ACTION_LABEL_MAX, S_NOCTL);
 	a->a_hint = mp_str(
 	    p, av, "hint", "actions.hint", 0, 1, LIM_ACTION_HINT_MAX, S_NOCTL);
-	if (mp_get(av, "command", &v)) {
+	if (schema_get(av, "command", &v)) {
 		a->a_command =
 		    mp_argv(p, m, v, av, "actions.command", 1, &a->a_ncommand);
 		for (i = 0; a->a_command != NULL && i < a->a_ncommand; i++)
 			if (a->a_command[i] != NULL &&
 			    prompt_refs(a->a_command[i]) > 0) {
-				mp_err(p, json_object_array_get_idx(v, i), v,
-				    "actions.command", "{prompt} refused here");
+				schema_err(p, json_object_array_get_idx(v, i),
+				    v, "actions.command",
+				    "{prompt} refused here");
 			}
 	} else
-		mp_err(p, NULL, av, "actions.command", "missing");
+		schema_err(p, NULL, av, "actions.command", "missing");
 	a->a_timeout_ms = LIM_ACTION_TIMEOUT_DEF_MS;
-	if (mp_int(p, av, "timeoutMs", "actions.timeoutMs", 1,
-		LIM_ACTION_TIMEOUT_MAX_MS, &x) == 0 &&
-	    mp_get(av, "timeoutMs", &v))
+	if (schema_int(p, av, "timeoutMs", "actions.timeoutMs", 1,
+		LIM_ACTION_TIMEOUT_MAX_MS, &x) == 1)
 		a->a_timeout_ms = (long)x;
 	a->a_output = (enum mf_output)mp_enum(
 	    p, av, "output", "actions.output", outputs, MF_OUT_TEXT);
@@ -608,27 +503,28 @@ mp_action(struct mp *p, struct manifest *m, struct json_object *av,
 	for (j = 0; a->a_id != NULL && &m->m_actions[j] != a; j++)
 		if (m->m_actions[j].a_id != NULL &&
 		    strcmp(m->m_actions[j].a_id, a->a_id) == 0) {
-			(void)mp_get(av, "id", &v);
-			mp_err(p, v, av, "actions.id", "duplicate action id");
+			(void)schema_get(av, "id", &v);
+			schema_err(
+			    p, v, av, "actions.id", "duplicate action id");
 			break;
 		}
 }
 
 static void
-mp_actions(struct mp *p, struct manifest *m, struct json_object *root)
+mp_actions(struct schema *p, struct manifest *m, struct json_object *root)
 {
 	struct json_object *v;
 	size_t i, n;
 
-	if (!mp_get(root, "actions", &v))
+	if (!schema_get(root, "actions", &v))
 		return;
-	if (!is_arr(v)) {
-		mp_err(p, v, root, "actions", "must be a list");
+	if (!schema_is(v, json_type_array)) {
+		schema_err(p, v, root, "actions", "must be a list");
 		return;
 	}
 	n = json_object_array_length(v);
 	if (n > LIM_ACTIONS_MAX) {
-		mp_err(p, v, root, "actions", "at most 10 actions");
+		schema_err(p, v, root, "actions", "at most 10 actions");
 		n = LIM_ACTIONS_MAX;
 	}
 	for (i = 0; i < n; i++)
@@ -661,11 +557,11 @@ static const struct lim_def lim_defs[] = {
 };
 
 static void
-mp_limits(struct mp *p, struct manifest *m, struct json_object *root)
+mp_limits(struct schema *p, struct manifest *m, struct json_object *root)
 {
 	static const char *const keys[] = {"cpuSec", "fileBytes", "nofile",
 	    "nproc", "memBytes", "runOutputBytes", "actionOutputBytes", NULL};
-	struct json_object *lv, *v;
+	struct json_object *lv;
 	unsigned long long *f;
 	size_t i;
 	long long x;
@@ -673,20 +569,18 @@ mp_limits(struct mp *p, struct manifest *m, struct json_object *root)
 	for (i = 0; i < nitems(lim_defs); i++)
 		*(unsigned long long *)((char *)&m->m_limits +
 					lim_defs[i].off) = lim_defs[i].def;
-	if (!mp_get(root, "limits", &lv))
+	if (!schema_get(root, "limits", &lv))
 		return;
-	if (!is_obj(lv)) {
-		mp_err(p, lv, root, "limits", "must be a mapping");
+	if (!schema_is(lv, json_type_object)) {
+		schema_err(p, lv, root, "limits", "must be a mapping");
 		return;
 	}
-	mp_keys(p, lv, "limits", keys);
+	schema_keys(p, lv, "limits", keys);
 	for (i = 0; i < nitems(lim_defs); i++) {
-		if (!mp_get(lv, lim_defs[i].key, &v))
-			continue;
 		/* Above the ceiling is clamped to it, below the floor refused.
 		 */
-		if (mp_int(p, lv, lim_defs[i].key, "limits",
-			(long long)lim_defs[i].min, INT64_MAX, &x) == -1)
+		if (schema_int(p, lv, lim_defs[i].key, "limits",
+			(long long)lim_defs[i].min, INT64_MAX, &x) != 1)
 			continue;
 		f = (unsigned long long *)((char *)&m->m_limits +
 					   lim_defs[i].off);
@@ -700,7 +594,7 @@ mp_limits(struct mp *p, struct manifest *m, struct json_object *root)
  * home-relative ("~/x") paths.  Always allocated (empty if absent) unless
  * refused. */
 static char **
-mp_strlist(struct mp *p, struct json_object *obj, const char *key,
+mp_strlist(struct schema *p, struct json_object *obj, const char *key,
     const char *path, size_t maxn, size_t maxc, int paths, size_t *np)
 {
 	struct json_object *v, *el;
@@ -709,9 +603,10 @@ mp_strlist(struct mp *p, struct json_object *obj, const char *key,
 	size_t i, n = 0;
 
 	*np = 0;
-	if (mp_get(obj, key, &v) &&
-	    (!is_arr(v) || (n = json_object_array_length(v)) > maxn)) {
-		mp_err(p, v, obj, path, "must be a short list");
+	if (schema_get(obj, key, &v) &&
+	    (!schema_is(v, json_type_array) ||
+		(n = json_object_array_length(v)) > maxn)) {
+		schema_err(p, v, obj, path, "must be a short list");
 		return NULL;
 	}
 	if ((out = calloc(n + 1, sizeof(char *))) == NULL) {
@@ -724,43 +619,43 @@ mp_strlist(struct mp *p, struct json_object *obj, const char *key,
 			continue;
 		if (paths == 2 && s[0] == '~' && s[1] == '/' && s[2] != '\0' &&
 		    path_ok(s + 1))
-			out[(*np)++] = mp_dup(p, s);
+			out[(*np)++] = schema_dup(p, s);
 		else if (paths && !path_ok(s))
-			mp_err(p, el, v, path,
+			schema_err(p, el, v, path,
 			    paths == 2 ? "must be an absolute or ~/ path "
 					 "without .."
 				       : "must be an absolute path without ..");
 		else
-			out[(*np)++] = mp_dup(p, s);
+			out[(*np)++] = schema_dup(p, s);
 	}
 	return out;
 }
 
 static void
-mp_sandbox(struct mp *p, struct manifest *m, struct json_object *root)
+mp_sandbox(struct schema *p, struct manifest *m, struct json_object *root)
 {
 	static const char *const keys[] = {"network", "isolation", "readRoots",
 	    "writeRoots", "required", NULL};
 	static const char *const nets[] = {"allow", "none", NULL};
 	static const char *const isos[] = {"landlock", "namespace", NULL};
-	struct json_object *sb, *v;
+	struct json_object *sb;
 	struct mf_sandbox *s = &m->m_sandbox;
 
 	s->sb_required = 1;	     /* SBX-5: never silently weaker */
 	s->sb_network = MF_NET_NONE; /* SBX-3: allow only where written */
-	if (!mp_get(root, "sandbox", &sb)) {
+	if (!schema_get(root, "sandbox", &sb)) {
 		s->sb_read_roots =
 		    mp_strlist(p, root, "", "", 0, 0, 1, &s->sb_nread);
 		s->sb_write_roots =
 		    mp_strlist(p, root, "", "", 0, 0, 1, &s->sb_nwrite);
 		return;
 	}
-	if (!is_obj(sb)) {
-		mp_err(p, sb, root, "sandbox", "must be a mapping");
+	if (!schema_is(sb, json_type_object)) {
+		schema_err(p, sb, root, "sandbox", "must be a mapping");
 		return;
 	}
 	s->sb_present = 1;
-	mp_keys(p, sb, "sandbox", keys);
+	schema_keys(p, sb, "sandbox", keys);
 	s->sb_network = (enum mf_network)mp_enum(
 	    p, sb, "network", "sandbox.network", nets, MF_NET_NONE);
 	s->sb_isolation = (enum mf_isolation)mp_enum(
@@ -770,23 +665,17 @@ mp_sandbox(struct mp *p, struct manifest *m, struct json_object *root)
 	s->sb_write_roots =
 	    mp_strlist(p, sb, "writeRoots", "sandbox.writeRoots", LIM_ROOTS_MAX,
 		LIM_PATH_MAX, 2, &s->sb_nwrite);
-	if (mp_get(sb, "required", &v)) {
-		if (v == NULL || !json_object_is_type(v, json_type_boolean))
-			mp_err(p, v, sb, "sandbox.required",
-			    "must be true or false");
-		else
-			s->sb_required = json_object_get_boolean(v);
-	}
+	s->sb_required = schema_bool(p, sb, "required", "sandbox.required", 1);
 }
 
 /* SBX-6: the gate's policy, validated by policy/gate.c (defaults if absent). */
 static void
-mp_commands(struct mp *p, struct manifest *m, struct json_object *root)
+mp_commands(struct schema *p, struct manifest *m, struct json_object *root)
 {
 	struct json_object *node = NULL;
 	size_t n = 0;
 
-	(void)mp_get(root, "commands", &node);
+	(void)schema_get(root, "commands", &node);
 	if (gate_policy_parse(node, &m->m_commands,
 		p->n < p->max ? p->errs + p->n : NULL,
 		p->n < p->max ? p->max - p->n : 0, &n) == -1 &&
@@ -805,29 +694,29 @@ int
 manifest_parse(struct json_object *root, struct manifest *out,
     struct policy_err *errs, size_t maxerrs, size_t *nerrs)
 {
-	struct mp p = {.errs = errs, .max = maxerrs, .n = 0, .oom = 0};
+	struct schema p = SCHEMA_INIT(errs, maxerrs);
 	struct manifest *m = out;
 	struct json_object *v;
 
 	memset(m, 0, sizeof(*m));
-	if (!is_obj(root)) {
-		mp_err(&p, root, NULL, "", "manifest must be a mapping");
+	if (!schema_is(root, json_type_object)) {
+		schema_err(&p, root, NULL, "", "manifest must be a mapping");
 		goto done;
 	}
-	mp_keys(&p, root, "", top_keys);
+	schema_keys(&p, root, "", top_keys);
 	m->m_name =
 	    mp_str(&p, root, "name", "name", 1, 1, LIM_NAME_MAX, S_NOCTL);
 	if (m->m_name != NULL && !name_ok(m->m_name, LIM_NAME_MAX)) {
-		(void)mp_get(root, "name", &v);
-		mp_err(&p, v, root, "name",
+		(void)schema_get(root, "name", &v);
+		schema_err(&p, v, root, "name",
 		    "must match ^[a-z0-9][a-z0-9-]{0,63}$");
 	}
 	m->m_display_name = mp_str(&p, root, "displayName", "displayName", 0, 1,
 	    LIM_DISPLAY_NAME_MAX, S_NOCTL);
 	m->m_description = mp_str(&p, root, "description", "description", 0, 0,
 	    LIM_DESCRIPTION_MAX, S_TEXT);
-	if (!mp_get(root, "transport", &v))
-		mp_err(&p, NULL, root, "transport", "missing");
+	if (!schema_get(root, "transport", &v))
+		schema_err(&p, NULL, root, "transport", "missing");
 	m->m_transport = (enum mf_transport)mp_enum(
 	    &p, root, "transport", "transport", transports, MF_SUBPROCESS);
 	m->m_prompt_via = (enum mf_prompt_via)mp_enum(
@@ -843,11 +732,7 @@ manifest_parse(struct json_object *root, struct manifest *out,
 	mp_sandbox(&p, m, root);
 	mp_commands(&p, m, root);
 done:
-	if (p.oom)
-		mp_err(&p, NULL, root, "", "out of memory");
-	if (nerrs != NULL)
-		*nerrs = p.n;
-	if (p.n > 0) {
+	if (schema_finish(&p, root, nerrs) == -1) {
 		manifest_free(m);
 		return -1;
 	}

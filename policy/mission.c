@@ -19,83 +19,15 @@
 #include "argv.h"
 #include "cordon_limits.h"
 #include "mission.h"
+#include "schema.h"
 #include "text.h"
 #include "util.h"
 #include "vaultpath.h"
-#include "yamljson.h"
 
 #define MI_OPT_NAME_MAX	  32
 #define MI_CRON_TEXT_MAX  128
 #define MI_PATTERN_COST	  1024 /* rough regcomp node budget */
 #define MI_ENUM_VALUE_MAX 64
-
-struct ms {
-	struct policy_err *errs;
-	size_t max;
-	size_t n;
-	int oom;
-};
-
-/* Report at the node's own mark, else at its parent's. */
-static void
-ms_err(struct ms *p, struct json_object *at, struct json_object *parent,
-    const char *path, const char *msg)
-{
-	struct policy_err *e;
-	unsigned long l, c;
-
-	if (p->n < p->max) {
-		e = &p->errs[p->n];
-		if (yaml_mark(at, &l, &c) == -1)
-			(void)yaml_mark(parent, &l, &c);
-		e->pe_line = l;
-		e->pe_col = c;
-		snprintf(e->pe_msg, sizeof(e->pe_msg), "%s%s%s", path,
-		    *path ? ": " : "", msg);
-	}
-	p->n++;
-}
-
-static char *
-ms_dup(struct ms *p, const char *s)
-{
-	char *d;
-
-	if ((d = strdup(s)) == NULL)
-		p->oom = 1;
-	return d;
-}
-
-static int
-in_list(const char *const *l, const char *s)
-{
-	for (; *l != NULL; l++)
-		if (strcmp(*l, s) == 0)
-			return 1;
-	return 0;
-}
-
-static void
-ms_keys(struct ms *p, struct json_object *obj, const char *path,
-    const char *const *allowed)
-{
-	json_object_object_foreach (obj, k, v) {
-		if (!in_list(allowed, k))
-			ms_err(p, v, obj, path, "unknown key");
-	}
-}
-
-static int
-ms_get(struct json_object *obj, const char *key, struct json_object **v)
-{
-	return json_object_object_get_ex(obj, key, v);
-}
-
-static int
-is_type(struct json_object *v, enum json_type t)
-{
-	return v != NULL && json_object_is_type(v, t);
-}
 
 /*
  * A control character: C0 (but those in allow), DEL, C1 (U+0080-U+009F,
@@ -133,82 +65,35 @@ text_ok(const char *s, size_t len, const char *allow)
 
 /* A string value of minc..maxc code points; NULL (reported) if not. */
 static const char *
-ms_strval(struct ms *p, struct json_object *v, struct json_object *parent,
+ms_strval(struct schema *p, struct json_object *v, struct json_object *parent,
     const char *path, size_t minc, size_t maxc, const char *allow)
 {
 	const char *s;
-	size_t len, n;
+	size_t len;
 
-	if (!is_type(v, json_type_string)) {
-		ms_err(p, v, parent, path, "must be a string");
+	if ((s = schema_string(p, v, parent, path, &len)) == NULL)
 		return NULL;
-	}
-	s = json_object_get_string(v);
-	len = (size_t)json_object_get_string_len(v);
 	if (!text_ok(s, len, allow)) {
-		ms_err(p, v, parent, path,
+		schema_err(p, v, parent, path,
 		    "must be UTF-8 without NUL or control characters");
 		return NULL;
 	}
-	n = text_utf8_chars(s, len);
-	if (n < minc || n > maxc) {
-		ms_err(p, v, parent, path, "length out of range");
+	if (schema_chars(p, v, parent, path, s, len, minc, maxc) == -1)
 		return NULL;
-	}
 	return s;
 }
 
 static char *
-ms_str(struct ms *p, struct json_object *obj, const char *key, const char *path,
-    int required, size_t minc, size_t maxc)
+ms_str(struct schema *p, struct json_object *obj, const char *key,
+    const char *path, int required, size_t minc, size_t maxc)
 {
 	struct json_object *v;
 	const char *s;
 
-	if (!ms_get(obj, key, &v)) {
-		if (required)
-			ms_err(p, NULL, obj, path, "missing");
+	if (!schema_key(p, obj, key, path, required, &v) ||
+	    (s = ms_strval(p, v, obj, path, minc, maxc, "")) == NULL)
 		return NULL;
-	}
-	if ((s = ms_strval(p, v, obj, path, minc, maxc, "")) == NULL)
-		return NULL;
-	return ms_dup(p, s);
-}
-
-/* A boolean at key: its value, def if absent, def (reported) if bad. */
-static int
-ms_bool(struct ms *p, struct json_object *obj, const char *key,
-    const char *path, int def)
-{
-	struct json_object *v;
-
-	if (!ms_get(obj, key, &v))
-		return def;
-	if (!is_type(v, json_type_boolean)) {
-		ms_err(p, v, obj, path, "must be true or false");
-		return def;
-	}
-	return json_object_get_boolean(v) ? 1 : 0;
-}
-
-/* An integer node: 0 and *out, or -1 (reported). */
-static int
-ms_intval(struct ms *p, struct json_object *v, struct json_object *parent,
-    const char *path, long long min, long long max, long long *out)
-{
-	long long x;
-
-	if (!is_type(v, json_type_int)) {
-		ms_err(p, v, parent, path, "must be an integer");
-		return -1;
-	}
-	x = (long long)json_object_get_int64(v);
-	if (x < min || x > max) {
-		ms_err(p, v, parent, path, "out of range");
-		return -1;
-	}
-	*out = x;
-	return 0;
+	return schema_dup(p, s);
 }
 
 /* ^[a-z][a-zA-Z0-9_]{0,31}$ over [s, s + len). */
@@ -223,23 +108,6 @@ opt_name_ok(const char *s, size_t len)
 		if (!((s[i] >= 'a' && s[i] <= 'z') ||
 			(s[i] >= 'A' && s[i] <= 'Z') ||
 			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return 0;
-	return 1;
-}
-
-/* ^[A-Za-z0-9._-]{1,64}$ */
-static int
-enum_value_ok(const char *s)
-{
-	size_t i, len = strlen(s);
-
-	if (len == 0 || len > MI_ENUM_VALUE_MAX)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= 'A' && s[i] <= 'Z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
-			s[i] == '_' || s[i] == '-'))
 			return 0;
 	return 1;
 }
@@ -533,7 +401,7 @@ opt_value(const struct mi_option *o, struct json_object *v)
 	switch (o->o_type) {
 	case MI_OPT_STRING:
 	case MI_OPT_ENUM:
-		if (!is_type(v, json_type_string))
+		if (!schema_is(v, json_type_string))
 			return NULL;
 		s = json_object_get_string(v);
 		len = (size_t)json_object_get_string_len(v);
@@ -551,7 +419,7 @@ opt_value(const struct mi_option *o, struct json_object *v)
 		}
 		return json_object_new_string_len(s, (int)len);
 	case MI_OPT_INTEGER:
-		if (!is_type(v, json_type_int))
+		if (!schema_is(v, json_type_int))
 			return NULL;
 		x = (long long)json_object_get_int64(v);
 		/* json-c saturates out-of-range numbers at the int64 ends */
@@ -560,7 +428,7 @@ opt_value(const struct mi_option *o, struct json_object *v)
 			return NULL;
 		return json_object_new_int64((int64_t)x);
 	case MI_OPT_BOOLEAN:
-		if (!is_type(v, json_type_boolean))
+		if (!schema_is(v, json_type_boolean))
 			return NULL;
 		return json_object_new_boolean(json_object_get_boolean(v));
 	}
@@ -577,19 +445,17 @@ static const char *const keys_boolean[] = {"type", "default", NULL};
 static const char *const keys_enum[] = {"type", "values", "default", NULL};
 
 static void
-ms_enum_values(struct ms *p, struct mi_option *o, struct json_object *ov)
+ms_enum_values(struct schema *p, struct mi_option *o, struct json_object *ov)
 {
 	struct json_object *v, *el;
 	const char *s;
 	size_t i, j, n;
 
-	if (!ms_get(ov, "values", &v)) {
-		ms_err(p, NULL, ov, "options.values", "missing");
+	if (!schema_key(p, ov, "values", "options.values", 1, &v))
 		return;
-	}
-	if (!is_type(v, json_type_array) ||
+	if (!schema_is(v, json_type_array) ||
 	    (n = json_object_array_length(v)) == 0 || n > MI_ENUM_MAX) {
-		ms_err(p, v, ov, "options.values",
+		schema_err(p, v, ov, "options.values",
 		    "must be a list of 1 to 32 values");
 		return;
 	}
@@ -602,8 +468,8 @@ ms_enum_values(struct ms *p, struct mi_option *o, struct json_object *ov)
 		if ((s = ms_strval(p, el, v, "options.values", 1,
 			 MI_ENUM_VALUE_MAX, "")) == NULL)
 			continue;
-		if (!enum_value_ok(s)) {
-			ms_err(p, el, v, "options.values",
+		if (!schema_token_ok(s, MI_ENUM_VALUE_MAX)) {
+			schema_err(p, el, v, "options.values",
 			    "must match ^[A-Za-z0-9._-]{1,64}$");
 			continue;
 		}
@@ -611,17 +477,18 @@ ms_enum_values(struct ms *p, struct mi_option *o, struct json_object *ov)
 			if (strcmp(o->o_values[j], s) == 0)
 				break;
 		if (j < o->o_nvalues) {
-			ms_err(p, el, v, "options.values", "duplicate value");
+			schema_err(
+			    p, el, v, "options.values", "duplicate value");
 			continue;
 		}
-		if ((o->o_values[o->o_nvalues] = ms_dup(p, s)) != NULL)
+		if ((o->o_values[o->o_nvalues] = schema_dup(p, s)) != NULL)
 			o->o_nvalues++;
 	}
 }
 
 /* One options.<name> entry; 0 if it is usable. */
 static int
-ms_option(struct ms *p, struct mi_option *o, const char *name,
+ms_option(struct schema *p, struct mi_option *o, const char *name,
     struct json_object *ov, struct json_object *opts)
 {
 	struct json_object *v;
@@ -632,75 +499,71 @@ ms_option(struct ms *p, struct mi_option *o, const char *name,
 	int t;
 
 	if (!opt_name_ok(name, strlen(name))) {
-		ms_err(p, ov, opts, "options",
+		schema_err(p, ov, opts, "options",
 		    "option names must match ^[a-z][a-zA-Z0-9_]{0,31}$");
 		return -1;
 	}
-	if ((o->o_name = ms_dup(p, name)) == NULL)
+	if ((o->o_name = schema_dup(p, name)) == NULL)
 		return -1;
-	if (!is_type(ov, json_type_object)) {
-		ms_err(p, ov, opts, "options", "each option must be a mapping");
-		return -1;
-	}
-	if (!ms_get(ov, "type", &v)) {
-		ms_err(p, NULL, ov, "options.type", "missing");
+	if (!schema_is(ov, json_type_object)) {
+		schema_err(
+		    p, ov, opts, "options", "each option must be a mapping");
 		return -1;
 	}
+	if (!schema_key(p, ov, "type", "options.type", 1, &v))
+		return -1;
 	if ((s = ms_strval(p, v, ov, "options.type", 1, 16, "")) == NULL)
 		return -1;
 	for (t = 0; opt_types[t] != NULL; t++)
 		if (strcmp(opt_types[t], s) == 0)
 			break;
 	if (opt_types[t] == NULL) {
-		ms_err(p, v, ov, "options.type",
+		schema_err(p, v, ov, "options.type",
 		    "must be string, integer, boolean or enum");
 		return -1;
 	}
 	o->o_type = (enum mi_opt_type)t;
 	switch (o->o_type) {
 	case MI_OPT_STRING:
-		ms_keys(p, ov, "options", keys_string);
-		if (!ms_get(ov, "maxLength", &v))
-			ms_err(p, NULL, ov, "options.maxLength", "missing");
-		else if (ms_intval(p, v, ov, "options.maxLength", 1,
-			     MI_STRING_MAX, &x) == 0)
+		schema_keys(p, ov, "options", keys_string);
+		if (schema_key(
+			p, ov, "maxLength", "options.maxLength", 1, &v) &&
+		    schema_intval(p, v, ov, "options.maxLength", 1,
+			MI_STRING_MAX, &x) == 0)
 			o->o_max_length = (long)x;
-		if (ms_get(ov, "pattern", &v) &&
+		if (schema_get(ov, "pattern", &v) &&
 		    (s = ms_strval(p, v, ov, "options.pattern", 1,
 			 MI_PATTERN_MAX, "")) != NULL) {
 			if ((why = pattern_refusal(s)) != NULL)
-				ms_err(p, v, ov, "options.pattern", why);
+				schema_err(p, v, ov, "options.pattern", why);
 			else
-				o->o_pattern = ms_dup(p, s);
+				o->o_pattern = schema_dup(p, s);
 		}
 		break;
 	case MI_OPT_INTEGER:
-		ms_keys(p, ov, "options", keys_integer);
-		if (!ms_get(ov, "min", &v))
-			ms_err(p, NULL, ov, "options.min", "missing");
-		else
-			(void)ms_intval(p, v, ov, "options.min", INT64_MIN + 1,
-			    INT64_MAX - 1, &o->o_min);
-		if (!ms_get(ov, "max", &v))
-			ms_err(p, NULL, ov, "options.max", "missing");
-		else if (ms_intval(p, v, ov, "options.max", INT64_MIN + 1,
-			     INT64_MAX - 1, &o->o_max) == 0 &&
-			 p->n == before && o->o_min > o->o_max)
-			ms_err(p, v, ov, "options.max", "must be >= min");
+		schema_keys(p, ov, "options", keys_integer);
+		if (schema_key(p, ov, "min", "options.min", 1, &v))
+			(void)schema_intval(p, v, ov, "options.min",
+			    INT64_MIN + 1, INT64_MAX - 1, &o->o_min);
+		if (schema_key(p, ov, "max", "options.max", 1, &v) &&
+		    schema_intval(p, v, ov, "options.max", INT64_MIN + 1,
+			INT64_MAX - 1, &o->o_max) == 0 &&
+		    p->n == before && o->o_min > o->o_max)
+			schema_err(p, v, ov, "options.max", "must be >= min");
 		break;
 	case MI_OPT_BOOLEAN:
-		ms_keys(p, ov, "options", keys_boolean);
+		schema_keys(p, ov, "options", keys_boolean);
 		break;
 	case MI_OPT_ENUM:
-		ms_keys(p, ov, "options", keys_enum);
+		schema_keys(p, ov, "options", keys_enum);
 		ms_enum_values(p, o, ov);
 		break;
 	}
 	if (p->n != before)
 		return -1;
-	if (ms_get(ov, "default", &v)) {
+	if (schema_get(ov, "default", &v)) {
 		if ((o->o_default = opt_value(o, v)) == NULL) {
-			ms_err(p, v, ov, "options.default",
+			schema_err(p, v, ov, "options.default",
 			    "does not satisfy the option");
 			return -1;
 		}
@@ -710,20 +573,20 @@ ms_option(struct ms *p, struct mi_option *o, const char *name,
 }
 
 static void
-ms_options(struct ms *p, struct mission *m, struct json_object *root)
+ms_options(struct schema *p, struct mission *m, struct json_object *root)
 {
 	struct json_object *opts;
 	size_t n;
 
-	if (!ms_get(root, "options", &opts))
+	if (!schema_get(root, "options", &opts))
 		return;
-	if (!is_type(opts, json_type_object)) {
-		ms_err(p, opts, root, "options", "must be a mapping");
+	if (!schema_is(opts, json_type_object)) {
+		schema_err(p, opts, root, "options", "must be a mapping");
 		return;
 	}
 	n = (size_t)json_object_object_length(opts);
 	if (n > MI_OPTIONS_MAX) {
-		ms_err(p, opts, root, "options", "at most 16 options");
+		schema_err(p, opts, root, "options", "at most 16 options");
 		return;
 	}
 	json_object_object_foreach (opts, k, ov) {
@@ -769,27 +632,25 @@ template_refusal(const struct mission *m, const char *s)
 }
 
 static void
-ms_prompt(struct ms *p, struct mission *m, struct json_object *root)
+ms_prompt(struct schema *p, struct mission *m, struct json_object *root)
 {
 	struct json_object *v;
 	const char *s, *why;
 
-	if (!ms_get(root, "prompt", &v)) {
-		ms_err(p, NULL, root, "prompt", "missing");
+	if (!schema_key(p, root, "prompt", "prompt", 1, &v))
 		return;
-	}
 	if ((s = ms_strval(p, v, root, "prompt", 1, MI_PROMPT_MAX, "\n\t")) ==
 	    NULL)
 		return;
 	if (strlen(s) > MI_PROMPT_MAX) {
-		ms_err(p, v, root, "prompt", "length out of range");
+		schema_err(p, v, root, "prompt", "length out of range");
 		return;
 	}
 	if ((why = template_refusal(m, s)) != NULL) {
-		ms_err(p, v, root, "prompt", why);
+		schema_err(p, v, root, "prompt", why);
 		return;
 	}
-	m->mi_prompt = ms_dup(p, s);
+	m->mi_prompt = schema_dup(p, s);
 }
 
 static const char *const vault_keys[] = {
@@ -797,80 +658,76 @@ static const char *const vault_keys[] = {
 static const char *const event_keys[] = {"type", "event", NULL};
 
 static void
-ms_output(struct ms *p, struct mission *m, struct mi_output *u,
+ms_output(struct schema *p, struct mission *m, struct mi_output *u,
     struct json_object *uv, struct json_object *arr)
 {
 	struct json_object *v;
 	const char *s;
 	char name[VAULT_HINT_MAX + 4];
 
-	if (!is_type(uv, json_type_object)) {
-		ms_err(p, uv, arr, "outputs", "each output must be a mapping");
+	if (!schema_is(uv, json_type_object)) {
+		schema_err(
+		    p, uv, arr, "outputs", "each output must be a mapping");
 		return;
 	}
-	if (!ms_get(uv, "type", &v)) {
-		ms_err(p, NULL, uv, "outputs.type", "missing");
+	if (!schema_key(p, uv, "type", "outputs.type", 1, &v))
 		return;
-	}
 	if ((s = ms_strval(p, v, uv, "outputs.type", 1, 16, "")) == NULL)
 		return;
 	if (strcmp(s, "vault-note") == 0) {
 		u->u_type = MI_OUT_VAULT_NOTE;
-		ms_keys(p, uv, "outputs", vault_keys);
-		if (!ms_get(uv, "folder", &v))
-			ms_err(p, NULL, uv, "outputs.folder", "missing");
-		else if ((s = ms_strval(p, v, uv, "outputs.folder", 1,
-			      VAULT_PATH_MAX, "")) != NULL) {
+		schema_keys(p, uv, "outputs", vault_keys);
+		if (schema_key(p, uv, "folder", "outputs.folder", 1, &v) &&
+		    (s = ms_strval(p, v, uv, "outputs.folder", 1,
+			 VAULT_PATH_MAX, "")) != NULL) {
 			if (m->mi_id != NULL && !vaultpath_mission_folder_ok(
 						    m->mi_id, s, strlen(s)))
-				ms_err(p, v, uv, "outputs.folder",
+				schema_err(p, v, uv, "outputs.folder",
 				    "must be 00_Inbox/cordon/missions/<id> "
 				    "or beneath it");
 			else if (m->mi_id != NULL)
-				u->u_folder = ms_dup(p, s);
+				u->u_folder = schema_dup(p, s);
 		}
-		if (!ms_get(uv, "filenameHint", &v))
-			ms_err(p, NULL, uv, "outputs.filenameHint", "missing");
-		else if ((s = ms_strval(p, v, uv, "outputs.filenameHint", 1,
-			      VAULT_HINT_MAX, "")) != NULL) {
+		if (schema_key(
+			p, uv, "filenameHint", "outputs.filenameHint", 1, &v) &&
+		    (s = ms_strval(p, v, uv, "outputs.filenameHint", 1,
+			 VAULT_HINT_MAX, "")) != NULL) {
 			if (vaultpath_hint_name(
 				s, strlen(s), name, sizeof(name)) == -1)
-				ms_err(p, v, uv, "outputs.filenameHint",
+				schema_err(p, v, uv, "outputs.filenameHint",
 				    "must be [A-Za-z0-9._-], not starting "
 				    "with '.'");
 			else
-				u->u_hint = ms_dup(p, s);
+				u->u_hint = schema_dup(p, s);
 		}
 	} else if (strcmp(s, "event") == 0) {
 		u->u_type = MI_OUT_EVENT;
-		ms_keys(p, uv, "outputs", event_keys);
-		if (!ms_get(uv, "event", &v))
-			ms_err(p, NULL, uv, "outputs.event", "missing");
-		else if ((s = ms_strval(p, v, uv, "outputs.event", 1,
-			      MI_EVENT_MAX, "")) != NULL) {
+		schema_keys(p, uv, "outputs", event_keys);
+		if (schema_key(p, uv, "event", "outputs.event", 1, &v) &&
+		    (s = ms_strval(p, v, uv, "outputs.event", 1, MI_EVENT_MAX,
+			 "")) != NULL) {
 			if (!event_ok(s))
-				ms_err(p, v, uv, "outputs.event",
+				schema_err(p, v, uv, "outputs.event",
 				    "must match ^[a-z0-9][a-z0-9.-]{0,63}$");
 			else
-				u->u_event = ms_dup(p, s);
+				u->u_event = schema_dup(p, s);
 		}
 	} else
-		ms_err(p, v, uv, "outputs.type", "must be vault-note or event");
+		schema_err(
+		    p, v, uv, "outputs.type", "must be vault-note or event");
 }
 
 static void
-ms_outputs(struct ms *p, struct mission *m, struct json_object *root)
+ms_outputs(struct schema *p, struct mission *m, struct json_object *root)
 {
 	struct json_object *v;
 	size_t i, n;
 
-	if (!ms_get(root, "outputs", &v)) {
-		ms_err(p, NULL, root, "outputs", "missing");
+	if (!schema_key(p, root, "outputs", "outputs", 1, &v))
 		return;
-	}
-	if (!is_type(v, json_type_array) ||
+	if (!schema_is(v, json_type_array) ||
 	    (n = json_object_array_length(v)) == 0 || n > MI_OUTPUTS_MAX) {
-		ms_err(
+		schema_err(
 		    p, v, root, "outputs", "must be a list of 1 to 8 outputs");
 		return;
 	}
@@ -884,7 +741,7 @@ static const char *const perm_names[] = {
     "vault-write", "event-emit", "external-api", NULL};
 
 static void
-ms_permissions(struct ms *p, struct mission *m, struct json_object *root)
+ms_permissions(struct schema *p, struct mission *m, struct json_object *root)
 {
 	struct json_object *v, *el;
 	const char *s;
@@ -892,11 +749,11 @@ ms_permissions(struct ms *p, struct mission *m, struct json_object *root)
 	size_t i, n;
 	int k;
 
-	if (!ms_get(root, "permissions", &v))
+	if (!schema_get(root, "permissions", &v))
 		return;
-	if (!is_type(v, json_type_array) ||
+	if (!schema_is(v, json_type_array) ||
 	    (n = json_object_array_length(v)) > 3) {
-		ms_err(p, v, root, "permissions",
+		schema_err(p, v, root, "permissions",
 		    "must be a list of at most 3 permissions");
 		return;
 	}
@@ -908,13 +765,13 @@ ms_permissions(struct ms *p, struct mission *m, struct json_object *root)
 			if (strcmp(perm_names[k], s) == 0)
 				break;
 		if (perm_names[k] == NULL) {
-			ms_err(p, el, v, "permissions",
+			schema_err(p, el, v, "permissions",
 			    "must be vault-write, event-emit or external-api");
 			continue;
 		}
 		bit = 1u << k;
 		if (m->mi_perms & bit)
-			ms_err(
+			schema_err(
 			    p, el, v, "permissions", "permission named twice");
 		m->mi_perms |= bit;
 	}
@@ -923,46 +780,48 @@ ms_permissions(struct ms *p, struct mission *m, struct json_object *root)
 static const char *const trigger_keys[] = {"manual", "cron", "timezone", NULL};
 
 static void
-ms_trigger(struct ms *p, struct mission *m, struct json_object *root)
+ms_trigger(struct schema *p, struct mission *m, struct json_object *root)
 {
 	struct json_object *tr, *v;
 	const char *s, *why;
 	char msg[96];
 
 	m->mi_manual = 1;
-	if (!ms_get(root, "trigger", &tr))
+	if (!schema_get(root, "trigger", &tr))
 		goto tz;
-	if (!is_type(tr, json_type_object)) {
-		ms_err(p, tr, root, "trigger", "must be a mapping");
+	if (!schema_is(tr, json_type_object)) {
+		schema_err(p, tr, root, "trigger", "must be a mapping");
 		goto tz;
 	}
-	ms_keys(p, tr, "trigger", trigger_keys);
-	m->mi_manual = ms_bool(p, tr, "manual", "trigger.manual", 1);
-	if (ms_get(tr, "cron", &v) && (s = ms_strval(p, v, tr, "trigger.cron",
-					   1, MI_CRON_TEXT_MAX, "")) != NULL) {
+	schema_keys(p, tr, "trigger", trigger_keys);
+	m->mi_manual = schema_bool(p, tr, "manual", "trigger.manual", 1);
+	if (schema_get(tr, "cron", &v) &&
+	    (s = ms_strval(
+		 p, v, tr, "trigger.cron", 1, MI_CRON_TEXT_MAX, "")) != NULL) {
 		if (cron_parse(s, &m->mi_cron, &why) == -1) {
 			snprintf(msg, sizeof(msg), "%s", why);
-			ms_err(p, v, tr, "trigger.cron", msg);
+			schema_err(p, v, tr, "trigger.cron", msg);
 		} else {
 			m->mi_has_cron = 1;
-			m->mi_cron_text = ms_dup(p, s);
+			m->mi_cron_text = schema_dup(p, s);
 		}
 	}
-	if (ms_get(tr, "timezone", &v) &&
+	if (schema_get(tr, "timezone", &v) &&
 	    (s = ms_strval(p, v, tr, "trigger.timezone", 1, MI_TZ_MAX, "")) !=
 		NULL) {
 		if (!tz_ok(s))
-			ms_err(p, v, tr, "trigger.timezone",
+			schema_err(p, v, tr, "trigger.timezone",
 			    "must be an IANA zone name such as "
 			    "Europe/Berlin");
 		else
-			m->mi_tz = ms_dup(p, s);
+			m->mi_tz = schema_dup(p, s);
 	}
-	if (!m->mi_manual && !ms_get(tr, "cron", NULL))
-		ms_err(p, tr, root, "trigger", "needs manual: true or a cron");
+	if (!m->mi_manual && !schema_get(tr, "cron", NULL))
+		schema_err(
+		    p, tr, root, "trigger", "needs manual: true or a cron");
 tz:
 	if (m->mi_tz == NULL)
-		m->mi_tz = ms_dup(p, "UTC");
+		m->mi_tz = schema_dup(p, "UTC");
 }
 
 static const char *const top_keys[] = {"id", "label", "agent", "prompt",
@@ -973,22 +832,22 @@ int
 mission_parse(struct json_object *root, struct mission *out,
     struct policy_err *errs, size_t maxerrs, size_t *nerrs)
 {
-	struct ms p = {.errs = errs, .max = maxerrs, .n = 0, .oom = 0};
+	struct schema p = SCHEMA_INIT(errs, maxerrs);
 	struct mission *m = out;
 	struct json_object *v;
 	long long x;
 
 	memset(m, 0, sizeof(*m));
-	if (!is_type(root, json_type_object)) {
-		ms_err(&p, root, NULL, "", "mission must be a mapping");
+	if (!schema_is(root, json_type_object)) {
+		schema_err(&p, root, NULL, "", "mission must be a mapping");
 		goto done;
 	}
-	ms_keys(&p, root, "", top_keys);
+	schema_keys(&p, root, "", top_keys);
 	m->mi_id = ms_str(&p, root, "id", "id", 1, 1, VAULT_NAME_MAX);
 	if (m->mi_id != NULL &&
 	    !vaultpath_name_ok(m->mi_id, strlen(m->mi_id))) {
-		(void)ms_get(root, "id", &v);
-		ms_err(
+		(void)schema_get(root, "id", &v);
+		schema_err(
 		    &p, v, root, "id", "must match ^[a-z0-9][a-z0-9-]{0,63}$");
 		free(m->mi_id);
 		m->mi_id = NULL;
@@ -997,8 +856,8 @@ mission_parse(struct json_object *root, struct mission *out,
 	m->mi_agent = ms_str(&p, root, "agent", "agent", 1, 1, VAULT_NAME_MAX);
 	if (m->mi_agent != NULL &&
 	    !vaultpath_name_ok(m->mi_agent, strlen(m->mi_agent))) {
-		(void)ms_get(root, "agent", &v);
-		ms_err(&p, v, root, "agent",
+		(void)schema_get(root, "agent", &v);
+		schema_err(&p, v, root, "agent",
 		    "must match ^[a-z0-9][a-z0-9-]{0,63}$");
 	}
 	ms_options(&p, m, root); /* before the prompt: placeholders */
@@ -1007,16 +866,12 @@ mission_parse(struct json_object *root, struct mission *out,
 	ms_permissions(&p, m, root);
 	ms_trigger(&p, m, root);
 	m->mi_timeout_ms = MI_TIMEOUT_DEF_MS;
-	if (ms_get(root, "timeoutMs", &v) &&
-	    ms_intval(&p, v, root, "timeoutMs", 1, MI_TIMEOUT_MAX_MS, &x) == 0)
+	if (schema_int(&p, root, "timeoutMs", "timeoutMs", 1, MI_TIMEOUT_MAX_MS,
+		&x) == 1)
 		m->mi_timeout_ms = (long)x;
-	m->mi_catch_up = ms_bool(&p, root, "catchUp", "catchUp", 0);
+	m->mi_catch_up = schema_bool(&p, root, "catchUp", "catchUp", 0);
 done:
-	if (p.oom)
-		ms_err(&p, NULL, root, "", "out of memory");
-	if (nerrs != NULL)
-		*nerrs = p.n;
-	if (p.n > 0) {
+	if (schema_finish(&p, root, nerrs) == -1) {
 		mission_free(m);
 		return -1;
 	}
@@ -1106,13 +961,13 @@ value_text(const struct mi_option *o, struct json_object *v, char *buf,
 	switch (o->o_type) {
 	case MI_OPT_STRING:
 	case MI_OPT_ENUM:
-		if (!is_type(v, json_type_string))
+		if (!schema_is(v, json_type_string))
 			return -1;
 		*s = json_object_get_string(v);
 		*len = (size_t)json_object_get_string_len(v);
 		return strlen(*s) == *len ? 0 : -1;
 	case MI_OPT_INTEGER:
-		if (!is_type(v, json_type_int))
+		if (!schema_is(v, json_type_int))
 			return -1;
 		n = snprintf(
 		    buf, bufsz, "%lld", (long long)json_object_get_int64(v));
@@ -1122,7 +977,7 @@ value_text(const struct mi_option *o, struct json_object *v, char *buf,
 		*len = (size_t)n;
 		return 0;
 	case MI_OPT_BOOLEAN:
-		if (!is_type(v, json_type_boolean))
+		if (!schema_is(v, json_type_boolean))
 			return -1;
 		*s = json_object_get_boolean(v) ? "true" : "false";
 		*len = strlen(*s);
@@ -1182,7 +1037,7 @@ mission_render(
 
 	*out = NULL;
 	if (m == NULL || m->mi_prompt == NULL ||
-	    !is_type(resolved, json_type_object) ||
+	    !schema_is(resolved, json_type_object) ||
 	    render_pass(m, resolved, NULL, &n) == -1)
 		return -1;
 	if ((buf = malloc(n + 1)) == NULL)

@@ -27,6 +27,7 @@
 #include "msg.h"
 #include "redact.h"
 #include "sanitize.h"
+#include "schema.h"
 #include "sha256.h"
 #include "spawner.h"
 #include "util.h"
@@ -645,22 +646,6 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	json_object_put(o);
 }
 
-static int
-session_ok(const char *s)
-{
-	size_t i, n = strlen(s);
-
-	if (n < 1 || n > LIM_SESSION_MAX)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= 'A' && s[i] <= 'Z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
-			s[i] == '_' || s[i] == '-'))
-			return 0;
-	return 1;
-}
-
 /* The opening record: prompt only as hash and length (AU-4). */
 static struct json_object *
 run_invoke_record(struct run *r)
@@ -812,7 +797,7 @@ run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		nkeys++;
 		if ((sess = json_get_str(o, "session", LIM_SESSION_MAX)) ==
 			NULL ||
-		    !session_ok(sess)) {
+		    !schema_token_ok(sess, LIM_SESSION_MAX)) {
 			ipc_reply_error(c, m, "invalid-session");
 			return;
 		}

@@ -1,0 +1,181 @@
+/*
+ * The strict-validator toolkit shared by the policy parsers: see schema.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "schema.h"
+#include "text.h"
+#include "yamljson.h"
+
+void
+schema_err(struct schema *p, struct json_object *at, struct json_object *parent,
+    const char *path, const char *msg)
+{
+	struct policy_err *e;
+	unsigned long l, c;
+
+	if (p->n < p->max) {
+		e = &p->errs[p->n];
+		if (yaml_mark(at, &l, &c) == -1)
+			(void)yaml_mark(parent, &l, &c); /* 0:0 if none */
+		e->pe_line = l;
+		e->pe_col = c;
+		snprintf(e->pe_msg, sizeof(e->pe_msg), "%s%s%s",
+		    path ? path : "", path && *path ? ": " : "", msg);
+	}
+	p->n++;
+}
+
+char *
+schema_dup(struct schema *p, const char *s)
+{
+	char *d;
+
+	if ((d = strdup(s)) == NULL)
+		p->oom = 1;
+	return d;
+}
+
+int
+schema_in_list(const char *const *l, const char *s)
+{
+	for (; *l != NULL; l++)
+		if (strcmp(*l, s) == 0)
+			return 1;
+	return 0;
+}
+
+void
+schema_keys(struct schema *p, struct json_object *obj, const char *path,
+    const char *const *allowed)
+{
+	json_object_object_foreach (obj, k, v) {
+		if (!schema_in_list(allowed, k))
+			schema_err(p, v, obj, path, "unknown key");
+	}
+}
+
+int
+schema_get(struct json_object *obj, const char *key, struct json_object **v)
+{
+	return json_object_object_get_ex(obj, key, v);
+}
+
+int
+schema_key(struct schema *p, struct json_object *obj, const char *key,
+    const char *path, int required, struct json_object **v)
+{
+	if (schema_get(obj, key, v))
+		return 1;
+	if (required)
+		schema_err(p, NULL, obj, path, "missing");
+	return 0;
+}
+
+int
+schema_is(struct json_object *v, enum json_type t)
+{
+	return v != NULL && json_object_is_type(v, t);
+}
+
+const char *
+schema_string(struct schema *p, struct json_object *v,
+    struct json_object *parent, const char *path, size_t *len)
+{
+	if (!schema_is(v, json_type_string)) {
+		schema_err(p, v, parent, path, "must be a string");
+		return NULL;
+	}
+	*len = (size_t)json_object_get_string_len(v);
+	return json_object_get_string(v);
+}
+
+int
+schema_chars(struct schema *p, struct json_object *v,
+    struct json_object *parent, const char *path, const char *s, size_t len,
+    size_t minc, size_t maxc)
+{
+	size_t n = text_utf8_chars(s, len);
+
+	if (n < minc || n > maxc) {
+		schema_err(p, v, parent, path, "length out of range");
+		return -1;
+	}
+	return 0;
+}
+
+int
+schema_intval(struct schema *p, struct json_object *v,
+    struct json_object *parent, const char *path, long long min, long long max,
+    long long *out)
+{
+	long long x;
+
+	if (!schema_is(v, json_type_int)) {
+		schema_err(p, v, parent, path, "must be an integer");
+		return -1;
+	}
+	x = (long long)json_object_get_int64(v);
+	if (x < min || x > max) {
+		schema_err(p, v, parent, path, "out of range");
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+int
+schema_int(struct schema *p, struct json_object *obj, const char *key,
+    const char *path, long long min, long long max, long long *out)
+{
+	struct json_object *v;
+
+	if (!schema_get(obj, key, &v))
+		return 0;
+	return schema_intval(p, v, obj, path, min, max, out) == 0 ? 1 : -1;
+}
+
+int
+schema_bool(struct schema *p, struct json_object *obj, const char *key,
+    const char *path, int def)
+{
+	struct json_object *v;
+
+	if (!schema_get(obj, key, &v))
+		return def;
+	if (!schema_is(v, json_type_boolean)) {
+		schema_err(p, v, obj, path, "must be true or false");
+		return def;
+	}
+	return json_object_get_boolean(v) ? 1 : 0;
+}
+
+int
+schema_finish(struct schema *p, struct json_object *root, size_t *nerrs)
+{
+	if (p->oom)
+		schema_err(p, NULL, root, "", "out of memory");
+	if (nerrs != NULL)
+		*nerrs = p->n;
+	return p->n > 0 ? -1 : 0;
+}
+
+int
+schema_token_ok(const char *s, size_t max)
+{
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len > max)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= 'A' && s[i] <= 'Z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
+			s[i] == '_' || s[i] == '-'))
+			return 0;
+	return 1;
+}
