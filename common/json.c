@@ -18,15 +18,21 @@
  * Infinity, and raw control bytes in strings, and its UTF-8 check admits
  * overlongs and surrogates.  A lexical pass (not a parser) closes those
  * before json-c sees the bytes: strict UTF-8, no raw byte < 0x20 inside a
- * string, and outside strings only the characters JSON grammar uses.
+ * string and no escaped NUL in a key (json-c would cut the key there; a
+ * value's NUL is refused by json_get_str), and outside strings only the
+ * characters JSON grammar uses.  It
+ * also counts the keys as written, so that a duplicate key (which json-c
+ * keeps silently, the last one winning) can be refused after the parse.
  */
 static int
-json_lex_ok(const char *buf, size_t len)
+json_lex_ok(const char *buf, size_t len, size_t *nkeys)
 {
-	size_t i;
-	int instr = 0, esc = 0;
+	char stack[JSON_LEX_DEPTH];
+	size_t i, top = 0;
+	int instr = 0, inkey = 0, esc = 0, want_key = 0;
 	unsigned char ch;
 
+	*nkeys = 0;
 	if (!utf8_valid(buf, len))
 		return 0;
 	for (i = 0; i < len; i++) {
@@ -34,22 +40,73 @@ json_lex_ok(const char *buf, size_t len)
 		if (instr) {
 			if (ch < 0x20)
 				return 0;
-			if (esc)
+			if (esc) {
 				esc = 0;
-			else if (ch == '\\')
+				if (inkey && ch == 'u' && len - i > 4 &&
+				    memcmp(buf + i + 1, "0000", 4) == 0)
+					return 0;
+			} else if (ch == '\\')
 				esc = 1;
 			else if (ch == '"')
 				instr = 0;
 			continue;
 		}
-		if (ch == '"')
+		switch (ch) {
+		case '"':
 			instr = 1;
-		else if (strchr(" \t\n\r{}[]:,-+.0123456789eEtrufalsn", ch) ==
-			     NULL ||
-			 ch == '\0')
+			inkey = want_key && top > 0 && stack[top - 1] == '{';
+			if (inkey)
+				(*nkeys)++;
+			want_key = 0;
+			continue;
+		case '{':
+		case '[':
+			if (top == sizeof(stack))
+				return 0;
+			stack[top++] = (char)ch;
+			want_key = ch == '{';
+			continue;
+		case '}':
+		case ']':
+			if (top == 0)
+				return 0;
+			top--;
+			continue;
+		case ',':
+			want_key = top > 0 && stack[top - 1] == '{';
+			continue;
+		}
+		if (strchr(" \t\n\r:-+.0123456789eEtrufalsn", ch) == NULL ||
+		    ch == '\0')
 			return 0;
 	}
 	return !instr;
+}
+
+/* Keys in the parsed tree (a duplicate key leaves fewer than written). */
+static size_t
+json_keys(struct json_object *o, int depth)
+{
+	size_t i, n, k = 0;
+
+	if (depth > JSON_LEX_DEPTH)
+		return 0;
+	switch (json_object_get_type(o)) {
+	case json_type_array:
+		n = json_object_array_length(o);
+		for (i = 0; i < n; i++)
+			k += json_keys(json_object_array_get_idx(o, i), depth + 1);
+		return k;
+	case json_type_object: {
+		json_object_object_foreach (o, key, val) {
+			(void)key;
+			k += 1 + json_keys(val, depth + 1);
+		}
+		return k;
+	}
+	default:
+		return 0;
+	}
 }
 
 /* Numbers must be finite: refuse nan/inf however json-c spelled them. */
@@ -88,8 +145,10 @@ json_parse_object(const char *buf, size_t len, int depth)
 {
 	struct json_tokener *tok;
 	struct json_object *obj;
+	size_t nkeys;
 
-	if (len < 2 || len > INT_MAX || !json_lex_ok(buf, len))
+	if (len < 2 || len > INT_MAX || depth > JSON_LEX_DEPTH ||
+	    !json_lex_ok(buf, len, &nkeys))
 		return NULL;
 	if ((tok = json_tokener_new_ex(depth)) == NULL)
 		return NULL;
@@ -100,7 +159,7 @@ json_parse_object(const char *buf, size_t len, int depth)
 	    json_tokener_get_error(tok) != json_tokener_success ||
 	    json_tokener_get_parse_end(tok) != len ||
 	    !json_object_is_type(obj, json_type_object) ||
-	    !json_finite(obj, 0)) {
+	    !json_finite(obj, 0) || json_keys(obj, 0) != nkeys) {
 		json_object_put(obj);
 		obj = NULL;
 	}

@@ -11,6 +11,8 @@
 struct json_object;
 
 #define JSON_MAX_DEPTH 16
+/* The deepest nesting json_parse_object accepts at all (its lexer's stack). */
+#define JSON_LEX_DEPTH 64
 
 /*
  * Parse exactly one JSON object from buf: strict RFC 8259 (no single
