@@ -95,7 +95,8 @@ json_keys(struct json_object *o, int depth)
 	case json_type_array:
 		n = json_object_array_length(o);
 		for (i = 0; i < n; i++)
-			k += json_keys(json_object_array_get_idx(o, i), depth + 1);
+			k += json_keys(
+			    json_object_array_get_idx(o, i), depth + 1);
 		return k;
 	case json_type_object: {
 		json_object_object_foreach (o, key, val) {

@@ -35,7 +35,7 @@ test_valid(void **state)
 	    "{\"a\":{\"a\":1},\"b\":[{\"a\":1},{\"a\":2}]}",
 	    "{\"a\":[],\"b\":{},\"c\":\"x,y:{z}\"}",
 	    "{\"k\":\"\\\\u0000\"}", /* an escaped backslash, then text */
-	    "{\"k\":\"a\\u0000b\"}",    /* json_get_str refuses it */
+	    "{\"k\":\"a\\u0000b\"}", /* json_get_str refuses it */
 	    "{\"k\":\"\\u0001\\n\\\"\"}",
 	    " {\"a\" : [ 1 , 2.5e3 , -0 , true , false , null ] } ",
 	};
