@@ -34,6 +34,7 @@ struct action {
 	char **x_argv;
 	struct evbuffer *x_out, *x_err; /* raw, capped */
 	int x_truncated;
+	struct json_object *x_answer; /* held until agent.action is acked */
 };
 
 static size_t nactions;
@@ -50,6 +51,7 @@ action_free(struct action *x)
 	if (x->x_err)
 		evbuffer_free(x->x_err);
 	aproc_release(&x->x_proc);
+	json_object_put(x->x_answer);
 	free(x);
 }
 
@@ -114,13 +116,28 @@ out:
 	return o;
 }
 
+/*
+ * AU-6: an action's answer never runs ahead of its agent.action record.
+ * Acknowledged: the held answer goes out; not: 503 audit-unavailable.
+ * Either way the action is freed here.
+ */
 static void
-audit_ignore_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+action_acked_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	if (!spawner_audit_acked(m))
-		log_warnx("audit record not acknowledged");
+	struct action *x = arg;
+
+	if (!spawner_audit_acked(m)) {
+		log_warnx("agent.action not acknowledged");
+		if (spawner_broker_ok(x->x_conn, x->x_gen))
+			ipc_reply_error(
+			    x->x_conn, &x->x_req, "audit-unavailable");
+	} else if (spawner_broker_ok(x->x_conn, x->x_gen))
+		ipc_reply(
+		    x->x_conn, &x->x_req, MSG_ACTION_RUN_OK, x->x_answer, -1);
+	action_free(x);
 }
 
+/* Record the action, then answer with x->x_answer (x is consumed). */
 static void
 action_audit(struct action *x, int code, uint64_t ms, uint64_t oc,
     uint64_t ec_chars, const char *ec)
@@ -145,14 +162,19 @@ action_audit(struct action *x, int code, uint64_t ms, uint64_t oc,
 	if (ec != NULL)
 		json_object_object_add(
 		    o, "errorClass", json_object_new_string(ec));
-	if (spawner_audit(o, audit_ignore_cb, NULL) == -1)
+	if (spawner_audit(o, action_acked_cb, x) == -1) {
 		log_warnx("audit unavailable for an action");
+		if (spawner_broker_ok(x->x_conn, x->x_gen))
+			ipc_reply_error(
+			    x->x_conn, &x->x_req, "audit-unavailable");
+		action_free(x);
+	}
 	json_object_put(o);
 }
 
-/* detail: NULL/"" or the fixed-shape "seccomp: NAME". */
+/* The fail-soft answer, held in x; detail: NULL/"" or "seccomp: NAME". */
 static void
-action_reply_fail(struct action *x, const char *ec, const char *detail)
+action_answer_fail(struct action *x, const char *ec, const char *detail)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -163,9 +185,15 @@ action_reply_fail(struct action *x, const char *ec, const char *detail)
 	if (detail != NULL && detail[0] != '\0')
 		json_object_object_add(
 		    o, "detail", json_object_new_string(detail));
-	if (spawner_broker_ok(x->x_conn, x->x_gen))
-		ipc_reply(x->x_conn, &x->x_req, MSG_ACTION_RUN_OK, o, -1);
-	json_object_put(o);
+	x->x_answer = o;
+}
+
+/* A failure before the action ran: audited, then answered. */
+static void
+action_fail_early(struct action *x, const char *ec)
+{
+	action_answer_fail(x, ec, NULL);
+	action_audit(x, -1, 0, 0, 0, ec);
 }
 
 static void
@@ -190,9 +218,8 @@ action_done(struct aproc *ap)
 		ec = "non-zero-exit";
 	if (so == NULL || se == NULL)
 		ec = "unknown";
-	action_audit(x, code, ms, oc, ecc, ec);
 	if (ec != NULL) {
-		action_reply_fail(x, ec, ap->ap_killed_by);
+		action_answer_fail(x, ec, ap->ap_killed_by);
 		json_object_put(so);
 		json_object_put(se);
 	} else {
@@ -209,12 +236,9 @@ action_done(struct aproc *ap)
 		json_object_object_add(o, "output",
 		    json_object_new_string(
 			x->x_act->a_output == MF_OUT_JSON ? "json" : "text"));
-		if (spawner_broker_ok(x->x_conn, x->x_gen))
-			ipc_reply(
-			    x->x_conn, &x->x_req, MSG_ACTION_RUN_OK, o, -1);
-		json_object_put(o);
+		x->x_answer = o;
 	}
-	action_free(x);
+	action_audit(x, code, ms, oc, ecc, ec);
 }
 
 static const struct aproc_ops action_ops = {
@@ -251,6 +275,11 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		ipc_reply_error(c, m, "busy");
 		return;
 	}
+	/* AU-6: with auditd down the record could not be kept: no action. */
+	if (sp.sp_d.d_peers[PROC_AUDITD] == NULL) {
+		ipc_reply_error(c, m, "audit-unavailable");
+		return;
+	}
 	if ((x = calloc(1, sizeof(*x))) == NULL) {
 		ipc_reply_error(c, m, "internal");
 		return;
@@ -266,22 +295,17 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	if ((x->x_out = evbuffer_new()) == NULL ||
 	    (x->x_err = evbuffer_new()) == NULL ||
 	    (x->x_argv = calloc(act->a_ncommand + 1, sizeof(char *))) == NULL) {
-		action_reply_fail(x, "unknown", NULL);
-		action_free(x);
+		action_fail_early(x, "unknown");
 		return;
 	}
 	if (secrets_resolve(&ag->ag_mf, &x->x_ss) == -1) {
-		action_audit(x, -1, 0, 0, 0, "missing-secret");
-		action_reply_fail(x, "missing-secret", NULL);
-		action_free(x);
+		action_fail_early(x, "missing-secret");
 		return;
 	}
 	if (agent_env(&ag->ag_mf, &x->x_ss, &x->x_envp, &cwd, &err) == -1 ||
 	    agent_resolve_bin(
 		act->a_command[0], x->x_envp, path, sizeof(path)) == -1) {
-		action_audit(x, -1, 0, 0, 0, "spawn-failed");
-		action_reply_fail(x, "spawn-failed", NULL);
-		action_free(x);
+		action_fail_early(x, "spawn-failed");
 		return;
 	}
 	for (i = 0; i < act->a_ncommand; i++)
@@ -295,9 +319,6 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	as.as_timeout_ms = act->a_timeout_ms;
 	as.as_sandbox = &ag->ag_sb; /* SBX-1: actions too */
 	as.as_agent = ag->ag_mf.m_name;
-	if (aproc_start(&x->x_proc, &as, &action_ops, x) == -1) {
-		action_audit(x, -1, 0, 0, 0, "spawn-failed");
-		action_reply_fail(x, "spawn-failed", NULL);
-		action_free(x);
-	}
+	if (aproc_start(&x->x_proc, &as, &action_ops, x) == -1)
+		action_fail_early(x, "spawn-failed");
 }
