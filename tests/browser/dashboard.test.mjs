@@ -317,6 +317,19 @@ test('DA-1: Missions lists the demo missions; Approvals lists nothing waiting', 
   await page.waitForSelector('.missions-body[data-state="ok"] .mission-card[data-mission="weekly-review"]', { timeout: 10000 });
   assert.ok(await page.isVisible('.mission-card[data-mission="daily-summary"] button.run-mission'));
   await shot('missions.png');
+  // A real run with options through the page, then its record in Activity.
+  const c = '.mission-card[data-mission="weekly-review"]';
+  await page.fill(`${c} :is(input, select)[data-option="project"]`, 'dashboard test');
+  await page.selectOption(`${c} :is(input, select)[data-option="tone"]`, 'formal');
+  await page.click(`${c} button.run-mission`);
+  await page.waitForSelector(`${c} .mission-result[data-state="done"] .run-facts[data-status="success"]`,
+    { timeout: 20000 });
+  await go('activity');
+  await page.selectOption('#filter-kind', 'mission.run');
+  await page.waitForSelector('#activity-rows tr[data-kind="mission.run"]', { timeout: 10000 });
+  assert.equal(await page.locator('#activity-rows').textContent().then((t) => t.includes('dashboard test')), false,
+    'mission options never reach the audit trail');
+  await page.selectOption('#filter-kind', '');
   await go('approvals');
   if (!live('/api/approvals')) {
     await unavailableShown('Approving held commands');
