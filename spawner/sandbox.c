@@ -259,6 +259,13 @@ sandbox_plan_build(const struct manifest *mf, const struct protect_ctx *pc,
 	extra = have & (SBX_L_LL_NET | SBX_L_LL_SCOPE | SBX_L_LL_LOG);
 	if (!(have & SBX_L_LANDLOCK))
 		extra = 0;
+	/*
+	 * SP-17: where the host can, every run is pid 1 of its own pid
+	 * namespace (inside a user namespace), so a descendant that leaves
+	 * the process group (setsid, a double fork) still dies with the run.
+	 * Not required: landlock isolation runs without it elsewhere.
+	 */
+	extra |= have & (SBX_L_USERNS | SBX_L_PIDNS);
 	pl->pl_want = want;
 	pl->pl_layers = (want & have) | extra;
 	if ((want & ~have) != 0) {
@@ -347,9 +354,12 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 	sx->sx_cwd = cwd;
 	if (pl->pl_layers & SBX_L_USERNS)
 		sx->sx_clone |= CLONE_NEWUSER;
+	if ((pl->pl_layers & (SBX_L_USERNS | SBX_L_PIDNS)) ==
+	    (SBX_L_USERNS | SBX_L_PIDNS))
+		sx->sx_clone |= CLONE_NEWPID;
 	if (pl->pl_isolation == MF_ISO_NAMESPACE &&
 	    (pl->pl_layers & SBX_L_MOUNTNS))
-		sx->sx_clone |= CLONE_NEWNS | CLONE_NEWPID;
+		sx->sx_clone |= CLONE_NEWNS;
 	if (pl->pl_network == MF_NET_NONE && (pl->pl_layers & SBX_L_NETNS))
 		sx->sx_clone |= CLONE_NEWNET;
 

@@ -244,14 +244,8 @@ def test_api4_cancel_of_sigterm_ignoring_agent(c):
     assert [e["kind"] for e in ev][-1] == "done"
 
 
-SETSID_BUG = bug("a child that calls setsid() leaves the run's process "
-                 "group and outlives the run: in landlock mode the run is "
-                 "killed by process group only (SP-17)")
-
-
 @pytest.mark.parametrize("agent,mode", [
-    pytest.param("hostile", "setsid", marks=SETSID_BUG),
-    pytest.param("hostile", "daemonize", marks=SETSID_BUG),
+    ("hostile", "setsid"), ("hostile", "daemonize"),
     ("hostilens", "setsid"), ("hostilens", "daemonize")])
 def test_sp17_child_leaving_the_group_dies_with_the_run(c, world, agent,
                                                          mode):

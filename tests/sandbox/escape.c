@@ -159,13 +159,23 @@ do_bpf(void)
 	return escaped();
 }
 
-/* Our own pid is 1 in namespace mode: the host's init is out of sight. */
+/*
+ * /proc/1 is ourselves when /proc is our pid namespace's (namespace mode:
+ * the host's init is out of sight).  With the host's /proc (landlock
+ * mode, even inside a pid namespace) /proc/1 is the host's init.
+ */
 static int
 do_proc1(void)
 {
-	if (getpid() == 1) {
-		printf("%s BLOCKED OWNPID\n", mode);
-		return 0;
+	char self[32];
+	ssize_t n = readlink("/proc/self", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		if (strcmp(self, "1") == 0) {
+			printf("%s BLOCKED OWNPID\n", mode);
+			return 0;
+		}
 	}
 	return try_read("/proc/1/environ");
 }
