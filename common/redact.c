@@ -15,7 +15,9 @@
 
 #include "redact.h"
 
-#define RD_HOLD_MAX    (64 * 1024) /* a line longer than this is cut */
+#ifndef RD_HOLD_MAX /* the differential fuzzer builds with a small one */
+#define RD_HOLD_MAX (64 * 1024) /* a line longer than this is cut */
+#endif
 #define RD_KEY_MAX     128
 #define RD_PARTIAL_MIN 4 /* shortest cut-off secret prefix masked */
 
@@ -33,6 +35,9 @@ struct redact {
 	struct sbuf r_hold; /* partial line */
 	struct sbuf r_a, r_b;
 	int r_in_pem;
+	size_t r_done;	/* bytes of the held line flushed early */
+	size_t r_retry; /* no early flush before the hold is this long */
+	int r_noearly;	/* a secret could hide in a clamp marker */
 };
 
 /* --- small buffer ------------------------------------------------------ */
@@ -741,6 +746,186 @@ scrub_line(struct redact *r, const char *line, size_t len, int nl, int final,
 		explicit_bzero(b->b, b->cap);
 }
 
+/* --- early flush: a prefix of the held line that is already final ----- */
+
+static int
+is_blank(unsigned char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Does a suffix of s[0..len) of at least min bytes equal a proper prefix
+ * of sec? */
+static int
+tail_heads(const char *s, size_t len, const char *sec, size_t slen, size_t min)
+{
+	size_t n, max = slen - 1 < len ? slen - 1 : len;
+
+	for (n = min; n <= max; n++)
+		if (s[len - n] == sec[0] && memcmp(s + len - n, sec, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* Is p[0..n) the end of some clamp marker " … [+<digits> chars]"? */
+static int
+marker_end(const char *p, size_t n)
+{
+	static const char head[] = " \xE2\x80\xA6 [+", tail[] = " chars]";
+
+	if (n <= 7)
+		return memcmp(p, tail + 7 - n, n) == 0;
+	if (memcmp(p + n - 7, tail, 7) != 0)
+		return 0;
+	n -= 7;
+	while (n > 0 && p[n - 1] >= '0' && p[n - 1] <= '9')
+		n--;
+	return n <= 7 && memcmp(p, head + 7 - n, n) == 0;
+}
+
+/* s[0..*len) without its trailing bytes of class cls. */
+static void
+rstrip(const char *s, size_t *len, int (*cls)(unsigned char))
+{
+	while (*len > 0 && cls((unsigned char)s[*len - 1]))
+		(*len)--;
+}
+
+static int
+is_assign(unsigned char c)
+{
+	return c == ':' || c == '=';
+}
+
+/*
+ * The line so far, a (ending in a blank), is the input of the pass of m:
+ * can no continuation change what that pass does to a?  Only three
+ * matchers look past a blank: Bearer (to its token), a header name (its
+ * value runs to the end of the line or a quote) and a secret-looking key
+ * (to its value).  The others stop at the blank.
+ */
+static int
+pass_closed(rd_match m, const struct sbuf *a)
+{
+	size_t i, k, n = a->len;
+
+	if (m == m_bearer) {
+		rstrip(a->b, &n, is_blank);
+		return !(n >= 6 && strncasecmp(a->b + n - 6, "bearer", 6) == 0);
+	}
+	if (m == m_header) {
+		for (i = 0; i < a->len; i++)
+			for (k = 0; rd_headers[k] != NULL; k++)
+				if (at_ci(a->b, a->len, i, rd_headers[k]))
+					return 0;
+		return 1;
+	}
+	if (m == m_keyval) {
+		rstrip(a->b, &n, is_blank);
+		rstrip(a->b, &n, is_assign);
+		rstrip(a->b, &n, is_blank);
+		if (n > 0 && (a->b[n - 1] == '"' || a->b[n - 1] == '\''))
+			n--;
+		k = n;
+		rstrip(a->b, &k, is_key);
+		return k == n || !redact_key_secretish(a->b + k, n - k);
+	}
+	return 1;
+}
+
+/*
+ * May the held line be cut after its first c bytes: for every rest, is
+ * scrub(head + rest) == scrub(head) + scrub(rest)?  Conservative: yes only
+ * when head ends in a blank, no secret can straddle the cut (no suffix of
+ * head, at any secret pass, is a proper prefix of a secret), no PEM or
+ * clamp marker is open, and every pattern pass is closed (pass_closed).
+ */
+static int
+cut_ok(struct redact *r, const char *s, size_t c)
+{
+	static const char mk[] = " \xE2\x80\xA6 [+";
+	struct sbuf *a = &r->r_a, *b = &r->r_b;
+	size_t k;
+	int ok = 0;
+
+	a->len = 0;
+	sb_add(a, s, c);
+	for (k = 0; k < r->r_n; k++) {
+		if (a->len > 0 &&
+		    tail_heads(a->b, a->len, r->r_sec[k], r->r_slen[k], 1))
+			goto out;
+		pass_secrets(r, a, b, k);
+		swap(a, b);
+	}
+	if (a->len == 0 || !is_blank((unsigned char)a->b[a->len - 1]))
+		goto out;
+	/* mask_tail: a cut-off secret before a clamp marker that starts
+	 * at or after the blank, or at the end of the stream. */
+	for (k = 0; k < r->r_n; k++)
+		if (tail_heads(a->b, a->len, r->r_sec[k], r->r_slen[k], 1) ||
+		    tail_heads(a->b, a->len - 1, r->r_sec[k], r->r_slen[k], 1))
+			goto out;
+	if (memmem(a->b, a->len, "-----BEGIN", 10) != NULL ||
+	    memmem(a->b, a->len, "-----END", 8) != NULL ||
+	    memmem(a->b, a->len, mk, 7) != NULL ||
+	    (a->len >= 5 && memcmp(a->b + a->len - 5, mk, 5) == 0))
+		goto out;
+	for (k = 0; rd_patterns[k] != NULL; k++) {
+		if (!pass_closed(rd_patterns[k], a))
+			goto out;
+		pass(a, b, rd_patterns[k]);
+		swap(a, b);
+		if (a->len == 0 || !is_blank((unsigned char)a->b[a->len - 1]))
+			goto out;
+	}
+	ok = !a->oom && !b->oom;
+out:
+	a->oom = b->oom = 0;
+	if (a->b != NULL)
+		explicit_bzero(a->b, a->cap);
+	if (b->b != NULL)
+		explicit_bzero(b->b, b->cap);
+	return ok;
+}
+
+void
+redact_flush_partial(struct redact *r, struct evbuffer *out)
+{
+	struct sbuf *h = &r->r_hold;
+	size_t keep, lim, c, tries = 0;
+
+	if (r->r_noearly || h->len == 0 || h->len < r->r_retry)
+		return;
+	/*
+	 * An over-long line is cut at or after RD_HOLD_MAX + 1 - keep (or
+	 * at a blank); a flush never goes past that, and always ends in a
+	 * blank, so that cut never falls inside what already left.
+	 */
+	keep = r->r_maxlen > 0 ? r->r_maxlen - 1 : 0;
+	if (keep + r->r_done > RD_HOLD_MAX + 1)
+		return;
+	lim = RD_HOLD_MAX + 1 - keep - r->r_done;
+	if (lim > h->len)
+		lim = h->len;
+	for (c = lim; c > 0 && tries < 4; c--) {
+		if (!is_blank((unsigned char)h->b[c - 1]))
+			continue;
+		tries++;
+		if (!cut_ok(r, h->b, c))
+			continue;
+		scrub_line(r, h->b, c, 0, 0, out);
+		memmove(h->b, h->b + c, h->len - c);
+		h->len -= c;
+		r->r_done += c;
+		r->r_retry = 0;
+		return;
+	}
+	/* Nothing to cut: a long hold is tried again once it grew by a
+	 * quarter, which keeps the rescans linear overall. */
+	if (h->len >= 256)
+		r->r_retry = h->len + h->len / 4;
+}
+
 static int
 cmp_len_desc(const void *x, const void *y)
 {
@@ -753,7 +938,7 @@ struct redact *
 redact_new(const char *const *secrets, size_t n)
 {
 	struct redact *r;
-	size_t i;
+	size_t i, n0;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
@@ -773,6 +958,11 @@ redact_new(const char *const *secrets, size_t n)
 		r->r_slen[i] = strlen(r->r_sec[i]);
 		if (r->r_slen[i] > r->r_maxlen)
 			r->r_maxlen = r->r_slen[i];
+		/* A secret whose head could be the end of a clamp marker: a
+		 * marker split at the cut would change what mask_tail sees. */
+		for (n0 = RD_PARTIAL_MIN; n0 < r->r_slen[i]; n0++)
+			if (marker_end(r->r_sec[i], n0))
+				r->r_noearly = 1;
 	}
 	return r;
 fail:
@@ -790,6 +980,7 @@ redact_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
 	if (r->r_hold.oom) {
 		/* Fail closed: drop what is held. */
 		sb_wipe(&r->r_hold);
+		r->r_done = r->r_retry = 0;
 		(void)evbuffer_add(out, REDACT_MASK, 3);
 		return;
 	}
@@ -804,21 +995,32 @@ redact_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
 	if (off > 0) {
 		memmove(r->r_hold.b, r->r_hold.b + off, r->r_hold.len - off);
 		r->r_hold.len -= off;
+		r->r_done = r->r_retry = 0;
 	}
-	if (r->r_hold.len <= RD_HOLD_MAX)
+	/* The line's length counts what an early flush sent already. */
+	if (r->r_done + r->r_hold.len <= RD_HOLD_MAX)
 		return;
 	/* An over-long line: scrub its head, keep a tail long enough for a
-	 * secret split at the cut (at a blank if one is near). */
+	 * secret split at the cut (at a blank if one is near).  Positions
+	 * are the line's; its first r_done bytes left already, the last of
+	 * them a blank (redact_flush_partial), never past the cut. */
 	keep = r->r_maxlen > 0 ? r->r_maxlen - 1 : 0;
-	cut = r->r_hold.len - keep;
-	for (n = cut; n > cut / 2; n--)
-		if (r->r_hold.b[n - 1] == ' ' || r->r_hold.b[n - 1] == '\t') {
+	cut = r->r_done + r->r_hold.len - keep;
+	for (n = cut; n > cut / 2; n--) {
+		if (n <= r->r_done) {
+			cut = r->r_done;
+			break;
+		}
+		if (is_blank((unsigned char)r->r_hold.b[n - r->r_done - 1])) {
 			cut = n;
 			break;
 		}
+	}
+	cut -= r->r_done;
 	scrub_line(r, r->r_hold.b, cut, 0, 0, out);
 	memmove(r->r_hold.b, r->r_hold.b + cut, r->r_hold.len - cut);
 	r->r_hold.len -= cut;
+	r->r_done = r->r_retry = 0;
 }
 
 void
@@ -828,6 +1030,7 @@ redact_finish(struct redact *r, struct evbuffer *out)
 		scrub_line(r, r->r_hold.b, r->r_hold.len, 0, 1, out);
 	r->r_hold.len = 0;
 	r->r_in_pem = 0;
+	r->r_done = r->r_retry = 0;
 }
 
 void

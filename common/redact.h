@@ -2,7 +2,8 @@
  * Streaming scrubber (SP-11): every resolved secret value and DATA.md's
  * pattern set -> "***", then /home/<user>/ -> "~/".  Line-based (a line
  * is held until its '\n'), except secret values, which are caught across
- * any split.  Pure but for malloc; POSIX <regex.h> for patterns.
+ * any split; redact_flush_partial lets a held line's settled head out
+ * early, with the same bytes in the end.  Pure but for malloc.
  */
 #ifndef CORDON_REDACT_H
 #define CORDON_REDACT_H
@@ -21,6 +22,16 @@ struct redact;
 struct redact *redact_new(const char *const *secrets, size_t n);
 void redact_feed(
     struct redact *, const char *in, size_t len, struct evbuffer *out);
+/*
+ * Early flush (streaming): emit the scrubbed head of the held partial line
+ * when no continuation can change how that head is scrubbed (it ends in a
+ * blank, no secret, PEM block, clamp marker, Bearer, header value or
+ * secret-looking key is open across the cut; conservative: it may hold
+ * more than needed, never less).  Call at any point, as often as wanted:
+ * whatever the chunks and wherever the calls, the bytes emitted in all
+ * are those of redact_feed/redact_finish alone.
+ */
+void redact_flush_partial(struct redact *, struct evbuffer *out);
 /*
  * Flush the held partial line (scrubbed).  Call once at the end: a tail
  * of >= 4 bytes that is the head of a secret (cut by a byte cap) is

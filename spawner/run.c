@@ -201,6 +201,10 @@ run_text(struct run *r, const char *s, size_t len)
 		    (const char *)evbuffer_pullup(r->r_tmp, (ev_ssize_t)n), n,
 		    r->r_text);
 		evbuffer_drain(r->r_tmp, n);
+		/* A chat streams: the held line's settled head goes now
+		 * (the same bytes as line by line, only sooner). */
+		if (r->r_done == NULL)
+			redact_flush_partial(r->r_redact, r->r_text);
 	}
 	run_emit_text(r);
 }

@@ -556,3 +556,43 @@ def test_api3_client_gone_while_flow_controlled(agents):
                      "agent.invoke.complete" and x["runId"] == run_id,
                      bound=3.0 + 2 * GRACE)
     assert rec[0]["status"] == "cancelled"
+
+
+# ---- issue 7: tokens stream as they come (SP-11 early flush) ----
+
+SLOWCLAUDE = """
+name: slowclaude
+transport: streamJson
+transportConfig:
+  bin: claude
+  args: ["-p", "--output-format=stream-json", "--include-partial-messages",
+         "--verbose", "{prompt}"]
+secrets:
+  FAKE_API_KEY: fake.apiKey
+"""
+
+
+def test_sp11_long_line_streams_before_its_end(
+        tmp_path, monkeypatch, cordon_factory):
+    server_env(monkeypatch)
+    c = cordon_factory(home=make_agents_home(
+        tmp_path, extra={"slowclaude": SLOWCLAUDE}))
+    s = Stream(c, "slowclaude", "slowline")
+    try:
+        s.start()
+        assert s.status == 200
+        # The line's head arrives while the agent is still writing it.
+        buf = s.read_until(lambda b: b"first piece streams" in b)
+        assert b"last words" not in buf and b"after the key" not in buf
+        ev = s.finish()
+    finally:
+        s.close()
+    out = text_of(ev)
+    assert out == ("first piece streams then more words key *** "
+                   "after the key last words\n")
+    half = len(FILE_SECRET) // 2
+    raw = s.buf.decode()
+    for part in (FILE_SECRET, FILE_SECRET[:half], FILE_SECRET[half:]):
+        assert part not in raw
+    tokens = [e["text"] for e in ev if e["kind"] == "token"]
+    assert len(tokens) >= 3  # several events, not one at the line's end

@@ -288,6 +288,202 @@ test_sp11_cut_secret_prefix_masked(void **state)
 	free(s);
 }
 
+/* --- early flush (redact_flush_partial): same bytes as line-based ----- */
+
+/* in fed in pieces of step bytes (0: whole), the early flush called after
+ * each; *early: what had left before the first '\n' was fed. */
+static char *
+streamed(const char *const *sec, size_t n, const char *in, size_t step,
+    size_t split, size_t *early)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct redact *r = redact_new(sec, n);
+	size_t off = 0, len = strlen(in), k;
+	const char *nl = strchr(in, '\n');
+	char *s;
+
+	assert_non_null(r);
+	*early = 0;
+	while (off < len) {
+		k = step == 0 || len - off < step ? len - off : step;
+		if (split > off && split < off + k)
+			k = split - off;
+		redact_feed(r, in + off, k, b);
+		redact_flush_partial(r, b);
+		redact_flush_partial(r, b);
+		off += k;
+		if (nl == NULL || in + off <= nl)
+			*early = evbuffer_get_length(b);
+	}
+	redact_finish(r, b);
+	redact_flush_partial(r, b);
+	redact_free(r);
+	s = drain(b);
+	evbuffer_free(b);
+	return s;
+}
+
+/*
+ * The invariant, for in: split once at every byte, and fed one byte at a
+ * time, with early flushes after every piece, the output is the
+ * line-based one, want.  Returns the most that left before the first
+ * '\n' in any of those runs.
+ */
+static size_t
+same_as_lines(
+    const char *const *sec, size_t n, const char *in, const char *want)
+{
+	char *w = scrubbed(sec, n, in, 0), *s;
+	size_t k, e, most = 0, len = strlen(in);
+
+	assert_string_equal(w, want);
+	for (k = 0; k <= len; k++) {
+		s = streamed(sec, n, in, 0, k, &e);
+		assert_string_equal(s, w);
+		most = e > most ? e : most;
+		free(s);
+	}
+	s = streamed(sec, n, in, 1, 0, &e);
+	assert_string_equal(s, w);
+	most = e > most ? e : most;
+	free(s);
+	free(w);
+	return most;
+}
+
+/* Plain text streams: the head leaves before the line ends. */
+static void
+test_sp11_early_flush_streams_text(void **state)
+{
+	const char *sec[] = {"hunter2-value-XYZ"};
+	struct evbuffer *b = evbuffer_new();
+	struct redact *r = redact_new(sec, 1);
+	char *s;
+
+	(void)state;
+	redact_feed(r, "Hello world, this", 17, b);
+	redact_flush_partial(r, b);
+	s = drain(b);
+	assert_string_equal(s, "Hello world, ");
+	free(s);
+	redact_feed(r, " is hunter2-value-XYZ ok ", 25, b);
+	redact_flush_partial(r, b);
+	s = drain(b);
+	assert_string_equal(s, "this is *** ok ");
+	free(s);
+	redact_feed(r, "end", 3, b);
+	redact_finish(r, b);
+	s = drain(b);
+	assert_string_equal(s, "end");
+	free(s);
+	redact_free(r);
+	evbuffer_free(b);
+	assert_int_equal(same_as_lines(sec, 1, "Hello world, this is fine\n",
+			     "Hello world, this is fine\n"),
+	    strlen("Hello world, this is "));
+}
+
+/* A secret value split at every byte, flushed between: never out. */
+static void
+test_sp11_early_flush_secret_split(void **state)
+{
+	const char *sec[] = {"hunter2-value-XYZ", "p4ss word"};
+	size_t e;
+
+	(void)state;
+	e = same_as_lines(sec, 2,
+	    "ok hunter2-value-XYZ and p4ss word, p4ss hunter2-value-XY\nz",
+	    "ok *** and ***, p4ss hunter2-value-XY\nz");
+	assert_true(e >= strlen("ok *** and ***, "));
+	/* The tail that is the head of a secret is held (and masked when
+	 * the stream ends on it). */
+	same_as_lines(sec, 2, "see hunter2-val", "see ***");
+	same_as_lines(sec, 2, "x p4ss ", "x ***");
+}
+
+/* Bearer, header values and secret-looking keys whose value is in the
+ * next chunk. */
+static void
+test_sp11_early_flush_open_values(void **state)
+{
+	(void)state;
+	assert_int_equal(
+	    same_as_lines(NULL, 0, "say Bearer   tok123abc and more\n",
+		"say Bearer   *** and more\n"),
+	    strlen("say Bearer   *** and "));
+	same_as_lines(
+	    NULL, 0, "api_key: s3cr3tvalue rest\n", "api_key: *** rest\n");
+	same_as_lines(NULL, 0, "the \"password\" = 'x y' token == z \n",
+	    "the \"password\" = '*** y' token == *** \n");
+	same_as_lines(NULL, 0, "Authorization: Basic abc def\nnext ",
+	    "Authorization: ***\nnext ");
+	same_as_lines(NULL, 0, "{\"x-api-key\": \"v a l\", \"b\": 1}\n",
+	    "{\"x-api-key\": \"***\", \"b\": 1}\n");
+}
+
+/* PEM markers, 40+ runs, home paths, a clamp marker, split anywhere. */
+static void
+test_sp11_early_flush_markers(void **state)
+{
+	const char *sec[] = {"abcdEFGH"};
+
+	(void)state;
+	same_as_lines(NULL, 0,
+	    "pre -----BEGIN RSA PRIVATE KEY-----\nMIIE abc\n"
+	    "-----END RSA PRIVATE KEY----- after it\n",
+	    "pre ***\n after it\n");
+	same_as_lines(NULL, 0,
+	    "x 0123456789abcdefghijABCDEFGHIJ0123456789_- tail\n",
+	    "x *** tail\n");
+	same_as_lines(NULL, 0, "see /home/user/x and /home/us er/ y\n",
+	    "see ~/x and /home/us er/ y\n");
+	same_as_lines(sec, 1, "xx abcdEF \xE2\x80\xA6 [+12 chars]\nyy ",
+	    "xx *** \xE2\x80\xA6 [+12 chars]\nyy ");
+	same_as_lines(sec, 1, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln ok\n",
+	    "*** ok\n");
+}
+
+/* A line over the hold bound is cut where the line-based scrubber cuts
+ * it, whatever left early. */
+static void
+test_sp11_early_flush_long_line(void **state)
+{
+	const char *sec[] = {"zz-top-secret-value"};
+	struct evbuffer *b1 = evbuffer_new(), *b2 = evbuffer_new();
+	struct redact *r1 = redact_new(sec, 1), *r2 = redact_new(sec, 1);
+	size_t len = 200 * 1024, off, k;
+	char *in = malloc(len), *s1, *s2;
+
+	(void)state;
+	assert_non_null(in);
+	for (off = 0; off < len; off++)
+		in[off] = "word "[off % 5];
+	memcpy(in + 65530, "zz-top-secret-value", 19);
+	memcpy(in + 131000, "Bearer ", 7);
+	in[len - 1] = '\n';
+	for (off = 0; off < len; off += k) {
+		k = len - off < 997 ? len - off : 997;
+		redact_feed(r1, in + off, k, b1);
+		redact_feed(r2, in + off, k, b2);
+		redact_flush_partial(r2, b2);
+		if (off == 0)
+			assert_true(evbuffer_get_length(b2) > 0);
+	}
+	redact_finish(r1, b1);
+	redact_finish(r2, b2);
+	s1 = drain(b1);
+	s2 = drain(b2);
+	assert_string_equal(s1, s2);
+	assert_null(strstr(s2, "zz-top"));
+	free(s1);
+	free(s2);
+	free(in);
+	redact_free(r1);
+	redact_free(r2);
+	evbuffer_free(b1);
+	evbuffer_free(b2);
+}
+
 /* The shared predicates used by policy/ (SEC-3, AU-4). */
 static void
 test_sec3_secretish_predicates(void **state)
@@ -355,6 +551,11 @@ main(void)
 	    cmocka_unit_test(test_sp11_cut_secret_prefix_masked),
 	    cmocka_unit_test(test_sec3_secretish_predicates),
 	    cmocka_unit_test(test_sp11_redact_buf),
+	    cmocka_unit_test(test_sp11_early_flush_streams_text),
+	    cmocka_unit_test(test_sp11_early_flush_secret_split),
+	    cmocka_unit_test(test_sp11_early_flush_open_values),
+	    cmocka_unit_test(test_sp11_early_flush_markers),
+	    cmocka_unit_test(test_sp11_early_flush_long_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
