@@ -507,7 +507,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
     const struct aproc_ops *ops, void *arg)
 {
 	struct event_base *base = sp.sp_d.d_base;
-	struct spawn_rlimit rl[5];
+	struct spawn_rlimit rl[6];
 	struct spawn_fd fds[5];
 	struct spawn_status sst;
 	struct spawn_req req;
@@ -532,9 +532,18 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 		goto fail;
 
 	/*
-	 * SP-7.  RLIMIT_NPROC counts every process of the uid, not the run's,
-	 * so it is not set here: the per-run bound needs a cgroup's pids.max.
+	 * SP-7.  RLIMIT_NPROC counts the processes of a uid in a user
+	 * namespace (and is checked level by level up the namespaces), so
+	 * in a run's own user namespace it bounds that run alone.  Outside
+	 * one it would count every process of the operator: not set then.
+	 * The kernel never applies it to uid 0 (root's agents are unbounded;
+	 * docs/threat-model.md).
 	 */
+	if (as->as_sandbox != NULL &&
+	    (as->as_sandbox->pl_layers & SBX_L_USERNS)) {
+		rl[nrl].sl_resource = RLIMIT_NPROC;
+		rl[nrl++].sl_value = as->as_limits->l_nproc;
+	}
 	rl[nrl].sl_resource = RLIMIT_CPU;
 	rl[nrl++].sl_value = as->as_limits->l_cpu_sec;
 	rl[nrl].sl_resource = RLIMIT_FSIZE;

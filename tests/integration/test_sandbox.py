@@ -445,3 +445,44 @@ def test_sbx1_unprivileged_spawner(world, iso):
         assert errors and errors[0]["detail"] == "seccomp: ptrace"
     finally:
         finish(c)
+
+
+HOSTILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                       "fake-agents", "hostile")
+
+
+def test_sp7_nproc_bounds_a_run_in_its_user_namespace(world):
+    """SP-7: limits.nproc is RLIMIT_NPROC inside the run's own user
+    namespace, so it counts that run's processes only.  An unprivileged
+    spawner (the kernel never applies RLIMIT_NPROC to uid 0)."""
+    from conftest import Cordon, finish
+    u = cordon_test_user()
+    w = world
+    add_agent(w, "bomb", (
+        "name: bomb\ntransport: subprocess\ntransportConfig:\n"
+        f"  bin: {os.path.realpath(HOSTILE)}\n"
+        "  args: [\"-z\", \"{prompt}\"]\n"
+        f"  cwd: {w['work']}\n  timeoutMs: 20000\n"
+        "limits:\n  nproc: 8\n"))
+    os.chmod(w["tmp"], 0o755)
+    for root, dirs, files in os.walk(w["tmp"]):
+        for n in dirs + files:
+            os.lchown(os.path.join(root, n), u.pw_uid, u.pw_gid)
+    os.lchown(w["tmp"], u.pw_uid, u.pw_gid)
+    c = Cordon(w["home"], extra_args=(), prefix=[
+        "setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups",
+        "--"])
+    try:
+        c.start()
+        r, ev = run(c, "bomb", "forkbomb 30")
+        assert r.status == 200, r
+        out = text_of(ev)
+        assert out.startswith("forkbomb stopped "), (out, c.stderr())
+        # The agent itself counts: at most 7 more.
+        assert int(out.split()[2]) <= 7, out
+        # A second run has its own count, unaffected by the first.
+        r, ev = run(c, "bomb", "forkbomb 3")
+        assert text_of(ev).startswith("forkbomb forked 3"), text_of(ev)
+    finally:
+        finish(c)
+
