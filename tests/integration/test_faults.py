@@ -6,7 +6,8 @@
 # while the broker was down), no acknowledged audit record is missing,
 # `cordon audit verify` passes, no partial note exists, no agent process
 # outlives cordon, every restart is audited and every daemon is up.
-# CORDON_SLOW=1 runs more rounds (CORDON_FAULT_ROUNDS overrides both).
+# CORDON_FAULT_ROUNDS=N runs N rounds instead of 5 (the long variant);
+# CORDON_SLOW=1 (sanitizer builds) only widens the time bounds.
 # Touches only its temp dirs, the cordon it starts and that cordon's
 # children.
 import hashlib
@@ -25,14 +26,14 @@ from audit_util import check_chain, cordon_audit
 from conftest import BUILD, DAEMONS, SLOW, _dechunk
 from vault_util import temps, tree
 
-ROUNDS = int(os.environ.get("CORDON_FAULT_ROUNDS", "12" if SLOW else "5"))
+ROUNDS = int(os.environ.get("CORDON_FAULT_ROUNDS", "5"))
 SETTLE_S = 1.0 if SLOW else 0.4  # load on the recovered system per kill
 BACK_BOUND_S = 20.0 if SLOW else 10.0  # restart backoff reaches 1.6 s
 REQ_S = 30.0  # one request, start to last byte
 # An error or a reset counts as caused by a kill when the request
 # overlapped [kill, daemon back + WINDOW_SLACK_S]: the spawner waits up to
 # 2 s for an audit acknowledgement, and peers learn of a restart late.
-WINDOW_SLACK_S = 3.0
+WINDOW_SLACK_S = 6.0 if SLOW else 3.0
 CHATS = "00_Inbox/cordon/chats"
 
 # The neutral answers a fault may cause (PER-9, docs/agents.md): the
@@ -358,7 +359,7 @@ def test_faults_kill9_each_daemon_under_load(cordon_factory, tmp_path,
             errs = [e for e in ev if e["kind"] == "error"]
             for e in errs:
                 assert e["errorClass"] in ERRCLASS, e
-                assert overlaps(r, any_window), r
+                assert overlaps(r, any_window), (errs, r["t0"], r["t1"])
             runs.append(r)
         elif r["kind"] == "action":
             assert r["json"]["ok"] is True, r
