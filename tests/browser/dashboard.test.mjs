@@ -464,8 +464,10 @@ test('PER-4/PER-7: another origin cannot read or trigger anything in cordon', { 
       seen.run.type === 'opaque' && seen.run.body === '', `run: ${JSON.stringify(seen.run)}`);
     assert.equal(seen.img, 'error');
     assert.ok(seen.frame === null || seen.frame.startsWith('blocked') || seen.frame === '', `frame: ${seen.frame}`);
+    // The form POST, the image and the frame always report their status;
+    // Chromium may report none for the two fetches its CORS check refused.
     const reached = [...wire.values()].filter((e) => e.status !== null);
-    assert.ok(reached.length >= 4, `requests that reached cordon: ${JSON.stringify([...wire.values()])}`);
+    assert.ok(reached.length >= 3, `requests that reached cordon: ${JSON.stringify([...wire.values()])}`);
     for (const e of reached) assert.equal(e.status, 403, `${e.method} ${e.url} answered ${e.status}`);
     // Nothing ran: no new action or run in the audit trail.
     assert.equal(await audited('agent.action'), actions0);
