@@ -3,6 +3,8 @@
  * foreground.  Exit codes: 0 clean stop, 1 runtime failure, 2 bad usage
  * or bad config.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -68,6 +70,7 @@ static int
 demo_home(char *out, size_t sz)
 {
 	const char *st = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char dir[PATH_MAX];
 	int n;
 
 	if (st != NULL && st[0] == '/')
@@ -76,7 +79,19 @@ demo_home(char *out, size_t sz)
 		n = snprintf(out, sz, "%s/.local/state/cordon-demo", home);
 	else
 		return -1;
-	return n < 0 || (size_t)n >= sz ? -1 : 0;
+	if (n < 0 || (size_t)n >= sz)
+		return -1;
+	/* A fresh account may have no state dir yet (XDG: create it 0700). */
+	if (st != NULL && st[0] == '/')
+		return mkdir(st, 0700) == -1 && errno != EEXIST ? -1 : 0;
+	if ((n = snprintf(dir, sizeof(dir), "%s/.local", home)) < 0 ||
+	    (size_t)n >= sizeof(dir) ||
+	    (mkdir(dir, 0700) == -1 && errno != EEXIST) ||
+	    (n = snprintf(dir, sizeof(dir), "%s/.local/state", home)) < 0 ||
+	    (size_t)n >= sizeof(dir) ||
+	    (mkdir(dir, 0700) == -1 && errno != EEXIST))
+		return -1;
+	return 0;
 }
 
 static int
@@ -157,8 +172,8 @@ cmd_run(int argc, char **argv)
 	if (cf.cf_demo) {
 		if (home == NULL) {
 			if (demo_home(demo, sizeof(demo)) == -1) {
-				fprintf(
-				    stderr, "cordon: no HOME; use --home\n");
+				fprintf(stderr, "cordon: no state dir for the "
+						"demo (HOME?); use --home\n");
 				return 2;
 			}
 			home = demo;

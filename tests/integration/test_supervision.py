@@ -352,3 +352,18 @@ def test_su1_config_known_keys_start(cordon_factory, tmp_path):
         "  maxRunsPerAgent: 8\n" % vault)
     c = cordon_factory(home=home)
     assert c.health()["status"] == "ok"
+
+
+def test_demo_on_a_fresh_account(tmp_path, monkeypatch):
+    """README's first command on a fresh machine: `cordon run --demo` with
+    a HOME that has no ~/.local/state yet makes it (0700) and starts."""
+    fresh = tmp_path / "fresh-home"
+    fresh.mkdir()
+    monkeypatch.setenv("HOME", str(fresh))
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    r = run_once(["run", "--demo", "--allow-root", "--port", "0"])
+    assert r.started, r.stderr
+    state = fresh / ".local" / "state"
+    assert (state.stat().st_mode & 0o777) == 0o700
+    assert (state / "cordon-demo" / "agents").is_dir()
+    assert (state / "cordon-demo" / "missions" / "daily-summary.yaml").exists()
