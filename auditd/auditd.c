@@ -49,6 +49,7 @@ static const struct ipc_dispatch peer_table[] = {
 	PROC_BIT(PROC_BROKER) | PROC_BIT(PROC_SPAWNER) | PROC_BIT(PROC_VAULTD),
 	2, AUDIT_RECORD_MAX, IPC_FD_NONE, audit_record_h},
     {MSG_AUDIT_TAIL, PROC_BIT(PROC_BROKER), 2, 512, IPC_FD_NONE, audit_tail_h},
+    DAEMON_PEER_STATUS_ROW,
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
@@ -229,7 +230,7 @@ main(int argc, char **argv)
 	log_init("auditd", a.da_debug);
 	if (audit_clock_init(&store) == -1)
 		fatalx("bad %s", AUDIT_CLOCK_ENV);
-	daemon_prepare(&auditd, PROC_AUDITD, peer_table);
+	daemon_prepare(&auditd, PROC_AUDITD, peer_table, &a);
 	auditd.d_peer_up = audit_peer_up;
 	if ((batch = calloc(BATCH_MAX, sizeof(*batch))) == NULL ||
 	    (flush_ev = evtimer_new(auditd.d_base, audit_flush_cb, NULL)) ==
@@ -251,7 +252,8 @@ main(int argc, char **argv)
 	spec.cs_paths = paths;
 	spec.cs_npaths = 1;
 	spec.cs_seccomp = CONFINE_SECCOMP_ALLOW;
-	spec.cs_syscalls = SC_BASE | SC_FS_READ | SC_FS_WRITE;
+	spec.cs_syscalls =
+	    SC_BASE | SC_FS_READ | SC_FS_WRITE | daemon_syscalls(&auditd);
 	spec.cs_no_net = 1;
 	spec.cs_nofile = 64;
 	confine_self(&spec);

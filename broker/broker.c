@@ -1,12 +1,20 @@
 /*
  * cordon-broker: the HTTP front on 127.0.0.1.  No file access, no secret
  * values: it receives the listening socket and the dashboard token from
- * cordond, then confines itself to accepting connections and talking to
- * its peers.  The perimeter and routes are in front.c, handlers in api_*.c.
+ * cordond (or, under systemd, the socket by activation and the token as a
+ * credential read before confinement), then confines itself to accepting
+ * connections and talking to its peers.  The perimeter and routes are in
+ * front.c, handlers in api_*.c.
  */
 #include <sys/queue.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <fcntl.h>
+#include <limits.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -80,6 +88,31 @@ listener_error_cb(struct evconnlistener *l, void *arg)
 	evtimer_add(broker.b_relisten, &tv);
 }
 
+/* Serve HTTP on the listening socket fd (ours from here on). */
+static void
+broker_serve(int fd)
+{
+	/* accept(2) must never block the event loop. */
+	if (evutil_make_socket_nonblocking(fd) == -1)
+		fatalx("listener");
+	broker.b_listener = evconnlistener_new(broker.b_d.d_base, NULL, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	if (broker.b_listener == NULL)
+		fatalx("listener");
+	if ((broker.b_http = evhttp_new(broker.b_d.d_base)) == NULL)
+		fatalx("evhttp_new");
+	evhttp_set_allowed_methods(broker.b_http, 0xffff);
+	evhttp_set_max_body_size(broker.b_http, BROKER_MAX_BODY);
+	evhttp_set_max_headers_size(broker.b_http, BROKER_MAX_HEADERS);
+	evhttp_set_timeout(broker.b_http, BROKER_TIMEOUT_S);
+	evhttp_set_gencb(broker.b_http, http_request_cb, NULL);
+	if (evhttp_bind_listener(broker.b_http, broker.b_listener) == NULL)
+		fatalx("evhttp_bind_listener");
+	broker.b_relisten = evtimer_new(broker.b_d.d_base, relisten_cb, NULL);
+	evconnlistener_set_error_cb(broker.b_listener, listener_error_cb);
+	log_debug("serving on port %u", broker.b_port);
+}
+
 static void
 broker_config_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
@@ -115,26 +148,49 @@ broker_config_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 				    strdup(s);
 		}
 
-	/* accept(2) must never block the event loop. */
-	if (evutil_make_socket_nonblocking(m->m_fd) == -1)
-		fatalx("listener");
-	broker.b_listener = evconnlistener_new(broker.b_d.d_base, NULL, NULL,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, m->m_fd);
-	if (broker.b_listener == NULL)
-		fatalx("listener");
+	broker_serve(m->m_fd);
 	m->m_fd = -1;
-	if ((broker.b_http = evhttp_new(broker.b_d.d_base)) == NULL)
-		fatalx("evhttp_new");
-	evhttp_set_allowed_methods(broker.b_http, 0xffff);
-	evhttp_set_max_body_size(broker.b_http, BROKER_MAX_BODY);
-	evhttp_set_max_headers_size(broker.b_http, BROKER_MAX_HEADERS);
-	evhttp_set_timeout(broker.b_http, BROKER_TIMEOUT_S);
-	evhttp_set_gencb(broker.b_http, http_request_cb, NULL);
-	if (evhttp_bind_listener(broker.b_http, broker.b_listener) == NULL)
-		fatalx("evhttp_bind_listener");
-	broker.b_relisten = evtimer_new(broker.b_d.d_base, relisten_cb, NULL);
-	evconnlistener_set_error_cb(broker.b_listener, listener_error_cb);
-	log_debug("serving on port %u", broker.b_port);
+}
+
+/*
+ * systemd mode, before confinement: the token from the credential
+ * systemd put in $CREDENTIALS_DIRECTORY (LoadCredential=token:...), and
+ * the address and port from the activated listener.  No login code: the
+ * operator mints one with `cordon login` (POST /api/login-code).
+ */
+static void
+broker_systemd_config(void)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	const char *dir = getenv("CREDENTIALS_DIRECTORY");
+	char path[PATH_MAX], buf[TOKEN_HEX + 3];
+	ssize_t n;
+	int fd;
+
+	if (dir == NULL || dir[0] != '/' ||
+	    snprintf(path, sizeof(path), "%s/token", dir) >=
+		(int)sizeof(path) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		fatalx("--systemd: no token credential "
+		       "(LoadCredential=token:FILE)");
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n == TOKEN_HEX + 1 && buf[TOKEN_HEX] == '\n')
+		n--;
+	if (n != TOKEN_HEX ||
+	    strspn(buf, "0123456789abcdef") < (size_t)TOKEN_HEX)
+		fatalx("--systemd: the token credential is not 64 hex digits");
+	memcpy(broker.b_token, buf, TOKEN_HEX);
+	broker.b_token[TOKEN_HEX] = '\0';
+	explicit_bzero(buf, sizeof(buf));
+	if (getsockname(
+		broker.b_d.d_listen_fd, (struct sockaddr *)&sin, &len) == -1 ||
+	    sin.sin_family != AF_INET ||
+	    inet_ntop(AF_INET, &sin.sin_addr, broker.b_listen,
+		sizeof(broker.b_listen)) == NULL)
+		fatalx("--systemd: listener address");
+	broker.b_port = ntohs(sin.sin_port);
 }
 
 int
@@ -146,7 +202,9 @@ main(int argc, char **argv)
 	log_init("broker", 0);
 	daemon_parse_args(argc, argv, NULL, NULL, 0, &a);
 	log_init("broker", a.da_debug);
-	daemon_prepare(&broker.b_d, PROC_BROKER, peer_table);
+	daemon_prepare(&broker.b_d, PROC_BROKER, peer_table, &a);
+	if (broker.b_d.d_systemd)
+		broker_systemd_config();
 
 	memset(&spec, 0, sizeof(spec));
 	spec.cs_name = "broker";
@@ -154,13 +212,15 @@ main(int argc, char **argv)
 	spec.cs_paths = NULL;
 	spec.cs_npaths = 0; /* no file access at all */
 	spec.cs_seccomp = CONFINE_SECCOMP_ALLOW;
-	spec.cs_syscalls = SC_BASE | SC_ACCEPT;
+	spec.cs_syscalls = SC_BASE | SC_ACCEPT | daemon_syscalls(&broker.b_d);
 	spec.cs_no_net = 1; /* accepts only; never binds or connects */
 	spec.cs_nofile = BROKER_NOFILE;
 	confine_self(&spec);
 
 	broker.b_d.d_arg = &broker;
 	daemon_start(&broker.b_d, parent_table);
+	if (broker.b_d.d_systemd)
+		broker_serve(broker.b_d.d_listen_fd);
 	log_debug("ready");
 	return daemon_loop(&broker.b_d);
 }

@@ -40,6 +40,8 @@ struct broker {
 	struct event *b_relisten;
 	char b_token[TOKEN_HEX + 1];
 	char b_login[33]; /* one-time login code, "" once spent */
+	char b_minted[33]; /* one from POST /api/login-code, "" once spent */
+	uint64_t b_minted_until; /* monotonic ms it expires */
 	unsigned int b_port;
 	char b_listen[64];
 	char *b_origins[8];
@@ -95,6 +97,9 @@ void api_ask_wait(struct evhttp_request *, struct ipc_conn *to, uint32_t type,
     struct json_object *payload, uint32_t reply_type, int seconds,
     ipc_reply_fn cb);
 struct evhttp_request *api_release(void *handle);
+/* The handle alone, for a handler that gathers several answers itself:
+ * NULL when out of memory.  Released with api_release(). */
+void *api_hold(struct evhttp_request *);
 
 /* The route pattern a request matched ("/api/agents/{}/run"), "/ui",
  * "/ui/login", "/", or "other": what http.request records name. */

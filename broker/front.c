@@ -7,6 +7,9 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +237,21 @@ serve_asset(struct evhttp_request *req, const char *path)
 	char nonce[NONCE_HEX + 1], csp[512];
 	const unsigned char *p, *end, *mark;
 	size_t i, mlen = strlen(WEB_NONCE_MARK);
+	struct evhttp_connection *evcon;
+	struct bufferevent *bev;
+	evutil_socket_t fd;
+	int one = 1;
+
+	/*
+	 * libevent writes at most 16 KiB per pass: the tail of a larger
+	 * asset would wait behind Nagle for the browser's delayed ACK
+	 * (~40 ms on a keep-alive connection).  Send it at once.
+	 */
+	if ((evcon = evhttp_request_get_connection(req)) != NULL &&
+	    (bev = evhttp_connection_get_bufferevent(evcon)) != NULL &&
+	    (fd = bufferevent_getfd(bev)) != -1)
+		(void)setsockopt(
+		    fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 	for (i = 0; i < web_nassets; i++)
 		if (strcmp(web_assets[i].wa_path, path) == 0)
@@ -294,7 +312,7 @@ api_conn_closed(struct evhttp_connection *evcon, void *arg)
 	ap->ap_evcon = NULL;
 }
 
-static struct api_pending *
+void *
 api_hold(struct evhttp_request *req)
 {
 	struct api_pending *ap;
@@ -370,20 +388,14 @@ api_body(struct evhttp_request *req, struct json_object **out)
 
 /* ---- login ---- */
 
+/* A fresh session cookie, then to the dashboard. */
 static void
-login_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+session_issue(struct evhttp_request *req)
 {
-	struct evhttp_request *req = api_release(arg);
 	struct broker_session *s;
 	char cookie[160];
 	size_t i;
 
-	if (req == NULL)
-		return;
-	if (m == NULL || m->m_type != MSG_LOGIN_USED_OK) {
-		send_error(req, 503, "unavailable");
-		return;
-	}
 	/* A free slot, else the oldest session makes room. */
 	s = &broker.b_sessions[0];
 	for (i = 0; i < BROKER_MAX_SESSIONS; i++) {
@@ -407,6 +419,56 @@ login_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	send_redirect(req, "/ui/");
 }
 
+static void
+login_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+
+	if (req == NULL)
+		return;
+	if (m == NULL || m->m_type != MSG_LOGIN_USED_OK) {
+		send_error(req, 503, "unavailable");
+		return;
+	}
+	session_issue(req);
+}
+
+/*
+ * POST /api/login-code (bearer only): a fresh one-time login code that
+ * expires in LOGIN_CODE_S, replacing any earlier one.  `cordon login`
+ * prints it as a URL; under systemd it is the only way in.  It lives in
+ * this process alone, so a restarted broker has none to replay.
+ */
+#define LOGIN_CODE_S 120
+static void
+api_login_code(struct evhttp_request *req, const struct api_params *p)
+{
+	struct json_object *body, *o;
+
+	if (api_body(req, &body) == -1)
+		return;
+	if (json_object_object_length(body) != 0) {
+		json_object_put(body);
+		send_error(req, 400, "invalid-body");
+		return;
+	}
+	json_object_put(body);
+	if (random_hex(broker.b_minted, sizeof(broker.b_minted), 16) == -1) {
+		broker.b_minted[0] = '\0';
+		send_error(req, 500, "internal");
+		return;
+	}
+	broker.b_minted_until = now_ms_mono() + LOGIN_CODE_S * 1000;
+	o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object_object_add(
+	    o, "code", json_object_new_string(broker.b_minted));
+	json_object_object_add(
+	    o, "expiresInS", json_object_new_int(LOGIN_CODE_S));
+	send_json(req, 200, o);
+	json_object_put(o);
+}
+
 /*
  * GET /ui/login?code=…: spend the one-time code.  The cookie is issued
  * only once cordond has confirmed the code is spent, so a broker that
@@ -418,16 +480,28 @@ serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
 	struct evkeyvalq q;
 	const char *code, *query = evhttp_uri_get_query(u);
 
+	int ours = 0, minted = 0;
+
 	TAILQ_INIT(&q);
-	if (query == NULL || evhttp_parse_query_str(query, &q) == -1 ||
-	    (code = evhttp_find_header(&q, "code")) == NULL ||
-	    broker.b_login[0] == '\0' || strlen(code) != 32 ||
-	    !timingsafe_eq(code, broker.b_login, 32)) {
-		evhttp_clear_headers(&q);
+	if (query != NULL && evhttp_parse_query_str(query, &q) == 0 &&
+	    (code = evhttp_find_header(&q, "code")) != NULL &&
+	    strlen(code) == 32) {
+		ours = broker.b_login[0] != '\0' &&
+		       timingsafe_eq(code, broker.b_login, 32);
+		minted = broker.b_minted[0] != '\0' &&
+			 now_ms_mono() < broker.b_minted_until &&
+			 timingsafe_eq(code, broker.b_minted, 32);
+	}
+	evhttp_clear_headers(&q);
+	if (minted) {
+		explicit_bzero(broker.b_minted, sizeof(broker.b_minted));
+		session_issue(req);
+		return;
+	}
+	if (!ours) {
 		send_error(req, 401, "invalid-login");
 		return;
 	}
-	evhttp_clear_headers(&q);
 	explicit_bzero(broker.b_login, sizeof(broker.b_login));
 	api_ask(req, broker.b_d.d_parent, MSG_LOGIN_USED, NULL,
 	    MSG_LOGIN_USED_OK, login_ack_cb);
@@ -443,20 +517,22 @@ static const struct api_route {
 	enum evhttp_cmd_type ar_method;
 	const char *ar_pattern;
 	api_fn ar_fn;
+	int ar_bearer; /* the bearer token only, never a session cookie */
 } api_routes[] = {
-    {EVHTTP_REQ_GET, "/api/health", api_health},
-    {EVHTTP_REQ_GET, "/api/agents", api_agents_list},
-    {EVHTTP_REQ_GET, "/api/agents/{}", api_agent_get},
-    {EVHTTP_REQ_POST, "/api/agents/{}/run", api_agent_run},
-    {EVHTTP_REQ_POST, "/api/agents/{}/actions/{}", api_agent_action},
-    {EVHTTP_REQ_POST, "/api/runs/{}/cancel", api_run_cancel},
-    {EVHTTP_REQ_GET, "/api/vault/notes", api_vault_notes},
-    {EVHTTP_REQ_GET, "/api/vault/note", api_vault_note},
-    {EVHTTP_REQ_GET, "/api/audit", api_audit},
-    {EVHTTP_REQ_GET, "/api/approvals", api_approvals_list},
-    {EVHTTP_REQ_POST, "/api/approvals/{}", api_approval_decide},
-    {EVHTTP_REQ_GET, "/api/missions", api_missions_list},
-    {EVHTTP_REQ_POST, "/api/missions/{}/run", api_mission_run},
+    {EVHTTP_REQ_GET, "/api/health", api_health, 0},
+    {EVHTTP_REQ_POST, "/api/login-code", api_login_code, 1},
+    {EVHTTP_REQ_GET, "/api/agents", api_agents_list, 0},
+    {EVHTTP_REQ_GET, "/api/agents/{}", api_agent_get, 0},
+    {EVHTTP_REQ_POST, "/api/agents/{}/run", api_agent_run, 0},
+    {EVHTTP_REQ_POST, "/api/agents/{}/actions/{}", api_agent_action, 0},
+    {EVHTTP_REQ_POST, "/api/runs/{}/cancel", api_run_cancel, 0},
+    {EVHTTP_REQ_GET, "/api/vault/notes", api_vault_notes, 0},
+    {EVHTTP_REQ_GET, "/api/vault/note", api_vault_note, 0},
+    {EVHTTP_REQ_GET, "/api/audit", api_audit, 0},
+    {EVHTTP_REQ_GET, "/api/approvals", api_approvals_list, 0},
+    {EVHTTP_REQ_POST, "/api/approvals/{}", api_approval_decide, 0},
+    {EVHTTP_REQ_GET, "/api/missions", api_missions_list, 0},
+    {EVHTTP_REQ_POST, "/api/missions/{}/run", api_mission_run, 0},
 };
 
 static int
@@ -522,6 +598,10 @@ serve_api(struct evhttp_request *req, const char *path)
 		    !(api_routes[i].ar_method == EVHTTP_REQ_GET &&
 			cmd == EVHTTP_REQ_HEAD))
 			continue;
+		if (api_routes[i].ar_bearer && by != AUTH_BEARER) {
+			send_error(req, 403, "bearer-required");
+			return;
+		}
 		if (cmd == EVHTTP_REQ_POST) {
 			ct = header_one(req, "Content-Type", &dup);
 			if (ct == NULL || dup ||

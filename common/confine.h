@@ -29,6 +29,10 @@ struct json_object;
 	0x0008u /* openat/openat2 create, mkdirat, renameat2,                  \
 		 * unlinkat, fsync, fdatasync, ftruncate */
 
+#define SC_CONNECT                                                             \
+	0x0010u /* socket(AF_UNIX) and connect: a daemon under systemd         \
+		 * dials its peers' sockets in /run/cordon */
+
 /* Agent layer only (confine_seccomp_agent): socket() for AF_UNIX only. */
 #define SC_AGENT_NO_NET 0x0100u
 
@@ -111,6 +115,25 @@ int confine_seccomp(enum confine_seccomp, unsigned int);
  * Logs nothing.  Needs no_new_privs first.
  */
 int confine_seccomp_agent(unsigned int groups);
+
+/*
+ * The same layer in two halves, so the spawner compiles it once (at
+ * start) and each child only loads it: build fills *prog (free it with
+ * confine_seccomp_agent_free); install, in the child, allocates and logs
+ * nothing, sets no_new_privs if it is not set yet, and returns the
+ * cloexec listener fd, or -1.
+ */
+struct sock_fprog;
+int confine_seccomp_agent_build(unsigned int groups, struct sock_fprog *);
+int confine_seccomp_agent_install(const struct sock_fprog *);
+void confine_seccomp_agent_free(struct sock_fprog *);
+
+/*
+ * confine_drop_caps for an agent child between fork and execve: the same
+ * sets cleared and proven, by raw syscalls (no libcap-ng, no /proc), no
+ * log.  0, or -1 with errno.
+ */
+int confine_drop_caps_agent(void);
 
 /*
  * What the process can see of itself, for MSG_STATUS_OK:

@@ -1,11 +1,16 @@
 /*
  * Daemon scaffolding shared by auditd, vaultd, spawner and broker: event
  * base, signals, the control channel on fd 3, peer channels handed over by
- * cordond, and the status answer.  Touches no files.
+ * cordond or, under systemd, accepted and dialled by the daemon itself
+ * with SO_PEERCRED checks; and the status answer.  Touches no files.
  */
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,11 @@
 #include "daemon.h"
 #include "log.h"
 #include "msg.h"
+#include "sdlisten.h"
+#include "util.h"
+
+#define DIAL_MIN_MS 100
+#define DIAL_MAX_MS 2000
 
 static struct event *daemon_sigterm, *daemon_sigint;
 
@@ -32,11 +42,21 @@ daemon_signal_cb(evutil_socket_t sig, short ev, void *arg)
 	event_base_loopexit(d->d_base, NULL);
 }
 
+static size_t
+nn_peers(const struct daemon_args *a)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < PROC_MAX; i++)
+		n += a->da_peer[i] != NULL;
+	return n;
+}
+
 void
 daemon_parse_args(int argc, char **argv, const char *pathopt,
     const struct daemon_numopt *nums, unsigned int flags, struct daemon_args *a)
 {
-	struct option opts[5 + DAEMON_MAX_NUMOPTS + 1];
+	struct option opts[8 + DAEMON_MAX_NUMOPTS + 1];
 	const struct daemon_numopt *n;
 	size_t i, nn = 0;
 	char *end;
@@ -51,10 +71,13 @@ daemon_parse_args(int argc, char **argv, const char *pathopt,
 	    pathopt ? pathopt : "unused-path", required_argument, NULL, 'p'};
 	opts[3] = (struct option){"protect", required_argument, NULL, 'P'};
 	opts[4] = (struct option){"state-dir", required_argument, NULL, 'S'};
+	opts[5] = (struct option){"systemd", no_argument, NULL, 's'};
+	opts[6] = (struct option){"socket-dir", required_argument, NULL, 'D'};
+	opts[7] = (struct option){"peer", required_argument, NULL, 'e'};
 	for (n = nums; n != NULL && n->dn_name != NULL; n++, nn++) {
 		if (nn == DAEMON_MAX_NUMOPTS)
 			fatalx("too many options");
-		opts[5 + nn] = (struct option){
+		opts[8 + nn] = (struct option){
 		    n->dn_name, required_argument, NULL, 0x100 + (int)nn};
 	}
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -84,6 +107,32 @@ daemon_parse_args(int argc, char **argv, const char *pathopt,
 				fatalx("usage: --state-dir: absolute, once");
 			a->da_state = optarg;
 			break;
+		case 's':
+			a->da_systemd = 1;
+			break;
+		case 'D':
+			if (a->da_sockdir != NULL || optarg[0] != '/' ||
+			    strlen(optarg) >= DAEMON_SOCKDIR_MAX)
+				fatalx("usage: --socket-dir: absolute, short, "
+				       "once");
+			a->da_sockdir = optarg;
+			break;
+		case 'e': {
+			/* NAME=USER, NAME a daemon, once each. */
+			char *eq = strchr(optarg, '=');
+			int p;
+
+			if (eq == NULL || eq[1] == '\0')
+				fatalx("usage: --peer NAME=USER");
+			*eq = '\0';
+			if ((p = proc_lookup(optarg)) == -1 ||
+			    p == PROC_PARENT || a->da_peer[p] != NULL)
+				fatalx(
+				    "usage: --peer NAME=USER: NAME is one of "
+				    "broker, spawner, vaultd, auditd, once");
+			a->da_peer[p] = eq + 1;
+			break;
+		}
 		default:
 			if (ch < 0x100 || (size_t)(ch - 0x100) >= nn)
 				fatalx("usage: bad option");
@@ -103,19 +152,88 @@ daemon_parse_args(int argc, char **argv, const char *pathopt,
 		fatalx("usage: unexpected argument");
 	if (pathopt != NULL && a->da_path == NULL)
 		fatalx("usage: --%s is required", pathopt);
+	if (!a->da_systemd && (a->da_sockdir != NULL || nn_peers(a) != 0))
+		fatalx("usage: --socket-dir and --peer need --systemd");
+}
+
+/* Peers that dial us (later in start order) and peers we dial. */
+static int
+accepts_from(enum proc_id self, enum proc_id p)
+{
+	return p != PROC_PARENT && p > self && proc_edge(self, p);
+}
+
+static int
+dials(enum proc_id self, enum proc_id p)
+{
+	return p != PROC_PARENT && p < self && proc_edge(self, p);
+}
+
+/* --systemd: the listener, the peers' users, the socket dir. */
+static void
+daemon_systemd_prepare(struct daemon *d, const struct daemon_args *a)
+{
+	struct passwd *pw;
+	const char *why;
+	int p, q;
+
+	snprintf(d->d_sockdir, sizeof(d->d_sockdir), "%s",
+	    a->da_sockdir ? a->da_sockdir : "/run/cordon");
+	for (p = 0; p < PROC_MAX; p++) {
+		if (a->da_peer[p] == NULL)
+			continue;
+		/*
+		 * Only peers that dial us: a dialled socket's SO_PEERCRED
+		 * names whoever called listen(2), which under socket
+		 * activation is systemd, not the daemon behind it.  What
+		 * vouches for that end is the root-owned socket directory.
+		 */
+		if (!accepts_from(d->d_self, p))
+			fatalx("--peer %s: %s does not connect to %s",
+			    proc_name(p), proc_name(p), proc_name(d->d_self));
+		if ((pw = getpwnam(a->da_peer[p])) == NULL)
+			fatalx("--peer %s: no such user", proc_name(p));
+		d->d_peer_uid[p] = pw->pw_uid;
+		d->d_peer_known |= PROC_BIT(p);
+	}
+	for (p = 0; p < PROC_MAX; p++) {
+		/* Fail closed: whoever may dial us must be named. */
+		if (accepts_from(d->d_self, p) &&
+		    (d->d_peer_known & PROC_BIT(p)) == 0)
+			fatalx("--systemd: --peer %s=USER is required",
+			    proc_name(p));
+		for (q = p + 1; q < PROC_MAX; q++)
+			if ((d->d_peer_known & PROC_BIT(p)) &&
+			    (d->d_peer_known & PROC_BIT(q)) &&
+			    d->d_peer_uid[p] == d->d_peer_uid[q])
+				fatalx("--peer %s and %s: one user cannot be "
+				       "told apart",
+				    proc_name(p), proc_name(q));
+	}
+	endpwent();
+	if (d->d_self == PROC_BROKER)
+		d->d_listen_fd = sdl_take("http", AF_INET, &why);
+	else
+		d->d_listen_fd = sdl_take("ipc", AF_UNIX, &why);
+	if (d->d_listen_fd == -1)
+		fatalx("--systemd: %s", why);
+	d->d_systemd = 1;
 }
 
 void
-daemon_prepare(
-    struct daemon *d, enum proc_id self, const struct ipc_dispatch *peer_table)
+daemon_prepare(struct daemon *d, enum proc_id self,
+    const struct ipc_dispatch *peer_table, const struct daemon_args *a)
 {
 	struct event_config *cfg;
 
 	memset(d, 0, sizeof(*d));
 	d->d_self = self;
 	d->d_peer_table = peer_table;
+	d->d_listen_fd = -1;
+	if (a->da_systemd)
+		daemon_systemd_prepare(d, a);
 	/* The control channel must be there; cordond put it on fd 3. */
-	if (fcntl(DAEMON_CTL_FD, F_GETFD) == -1)
+	else if (fcntl(DAEMON_CTL_FD, F_GETFD) == -1)
 		fatalx("no control channel on fd %d", DAEMON_CTL_FD);
 	signal(SIGPIPE, SIG_IGN);
 	tzset(); /* load zone data now: the filters refuse the open later */
@@ -137,6 +255,23 @@ daemon_prepare(
 		fatalx("signal events");
 }
 
+unsigned int
+daemon_syscalls(const struct daemon *d)
+{
+	unsigned int sc = 0;
+	int p;
+
+	if (!d->d_systemd)
+		return 0;
+	for (p = 0; p < PROC_MAX; p++) {
+		if (accepts_from(d->d_self, p) || d->d_self == PROC_BROKER)
+			sc |= SC_ACCEPT;
+		if (dials(d->d_self, p))
+			sc |= SC_CONNECT;
+	}
+	return sc;
+}
+
 static void
 daemon_parent_closed(struct ipc_conn *c, void *arg)
 {
@@ -149,13 +284,177 @@ daemon_parent_closed(struct ipc_conn *c, void *arg)
 	event_base_loopexit(d->d_base, NULL);
 }
 
+static void daemon_peer_closed(struct ipc_conn *, void *);
+
+/* A data channel to peer p is up on fd: replaces a stale one. */
+static int
+daemon_peer_attach(struct daemon *d, enum proc_id p, int fd)
+{
+	if (d->d_peers[p] != NULL)
+		ipc_conn_free(d->d_peers[p]);
+	d->d_peers[p] = ipc_conn_new(
+	    d->d_base, fd, p, d->d_peer_table, daemon_peer_closed, d);
+	if (d->d_peers[p] == NULL) {
+		log_warnx("cannot set up channel to %s", proc_name(p));
+		return -1;
+	}
+	log_debug("channel to %s up", proc_name(p));
+	if (d->d_peer_up)
+		d->d_peer_up(d, p);
+	return 0;
+}
+
+/* The uid at the other end of a unix stream socket, or -1. */
+static long
+peer_uid(int fd)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) == -1 ||
+	    len != sizeof(uc))
+		return -1;
+	return (long)uc.uid;
+}
+
+/* 0 once the other end has gone (EOF not yet read by the event loop). */
+static int
+channel_live(struct ipc_conn *c)
+{
+	char b;
+	ssize_t n;
+
+	n = recv(ipc_conn_fd(c), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n > 0 || (n == -1 && (errno == EAGAIN || errno == EINTR));
+}
+
+/* systemd mode: a peer dials us; SO_PEERCRED says which one, if any. */
+static void
+daemon_accept_cb(evutil_socket_t lfd, short ev, void *arg)
+{
+	struct daemon *d = arg;
+	long uid;
+	int fd, p, n;
+
+	for (n = 0; n < 16; n++) {
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd == -1) {
+			if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_warn("accept");
+			return;
+		}
+		uid = peer_uid(fd);
+		for (p = 0; p < PROC_MAX; p++)
+			if (accepts_from(d->d_self, p) &&
+			    (d->d_peer_known & PROC_BIT(p)) &&
+			    (long)d->d_peer_uid[p] == uid)
+				break;
+		if (uid == -1 || p == PROC_MAX) {
+			log_warnx("refused a connection from uid %ld: not a "
+				  "peer of %s",
+			    uid, proc_name(d->d_self));
+			close(fd);
+			continue;
+		}
+		/*
+		 * A live channel is never displaced: the spawner shares its
+		 * uid with the agents it runs, and it dials before it runs
+		 * any, so a second "spawner" is refused, loudly.
+		 */
+		if (d->d_peers[p] != NULL && channel_live(d->d_peers[p])) {
+			log_warnx("refused a second connection as %s while "
+				  "one is live",
+			    proc_name(p));
+			close(fd);
+			continue;
+		}
+		if (daemon_peer_attach(d, p, fd) == -1)
+			close(fd);
+	}
+}
+
+static void
+dial_later(struct daemon_dial *dd)
+{
+	struct timeval tv;
+	unsigned int ms = dd->dd_ms;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(dd->dd_ev, &tv);
+	dd->dd_ms = ms == 0 ? DIAL_MIN_MS
+			    : (ms * 2 > DIAL_MAX_MS ? DIAL_MAX_MS : ms * 2);
+}
+
+/* systemd mode: dial peer p's socket in the socket dir. */
+static void
+daemon_dial_cb(evutil_socket_t unused, short ev, void *arg)
+{
+	struct daemon_dial *dd = arg;
+	struct daemon *d = dd->dd_d;
+	enum proc_id p = dd->dd_p;
+	struct sockaddr_un sun;
+	int fd;
+
+	if (d->d_peers[p] != NULL)
+		return;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s.sock", d->d_sockdir,
+	    proc_name(p));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		log_debug("dial %s: %s", proc_name(p), strerror(errno));
+		goto retry;
+	}
+	if (daemon_peer_attach(d, p, fd) == -1)
+		goto retry;
+	dd->dd_since = now_ms_mono();
+	return;
+retry:
+	if (fd != -1)
+		close(fd);
+	dial_later(dd);
+}
+
 void
 daemon_start(struct daemon *d, const struct ipc_dispatch *parent_table)
 {
-	d->d_parent = ipc_conn_new(d->d_base, DAEMON_CTL_FD, PROC_PARENT,
-	    parent_table, daemon_parent_closed, d);
-	if (d->d_parent == NULL)
-		fatalx("control channel");
+	int p;
+
+	if (!d->d_systemd) {
+		d->d_parent = ipc_conn_new(d->d_base, DAEMON_CTL_FD,
+		    PROC_PARENT, parent_table, daemon_parent_closed, d);
+		if (d->d_parent == NULL)
+			fatalx("control channel");
+		return;
+	}
+	if (d->d_self != PROC_BROKER) {
+		d->d_accept_ev = event_new(d->d_base, d->d_listen_fd,
+		    EV_READ | EV_PERSIST, daemon_accept_cb, d);
+		if (d->d_accept_ev == NULL ||
+		    event_add(d->d_accept_ev, NULL) == -1)
+			fatalx("accept event");
+	}
+	for (p = 0; p < PROC_MAX; p++) {
+		if (!dials(d->d_self, p))
+			continue;
+		d->d_dial[p].dd_d = d;
+		d->d_dial[p].dd_p = p;
+		d->d_dial[p].dd_ms = DIAL_MIN_MS;
+		d->d_dial[p].dd_ev =
+		    evtimer_new(d->d_base, daemon_dial_cb, &d->d_dial[p]);
+		if (d->d_dial[p].dd_ev == NULL)
+			fatalx("dial timer");
+		/*
+		 * Now, before the caller goes on: the spawner's channels are
+		 * up before it runs any agent (a socket-activated peer
+		 * queues the connection even while it is still starting).
+		 */
+		daemon_dial_cb(-1, 0, &d->d_dial[p]);
+	}
 }
 
 int
@@ -199,9 +498,21 @@ daemon_peer_closed(struct ipc_conn *c, void *arg)
 		ipc_send(d->d_parent, MSG_PEER_BAD, o, -1);
 		json_object_put(o);
 	}
+	if (ipc_conn_broken(c) && d->d_systemd)
+		log_warnx("%s broke framing; channel closed", proc_name(p));
 	if (d->d_peers[p] == c)
 		d->d_peers[p] = NULL;
 	ipc_conn_free(c);
+	/* systemd mode: systemd restarts the peer; dial it again. */
+	if (d->d_systemd && dials(d->d_self, p) &&
+	    !evtimer_pending(d->d_dial[p].dd_ev, NULL)) {
+		/* Redial at once (the peer's socket queues it while systemd
+		 * restarts the peer); a channel cut at once (a refused
+		 * peer) backs off instead. */
+		if (now_ms_mono() - d->d_dial[p].dd_since > 5000)
+			d->d_dial[p].dd_ms = 0;
+		dial_later(&d->d_dial[p]);
+	}
 }
 
 void
@@ -217,18 +528,8 @@ daemon_peer_fd_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		log_warnx("peer fd for an unknown edge refused");
 		return;
 	}
-	if (d->d_peers[p] != NULL)
-		ipc_conn_free(d->d_peers[p]);
-	d->d_peers[p] = ipc_conn_new(
-	    d->d_base, m->m_fd, p, d->d_peer_table, daemon_peer_closed, d);
-	if (d->d_peers[p] == NULL) {
-		log_warnx("cannot set up channel to %s", name);
-		return; /* m_fd is closed by the codec */
-	}
-	m->m_fd = -1;
-	log_debug("channel to %s up", name);
-	if (d->d_peer_up)
-		d->d_peer_up(d, p);
+	if (daemon_peer_attach(d, p, m->m_fd) == 0)
+		m->m_fd = -1; /* else the codec closes it */
 }
 
 void

@@ -1,7 +1,11 @@
 /*
- * The shared shape of every cordon daemon: fd 3 is the control channel to
- * cordond, data channels to peer daemons arrive over it as MSG_PEER_FD,
- * and SIGTERM or the parent's departure ends the event loop.
+ * The shared shape of every cordon daemon.  Under cordond, fd 3 is the
+ * control channel, data channels to peer daemons arrive over it as
+ * MSG_PEER_FD, and SIGTERM or the parent's departure ends the event loop.
+ * Under systemd (--systemd), fd 3 is the daemon's socket-activated
+ * listener instead: peers connect to it and are told apart by
+ * SO_PEERCRED, and the daemon dials the peers it talks to in
+ * --socket-dir.  The message protocol is the same either way.
  */
 #ifndef CORDON_DAEMON_H
 #define CORDON_DAEMON_H
@@ -9,9 +13,25 @@
 #include "ipc.h"
 #include "proc.h"
 
-#define DAEMON_CTL_FD 3
+#include <sys/types.h>
+
+#include <stdint.h>
+
+#define DAEMON_CTL_FD	   3
+#define DAEMON_SOCKDIR_MAX 80 /* leaves room for "/spawner.sock" */
 
 struct event_base;
+struct event;
+struct daemon_args;
+
+/* systemd mode: one timer per peer we dial, with its backoff. */
+struct daemon_dial {
+	struct daemon *dd_d;
+	enum proc_id dd_p;
+	struct event *dd_ev;
+	unsigned int dd_ms; /* before the next dial */
+	uint64_t dd_since;  /* monotonic ms the channel came up */
+};
 
 struct daemon {
 	enum proc_id d_self;
@@ -23,6 +43,15 @@ struct daemon {
 	/* Adds the daemon's own facts to its MSG_STATUS_OK answer. */
 	void (*d_status_extra)(struct daemon *, struct json_object *);
 	void *d_arg;
+	/* systemd mode (d_systemd): our listener, whom we accept, whom we
+	 * dial and where. */
+	int d_systemd;
+	int d_listen_fd; /* -1 under cordond */
+	struct event *d_accept_ev;
+	struct daemon_dial d_dial[PROC_MAX];
+	uid_t d_peer_uid[PROC_MAX];
+	unsigned int d_peer_known; /* PROC_BIT()s with a --peer user */
+	char d_sockdir[DAEMON_SOCKDIR_MAX];
 };
 
 /*
@@ -30,12 +59,17 @@ struct daemon {
  * they need calls the filters refuse), then the caller confines itself
  * and calls daemon_start() to begin reading messages.
  */
-void daemon_prepare(
-    struct daemon *, enum proc_id self, const struct ipc_dispatch *peer_table);
+void daemon_prepare(struct daemon *, enum proc_id self,
+    const struct ipc_dispatch *peer_table, const struct daemon_args *);
+/* The SC_* groups the daemon's mode adds to its own seccomp filter. */
+unsigned int daemon_syscalls(const struct daemon *);
+/* Under cordond, start reading the control channel; under systemd,
+ * start accepting peers and dialling the peers we talk to. */
 void daemon_start(struct daemon *, const struct ipc_dispatch *parent_table);
 int daemon_loop(struct daemon *);
 
-/* Common handlers every parent table lists. */
+/* Common handlers every parent table lists (and, for MSG_STATUS, every
+ * peer table under systemd: the broker gathers health itself). */
 void daemon_status_h(struct ipc_conn *, struct ipc_msg *, void *);
 void daemon_peer_fd_h(struct ipc_conn *, struct ipc_msg *, void *);
 void daemon_shutdown_h(struct ipc_conn *, struct ipc_msg *, void *);
@@ -48,6 +82,11 @@ void daemon_shutdown_h(struct ipc_conn *, struct ipc_msg *, void *);
 	{                                                                      \
 		MSG_SHUTDOWN, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,       \
 		    daemon_shutdown_h                                          \
+	}
+#define DAEMON_PEER_STATUS_ROW                                                 \
+	{                                                                      \
+		MSG_STATUS, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,         \
+		    daemon_status_h                                            \
 	}
 
 /* Common getopt handling for daemons: --user NAME, --debug. */
@@ -63,6 +102,10 @@ struct daemon_args {
 	/* --state-dir DIR (the spawner only): where its scheduler state
 	 * lives; absolute, cordond creates it 0700. */
 	const char *da_state;
+	/* --systemd, --socket-dir DIR, --peer NAME=USER (every daemon). */
+	int da_systemd;
+	const char *da_sockdir;
+	const char *da_peer[PROC_MAX]; /* user names by proc_id */
 };
 #define DAEMON_ARG_PROTECT 0x1u /* flags: accept --protect */
 #define DAEMON_ARG_STATE   0x2u /* flags: accept --state-dir */

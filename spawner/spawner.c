@@ -51,6 +51,7 @@ static const struct ipc_dispatch peer_table[] = {
 	mission_list_h},
     {MSG_MISSION_RUN, PROC_BIT(PROC_BROKER), 2, 256 * 1024, IPC_FD_NONE,
 	mission_run_h},
+    DAEMON_PEER_STATUS_ROW,
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
@@ -230,7 +231,7 @@ main(int argc, char **argv)
 	spawner_paths(a.da_path);
 	spawner_protect(&a);
 	TAILQ_INIT(&sp.sp_procs);
-	daemon_prepare(&sp.sp_d, PROC_SPAWNER, peer_table);
+	daemon_prepare(&sp.sp_d, PROC_SPAWNER, peer_table, &a);
 	sp.sp_d.d_peer_up = peer_up;
 	sp.sp_d.d_status_extra = status_extra;
 	sp.sp_d.d_arg = &sp;

@@ -25,7 +25,10 @@ usage(FILE *f)
 	    "usage: cordon run [--home DIR] [--port N] [--demo] [--user NAME]\n"
 	    "                  [--allow-root] [--debug]\n"
 	    "       cordon check [--home DIR]\n"
-	    "       cordon status [--home DIR] [--json]\n"
+	    "       cordon status [--home DIR | --port N --token-file F] "
+	    "[--json]\n"
+	    "       cordon login [--home DIR | --port N --token-file F]\n"
+	    "       cordon token FILE\n"
 	    "       cordon audit verify|tail [--home DIR] [...]\n"
 	    "       cordon gate [-- CMD ARGS...]\n"
 	    "       cordon version\n"
@@ -44,6 +47,10 @@ usage(FILE *f)
 	    "           capability)\n"
 	    "  status   each daemon's confinement, the sandbox layers of\n"
 	    "           this host and of each agent, from the running cordon\n"
+	    "  login    a fresh one-time dashboard login URL (--port and\n"
+	    "           --token-file: cordon under systemd)\n"
+	    "  token    write a new API token to FILE (0600), for the\n"
+	    "           broker's systemd credential\n"
 	    "  gate     an agent's pre-tool hook inside a run: the command\n"
 	    "           on stdin (Claude Code PreToolUse JSON) or after --\n"
 	    "           is allowed (exit 0) or refused (exit 2; 1 after --)\n");
@@ -215,6 +222,10 @@ main(int argc, char **argv)
 		return cmd_audit(argc - 1, argv + 1);
 	if (strcmp(argv[1], "status") == 0)
 		return cmd_status(argc - 1, argv + 1);
+	if (strcmp(argv[1], "login") == 0)
+		return cmd_login(argc - 1, argv + 1);
+	if (strcmp(argv[1], "token") == 0)
+		return cmd_token(argc - 1, argv + 1);
 	if (strcmp(argv[1], "gate") == 0)
 		return cmd_gate(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 ||

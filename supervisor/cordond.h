@@ -48,6 +48,8 @@ int home_write_private(
 int cmd_check(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_status(int argc, char **argv); /* status.c */
+int cmd_login(int argc, char **argv);  /* status.c */
+int cmd_token(int argc, char **argv);  /* status.c */
 int cmd_gate(int argc, char **argv);   /* gate_cli.c (SBX-6) */
 
 /* cordond.c */

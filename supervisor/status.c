@@ -1,9 +1,16 @@
 /*
- * cordon status [--home DIR] [--json]: ask the running cordon, over its
- * own API on loopback with the token of its runtime dir, for /api/health
- * and /api/agents, and print each daemon's confinement (SU-2), the
- * sandbox layers this host offers and those each agent gets (SBX-5).
- * Reads the two runtime files; writes nothing.
+ * The commands that talk to a running cordon over its own API on
+ * loopback, with the bearer token of its runtime dir (--home) or, for
+ * cordon under systemd, of a token file and port (--token-file, --port):
+ *
+ *   cordon status [--json]: /api/health and /api/agents, printed as each
+ *     daemon's confinement (SU-2), the sandbox layers this host offers
+ *     and those each agent gets (SBX-5);
+ *   cordon login: a fresh one-time dashboard login URL
+ *     (POST /api/login-code);
+ *
+ * and `cordon token FILE`, which makes the token file systemd hands the
+ * broker.  Reads the runtime or token files; writes only `token`'s FILE.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +29,7 @@
 
 #include "cordond.h"
 #include "json.h"
+#include "util.h"
 
 #define STATUS_TIMEOUT_S 5
 #define STATUS_BODY_MAX	 (1024 * 1024)
@@ -73,7 +81,7 @@ fetch_done(struct evhttp_request *req, void *arg)
 
 static struct json_object *
 fetch(struct event_base *base, int port, const char *token, const char *uri,
-    int *status)
+    const char *post_body, int *status)
 {
 	struct evhttp_connection *conn;
 	struct evhttp_request *req;
@@ -95,7 +103,13 @@ fetch(struct event_base *base, int port, const char *token, const char *uri,
 	evhttp_add_header(h, "Host", host);
 	evhttp_add_header(h, "Authorization", auth);
 	evhttp_add_header(h, "Accept", "application/json");
-	if (evhttp_make_request(conn, req, EVHTTP_REQ_GET, uri) == 0)
+	if (post_body != NULL) {
+		evhttp_add_header(h, "Content-Type", "application/json");
+		evbuffer_add(evhttp_request_get_output_buffer(req), post_body,
+		    strlen(post_body));
+	}
+	if (evhttp_make_request(conn, req,
+		post_body != NULL ? EVHTTP_REQ_POST : EVHTTP_REQ_GET, uri) == 0)
 		event_base_dispatch(base);
 	evhttp_connection_free(conn);
 	*status = f.f_status;
@@ -211,24 +225,107 @@ print_agents(struct json_object *agents)
 	}
 }
 
+/* Where the running cordon answers, and its token. */
+struct endpoint {
+	int ep_port;
+	char ep_token[128];
+};
+
+#define ENDPOINT_OPTS                                                          \
+	{"home", required_argument, NULL, 'H'},                                \
+	    {"port", required_argument, NULL, 'p'},                            \
+	{                                                                      \
+		"token-file", required_argument, NULL, 't'                     \
+	}
+
+/*
+ * --home DIR (or the default home): its runtime dir's token and port;
+ * --port N --token-file FILE: cordon under systemd.  0, or -1 after
+ * saying why.
+ */
+static int
+endpoint_resolve(const char *cmd, const char *home, const char *port_s,
+    const char *tokfile, struct endpoint *ep)
+{
+	struct cordon_config cf;
+	char portbuf[16], *end, *slash, dir[PATH_MAX];
+	long port;
+
+	if ((port_s == NULL) != (tokfile == NULL) ||
+	    (home != NULL && port_s != NULL)) {
+		fprintf(stderr,
+		    "cordon: %s: --port and --token-file go together, "
+		    "instead of --home\n",
+		    cmd);
+		return -1;
+	}
+	if (tokfile != NULL) {
+		if (snprintf(dir, sizeof(dir), "%s", tokfile) >=
+			(int)sizeof(dir) ||
+		    (slash = strrchr(dir, '/')) == NULL) {
+			fprintf(
+			    stderr, "cordon: %s: --token-file: a path\n", cmd);
+			return -1;
+		}
+		*slash = '\0';
+		if (read_small(dir[0] ? dir : "/", slash + 1, ep->ep_token,
+			sizeof(ep->ep_token)) == -1) {
+			fprintf(stderr,
+			    "cordon: %s: cannot read the token "
+			    "file\n",
+			    cmd);
+			return -1;
+		}
+		snprintf(portbuf, sizeof(portbuf), "%s", port_s);
+	} else {
+		memset(&cf, 0, sizeof(cf));
+		if (home_resolve(&cf, home) == -1 || cf.cf_rundir[0] == '\0') {
+			fprintf(stderr, "cordon: %s: cannot resolve the home\n",
+			    cmd);
+			return -1;
+		}
+		if (read_small(cf.cf_rundir, "token", ep->ep_token,
+			sizeof(ep->ep_token)) == -1 ||
+		    read_small(
+			cf.cf_rundir, "port", portbuf, sizeof(portbuf)) == -1) {
+			fprintf(stderr,
+			    "cordon: %s: cordon is not running "
+			    "here\n",
+			    cmd);
+			return -1;
+		}
+	}
+	errno = 0;
+	port = strtol(portbuf, &end, 10);
+	if (errno != 0 || *end != '\0' || port < 1 || port > 65535 ||
+	    strlen(ep->ep_token) != 64 ||
+	    strspn(ep->ep_token, "0123456789abcdef") != 64) {
+		fprintf(stderr, "cordon: %s: bad port or token\n", cmd);
+		return -1;
+	}
+	ep->ep_port = (int)port;
+	return 0;
+}
+
 int
 cmd_status(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"home", required_argument, NULL, 'H'},
+	static const struct option opts[] = {ENDPOINT_OPTS,
 	    {"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
-	struct cordon_config cf;
 	struct event_base *base;
 	struct json_object *health, *agents;
-	const char *home = NULL;
-	char token[128], portbuf[16], *end;
-	long port;
+	const char *home = NULL, *port_s = NULL, *tokfile = NULL;
+	struct endpoint ep;
 	int ch, json = 0, st_h = 0, st_a = 0, rc = 0;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (ch == 'H')
 			home = optarg;
+		else if (ch == 'p')
+			port_s = optarg;
+		else if (ch == 't')
+			tokfile = optarg;
 		else if (ch == 'j')
 			json = 1;
 		else
@@ -236,28 +333,16 @@ cmd_status(int argc, char **argv)
 	}
 	if (optind != argc)
 		goto usage;
-	memset(&cf, 0, sizeof(cf));
-	if (home_resolve(&cf, home) == -1 || cf.cf_rundir[0] == '\0') {
-		fprintf(stderr, "cordon: status: cannot resolve the home\n");
-		return 2;
-	}
-	if (read_small(cf.cf_rundir, "token", token, sizeof(token)) == -1 ||
-	    read_small(cf.cf_rundir, "port", portbuf, sizeof(portbuf)) == -1) {
-		fprintf(stderr, "cordon: status: cordon is not running here\n");
+	if (endpoint_resolve("status", home, port_s, tokfile, &ep) == -1)
 		return 1;
-	}
-	errno = 0;
-	port = strtol(portbuf, &end, 10);
-	if (errno != 0 || *end != '\0' || port < 1 || port > 65535 ||
-	    strspn(token, "0123456789abcdef") != strlen(token)) {
-		fprintf(stderr, "cordon: status: bad runtime files\n");
-		return 1;
-	}
 	if ((base = event_base_new()) == NULL)
 		return 1;
-	health = fetch(base, (int)port, token, "/api/health", &st_h);
-	agents = fetch(base, (int)port, token, "/api/agents", &st_a);
+	health =
+	    fetch(base, ep.ep_port, ep.ep_token, "/api/health", NULL, &st_h);
+	agents =
+	    fetch(base, ep.ep_port, ep.ep_token, "/api/agents", NULL, &st_a);
 	event_base_free(base);
+	explicit_bzero(&ep, sizeof(ep));
 	if (health == NULL) {
 		fprintf(stderr, "cordon: status: no answer (%d)\n", st_h);
 		rc = 1;
@@ -278,6 +363,89 @@ cmd_status(int argc, char **argv)
 	json_object_put(agents);
 	return rc;
 usage:
-	fprintf(stderr, "usage: cordon status [--home DIR] [--json]\n");
+	fprintf(stderr, "usage: cordon status [--home DIR | --port N "
+			"--token-file FILE] [--json]\n");
 	return 2;
+}
+
+int
+cmd_login(int argc, char **argv)
+{
+	static const struct option opts[] = {ENDPOINT_OPTS, {NULL, 0, NULL, 0}};
+	struct event_base *base;
+	struct json_object *o;
+	const char *home = NULL, *port_s = NULL, *tokfile = NULL, *code;
+	struct endpoint ep;
+	int ch, st = 0, rc = 1;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == 'H')
+			home = optarg;
+		else if (ch == 'p')
+			port_s = optarg;
+		else if (ch == 't')
+			tokfile = optarg;
+		else
+			goto usage;
+	}
+	if (optind != argc)
+		goto usage;
+	if (endpoint_resolve("login", home, port_s, tokfile, &ep) == -1)
+		return 1;
+	if ((base = event_base_new()) == NULL)
+		return 1;
+	o = fetch(base, ep.ep_port, ep.ep_token, "/api/login-code", "{}", &st);
+	event_base_free(base);
+	code = str_at(o, "code");
+	if (strlen(code) == 32 && strspn(code, "0123456789abcdef") == 32) {
+		printf(
+		    "cordon: dashboard http://127.0.0.1:%d/ui/login?code=%s\n",
+		    ep.ep_port, code);
+		printf("(one-time, valid for %s s)\n",
+		    json_object_to_json_string(obj_at(o, "expiresInS")));
+		rc = 0;
+	} else
+		fprintf(stderr, "cordon: login: no code (%d)\n", st);
+	json_object_put(o);
+	explicit_bzero(&ep, sizeof(ep));
+	return rc;
+usage:
+	fprintf(stderr, "usage: cordon login [--home DIR | --port N "
+			"--token-file FILE]\n");
+	return 2;
+}
+
+/* cordon token FILE: a new bearer token, 0600, never over a file. */
+int
+cmd_token(int argc, char **argv)
+{
+	char tok[65], line[66];
+	int fd, rc = 0;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: cordon token FILE\n");
+		return 2;
+	}
+	if (random_hex(tok, sizeof(tok), 32) == -1) {
+		fprintf(stderr, "cordon: token: no randomness\n");
+		return 1;
+	}
+	snprintf(line, sizeof(line), "%s\n", tok);
+	fd = open(argv[1], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd == -1) {
+		fprintf(stderr, "cordon: token: cannot create the file (%s)\n",
+		    errno == EEXIST ? "it exists" : strerror(errno));
+		rc = 1;
+	} else if (write(fd, line, 65) != 65 || fsync(fd) == -1) {
+		fprintf(stderr, "cordon: token: write failed\n");
+		unlink(argv[1]);
+		rc = 1;
+	}
+	if (fd != -1)
+		close(fd);
+	explicit_bzero(tok, sizeof(tok));
+	explicit_bzero(line, sizeof(line));
+	return rc;
 }

@@ -94,6 +94,7 @@ static const struct ipc_dispatch peer_table[] = {
 	vault_read_h},
     {MSG_VAULT_LIST, PROC_BIT(PROC_BROKER), 2, VAULT_RAW_MAX + 64, IPC_FD_NONE,
 	vault_list_h},
+    DAEMON_PEER_STATUS_ROW,
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
@@ -640,7 +641,7 @@ main(int argc, char **argv)
 	log_init("vaultd", 0);
 	daemon_parse_args(argc, argv, "vault", NULL, 0, &a);
 	log_init("vaultd", a.da_debug);
-	daemon_prepare(&vault.v_d, PROC_VAULTD, peer_table);
+	daemon_prepare(&vault.v_d, PROC_VAULTD, peer_table, &a);
 	vault.v_d.d_status_extra = vault_status_extra;
 	vault.v_d.d_peer_up = vault_peer_up;
 
@@ -671,7 +672,8 @@ main(int argc, char **argv)
 	spec.cs_paths = paths;
 	spec.cs_npaths = 2;
 	spec.cs_seccomp = CONFINE_SECCOMP_ALLOW;
-	spec.cs_syscalls = SC_BASE | SC_FS_READ | SC_FS_WRITE;
+	spec.cs_syscalls =
+	    SC_BASE | SC_FS_READ | SC_FS_WRITE | daemon_syscalls(&vault.v_d);
 	spec.cs_no_net = 1;
 	spec.cs_nofile = 128;
 	confine_self(&spec);

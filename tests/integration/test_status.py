@@ -52,3 +52,44 @@ def test_status_bad_usage(tmp_path):
         r = status(tmp_path, *extra)
         assert r.returncode == 2
         assert "usage: cordon status" in r.stderr
+
+
+def test_per5_login_mints_a_one_time_url(cordon):
+    """PER-5: `cordon login --home` asks the running cordon (with the
+    runtime token) for a fresh one-time login URL; it works once."""
+    r = subprocess.run([cordon_bin(), "login", "--home", str(cordon.home)],
+                       capture_output=True, text=True, timeout=30,
+                       env=child_env())
+    assert r.returncode == 0, r.stderr
+    url = [w for w in r.stdout.split() if w.startswith("http://")][0]
+    assert url.startswith(f"http://127.0.0.1:{cordon.port}/ui/login?code=")
+    target = url[url.index("/ui/"):]
+    first = cordon.request("GET", target, auth=False)
+    assert first.status == 303, first
+    assert "cordon_session=" in str(first.headers)
+    assert cordon.request("GET", target, auth=False).status == 401
+    # The code cordond printed at start is separate and still good.
+    assert cordon.login().status == 303
+
+
+def test_per5_login_and_token_usage_errors(tmp_path):
+    """Bad usage changes nothing: `cordon token` never overwrites, and
+    `cordon login` with half an endpoint refuses."""
+    f = tmp_path / "token"
+    r = subprocess.run([cordon_bin(), "token", str(f)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and (f.stat().st_mode & 0o777) == 0o600
+    tok = f.read_text()
+    assert len(tok) == 65 and tok.endswith("\n")
+    r = subprocess.run([cordon_bin(), "token", str(f)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and f.read_text() == tok
+    assert tok.strip() not in r.stderr
+    r = subprocess.run([cordon_bin(), "login", "--port", "1"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1
+    r = subprocess.run([cordon_bin(), "login", "--token-file", str(f),
+                        "--port", "0"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and tok.strip() not in r.stderr
+

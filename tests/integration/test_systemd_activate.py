@@ -1,0 +1,457 @@
+# SU-4: the four daemons the systemd way, without systemd.  Each runs under
+# systemd-socket-activate (Debian's systemd package) as its own system user
+# created for the test, with no cordond: peers dial each other's unix
+# sockets, tell each other apart by SO_PEERCRED, and the broker takes its
+# TCP listener by activation and its token as a credential.  The sockets
+# are left open to everyone (0666) on purpose: what refuses a stranger
+# here is the daemon's own SO_PEERCRED check, not the file mode (the units'
+# SocketMode=0660 + SocketGroup= layer is checked offline in
+# test_systemd_units.py).
+import http.client
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import BUILD, HTTP_S, READY_S, child_env
+
+USERS = {
+    "auditd": "cordon-sdt-auditd",
+    "vaultd": "cordon-sdt-vaultd",
+    "spawner": "cordon-sdt-op",  # the operator: agents run as this person
+    "broker": "cordon-sdt-broker",
+}
+STRANGER = "cordon-sdt-other"
+# Who dials whom: the --peer users each accepting daemon names.
+PEERS = {
+    "auditd": ["broker", "spawner", "vaultd"],
+    "vaultd": ["broker", "spawner"],
+    "spawner": ["broker"],
+    "broker": [],
+}
+BINS = ["cordon", "cordon-auditd", "cordon-vaultd", "cordon-spawner",
+        "cordon-broker", "cordon-demo-agent"]
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root to create the test's system users")
+
+
+def ensure_user(name):
+    try:
+        return pwd.getpwnam(name).pw_uid
+    except KeyError:
+        pass
+    subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir",
+                    "/nonexistent", "--shell", "/usr/sbin/nologin", name],
+                   check=True)
+    return pwd.getpwnam(name).pw_uid
+
+
+def chown(path, user, mode):
+    pw = pwd.getpwnam(user)
+    os.chown(path, pw.pw_uid, pw.pw_gid)
+    os.chmod(path, mode)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def as_user(user):
+    return ["setpriv", "--reuid", user, "--regid", user, "--clear-groups",
+            "--"]
+
+
+class Machine:
+    """A temp 'machine': /etc, /var and /run of cordon under one dir."""
+
+    def __init__(self):
+        if shutil.which("systemd-socket-activate") is None:
+            pytest.fail("systemd-socket-activate is missing: "
+                        "apt-get install systemd")
+        self.uids = {d: ensure_user(u) for d, u in USERS.items()}
+        self.stranger = ensure_user(STRANGER)
+        self.root = tempfile.mkdtemp(prefix="cordon-sd-", dir="/tmp")
+        os.chmod(self.root, 0o755)
+        self.path = lambda *p: os.path.join(self.root, *p)
+        # Binaries in a dir every test user can reach (the build dir may
+        # sit under a private home).
+        os.mkdir(self.path("bin"), 0o755)
+        for b in BINS:
+            shutil.copy2(os.path.join(BUILD, b), self.path("bin", b))
+            os.chmod(self.path("bin", b), 0o755)
+        for d in ["run", "etc", "etc/agents", "etc/missions", "creds"]:
+            os.mkdir(self.path(d), 0o755)
+        os.mkdir(self.path("audit"))
+        chown(self.path("audit"), USERS["auditd"], 0o700)
+        for d in ["vault", "vault/00_Inbox", "vault/00_Inbox/cordon"]:
+            os.mkdir(self.path(d))
+            chown(self.path(d), USERS["vaultd"], 0o755)
+        for d in ["state", "ophome"]:
+            os.mkdir(self.path(d))
+            chown(self.path(d), USERS["spawner"], 0o700)
+        demo = self.path("bin", "cordon-demo-agent")
+        with open(self.path("etc/agents/demo.yaml"), "w") as f:
+            f.write(
+                "name: demo\n"
+                "transport: subprocess\n"
+                "transportConfig:\n"
+                f"  bin: {demo}\n"
+                "  args: [\"{prompt}\"]\n"
+                "  timeoutMs: 30000\n"
+                "healthProbe:\n"
+                "  type: command\n"
+                f"  command: [\"{demo}\", \"--version\"]\n"
+                "  timeoutMs: 2000\n")
+        subprocess.run([self.path("bin", "cordon"), "token",
+                        self.path("creds", "token")], check=True)
+        chown(self.path("creds", "token"), USERS["broker"], 0o400)
+        with open(self.path("creds", "token")) as f:
+            self.token = f.read().strip()
+        self.port = free_port()
+        self.procs = {}
+        self.logs = {}
+
+    def sock(self, name):
+        return self.path("run", f"{name}.sock")
+
+    def argv(self, name):
+        b = self.path("bin", f"cordon-{name}")
+        args = [b, "--systemd", "--socket-dir", self.path("run")]
+        for p in PEERS[name]:
+            args += ["--peer", f"{p}={USERS[p]}"]
+        if name == "auditd":
+            args += ["--audit-dir", self.path("audit")]
+        elif name == "vaultd":
+            args += ["--vault", self.path("vault")]
+        elif name == "spawner":
+            args += ["--home", self.path("etc"), "--state-dir",
+                     self.path("state"), "--protect", self.path("audit"),
+                     "--protect", self.path("vault")]
+        return args
+
+    def start(self, name):
+        env = ["-E", "LANG=C", "-E", "TZ=UTC"]
+        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+            v = child_env().get(k)
+            if v is not None:
+                env += ["-E", f"{k}={v}"]
+        if name == "broker":
+            listen = ["-l", f"127.0.0.1:{self.port}", "--fdname=http"]
+            env += ["-E", f"CREDENTIALS_DIRECTORY={self.path('creds')}"]
+        else:
+            listen = ["-l", self.sock(name), "--fdname=ipc"]
+        if name == "spawner":
+            env += ["-E", "PATH=/usr/bin:/bin", "-E",
+                    f"HOME={self.path('ophome')}"]
+        if name != "broker" and os.path.exists(self.sock(name)):
+            os.unlink(self.sock(name))  # as RemoveOnStop= would
+        log = open(self.path(f"{name}.log"), "ab")
+        self.logs[name] = self.path(f"{name}.log")
+        self.procs[name] = subprocess.Popen(
+            ["systemd-socket-activate", *listen, *env,
+             *as_user(USERS[name]), *self.argv(name)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+        log.close()
+        # The socket exists once systemd-socket-activate listens; the
+        # daemon itself starts on the first connection, as under systemd.
+        deadline = time.monotonic() + READY_S
+        while time.monotonic() < deadline:
+            if name == "broker":
+                if "Listening on" in self.log(name):
+                    return
+            elif os.path.exists(self.sock(name)):
+                os.chmod(self.sock(name), 0o666)
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"{name} never listened: {self.log(name)}")
+
+    def start_all(self):
+        for name in ["auditd", "vaultd", "spawner", "broker"]:
+            self.start(name)
+
+    def log(self, name):
+        with open(self.logs[name], errors="replace") as f:
+            return f.read()
+
+    def kill(self, name):
+        p = self.procs.pop(name)
+        p.kill()
+        p.wait(timeout=10)
+
+    def stop(self):
+        for name in ["broker", "spawner", "vaultd", "auditd"]:
+            p = self.procs.pop(name, None)
+            if p is None:
+                continue
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if os.environ.get("CORDON_KEEP_SD") is None:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def request(self, method, target, body=None, headers=None, auth=True):
+        h = {"Host": f"127.0.0.1:{self.port}"}
+        if auth:
+            h["Authorization"] = f"Bearer {self.token}"
+        if body is not None:
+            h["Content-Type"] = "application/json"
+            body = json.dumps(body)
+        h.update(headers or {})
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=HTTP_S)
+        try:
+            c.request(method, target, body=body, headers=h)
+            r = c.getresponse()
+            return r.status, dict(r.getheaders()), r.read()
+        finally:
+            c.close()
+
+    def health(self):
+        st, _, body = self.request("GET", "/api/health")
+        assert st == 200, body
+        return json.loads(body)
+
+    def wait_health_ok(self, bound=READY_S):
+        deadline = time.monotonic() + bound
+        while True:
+            h = self.health()
+            if h["status"] == "ok" or time.monotonic() > deadline:
+                return h
+            time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def machine():
+    m = Machine()
+    try:
+        m.start_all()
+        yield m
+    finally:
+        m.stop()
+
+
+def test_su4_health_each_daemon_its_own_user(machine):
+    """SU-4, SU-2: all four up with no cordond, each as its own user,
+    confined; health says systemd supervises them."""
+    h = machine.wait_health_ok()
+    assert h["status"] == "ok", h
+    assert h["supervisor"] == "systemd"
+    by = {d["name"]: d for d in h["daemons"]}
+    assert sorted(by) == ["auditd", "broker", "spawner", "vaultd"]
+    for name, d in by.items():
+        st = d["status"]
+        assert d["up"] is True
+        assert st["uid"] == machine.uids[name], (name, st)
+        assert st["capEff"] == "0000000000000000"
+        assert st["noNewPrivs"] == 1
+        assert st["seccomp"] == 2
+    # Four distinct users, none root.
+    assert len({d["status"]["uid"] for d in by.values()}) == 4
+    assert 0 not in {d["status"]["uid"] for d in by.values()}
+
+
+def test_su4_chat_run_over_unix_sockets(machine):
+    """SU-4: a chat run crosses broker -> spawner -> vaultd -> auditd over
+    the activated sockets: streamed, saved by vaultd as its own user,
+    audited by auditd as its own user."""
+    machine.wait_health_ok()
+    st, _, body = machine.request(
+        "POST", "/api/agents/demo/run", {"prompt": "hello from systemd"})
+    assert st == 200, body
+    events = [json.loads(x) for x in body.decode().splitlines() if x]
+    done = [e for e in events if e["kind"] == "done"]
+    saved = [e for e in events if e["kind"] == "saved"]
+    assert done and done[0]["exitCode"] == 0, events
+    assert saved, events
+    note = machine.path("vault", saved[0]["path"])
+    assert os.stat(note).st_uid == machine.uids["vaultd"]
+    deadline = time.monotonic() + HTTP_S
+    while True:
+        kinds = []
+        for f in os.listdir(machine.path("audit")):
+            if f.endswith(".jsonl"):
+                assert os.stat(machine.path("audit", f)).st_uid == \
+                    machine.uids["auditd"]
+                with open(machine.path("audit", f)) as fh:
+                    kinds += [json.loads(x)["kind"] for x in fh if x.strip()]
+        if "agent.invoke.complete" in kinds and "vault.write" in kinds:
+            break
+        assert time.monotonic() < deadline, kinds
+        time.sleep(0.1)
+    assert "agent.invoke" in kinds
+    # The agent ran as the operator.
+    assert "hello from systemd" not in json.dumps(kinds)
+
+
+def test_su4_stranger_refused_by_peercred(machine):
+    """SU-4: another user that connects to a daemon's socket is refused
+    and logged; the daemons stay healthy."""
+    machine.wait_health_ok()
+    code = (
+        "import socket,sys\n"
+        "s=socket.socket(socket.AF_UNIX)\n"
+        "s.connect(sys.argv[1]); s.settimeout(5)\n"
+        "try:\n"
+        "    s.sendall(b'\\x00'*64)\n"
+        "    d=s.recv(64)\n"
+        "except (ConnectionResetError, BrokenPipeError):\n"
+        "    d=b''\n"
+        "print('closed' if d==b'' else 'open')\n")
+    for name in ["auditd", "vaultd", "spawner"]:
+        r = subprocess.run(
+            [*as_user(STRANGER), "/usr/bin/python3", "-c", code,
+             machine.sock(name)],
+            capture_output=True, text=True, timeout=HTTP_S)
+        assert r.stdout.strip() == "closed", (name, r.stdout, r.stderr)
+        deadline = time.monotonic() + HTTP_S
+        want = f"refused a connection from uid {machine.stranger}"
+        while want not in machine.log(name):
+            assert time.monotonic() < deadline, machine.log(name)
+            time.sleep(0.05)
+    assert machine.health()["status"] == "ok"
+
+
+def test_su4_wrong_edge_refused(machine):
+    """SU-4: a real peer on an edge it does not have is refused too:
+    vaultd's user dialling the spawner, the spawner's dialling the broker's
+    peers the wrong way (it never accepts from auditd)."""
+    code = (
+        "import socket,sys\n"
+        "s=socket.socket(socket.AF_UNIX)\n"
+        "s.connect(sys.argv[1]); s.settimeout(5)\n"
+        "print('closed' if s.recv(64)==b'' else 'open')\n")
+    for user, sock in [(USERS["vaultd"], "spawner"),
+                       (USERS["auditd"], "vaultd"),
+                       (USERS["auditd"], "spawner")]:
+        r = subprocess.run(
+            [*as_user(user), "/usr/bin/python3", "-c", code,
+             machine.sock(sock)],
+            capture_output=True, text=True, timeout=HTTP_S)
+        assert r.stdout.strip() == "closed", (user, sock, r.stderr)
+        uid = pwd.getpwnam(user).pw_uid
+        assert f"refused a connection from uid {uid}" in machine.log(sock)
+    assert machine.health()["status"] == "ok"
+
+
+def test_su4_login_url_minted_by_token_holder(machine):
+    """SU-4, PER-5: under systemd the login URL comes from `cordon login`
+    with the token file; it works once; only the bearer may mint one."""
+    r = subprocess.run(
+        [machine.path("bin", "cordon"), "login", "--port", str(machine.port),
+         "--token-file", machine.path("creds", "token")],
+        capture_output=True, text=True, timeout=HTTP_S)
+    assert r.returncode == 0, r.stderr
+    url = [w for w in r.stdout.split() if w.startswith("http://")][0]
+    target = url[url.index("/ui/"):]
+    st, hdrs, _ = machine.request("GET", target, auth=False)
+    assert st == 303 and "cordon_session=" in hdrs.get("Set-Cookie", "")
+    cookie = hdrs["Set-Cookie"].split(";")[0]
+    st, _, _ = machine.request("GET", target, auth=False)
+    assert st == 401  # one-time
+    # A session cookie cannot mint a code; no credentials at all: 401.
+    st, _, body = machine.request(
+        "POST", "/api/login-code", {}, auth=False,
+        headers={"Cookie": cookie,
+                 "Referer": f"http://127.0.0.1:{machine.port}/ui/"})
+    assert st == 403 and json.loads(body)["error"] == "bearer-required"
+    st, _, _ = machine.request("POST", "/api/login-code", {}, auth=False)
+    assert st == 401
+    st, _, body = machine.request("POST", "/api/login-code", {"x": 1})
+    assert st == 400 and json.loads(body)["error"] == "invalid-body"
+
+
+def test_su4_peer_restart_redialled(machine):
+    """SU-4: a daemon that dies and is activated again (systemd's
+    Restart=) is dialled again by its peers; health recovers."""
+    machine.wait_health_ok()
+    machine.kill("auditd")
+    deadline = time.monotonic() + READY_S
+    while machine.health()["status"] == "ok":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    machine.start("auditd")
+    h = machine.wait_health_ok(bound=READY_S)
+    assert h["status"] == "ok", h
+
+
+def run_daemon(args, env=None):
+    return subprocess.run(args, capture_output=True, text=True,
+                          timeout=READY_S, stdin=subprocess.DEVNULL,
+                          env=env or {"PATH": "/usr/bin:/bin"})
+
+
+def test_su4_refuses_without_activation(tmp_path):
+    """SU-4, fail closed: --systemd without a socket handed over, a peer
+    left unnamed, a peer named that never dials us, or --peer without
+    --systemd: each daemon refuses to start, saying why."""
+    b = lambda n: os.path.join(BUILD, f"cordon-{n}")
+    audit = ["--audit-dir", str(tmp_path)]
+    peers = ["--peer", "broker=root", "--peer", "spawner=daemon",
+             "--peer", "vaultd=bin"]
+    cases = [
+        ([b("auditd"), "--systemd", *audit, *peers], None,
+         "not socket-activated"),
+        ([b("auditd"), "--systemd", *audit, *peers],
+         {"PATH": "/usr/bin", "LISTEN_PID": "1", "LISTEN_FDS": "1"},
+         "LISTEN_PID does not name this process"),
+        ([b("auditd"), "--systemd", *audit, "--peer", "broker=root"],
+         None, "--peer vaultd=USER is required"),
+        ([b("spawner"), "--systemd", "--home", str(tmp_path),
+          "--peer", "broker=root", "--peer", "auditd=daemon"], None,
+         "does not connect to"),
+        ([b("auditd"), *audit, "--peer", "broker=root"], None,
+         "need --systemd"),
+        ([b("vaultd"), "--vault", str(tmp_path), "--systemd", "--peer",
+          "broker=no-such-user-cordon", "--peer", "spawner=root"], None,
+         "no such user"),
+        ([b("vaultd"), "--vault", str(tmp_path), "--systemd", "--peer",
+          "broker=root", "--peer", "spawner=root"], None,
+         "cannot be told apart"),
+    ]
+    for args, env, want in cases:
+        r = run_daemon(args, env)
+        assert r.returncode != 0, args
+        if want:
+            assert want in r.stderr, (args, r.stderr)
+
+
+def test_su4_live_channel_never_displaced(machine):
+    """SU-4: a second connection under a live peer's uid (an agent of the
+    operator posing as the spawner, here a process of the broker's user)
+    is refused and logged; the real channel keeps working."""
+    machine.wait_health_ok()
+    code = (
+        "import socket,sys\n"
+        "s=socket.socket(socket.AF_UNIX)\n"
+        "s.connect(sys.argv[1]); s.settimeout(5)\n"
+        "print('closed' if s.recv(64)==b'' else 'open')\n")
+    for user, sock, peer in [(USERS["spawner"], "auditd", "spawner"),
+                             (USERS["spawner"], "vaultd", "spawner"),
+                             (USERS["broker"], "spawner", "broker")]:
+        r = subprocess.run(
+            [*as_user(user), "/usr/bin/python3", "-c", code,
+             machine.sock(sock)],
+            capture_output=True, text=True, timeout=HTTP_S)
+        assert r.stdout.strip() == "closed", (user, sock, r.stderr)
+        assert (f"refused a second connection as {peer} while one is live"
+                in machine.log(sock)), machine.log(sock)
+    h = machine.health()
+    assert h["status"] == "ok", h
+    st, _, body = machine.request(
+        "POST", "/api/agents/demo/run", {"prompt": "still the spawner"})
+    assert st == 200 and b'"saved"' in body, body
