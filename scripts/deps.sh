@@ -32,6 +32,8 @@ test_pkgs=(
 	passwd                   # useradd, for the unprivileged-user tests
 	procps                   # ps, pgrep
 	git                      # the sandbox test agent runs `git status`
+	systemd                  # systemd-analyze, -sysusers, -tmpfiles,
+	                         # -socket-activate (SU-4 unit tests)
 	curl ca-certificates
 )
 
