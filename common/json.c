@@ -202,3 +202,41 @@ json_get_int(struct json_object *o, const char *key, long long min,
 	*out = x;
 	return 0;
 }
+
+static void
+json_wipe(struct json_object *o, int depth)
+{
+	size_t i, n;
+
+	/* Deeper than any loader builds (YAML: 32, JSON: 16). */
+	if (o == NULL || depth > 64)
+		return;
+	switch (json_object_get_type(o)) {
+	case json_type_string:
+		/* json-c's own buffer; its length is the string's. */
+		explicit_bzero((char *)(uintptr_t)json_object_get_string(o),
+		    (size_t)json_object_get_string_len(o));
+		break;
+	case json_type_object: {
+		json_object_object_foreach (o, k, v) {
+			(void)k;
+			json_wipe(v, depth + 1);
+		}
+		break;
+	}
+	case json_type_array:
+		n = json_object_array_length(o);
+		for (i = 0; i < n; i++)
+			json_wipe(json_object_array_get_idx(o, i), depth + 1);
+		break;
+	default:
+		break;
+	}
+}
+
+void
+json_wipe_put(struct json_object *o)
+{
+	json_wipe(o, 0);
+	json_object_put(o);
+}

@@ -28,4 +28,8 @@ const char *json_get_str(struct json_object *, const char *key,
 int json_get_int(struct json_object *, const char *key, long long min,
     long long max, long long *out);
 
+/* Wipe the bytes of every string in the tree, then put it: for trees
+ * that held secret values (secrets.yaml).  NULL is fine. */
+void json_wipe_put(struct json_object *);
+
 #endif

@@ -28,7 +28,18 @@ struct yj {
 	const uint8_t *y_buf;
 	size_t y_len;
 	struct yaml_err *y_err;
+	int y_wipe; /* secrets: wipe libyaml's copies before freeing */
 };
+
+/* yaml_event_delete(), wiping a scalar's bytes first when asked. */
+static void
+yj_event_done(struct yj *y, yaml_event_t *ev)
+{
+	if (y->y_wipe && ev->type == YAML_SCALAR_EVENT &&
+	    ev->data.scalar.value != NULL)
+		explicit_bzero(ev->data.scalar.value, ev->data.scalar.length);
+	yaml_event_delete(ev);
+}
 
 static struct json_object *yj_node(struct yj *, yaml_event_t *, int);
 
@@ -351,7 +362,7 @@ yj_sequence(struct yj *y, int depth)
 		if (yj_next(y, &ev) == -1)
 			goto fail;
 		if (ev.type == YAML_SEQUENCE_END_EVENT) {
-			yaml_event_delete(&ev);
+			yj_event_done(y, &ev);
 			return arr;
 		}
 		v = yj_node(y, &ev, depth);
@@ -383,7 +394,7 @@ yj_mapping(struct yj *y, int depth)
 		if (yj_next(y, &kev) == -1)
 			goto fail;
 		if (kev.type == YAML_MAPPING_END_EVENT) {
-			yaml_event_delete(&kev);
+			yj_event_done(y, &kev);
 			return obj;
 		}
 		if (yj_node_ok(y, &kev) == -1)
@@ -423,10 +434,10 @@ yj_mapping(struct yj *y, int depth)
 			yj_seterr(y->y_err, 0, 0, "out of memory");
 			goto failkey;
 		}
-		yaml_event_delete(&kev);
+		yj_event_done(y, &kev);
 	}
 failkey:
-	yaml_event_delete(&kev);
+	yj_event_done(y, &kev);
 fail:
 	json_object_put(obj);
 	return NULL;
@@ -455,7 +466,7 @@ yj_node(struct yj *y, yaml_event_t *ev, int depth)
 		yj_markerr(y, &ev->start_mark, "nesting too deep");
 		goto out;
 	}
-	yaml_event_delete(ev);
+	yj_event_done(y, ev);
 	if (type == YAML_SEQUENCE_START_EVENT)
 		o = yj_sequence(y, depth + 1);
 	else
@@ -463,7 +474,7 @@ yj_node(struct yj *y, yaml_event_t *ev, int depth)
 	yj_setmark(o, &start);
 	return o;
 out:
-	yaml_event_delete(ev);
+	yj_event_done(y, ev);
 	return o;
 }
 
@@ -475,28 +486,28 @@ yj_document(struct yj *y)
 
 	if (yj_next(y, &ev) == -1)
 		return NULL;
-	yaml_event_delete(&ev); /* stream start */
+	yj_event_done(y, &ev); /* stream start */
 	if (yj_next(y, &ev) == -1)
 		return NULL;
 	if (ev.type != YAML_DOCUMENT_START_EVENT) {
 		yj_markerr(y, &ev.start_mark, "empty document");
-		yaml_event_delete(&ev);
+		yj_event_done(y, &ev);
 		return NULL;
 	}
 	if (ev.data.document_start.tag_directives.start !=
 	    ev.data.document_start.tag_directives.end) {
 		yj_markerr(y, &ev.start_mark, "tag directives are not allowed");
-		yaml_event_delete(&ev);
+		yj_event_done(y, &ev);
 		return NULL;
 	}
-	yaml_event_delete(&ev);
+	yj_event_done(y, &ev);
 
 	if (yj_next(y, &ev) == -1)
 		return NULL;
 	if (ev.type != YAML_MAPPING_START_EVENT &&
 	    ev.type != YAML_ALIAS_EVENT) {
 		yj_markerr(y, &ev.start_mark, "top level must be a mapping");
-		yaml_event_delete(&ev);
+		yj_event_done(y, &ev);
 		return NULL;
 	}
 	root = yj_node(y, &ev, 0);
@@ -505,23 +516,23 @@ yj_document(struct yj *y)
 
 	if (yj_next(y, &ev) == -1)
 		goto fail;
-	yaml_event_delete(&ev); /* document end */
+	yj_event_done(y, &ev); /* document end */
 	if (yj_next(y, &ev) == -1)
 		goto fail;
 	if (ev.type != YAML_STREAM_END_EVENT) {
 		yj_markerr(y, &ev.start_mark, "more than one document");
-		yaml_event_delete(&ev);
+		yj_event_done(y, &ev);
 		goto fail;
 	}
-	yaml_event_delete(&ev);
+	yj_event_done(y, &ev);
 	return root;
 fail:
 	json_object_put(root);
 	return NULL;
 }
 
-struct json_object *
-yaml_load_buf(const char *buf, size_t len, struct yaml_err *err)
+static struct json_object *
+yj_load(const char *buf, size_t len, struct yaml_err *err, int wipe)
 {
 	struct yaml_err dummy;
 	struct json_object *root;
@@ -539,6 +550,7 @@ yaml_load_buf(const char *buf, size_t len, struct yaml_err *err)
 		return NULL;
 	}
 	memset(&y, 0, sizeof(y));
+	y.y_wipe = wipe;
 	y.y_buf = (const uint8_t *)(buf != NULL ? buf : "");
 	y.y_len = len;
 	y.y_err = err;
@@ -550,10 +562,33 @@ yaml_load_buf(const char *buf, size_t len, struct yaml_err *err)
 	yaml_parser_set_encoding(&y.y_parser, YAML_UTF8_ENCODING);
 	yaml_parser_set_input_string(&y.y_parser, y.y_buf, len);
 	root = yj_document(&y);
+	if (wipe) {
+		/* The decoded and raw input buffers hold the whole file. */
+		yaml_parser_t *p = &y.y_parser;
+
+		if (p->buffer.start != NULL)
+			explicit_bzero(p->buffer.start,
+			    (size_t)(p->buffer.end - p->buffer.start));
+		if (p->raw_buffer.start != NULL)
+			explicit_bzero(p->raw_buffer.start,
+			    (size_t)(p->raw_buffer.end - p->raw_buffer.start));
+	}
 	yaml_parser_delete(&y.y_parser);
 	if (root == NULL && err->ye_msg[0] == '\0')
 		yj_seterr(err, 0, 0, "internal error");
 	return root;
+}
+
+struct json_object *
+yaml_load_buf(const char *buf, size_t len, struct yaml_err *err)
+{
+	return yj_load(buf, len, err, 0);
+}
+
+struct json_object *
+yaml_load_secret(const char *buf, size_t len, struct yaml_err *err)
+{
+	return yj_load(buf, len, err, 1);
 }
 
 struct json_object *

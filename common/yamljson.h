@@ -24,6 +24,11 @@ struct yaml_err {
 struct json_object *yaml_load_buf(
     const char *buf, size_t len, struct yaml_err *err);
 struct json_object *yaml_load_file(const char *path, struct yaml_err *err);
+/* The same for secrets.yaml: libyaml's copies of the input and of every
+ * scalar are wiped before they are freed.  Put the result with
+ * json_wipe_put(). */
+struct json_object *yaml_load_secret(
+    const char *buf, size_t len, struct yaml_err *err);
 
 /*
  * Where a loaded node came from (a mapping value: where its key is), so

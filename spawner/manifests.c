@@ -180,6 +180,10 @@ agent_json(const struct agent *ag, int full)
 	rd = json_object_new_object();
 	add_str(rd, "status", readiness_name(ag->ag_ready));
 	add_str(rd, "version", ag->ag_version[0] ? ag->ag_version : NULL);
+	/* Before its first probe has answered an agent reads "offline"
+	 * (SP-18 has three states); "probed" lets a view say "checking". */
+	json_object_object_add(
+	    rd, "probed", json_object_new_boolean(ag->ag_ready != RD_UNKNOWN));
 	json_object_object_add(o, "readiness", rd);
 
 	/* Resolve, keep only names and flags, wipe the values at once. */

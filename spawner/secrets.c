@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "json.h"
 #include "log.h"
 #include "spawner.h"
 #include "util.h"
@@ -60,11 +61,11 @@ secrets_load(void)
 		got += (size_t)n;
 	if (got != (size_t)st.st_size)
 		goto out;
-	if ((root = yaml_load_buf(buf, got, &ye)) == NULL)
+	if ((root = yaml_load_secret(buf, got, &ye)) == NULL)
 		log_warnx("secrets.yaml:%lu:%lu: %s", ye.ye_line, ye.ye_col,
 		    ye.ye_msg);
 	else if (!json_object_is_type(root, json_type_object)) {
-		json_object_put(root);
+		json_wipe_put(root);
 		root = NULL;
 		log_warnx("secrets.yaml is not a mapping; refused");
 	}
@@ -162,8 +163,7 @@ secrets_resolve(const struct manifest *mf, struct secret_set *ss)
 		}
 		ss->ss_n++;
 	}
-	if (root != NULL)
-		json_object_put(root);
+	json_wipe_put(root); /* every copy of every value */
 	return rc;
 }
 

@@ -53,7 +53,7 @@ def test_api2_sp15_builtin_manifests_listed(agents):
     acts = by["hermes"]["actions"]
     assert len(acts) == 7
     assert all(set(a) == {"id", "label", "hint"} for a in acts)
-    assert by["hermes"]["readiness"] == {"status": "live",
+    assert by["hermes"]["readiness"] == {"status": "live", "probed": True,
                                          "version": "hermes 0.9.1-fake"}
     assert by["envdump"]["hasKey"] == {"FAKE_API_KEY": True}
     assert by["needkey"]["missingSecrets"] == ["NEVER_SET_KEY"]
@@ -70,6 +70,40 @@ def test_api2_get_and_unknown(agents):
         r = agents.request("GET", f"/api/agents/{name}")
         assert r.status == 404, (name, r)
         assert r.json() == {"ok": False, "error": "unknown-agent"}
+
+
+SLOWPROBE = """
+name: slowprobe
+transport: subprocess
+transportConfig:
+  bin: hermes
+  args: ["-z", "{prompt}"]
+healthProbe:
+  type: command
+  command: ["sleep", "2"]
+  timeoutMs: 4000
+"""
+
+
+def test_sp18_not_probed_yet_says_so(tmp_path, monkeypatch, cordon_factory):
+    """SP-18: before its first probe answers, an agent reads offline with
+    probed false (a view says "checking"); once answered, probed true."""
+    server_env(monkeypatch)
+    home = make_agents_home(tmp_path, extra={"slowprobe": SLOWPROBE})
+    c = cordon_factory(home=home)
+    rd = c.request("GET", "/api/agents/slowprobe").json()["agent"][
+        "readiness"]
+    assert rd["status"] == "offline" and rd["probed"] is False, rd
+    deadline = time.monotonic() + (20 if SLOW else 8)
+    while True:
+        rd = c.request("GET", "/api/agents/slowprobe").json()["agent"][
+            "readiness"]
+        if rd["probed"]:
+            break
+        assert time.monotonic() < deadline, rd
+        time.sleep(0.1)
+    # `sleep 2` prints no version: it ran, so degraded, and now probed.
+    assert rd["status"] == "degraded", rd
 
 
 def test_sp18_missing_binary_offline_and_spawn_failed(agents, tmp_path):

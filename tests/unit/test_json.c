@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "json.h"
+#include "yamljson.h"
 
 static int
 parses(const char *s)
@@ -101,6 +102,54 @@ test_depth(void **state)
 	assert_null(json_parse_object("{}", 2, JSON_LEX_DEPTH + 1));
 }
 
+/* SEC-1: secrets.yaml's tree is wiped, every string, before it is freed;
+ * the secret loader builds the same tree as the ordinary one. */
+static void
+test_wipe(void **state)
+{
+	static const char doc[] =
+	    "openrouter:\n  apiKey: sk-or-v1-abcdef0123456789\n"
+	    "nested:\n  deeper:\n    - \"quoted-secret-value\"\n"
+	    "    - {k: short}\n"
+	    "long: " /* past json-c's inline string size */
+	    "0123456789abcdef0123456789abcdef0123456789abcdef\n";
+	struct json_object *a, *b, *v, *keep[4];
+	struct yaml_err ye;
+	size_t i;
+	const char *s;
+
+	(void)state;
+	a = yaml_load_buf(doc, sizeof(doc) - 1, &ye);
+	b = yaml_load_secret(doc, sizeof(doc) - 1, &ye);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_true(json_object_equal(a, b));
+	json_object_put(a);
+
+	/* Hold the strings so json_wipe_put's free leaves them readable. */
+	json_object_object_get_ex(b, "openrouter", &v);
+	json_object_object_get_ex(v, "apiKey", &keep[0]);
+	json_object_object_get_ex(b, "nested", &v);
+	json_object_object_get_ex(v, "deeper", &v);
+	keep[1] = json_object_array_get_idx(v, 0);
+	json_object_object_get_ex(
+	    json_object_array_get_idx(v, 1), "k", &keep[2]);
+	json_object_object_get_ex(b, "long", &keep[3]);
+	for (i = 0; i < 4; i++) {
+		assert_non_null(keep[i]);
+		json_object_get(keep[i]);
+	}
+	json_wipe_put(b);
+	for (i = 0; i < 4; i++) {
+		s = json_object_get_string(keep[i]);
+		for (size_t j = 0;
+		     j < (size_t)json_object_get_string_len(keep[i]); j++)
+			assert_int_equal(s[j], 0);
+		json_object_put(keep[i]);
+	}
+	json_wipe_put(NULL);
+}
+
 int
 main(void)
 {
@@ -108,6 +157,7 @@ main(void)
 	    cmocka_unit_test(test_valid),
 	    cmocka_unit_test(test_hostile),
 	    cmocka_unit_test(test_depth),
+	    cmocka_unit_test(test_wipe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
