@@ -4,8 +4,9 @@
  * of /bin/true, against (b) POST /api/agents/x/actions/noop (/bin/true)
  * over one keep-alive HTTP connection, sequentially: medians, p99 and
  * b/a.  Then streams concurrent chat runs of 10 MB each (`yes`) and
- * reports the total time and the spawner's peak RSS.  Touches only its
- * temp home and the cordon it starts.
+ * reports the total time and the spawner's peak RSS (skipped with
+ * --actions-only, for repeated b/a runs).  Touches only its temp home and
+ * the cordon it starts.
  */
 #include <sys/wait.h>
 
@@ -125,13 +126,19 @@ main(int argc, char **argv)
 	char *cargv[] = {"/bin/true", NULL};
 	char *cenv[] = {"PATH=/usr/bin:/bin", NULL};
 	static char buf[65536];
-	long i, n = argc > 1 ? atol(argv[1]) : 300;
+	long i, n = 300;
 	double *a, *b, t, ma, mb;
 	pid_t pid;
-	int st, fd;
+	int st, fd, actions_only = 0, k;
 
-	if (n <= 0)
-		n = 300;
+	for (k = 1; k < argc; k++)
+		if (strcmp(argv[k], "--actions-only") == 0)
+			actions_only = 1;
+		else if ((n = atol(argv[k])) <= 0) {
+			fprintf(stderr,
+			    "usage: bench_agents [N] [--actions-only]\n");
+			return 2;
+		}
 	if ((a = calloc((size_t)n, sizeof(double))) == NULL ||
 	    (b = calloc((size_t)n, sizeof(double))) == NULL ||
 	    make_home() == -1 || bench_start(&bc, argv[0], NULL) == -1) {
@@ -164,7 +171,8 @@ main(int argc, char **argv)
 	stats("(a) posix_spawn+waitpid /bin/true", a, n, &ma);
 	stats("(b) POST /api/agents/x/actions/noop", b, n, &mb);
 	printf("ratio b/a (medians): %.2f\n", mb / ma);
-	streams();
+	if (!actions_only)
+		streams();
 	bench_stop(&bc);
 	return 0;
 }

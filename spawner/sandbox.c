@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <linux/filter.h>
 
 #include "confine.h"
 #include "ipc.h"
@@ -46,6 +47,13 @@ struct sandbox_host sbx_host = {-1, 0, 0};
 
 /* `cordon` beside the spawner, so agent hooks can run `cordon gate`. */
 static char sbx_cordon[PATH_MAX];
+
+/*
+ * The agent seccomp layer, compiled once at start (DESIGN: build once,
+ * install in the child): [0] network allowed, [1] SC_AGENT_NO_NET.  A
+ * child whose plan has the layer and finds no program refuses the run.
+ */
+static struct sock_fprog sbx_bpf[2];
 
 /* clang-format off */
 /*
@@ -165,6 +173,12 @@ sandbox_host_probe(void)
 	sbx_host.sh_landlock_abi = confine_landlock_abi();
 	sbx_host.sh_seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2;
 	sbx_host.sh_userns = probe_userns();
+	confine_seccomp_agent_free(&sbx_bpf[0]);
+	confine_seccomp_agent_free(&sbx_bpf[1]);
+	if (confine_seccomp_agent_build(0, &sbx_bpf[0]) == -1 ||
+	    confine_seccomp_agent_build(SC_AGENT_NO_NET, &sbx_bpf[1]) == -1)
+		log_warn("sandbox: building the agent seccomp layer; runs "
+			 "that need it are refused");
 	sbx_cordon[0] = '\0';
 	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
 		self[n] = '\0';
@@ -484,6 +498,12 @@ sandbox_rmtree(const char *path)
 {
 	int dfd, rc;
 
+	/*
+	 * Most runs leave their tmp empty: one rmdir (which never follows a
+	 * link: a symlink is ENOTDIR).  Anything else takes the walk.
+	 */
+	if (rmdir(path) == 0 || errno == ENOENT)
+		return 0;
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd == -1)
 		return errno == ENOENT ? 0 : -1;
@@ -870,7 +890,7 @@ sandbox_child(void *arg)
 			return r;
 	} else if ((r = scan_roots(sx, 0, -1)) != 0)
 		return r; /* Landlock cannot carve a hole: refuse (SBX-2) */
-	if ((l & SBX_L_CAPS) && confine_drop_caps() == -1)
+	if ((l & SBX_L_CAPS) && confine_drop_caps_agent() == -1)
 		return SBX_STEP_CAPS;
 	if ((l & SBX_L_NNP) && confine_no_new_privs() == -1)
 		return SBX_STEP_NNP;
@@ -885,11 +905,11 @@ sandbox_child(void *arg)
 			return SBX_STEP_LL_RESTRICT;
 	}
 	if (l & SBX_L_SECCOMP) {
-		if ((fd = confine_seccomp_agent(
-			 (l & SBX_L_SC_NET) &&
-				 sx->sx_plan->pl_network == MF_NET_NONE
-			     ? SC_AGENT_NO_NET
-			     : 0)) == -1)
+		/* Compiled at start; loading it is one syscall. */
+		fd = confine_seccomp_agent_install(
+		    &sbx_bpf[(l & SBX_L_SC_NET) &&
+			     sx->sx_plan->pl_network == MF_NET_NONE]);
+		if (fd == -1)
 			return SBX_STEP_SECCOMP;
 		/* The listener goes to the spawner; the agent never has it. */
 		r = ipc_sendmsg_fd(SBX_NOTIFY_FD, "n", 1, fd) == 1 ? 0 : -1;

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <sched.h>
@@ -90,8 +91,8 @@ open_denied(const char *path, int flags)
 }
 
 static void
-spec_init(struct confine_spec *cs, enum confine_seccomp mode,
-	  unsigned int groups)
+spec_init(
+    struct confine_spec *cs, enum confine_seccomp mode, unsigned int groups)
 {
 	memset(cs, 0, sizeof(*cs));
 	cs->cs_name = "test";
@@ -149,7 +150,7 @@ probe_mmap_exec(void *arg)
 	void *p;
 
 	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
+	    -1, 0);
 	return p == MAP_FAILED ? 2 : 3;
 }
 
@@ -159,7 +160,7 @@ probe_mprotect_exec(void *arg)
 	void *p;
 
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return 2;
 	return mprotect(p, 4096, PROT_READ | PROT_EXEC) == -1 ? 3 : 4;
@@ -378,19 +379,19 @@ probe_deny(void *arg)
 	if (personality(0xffffffff) == -1 || personality(PER_LINUX) == -1)
 		return 9;
 	/* Stacking: a child's own Landlock and seccomp layers still load. */
-	if (cordon_landlock_create_ruleset(NULL, 0,
-					   LANDLOCK_CREATE_RULESET_VERSION) < 1)
+	if (cordon_landlock_create_ruleset(
+		NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) < 1)
 		return 10;
 	memset(&ra, 0, sizeof(ra));
 	ra.handled_access_fs = LANDLOCK_ACCESS_FS_WRITE_FILE;
-	if ((fd = cordon_landlock_create_ruleset(&ra, CORDON_LL_ATTR_SIZE(1),
-						 0)) == -1)
+	if ((fd = cordon_landlock_create_ruleset(
+		 &ra, CORDON_LL_ATTR_SIZE(1), 0)) == -1)
 		return 11;
 	if (cordon_landlock_restrict_self(fd, 0) == -1)
 		return 12;
 	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EXDEV), SCMP_SYS(getppid),
-			     0) != 0 ||
+	    seccomp_rule_add(
+		ctx, SCMP_ACT_ERRNO(EXDEV), SCMP_SYS(getppid), 0) != 0 ||
 	    seccomp_load(ctx) != 0)
 		return 13;
 	seccomp_release(ctx);
@@ -447,8 +448,8 @@ test_sbx1_landlock_readonly(void **state)
 	struct confine_path p = {tmpdir, CONFINE_LL_READ};
 	struct confine_spec cs;
 
-	spec_init(&cs, CONFINE_SECCOMP_ALLOW,
-		  SC_BASE | SC_FS_READ | SC_FS_WRITE);
+	spec_init(
+	    &cs, CONFINE_SECCOMP_ALLOW, SC_BASE | SC_FS_READ | SC_FS_WRITE);
 	cs.cs_paths = &p;
 	cs.cs_npaths = 1;
 	assert_exit(run_confined(&cs, probe_ll_readonly, NULL), 0);
@@ -486,8 +487,8 @@ test_su2_landlock_no_paths(void **state)
 {
 	struct confine_spec cs;
 
-	spec_init(&cs, CONFINE_SECCOMP_ALLOW,
-		  SC_BASE | SC_FS_READ | SC_FS_WRITE);
+	spec_init(
+	    &cs, CONFINE_SECCOMP_ALLOW, SC_BASE | SC_FS_READ | SC_FS_WRITE);
 	assert_exit(run_confined(&cs, probe_ll_nothing, NULL), 0);
 }
 
@@ -667,6 +668,9 @@ test_sbx1_deny_mode(void **state)
  * mounts refused, clone3/io_uring ENOSYS, only AF_UNIX sockets with
  * SC_AGENT_NO_NET, and ptrace handed to the listener (answered here).
  */
+/* Set: probe_agent installs this program, built once in the parent. */
+static struct sock_fprog agent_prog;
+
 static int
 probe_agent(void *arg)
 {
@@ -675,7 +679,10 @@ probe_agent(void *arg)
 	pid_t pid;
 	int fd, s, st;
 
-	if ((fd = confine_seccomp_agent(SC_AGENT_NO_NET)) < 0)
+	fd = agent_prog.filter != NULL
+		 ? confine_seccomp_agent_install(&agent_prog)
+		 : confine_seccomp_agent(SC_AGENT_NO_NET);
+	if (fd < 0)
 		return 20;
 	if (unshare(CLONE_NEWUSER) != -1 || errno != EPERM)
 		return 21;
@@ -723,6 +730,79 @@ test_sbx1_agent_layer(void **state)
 	assert_exit(run_confined(&cs, probe_agent, NULL), 0);
 }
 
+/*
+ * SBX-1: the same layer built once (as the spawner does at start) and
+ * only installed in the child behaves exactly like the one-call form.
+ */
+static void
+test_sbx1_agent_layer_prebuilt(void **state)
+{
+	struct confine_spec cs;
+	struct sock_fprog empty;
+
+	memset(&empty, 0, sizeof(empty));
+	assert_int_equal(confine_seccomp_agent_install(&empty), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(confine_seccomp_agent_build(0x1, &empty), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_null(empty.filter);
+	assert_int_equal(
+	    confine_seccomp_agent_build(SC_AGENT_NO_NET, &agent_prog), 0);
+	assert_non_null(agent_prog.filter);
+	assert_true(agent_prog.len > 0);
+	spec_init(&cs, CONFINE_SECCOMP_DENY, 0);
+	cs.cs_no_landlock = 1;
+	assert_exit(run_confined(&cs, probe_agent, NULL), 0);
+	confine_seccomp_agent_free(&agent_prog);
+	assert_null(agent_prog.filter);
+}
+
+/* The agent child's raw drop, in a fresh user namespace (full caps there,
+ * as in a sandboxed run) and, as root, in the initial one. */
+static int
+drop_caps_agent_child(void)
+{
+	struct __user_cap_header_struct hdr;
+	struct __user_cap_data_struct d[2];
+	int cap;
+
+	if (confine_drop_caps_agent() != 0)
+		return 2;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	if (syscall(SYS_capget, &hdr, d) != 0)
+		return 3;
+	if (d[0].effective | d[1].effective | d[0].permitted | d[1].permitted |
+	    d[0].inheritable | d[1].inheritable)
+		return 4;
+	for (cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0 ||
+		    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0) > 0)
+			return 5;
+	return 0;
+}
+
+static void
+test_sbx1_drop_caps_agent(void **state)
+{
+	pid_t pid;
+	int st;
+
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+	if (pid == -1)
+		skip();
+	if (pid == 0)
+		_exit(drop_caps_agent_child());
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_exit(st, 0);
+	pid = fork();
+	assert_true(pid != -1);
+	if (pid == 0)
+		_exit(drop_caps_agent_child());
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_exit(st, 0);
+}
+
 /* CORDON_SECCOMP_DEBUG names the syscall instead of a silent kill. */
 static void
 test_sbx1_seccomp_debug(void **state)
@@ -752,7 +832,7 @@ test_sbx1_seccomp_debug(void **state)
 	assert_true(n > 0);
 	buf[n] = '\0';
 	snprintf(want, sizeof(want), "seccomp: blocked syscall %d\n",
-		 (int)SYS_socket);
+	    (int)SYS_socket);
 	assert_non_null(strstr(buf, want));
 }
 
@@ -794,6 +874,8 @@ main(void)
 	    cmocka_unit_test(test_su2_drop_caps),
 	    cmocka_unit_test(test_sbx1_deny_mode),
 	    cmocka_unit_test(test_sbx1_agent_layer),
+	    cmocka_unit_test(test_sbx1_agent_layer_prebuilt),
+	    cmocka_unit_test(test_sbx1_drop_caps_agent),
 	    cmocka_unit_test(test_sbx1_seccomp_debug),
 	};
 
