@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <fcntl.h>
 #include <limits.h>
@@ -92,9 +93,18 @@ listener_error_cb(struct evconnlistener *l, void *arg)
 static void
 broker_serve(int fd)
 {
+	int one = 1;
+
 	/* accept(2) must never block the event loop. */
 	if (evutil_make_socket_nonblocking(fd) == -1)
 		fatalx("listener");
+	/*
+	 * Accepted sockets inherit TCP_NODELAY: libevent writes at most
+	 * 16 KiB per pass, and the tail of a larger answer would otherwise
+	 * wait behind Nagle for the client's delayed ACK (~40 ms).
+	 */
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
+		log_warn("TCP_NODELAY");
 	broker.b_listener = evconnlistener_new(broker.b_d.d_base, NULL, NULL,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (broker.b_listener == NULL)

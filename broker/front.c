@@ -7,9 +7,6 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,21 +234,6 @@ serve_asset(struct evhttp_request *req, const char *path)
 	char nonce[NONCE_HEX + 1], csp[512];
 	const unsigned char *p, *end, *mark;
 	size_t i, mlen = strlen(WEB_NONCE_MARK);
-	struct evhttp_connection *evcon;
-	struct bufferevent *bev;
-	evutil_socket_t fd;
-	int one = 1;
-
-	/*
-	 * libevent writes at most 16 KiB per pass: the tail of a larger
-	 * asset would wait behind Nagle for the browser's delayed ACK
-	 * (~40 ms on a keep-alive connection).  Send it at once.
-	 */
-	if ((evcon = evhttp_request_get_connection(req)) != NULL &&
-	    (bev = evhttp_connection_get_bufferevent(evcon)) != NULL &&
-	    (fd = bufferevent_getfd(bev)) != -1)
-		(void)setsockopt(
-		    fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 	for (i = 0; i < web_nassets; i++)
 		if (strcmp(web_assets[i].wa_path, path) == 0)

@@ -2,15 +2,16 @@
 // This file routes between the views by the URL hash, holds Stop all and
 // the signed-out banner.  Runs under the PER-6 CSP: DOM built with
 // createElement/textContent only; no inline styles, no string evaluation.
+//
+// The first view (Health) needs only api.js, dom.js and health.js, which
+// index.html preloads beside this file: every other view's module is
+// imported when it is first shown, and all of them right after the first
+// view's data has come, so the first view waits for no module it does not
+// use and a later click waits for none (bench/bench_ui.mjs).
 
 import { auth, onAuth, onRuns, runCount, stopAll } from './api.js';
-import { $ } from './dom.js';
+import { $, errorPanel } from './dom.js';
 import { health } from './health.js';
-import { agentsView, agentView } from './agents.js';
-import { vaultView } from './vault.js';
-import { activityView } from './activity.js';
-import { approvalsView, startApprovals } from './approvals.js';
-import { missionsView } from './missions.js';
 
 const DEFAULT_VIEW = 'health';
 
@@ -20,14 +21,16 @@ const healthView = {
   unmount() { health.stop(); },
 };
 
+// name -> () => Promise of the view (import() is not string evaluation:
+// 'self' scripts only, as PER-6 wants).
 const VIEWS = {
-  agents: agentsView,
-  agent: agentView,
-  vault: vaultView,
-  missions: missionsView,
-  activity: activityView,
-  approvals: approvalsView,
-  health: healthView,
+  agents: () => import('./agents.js').then((m) => m.agentsView),
+  agent: () => import('./agents.js').then((m) => m.agentView),
+  vault: () => import('./vault.js').then((m) => m.vaultView),
+  missions: () => import('./missions.js').then((m) => m.missionsView),
+  activity: () => import('./activity.js').then((m) => m.activityView),
+  approvals: () => import('./approvals.js').then((m) => m.approvalsView),
+  health: () => Promise.resolve(healthView),
 };
 const NAV_OF = { agent: 'agents' };
 
@@ -47,8 +50,22 @@ function route() {
 }
 
 let current = null; // {name, param, view}
+let showing = 0; // the newest show(): an older one whose module came late yields
 
-function show() {
+// A view whose module cannot load (the fetch failed: a browser keeps that
+// failure for the document's life, so only a reload retries).
+function brokenView() {
+  return {
+    title: 'Error',
+    mount(root) {
+      root.dataset.state = 'error';
+      root.append(errorPanel('This view could not be loaded from cordon. Reload the page.'));
+    },
+    unmount() {},
+  };
+}
+
+async function show() {
   const { name, param } = route();
   if (current && current.name === name && current.param === param) return;
   // Same view, another note: let the view move without a remount.
@@ -57,8 +74,15 @@ function show() {
     current.view.update(param);
     return;
   }
+  const seq = ++showing;
+  let view;
+  try {
+    view = await VIEWS[name]();
+  } catch {
+    view = brokenView();
+  }
+  if (seq !== showing) return;
   if (current) current.view.unmount();
-  const view = VIEWS[name];
   current = { name, param, view };
   const nav = NAV_OF[name] || name;
   for (const a of document.querySelectorAll('#nav a[data-view]')) {
@@ -99,7 +123,22 @@ $('stop-all').addEventListener('click', async () => {
 });
 let stopAllNote = null;
 
-startApprovals();
+// The approvals watcher (banner and nav count on every page) and the
+// other views' modules, once the first API answer is on screen: an answer
+// calls the auth listeners just before its view renders it, and the timer
+// set in the next animation frame runs after that frame is painted.  A
+// page that gets no answer, or is in the background (no frames), starts
+// them after a while all the same.
+let rest = false;
+function loadRest() {
+  if (rest) return;
+  rest = true;
+  import('./approvals.js').then((m) => m.startApprovals(), () => {});
+  for (const n of Object.keys(VIEWS)) VIEWS[n]().catch(() => {});
+}
+onAuth(() => requestAnimationFrame(() => setTimeout(loadRest, 0)));
+setTimeout(loadRest, 1500);
+
 onRuns(stopAllSync);
 onAuth(banner);
 stopAllSync(runCount());
