@@ -3,14 +3,15 @@
  * writes, kernel randomness, constant-time compare, fd flags, clocks.
  * Touches only the descriptors and buffers it is handed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-
 
 #include "util.h"
 
@@ -220,4 +221,68 @@ utf8_valid(const void *buf, size_t len)
 			return 0;
 	}
 	return 1;
+}
+
+static int
+dir_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+dir_names_free(char **names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; names != NULL && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+char **
+dir_names(const char *dir, int (*keep)(const char *), size_t *n)
+{
+	char **names = NULL, **grown;
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *d;
+	int e;
+
+	*n = 0;
+	if ((d = opendir(dir)) == NULL)
+		return NULL;
+	while ((de = readdir(d)) != NULL) {
+		if (!keep(de->d_name))
+			continue;
+		if (*n == DIR_NAMES_MAX) {
+			e = E2BIG;
+			goto fail;
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((grown = reallocarray(
+				 names, cap, sizeof(*names))) == NULL) {
+				e = errno;
+				goto fail;
+			}
+			names = grown;
+		}
+		if ((names[*n] = strdup(de->d_name)) == NULL) {
+			e = errno;
+			goto fail;
+		}
+		(*n)++;
+	}
+	closedir(d);
+	if (names == NULL) /* an empty directory: an empty list */
+		names = calloc(1, sizeof(*names));
+	else
+		qsort(names, *n, sizeof(*names), dir_name_cmp);
+	return names;
+fail:
+	closedir(d);
+	dir_names_free(names, *n);
+	*n = 0;
+	errno = e;
+	return NULL;
 }

@@ -24,4 +24,15 @@ uint64_t now_ms_mono(void);
 /* Strict UTF-8 (RFC 3629): no overlongs, surrogates or > U+10FFFF. */
 int utf8_valid(const void *buf, size_t len);
 
+/*
+ * The entries of dir whose names keep() accepts, sorted by strcmp, so
+ * that a caller taking the first N makes the same choice however the
+ * filesystem orders the directory.  NULL with errno set on failure (E2BIG:
+ * more than DIR_NAMES_MAX matches; none are returned).  Free with
+ * dir_names_free().
+ */
+#define DIR_NAMES_MAX 4096
+char **dir_names(const char *dir, int (*keep)(const char *), size_t *n);
+void dir_names_free(char **names, size_t n);
+
 #endif

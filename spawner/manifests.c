@@ -7,7 +7,6 @@
  */
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 
 #include "log.h"
 #include "spawner.h"
+#include "util.h"
 #include "yamljson.h"
 
 #define MANIFEST_MAX_ERRS 32
@@ -93,28 +93,33 @@ agent_load_file(const char *dir, const char *file)
 	log_debug("agent %s loaded", ag->ag_mf.m_name);
 }
 
+static int
+agent_file(const char *name)
+{
+	size_t len = strlen(name);
+
+	return name[0] != '.' && len >= 6 &&
+	       strcmp(name + len - 5, ".yaml") == 0;
+}
+
 void
 agents_load(void)
 {
-	struct dirent *de;
-	DIR *d;
-	size_t len;
+	char **files;
+	size_t i, n;
 
 	/* What the host offers, once, before any agent is planned. */
 	sandbox_host_probe();
-	if ((d = opendir(sp.sp_agents_dir)) == NULL) {
+	if ((files = dir_names(sp.sp_agents_dir, agent_file, &n)) == NULL) {
 		if (errno != ENOENT)
 			log_warn("agents directory");
 		return;
 	}
-	while ((de = readdir(d)) != NULL) {
-		len = strlen(de->d_name);
-		if (de->d_name[0] == '.' || len < 6 ||
-		    strcmp(de->d_name + len - 5, ".yaml") != 0)
-			continue;
-		agent_load_file(sp.sp_agents_dir, de->d_name);
-	}
-	closedir(d);
+	/* In name order: past the bound, the same files are left out on
+	 * every host. */
+	for (i = 0; i < n; i++)
+		agent_load_file(sp.sp_agents_dir, files[i]);
+	dir_names_free(files, n);
 	qsort(sp.sp_agents, sp.sp_nagents, sizeof(sp.sp_agents[0]), agents_cmp);
 	log_info("%zu agent(s) loaded", sp.sp_nagents);
 }

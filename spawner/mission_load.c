@@ -7,7 +7,6 @@
  */
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "mission_load.h"
+#include "util.h"
 #include "yamljson.h"
 
 struct mload {
@@ -173,12 +173,6 @@ mload_file(struct mload *ld, const char *dir, const char *file,
 }
 
 static int
-name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int
 is_yaml(const char *n)
 {
 	size_t l = strlen(n);
@@ -193,36 +187,28 @@ missions_load_dir(const char *dir, mload_agent_fn agent_fn,
     size_t *n)
 {
 	struct mload ld = {agent_fn, report, arg, 0};
-	char *files[MISSIONS_MAX];
 	unsigned char dup[MISSIONS_MAX];
-	struct dirent *de;
-	size_t nfiles = 0, i, j, k;
-	DIR *d;
+	size_t nfiles = 0, i, j, k,
+	       limit = max < MISSIONS_MAX ? max : MISSIONS_MAX;
+	char **files;
 
 	*n = 0;
-	if ((d = opendir(dir)) == NULL) {
-		if (errno != ENOENT)
+	if ((files = dir_names(dir, is_yaml, &nfiles)) == NULL) {
+		if (errno == E2BIG)
+			mload_at(&ld, ".", NULL, "too many files");
+		else if (errno != ENOENT)
 			mload_at(&ld, ".", NULL, "cannot be read");
 		return ld.ld_problems;
 	}
-	while ((de = readdir(d)) != NULL) {
-		if (!is_yaml(de->d_name))
-			continue;
-		if (nfiles == MISSIONS_MAX || nfiles == max) {
-			mload_at(&ld, de->d_name, NULL,
-			    "too many missions; file ignored");
-			continue;
-		}
-		if ((files[nfiles] = strdup(de->d_name)) != NULL)
-			nfiles++;
-	}
-	closedir(d);
-	qsort(files, nfiles, sizeof(files[0]), name_cmp);
+	/* The first files by name load; the same ones on every host. */
 	for (i = 0; i < nfiles; i++) {
-		if (mload_file(&ld, dir, files[i], &out[*n]) == 0)
+		if (i >= limit)
+			mload_at(&ld, files[i], NULL,
+			    "too many missions; file ignored");
+		else if (mload_file(&ld, dir, files[i], &out[*n]) == 0)
 			(*n)++;
-		free(files[i]);
 	}
+	dir_names_free(files, nfiles);
 	/* An id used twice disables every mission that uses it. */
 	memset(dup, 0, sizeof(dup));
 	for (i = 0; i < *n; i++)

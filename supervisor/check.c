@@ -9,7 +9,6 @@
  */
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -22,16 +21,11 @@
 #include "../spawner/mission_load.h"
 #include "../spawner/roots.h"
 #include "manifest.h"
+#include "util.h"
 #include "yamljson.h"
 
 #define CHECK_MAX_FILES 256
 #define CHECK_MAX_ERRS	64
-
-static int
-check_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Problems in file order. */
 static int
@@ -179,14 +173,12 @@ cmd_check(int argc, char **argv)
 	    {"home", required_argument, NULL, 'H'}, {NULL, 0, NULL, 0}};
 	struct cordon_config cf;
 	const char *home = NULL;
-	char *files[CHECK_MAX_FILES], *names[CHECK_MAX_FILES], path[PATH_MAX];
+	char **list, *names[CHECK_MAX_FILES], path[PATH_MAX];
 	char homebuf[PATH_MAX], cfgdir[PATH_MAX], protect_buf[3][PATH_MAX];
 	char *slash;
 	const char *extra[3];
 	struct protect_ctx pc;
-	struct dirent *de;
-	DIR *d;
-	size_t nfiles = 0, nnames = 0, problems = 0, i;
+	size_t nfiles = 0, nlist = 0, nnames = 0, problems = 0, i;
 	int ch;
 
 	optind = 1;
@@ -226,10 +218,9 @@ cmd_check(int argc, char **argv)
 			snprintf(protect_buf[i], PATH_MAX, "%s", extra[i]);
 		pc.pc_extra[pc.pc_nextra++] = protect_buf[i];
 	}
-	if ((d = opendir(cf.cf_agents)) != NULL) {
-		while ((de = readdir(d)) != NULL) {
-			if (!check_is_yaml(de->d_name))
-				continue;
+	if ((list = dir_names(cf.cf_agents, check_is_yaml, &nlist)) != NULL) {
+		for (i = 0; i < nlist; i++) {
+			/* In name order, the first CHECK_MAX_FILES. */
 			if (nfiles == CHECK_MAX_FILES) {
 				printf(
 				    "%s: too many manifests\n", cf.cf_agents);
@@ -237,22 +228,21 @@ cmd_check(int argc, char **argv)
 				break;
 			}
 			if (snprintf(path, sizeof(path), "%s/%s", cf.cf_agents,
-				de->d_name) >= (int)sizeof(path) ||
-			    (files[nfiles] = strdup(path)) == NULL) {
+				list[i]) >= (int)sizeof(path)) {
+				printf("%s: name too long\n", list[i]);
 				problems++;
 				continue;
 			}
+			problems += check_file(path, &pc, names, &nnames);
 			nfiles++;
 		}
-		closedir(d);
+		dir_names_free(list, nlist);
+	} else if (errno == E2BIG) {
+		printf("%s: too many files\n", cf.cf_agents);
+		problems++;
 	} else if (errno != ENOENT) {
 		printf("%s: cannot be read\n", cf.cf_agents);
 		problems++;
-	}
-	qsort(files, nfiles, sizeof(char *), check_cmp);
-	for (i = 0; i < nfiles; i++) {
-		problems += check_file(files[i], &pc, names, &nnames);
-		free(files[i]);
 	}
 	if (problems == 0)
 		printf("ok %zu agents\n", nfiles);

@@ -662,3 +662,31 @@ timeoutMs: 60000
     # A manual run meanwhile is refused too.
     r = mission_run(c, "long")
     assert r.status == 409 and r.json()["error"] == "mission-busy", r
+
+
+def test_mi1_too_many_missions_same_choice_everywhere(tmp_path, monkeypatch,
+                                                      cordon_factory):
+    """MI-1: past 64 mission files the first 64 by name load and the rest
+    are named as ignored, whatever order the filesystem lists them in."""
+    server_env(monkeypatch)
+    monkeypatch.delenv("CORDON_TEST_CLOCK_FILE", raising=False)
+    home = make_agents_home(tmp_path)
+    # Created in reverse, so directory order is unlikely to be name order.
+    many = {}
+    for i in reversed(range(70)):
+        many[f"m{i:02d}"] = (
+            f"id: m{i:02d}\nlabel: M\nagent: hermes\nprompt: hi\n"
+            "outputs:\n  - {type: vault-note, folder: "
+            f"00_Inbox/cordon/missions/m{i:02d}, filenameHint: m}}\n"
+            "permissions: [vault-write]\n")
+    write_missions(home, many)
+    r = check(home)
+    assert r.returncode == 1
+    ignored = sorted(l.split(":")[0].split("/")[-1]
+                     for l in r.stdout.splitlines()
+                     if "too many missions; file ignored" in l)
+    assert ignored == [f"m{i}.yaml" for i in range(64, 70)], r.stdout
+    c = cordon_factory(home=home)
+    ids = sorted(m["id"] for m in c.request("GET", "/api/missions")
+                 .json()["missions"])
+    assert ids == [f"m{i:02d}" for i in range(64)]

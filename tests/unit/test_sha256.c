@@ -1,6 +1,7 @@
 /*
  * Unit tests for common/sha256.c (FIPS 180-2 vectors) and the helpers in
- * common/util.c: hex, constant-time compare, randomness, full I/O on pipes.
+ * common/util.c: hex, constant-time compare, randomness, full I/O on pipes,
+ * sorted directory listings.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -198,6 +200,55 @@ test_misc(void **state)
 	assert_true(b >= a + 15);
 }
 
+static int
+ends_yaml(const char *n)
+{
+	size_t l = strlen(n);
+
+	return n[0] != '.' && l > 5 && strcmp(n + l - 5, ".yaml") == 0;
+}
+
+/* dir_names: a filtered, strcmp-ordered list whatever the fs order. */
+static void
+test_dir_names(void **state)
+{
+	static const char *const make[] = {"b.yaml", "a.yaml", "c.txt",
+	    ".h.yaml", "Z.yaml", "aa.yaml", "a.yaml~"};
+	char tmpl[] = "/tmp/cordon-dirnames-XXXXXX", path[256];
+	char **names;
+	size_t i, n;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	names = dir_names(tmpl, ends_yaml, &n); /* empty: empty list */
+	assert_non_null(names);
+	assert_int_equal(n, 0);
+	dir_names_free(names, n);
+	for (i = 0; i < sizeof(make) / sizeof(make[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmpl, make[i]);
+		assert_true((fd = open(path, O_CREAT | O_WRONLY, 0600)) >= 0);
+		close(fd);
+	}
+	names = dir_names(tmpl, ends_yaml, &n);
+	assert_non_null(names);
+	assert_int_equal(n, 4);
+	assert_string_equal(names[0], "Z.yaml");
+	assert_string_equal(names[1], "a.yaml");
+	assert_string_equal(names[2], "aa.yaml");
+	assert_string_equal(names[3], "b.yaml");
+	dir_names_free(names, n);
+	for (i = 0; i < sizeof(make) / sizeof(make[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmpl, make[i]);
+		unlink(path);
+	}
+	rmdir(tmpl);
+	errno = 0;
+	assert_null(dir_names(tmpl, ends_yaml, &n));
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(n, 0);
+}
+
 int
 main(void)
 {
@@ -210,6 +261,7 @@ main(void)
 	    cmocka_unit_test(test_read_write_full),
 	    cmocka_unit_test(test_fd_flags),
 	    cmocka_unit_test(test_misc),
+	    cmocka_unit_test(test_dir_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
