@@ -15,7 +15,9 @@ const READY = { live: 'ok', degraded: 'warn', offline: 'bad' };
 
 function readiness(a) {
   const r = a.readiness && typeof a.readiness === 'object' ? a.readiness : {};
-  const st = typeof r.status === 'string' ? r.status : 'unknown';
+  // Not probed yet: the spawner says "offline"; show that it is checking.
+  const st = r.probed === false ? 'checking' :
+    typeof r.status === 'string' ? r.status : 'unknown';
   const p = pill(st, READY[st] || 'muted');
   p.classList.add('readiness');
   p.dataset.status = st;

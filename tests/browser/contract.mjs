@@ -29,6 +29,14 @@ export const AGENT = {
   hasKey: { DEMO_API_KEY: true },
 };
 
+// An agent whose first health probe has not answered yet (SP-18).
+export const FRESH = {
+  name: 'fresh', displayName: 'Fresh agent', description: 'Not probed yet.',
+  transport: 'subprocess', actions: [],
+  readiness: { status: 'offline', probed: false, version: null },
+  missingSecrets: [], hasKey: {},
+};
+
 const NOTES = {
   'Welcome.md': '# Welcome\n\nA [[Hostile]] note sits beside me.\n',
   'Hostile.md': '# Hostile <b>x</b>\n\n<script>window.__pwned=1</script>\n[js](javascript:window.__pwned=2) [out](http://127.0.0.1:9/) [in](Welcome.md)\n',
@@ -152,7 +160,7 @@ export async function startContract({ notImplemented = false, skewMs = 0 } = {})
       return json(res, 200, { ok: true, version: 'contract', daemons: [] });
     if (notImplemented && p.startsWith('/api/'))
       return json(res, 501, { ok: false, error: 'not-implemented' });
-    if (req.method === 'GET' && p === '/api/agents') return json(res, 200, { ok: true, agents: [AGENT] });
+    if (req.method === 'GET' && p === '/api/agents') return json(res, 200, { ok: true, agents: [AGENT, FRESH] });
     if (req.method === 'GET' && p === '/api/agents/demo') return json(res, 200, { ok: true, agent: AGENT });
     if (req.method === 'GET' && p.startsWith('/api/agents/'))
       return json(res, 404, { ok: false, error: 'unknown-agent' });

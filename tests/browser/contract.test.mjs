@@ -135,6 +135,9 @@ test('API-2/DA-1: agent cards show name, readiness, version, keys', { timeout: T
   assert.equal(await card.locator('.readiness').textContent(), 'live');
   assert.equal(await card.locator('.version').textContent(), 'demo 1.0');
   assert.equal(await card.locator('.keys').textContent(), 'DEMO_API_KEY set');
+  // SP-18: not probed yet reads "checking", not "offline".
+  const fresh = page.locator('.agent-card[data-agent="fresh"]');
+  assert.equal(await fresh.locator('.readiness').textContent(), 'checking');
 });
 
 test('DA-2: memory only keeps nothing in localStorage; "clear all chat cache"', { timeout: T }, async () => {
