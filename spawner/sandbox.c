@@ -125,6 +125,7 @@ static const char *const sbx_step_names[] = {
 	    "landlock_restrict_self",
 	[SBX_STEP_SECCOMP - SPAWN_STEP_HOOK_BASE] = "seccomp",
 	[SBX_STEP_NOTIFY - SPAWN_STEP_HOOK_BASE] = "seccomp listener",
+	[SBX_STEP_HIDE - SPAWN_STEP_HOOK_BASE] = "hide socket dir",
 };
 /* clang-format on */
 
@@ -162,6 +163,14 @@ probe_userns(void)
 		if (errno != EINTR)
 			return 0;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static const char *sbx_hide;
+
+void
+sandbox_hide_dir(const char *dir)
+{
+	sbx_hide = dir;
 }
 
 void
@@ -864,6 +873,11 @@ child_mounts(const struct sandbox_run *sx)
 	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		NULL) == -1)
 		return SBX_STEP_PROC;
+	/* cordon's own sockets: nothing there for an agent to dial. */
+	if (sbx_hide != NULL && stat(sbx_hide, &st) == 0 &&
+	    mount("none", sbx_hide, "tmpfs",
+		MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k") == -1)
+		return SBX_STEP_HIDE;
 	if ((r = scan_roots(sx, 1, emptyfd)) != 0)
 		return r;
 	/* Only the shadows hold the empty file now. */

@@ -72,6 +72,7 @@ enum sbx_step {
 	SBX_STEP_LL_RESTRICT,
 	SBX_STEP_SECCOMP,
 	SBX_STEP_NOTIFY, /* handing the seccomp listener to the spawner */
+	SBX_STEP_HIDE,	 /* covering cordon's socket dir (systemd mode) */
 	SBX_STEP_MAX
 };
 
@@ -110,6 +111,13 @@ struct sandbox_run {
 
 /* Once at start, after the spawner confined itself. */
 void sandbox_host_probe(void);
+/*
+ * Under systemd: the dir of cordon's sockets, which namespace-isolation
+ * runs see covered by an empty read-only tmpfs (an agent shares the
+ * spawner's uid and would pass as the spawner there).  dir must outlive
+ * every run; NULL hides nothing.
+ */
+void sandbox_hide_dir(const char *dir);
 struct json_object *sandbox_host_json(void);
 
 /*

@@ -232,6 +232,8 @@ main(int argc, char **argv)
 	spawner_protect(&a);
 	TAILQ_INIT(&sp.sp_procs);
 	daemon_prepare(&sp.sp_d, PROC_SPAWNER, peer_table, &a);
+	if (sp.sp_d.d_systemd)
+		sandbox_hide_dir(sp.sp_d.d_sockdir);
 	sp.sp_d.d_peer_up = peer_up;
 	sp.sp_d.d_status_extra = status_extra;
 	sp.sp_d.d_arg = &sp;

@@ -39,6 +39,15 @@ PEERS = {
 BINS = ["cordon", "cordon-auditd", "cordon-vaultd", "cordon-spawner",
         "cordon-broker", "cordon-demo-agent"]
 
+# An agent's attempt to pose as the spawner: dial a cordon socket.
+DIAL = ("import socket,sys\n"
+        "s=socket.socket(socket.AF_UNIX)\n"
+        "try:\n"
+        "    s.connect(sys.argv[1]); s.settimeout(5)\n"
+        "    print('dialled', s.recv(64)==b'')\n"
+        "except OSError as e:\n"
+        "    print('unreachable', e.errno)\n")
+
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0, reason="needs root to create the test's system users")
 
@@ -82,7 +91,9 @@ class Machine:
                         "apt-get install systemd")
         self.uids = {d: ensure_user(u) for d, u in USERS.items()}
         self.stranger = ensure_user(STRANGER)
-        self.root = tempfile.mkdtemp(prefix="cordon-sd-", dir="/tmp")
+        # Not under /tmp: a namespace run sees a private /tmp, and the
+        # operator's home (its cwd) must stay where it is.
+        self.root = tempfile.mkdtemp(prefix="cordon-sd-", dir="/var/tmp")
         os.chmod(self.root, 0o755)
         self.path = lambda *p: os.path.join(self.root, *p)
         # Binaries in a dir every test user can reach (the build dir may
@@ -91,8 +102,12 @@ class Machine:
         for b in BINS:
             shutil.copy2(os.path.join(BUILD, b), self.path("bin", b))
             os.chmod(self.path("bin", b), 0o755)
-        for d in ["run", "etc", "etc/agents", "etc/missions", "creds"]:
+        for d in ["etc", "etc/agents", "etc/missions", "creds"]:
             os.mkdir(self.path(d), 0o755)
+        # The socket dir outside /tmp, like /run/cordon: a namespace run
+        # gets a private /tmp, which would hide it for the wrong reason.
+        self.rundir = tempfile.mkdtemp(prefix="cordon-sdt-", dir="/run")
+        os.chmod(self.rundir, 0o755)
         os.mkdir(self.path("audit"))
         chown(self.path("audit"), USERS["auditd"], 0o700)
         for d in ["vault", "vault/00_Inbox", "vault/00_Inbox/cordon"]:
@@ -114,6 +129,17 @@ class Machine:
                 "  type: command\n"
                 f"  command: [\"{demo}\", \"--version\"]\n"
                 "  timeoutMs: 2000\n")
+        # Agents that try to dial the socket named by their prompt.
+        for name, iso in (("dialns", "namespace"), ("dialll", "landlock")):
+            with open(self.path(f"etc/agents/{name}.yaml"), "w") as f:
+                f.write(
+                    f"name: {name}\n"
+                    "transport: subprocess\n"
+                    "transportConfig:\n"
+                    "  bin: /usr/bin/python3\n"
+                    f"  args: [\"-c\", {json.dumps(DIAL)}, \"{{prompt}}\"]\n"
+                    "  timeoutMs: 20000\n"
+                    f"sandbox:\n  isolation: {iso}\n")
         subprocess.run([self.path("bin", "cordon"), "token",
                         self.path("creds", "token")], check=True)
         chown(self.path("creds", "token"), USERS["broker"], 0o400)
@@ -124,11 +150,11 @@ class Machine:
         self.logs = {}
 
     def sock(self, name):
-        return self.path("run", f"{name}.sock")
+        return os.path.join(self.rundir, f"{name}.sock")
 
     def argv(self, name):
         b = self.path("bin", f"cordon-{name}")
-        args = [b, "--systemd", "--socket-dir", self.path("run")]
+        args = [b, "--systemd", "--socket-dir", self.rundir]
         for p in PEERS[name]:
             args += ["--peer", f"{p}={USERS[p]}"]
         if name == "auditd":
@@ -204,6 +230,7 @@ class Machine:
                 p.wait()
         if os.environ.get("CORDON_KEEP_SD") is None:
             shutil.rmtree(self.root, ignore_errors=True)
+            shutil.rmtree(self.rundir, ignore_errors=True)
 
     def request(self, method, target, body=None, headers=None, auth=True):
         h = {"Host": f"127.0.0.1:{self.port}"}
@@ -455,3 +482,28 @@ def test_su4_live_channel_never_displaced(machine):
     st, _, body = machine.request(
         "POST", "/api/agents/demo/run", {"prompt": "still the spawner"})
     assert st == 200 and b'"saved"' in body, body
+
+
+def test_su4_agents_cannot_pose_as_the_spawner(machine):
+    """SU-4, SBX-1: a namespace-isolation agent finds cordon's socket dir
+    covered (nothing to dial); a landlock-isolation agent can dial, since
+    it shares the spawner's uid, but the spawner's live channel is never
+    displaced: the impostor is refused and logged."""
+    machine.wait_health_ok()
+    for agent, sock in (("dialns", "auditd"), ("dialns", "vaultd")):
+        st, _, body = machine.request(
+            "POST", f"/api/agents/{agent}/run", {"prompt": machine.sock(sock)})
+        assert st == 200, body
+        text = "".join(json.loads(x).get("text", "")
+                       for x in body.decode().splitlines() if x)
+        assert "unreachable 2" in text, text  # ENOENT: an empty dir
+    before = machine.log("auditd").count("refused a second connection")
+    st, _, body = machine.request(
+        "POST", "/api/agents/dialll/run", {"prompt": machine.sock("auditd")})
+    assert st == 200, body
+    text = "".join(json.loads(x).get("text", "")
+                   for x in body.decode().splitlines() if x)
+    assert "dialled True" in text, text  # connected, then closed at once
+    assert machine.log("auditd").count(
+        "refused a second connection as spawner") > before
+    assert machine.health()["status"] == "ok"
