@@ -78,7 +78,8 @@ probe_version(struct probe *pr)
 		if (i + 1 >= sizeof(ag->ag_version))
 			break;
 	}
-	memcpy(ag->ag_version, p, i);
+	if (i > 0) /* an empty buffer pulls up to NULL */
+		memcpy(ag->ag_version, p, i);
 	ag->ag_version[i] = '\0';
 	evbuffer_free(c);
 }
