@@ -567,9 +567,8 @@ void
 api_agent_action(struct evhttp_request *req, const struct api_params *p)
 {
 	char name[LIM_NAME_MAX + 1], act[LIM_ACTION_ID_MAX + 1];
-	struct evbuffer *in = evhttp_request_get_input_buffer(req);
 	struct ipc_conn *sc = broker_peer(PROC_SPAWNER);
-	struct json_object *o, *body = NULL;
+	struct json_object *o;
 
 	if (agents_param(p, 0, LIM_NAME_MAX, 0, name, sizeof(name)) == -1) {
 		send_error(req, 404, "unknown-agent");
@@ -579,17 +578,9 @@ api_agent_action(struct evhttp_request *req, const struct api_params *p)
 		send_error(req, 404, "unknown-action");
 		return;
 	}
-	/* The body is empty or {}: an action takes no input. */
-	if (evbuffer_get_length(in) > 0) {
-		if (api_body(req, &body) == -1)
-			return;
-		if (json_object_object_length(body) != 0) {
-			json_object_put(body);
-			send_error(req, 400, "invalid-body");
-			return;
-		}
-		json_object_put(body);
-	}
+	/* An action takes no input. */
+	if (api_body_none(req) == -1)
+		return;
 	o = json_object_new_object();
 	json_object_object_add(o, "agent", json_object_new_string(name));
 	json_object_object_add(o, "action", json_object_new_string(act));

@@ -39,7 +39,7 @@ struct broker {
 	struct evconnlistener *b_listener;
 	struct event *b_relisten;
 	char b_token[TOKEN_HEX + 1];
-	char b_login[33]; /* one-time login code, "" once spent */
+	char b_login[33];  /* one-time login code, "" once spent */
 	char b_minted[33]; /* one from POST /api/login-code, "" once spent */
 	uint64_t b_minted_until; /* monotonic ms it expires */
 	unsigned int b_port;
@@ -71,6 +71,9 @@ void send_error(struct evhttp_request *, int status, const char *code);
  * "invalid-body".
  */
 int api_body(struct evhttp_request *, struct json_object **out);
+/* A request that takes no input: an empty body or {}.  0, or -1 after
+ * answering 400 "invalid-body". */
+int api_body_none(struct evhttp_request *);
 
 /*
  * Path parameters of a route pattern ("/api/agents/{}/run"): raw,

@@ -368,6 +368,25 @@ api_body(struct evhttp_request *req, struct json_object **out)
 	return 0;
 }
 
+int
+api_body_none(struct evhttp_request *req)
+{
+	struct json_object *body;
+	int empty;
+
+	if (evbuffer_get_length(evhttp_request_get_input_buffer(req)) == 0)
+		return 0;
+	if (api_body(req, &body) == -1)
+		return -1;
+	empty = json_object_object_length(body) == 0;
+	json_object_put(body);
+	if (!empty) {
+		send_error(req, 400, "invalid-body");
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- login ---- */
 
 /* A fresh session cookie, then to the dashboard. */
@@ -425,16 +444,10 @@ login_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 static void
 api_login_code(struct evhttp_request *req, const struct api_params *p)
 {
-	struct json_object *body, *o;
+	struct json_object *o;
 
-	if (api_body(req, &body) == -1)
+	if (api_body_none(req) == -1)
 		return;
-	if (json_object_object_length(body) != 0) {
-		json_object_put(body);
-		send_error(req, 400, "invalid-body");
-		return;
-	}
-	json_object_put(body);
 	if (random_hex(broker.b_minted, sizeof(broker.b_minted), 16) == -1) {
 		broker.b_minted[0] = '\0';
 		send_error(req, 500, "internal");

@@ -231,13 +231,6 @@ struct endpoint {
 	char ep_token[128];
 };
 
-#define ENDPOINT_OPTS                                                          \
-	{"home", required_argument, NULL, 'H'},                                \
-	    {"port", required_argument, NULL, 'p'},                            \
-	{                                                                      \
-		"token-file", required_argument, NULL, 't'                     \
-	}
-
 /*
  * --home DIR (or the default home): its runtime dir's token and port;
  * --port N --token-file FILE: cordon under systemd.  0, or -1 after
@@ -307,16 +300,22 @@ endpoint_resolve(const char *cmd, const char *home, const char *port_s,
 	return 0;
 }
 
-int
-cmd_status(int argc, char **argv)
+/*
+ * The options status and login share: --home DIR | --port N --token-file
+ * FILE, and --json where json is not NULL.  0 with *ep filled, 2 on bad
+ * usage, 1 when the endpoint cannot be resolved (said why).
+ */
+static int
+endpoint_args(
+    const char *cmd, int argc, char **argv, int *json, struct endpoint *ep)
 {
-	static const struct option opts[] = {ENDPOINT_OPTS,
+	static const struct option opts[] = {
+	    {"home", required_argument, NULL, 'H'},
+	    {"port", required_argument, NULL, 'p'},
+	    {"token-file", required_argument, NULL, 't'},
 	    {"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
-	struct event_base *base;
-	struct json_object *health, *agents;
 	const char *home = NULL, *port_s = NULL, *tokfile = NULL;
-	struct endpoint ep;
-	int ch, json = 0, st_h = 0, st_a = 0, rc = 0;
+	int ch;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -326,15 +325,28 @@ cmd_status(int argc, char **argv)
 			port_s = optarg;
 		else if (ch == 't')
 			tokfile = optarg;
-		else if (ch == 'j')
-			json = 1;
+		else if (ch == 'j' && json != NULL)
+			*json = 1;
 		else
-			goto usage;
+			return 2;
 	}
 	if (optind != argc)
+		return 2;
+	return endpoint_resolve(cmd, home, port_s, tokfile, ep) == -1 ? 1 : 0;
+}
+
+int
+cmd_status(int argc, char **argv)
+{
+	struct event_base *base;
+	struct json_object *health, *agents;
+	struct endpoint ep;
+	int json = 0, st_h = 0, st_a = 0, rc;
+
+	if ((rc = endpoint_args("status", argc, argv, &json, &ep)) == 2)
 		goto usage;
-	if (endpoint_resolve("status", home, port_s, tokfile, &ep) == -1)
-		return 1;
+	if (rc != 0)
+		return rc;
 	if ((base = event_base_new()) == NULL)
 		return 1;
 	health =
@@ -371,28 +383,17 @@ usage:
 int
 cmd_login(int argc, char **argv)
 {
-	static const struct option opts[] = {ENDPOINT_OPTS, {NULL, 0, NULL, 0}};
 	struct event_base *base;
 	struct json_object *o;
-	const char *home = NULL, *port_s = NULL, *tokfile = NULL, *code;
+	const char *code;
 	struct endpoint ep;
-	int ch, st = 0, rc = 1;
+	int st = 0, rc;
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch == 'H')
-			home = optarg;
-		else if (ch == 'p')
-			port_s = optarg;
-		else if (ch == 't')
-			tokfile = optarg;
-		else
-			goto usage;
-	}
-	if (optind != argc)
+	if ((rc = endpoint_args("login", argc, argv, NULL, &ep)) == 2)
 		goto usage;
-	if (endpoint_resolve("login", home, port_s, tokfile, &ep) == -1)
-		return 1;
+	if (rc != 0)
+		return rc;
+	rc = 1;
 	if ((base = event_base_new()) == NULL)
 		return 1;
 	o = fetch(base, ep.ep_port, ep.ep_token, "/api/login-code", "{}", &st);
