@@ -184,12 +184,13 @@ broker_systemd_config(void)
 	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
 		fatalx("--systemd: no token credential "
 		       "(LoadCredential=token:FILE)");
-	n = read(fd, buf, sizeof(buf));
+	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
 	if (n == TOKEN_HEX + 1 && buf[TOKEN_HEX] == '\n')
-		n--;
+		buf[--n] = '\0';
 	if (n != TOKEN_HEX ||
-	    strspn(buf, "0123456789abcdef") < (size_t)TOKEN_HEX)
+	    strspn(buf, "0123456789abcdef") != (size_t)TOKEN_HEX)
 		fatalx("--systemd: the token credential is not 64 hex digits");
 	memcpy(broker.b_token, buf, TOKEN_HEX);
 	broker.b_token[TOKEN_HEX] = '\0';

@@ -507,3 +507,84 @@ def test_su4_agents_cannot_pose_as_the_spawner(machine):
     assert machine.log("auditd").count(
         "refused a second connection as spawner") > before
     assert machine.health()["status"] == "ok"
+
+
+@pytest.mark.parametrize("token", [
+    "", "\n", "a" * 63, "a" * 63 + "\n", "A" * 64, "a" * 65, "a" * 64 + "x",
+    "a" * 64 + "\n\n", "a" * 64 + " ", "g" * 64, "a" * 32 + "\0" + "a" * 31,
+])
+def test_su4_broker_refuses_a_bad_token_credential(tmp_path, token):
+    """SU-4, fail closed: the broker starts only with a 64-hex token
+    credential (an optional newline), and never echoes what it read."""
+    creds = tmp_path / "creds"
+    creds.mkdir()
+    (creds / "token").write_text(token)
+    port = free_port()
+    p = subprocess.Popen(
+        ["systemd-socket-activate", "-l", f"127.0.0.1:{port}",
+         "--fdname=http", "-E", f"CREDENTIALS_DIRECTORY={creds}",
+         *[x for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS")
+           if child_env().get(k) for x in ("-E", f"{k}={child_env()[k]}")],
+         os.path.join(BUILD, "cordon-broker"), "--systemd"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    try:
+        deadline = time.monotonic() + READY_S
+        while True:  # the broker starts on the first connection
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        _, err = p.communicate(timeout=READY_S)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode != 0
+    assert "token credential" in err, err
+    if token.strip():
+        assert token.strip()[:20] not in err
+
+
+def test_su4_broker_takes_a_good_token_credential(tmp_path):
+    """The same start with a good token serves, with it, over the socket."""
+    creds = tmp_path / "creds"
+    creds.mkdir()
+    tok = "0123456789abcdef" * 4
+    (creds / "token").write_text(tok + "\n")
+    port = free_port()
+    p = subprocess.Popen(
+        ["systemd-socket-activate", "-l", f"127.0.0.1:{port}",
+         "--fdname=http", "-E", f"CREDENTIALS_DIRECTORY={creds}",
+         *[x for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS")
+           if child_env().get(k) for x in ("-E", f"{k}={child_env()[k]}")],
+         os.path.join(BUILD, "cordon-broker"), "--systemd",
+         "--socket-dir", str(tmp_path)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    try:
+        deadline = time.monotonic() + READY_S
+        while True:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                c.request("GET", "/api/health", headers={
+                    "Host": f"127.0.0.1:{port}",
+                    "Authorization": f"Bearer {tok}"})
+                r = c.getresponse()
+                body = json.loads(r.read())
+                c.close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        # No peers to ask: the broker alone is up, and says so.
+        assert r.status == 200 and body["supervisor"] == "systemd"
+        assert body["status"] == "degraded"
+        assert [d["up"] for d in body["daemons"]] == [False] * 3 + [True]
+    finally:
+        p.kill()
+        p.wait()
