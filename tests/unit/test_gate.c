@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "policy_test.h"
 #include <json-c/json.h>
 
 #include "gate.h"
@@ -567,14 +569,9 @@ static size_t nerrs;
 static int
 parse(const char *yaml, struct gate_policy *gp)
 {
-	struct yaml_err ye;
-	struct json_object *root, *node = NULL;
+	struct json_object *root = pt_load(yaml), *node = NULL;
 	int rc;
 
-	memset(&ye, 0, sizeof(ye));
-	root = yaml_load_buf(yaml, strlen(yaml), &ye);
-	if (root == NULL)
-		fail_msg("yaml: %lu:%lu %s", ye.ye_line, ye.ye_col, ye.ye_msg);
 	(void)json_object_object_get_ex(root, "commands", &node);
 	nerrs = 0;
 	rc = gate_policy_parse(node, gp, errs, MAXE, &nerrs);
@@ -587,19 +584,11 @@ refused_at(
     const char *yaml, unsigned long line, unsigned long col, const char *msg)
 {
 	struct gate_policy gp;
-	size_t i;
 
 	assert_int_equal(parse(yaml, &gp), -1);
 	assert_null(gp.gp_allow);
 	assert_null(gp.gp_hosts);
-	for (i = 0; i < nerrs && i < MAXE; i++)
-		if (errs[i].pe_line == line && errs[i].pe_col == col &&
-		    strstr(errs[i].pe_msg, msg) != NULL)
-			return;
-	for (i = 0; i < nerrs && i < MAXE; i++)
-		print_error("  got %lu:%lu %s\n", errs[i].pe_line,
-		    errs[i].pe_col, errs[i].pe_msg);
-	fail_msg("no '%s' at %lu:%lu", msg, line, col);
+	pt_expect(errs, nerrs, MAXE, line, col, msg);
 }
 
 static void

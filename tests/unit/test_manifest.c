@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "policy_test.h"
 #include <json-c/json.h>
 
 #include "manifest.h"
@@ -25,14 +27,9 @@ static size_t nerrs;
 static int
 parse(const char *yaml, struct manifest *m)
 {
-	struct yaml_err ye;
-	struct json_object *root;
+	struct json_object *root = pt_load(yaml);
 	int rc;
 
-	memset(&ye, 0, sizeof(ye));
-	root = yaml_load_buf(yaml, strlen(yaml), &ye);
-	if (root == NULL)
-		fail_msg("yaml: %lu:%lu %s", ye.ye_line, ye.ye_col, ye.ye_msg);
 	nerrs = 0;
 	rc = manifest_parse(root, m, errs, MAXE, &nerrs);
 	json_object_put(root);
@@ -45,17 +42,9 @@ refused_at(
     const char *yaml, unsigned long line, unsigned long col, const char *msg)
 {
 	struct manifest m;
-	size_t i;
 
 	assert_int_equal(parse(yaml, &m), -1);
-	for (i = 0; i < nerrs && i < MAXE; i++)
-		if (errs[i].pe_line == line && errs[i].pe_col == col &&
-		    strstr(errs[i].pe_msg, msg) != NULL)
-			return;
-	for (i = 0; i < nerrs && i < MAXE; i++)
-		print_error("  got %lu:%lu %s\n", errs[i].pe_line,
-		    errs[i].pe_col, errs[i].pe_msg);
-	fail_msg("no '%s' at %lu:%lu", msg, line, col);
+	pt_expect(errs, nerrs, MAXE, line, col, msg);
 }
 
 #define HEAD                                                                   \

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "policy_test.h"
 #include <json-c/json.h>
 
 #include "cordon_limits.h"
@@ -105,14 +107,9 @@ static const char daily[] =
 static int
 parse(const char *yaml, struct mission *m)
 {
-	struct yaml_err ye;
-	struct json_object *root;
+	struct json_object *root = pt_load(yaml);
 	int rc;
 
-	memset(&ye, 0, sizeof(ye));
-	root = yaml_load_buf(yaml, strlen(yaml), &ye);
-	if (root == NULL)
-		fail_msg("yaml: %lu:%lu %s", ye.ye_line, ye.ye_col, ye.ye_msg);
 	nerrs = 0;
 	rc = mission_parse(root, m, errs, MAXE, &nerrs);
 	json_object_put(root);
@@ -122,12 +119,9 @@ parse(const char *yaml, struct mission *m)
 static void
 must_parse(const char *yaml, struct mission *m)
 {
-	size_t i;
 
 	if (parse(yaml, m) != 0) {
-		for (i = 0; i < nerrs && i < MAXE; i++)
-			print_error("  got %lu:%lu %s\n", errs[i].pe_line,
-			    errs[i].pe_col, errs[i].pe_msg);
+		pt_print(errs, nerrs, MAXE);
 		fail_msg("refused");
 	}
 	assert_int_equal(nerrs, 0);
@@ -154,14 +148,7 @@ refused_at(
 		assert_null(strstr(errs[i].pe_msg, "LEAK"));
 		assert_null(strstr(errs[i].pe_msg, "sk-"));
 	}
-	for (i = 0; i < nerrs && i < MAXE; i++)
-		if (errs[i].pe_line == line && errs[i].pe_col == col &&
-		    strstr(errs[i].pe_msg, msg) != NULL)
-			return;
-	for (i = 0; i < nerrs && i < MAXE; i++)
-		print_error("  got %lu:%lu %s\n", errs[i].pe_line,
-		    errs[i].pe_col, errs[i].pe_msg);
-	fail_msg("no '%s' at %lu:%lu", msg, line, col);
+	pt_expect(errs, nerrs, MAXE, line, col, msg);
 }
 
 static const struct mi_option *

@@ -1,0 +1,53 @@
+/*
+ * What the strict-validator tests (test_manifest, test_mission,
+ * test_gate) share: a YAML document loaded or the test failed, and the
+ * search of a validator's problems for one at line:col.  Header-only,
+ * included after <cmocka.h>.
+ */
+#ifndef CORDON_TEST_POLICY_TEST_H
+#define CORDON_TEST_POLICY_TEST_H
+
+#include <string.h>
+
+#include "policy.h"
+#include "yamljson.h"
+
+/* The document as a json-c tree; a YAML error fails the test. */
+static inline struct json_object *
+pt_load(const char *yaml)
+{
+	struct yaml_err ye;
+	struct json_object *root;
+
+	memset(&ye, 0, sizeof(ye));
+	if ((root = yaml_load_buf(yaml, strlen(yaml), &ye)) == NULL)
+		fail_msg("yaml: %lu:%lu %s", ye.ye_line, ye.ye_col, ye.ye_msg);
+	return root;
+}
+
+static inline void
+pt_print(const struct policy_err *errs, size_t nerrs, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < nerrs && i < max; i++)
+		print_error("  got %lu:%lu %s\n", errs[i].pe_line,
+		    errs[i].pe_col, errs[i].pe_msg);
+}
+
+/* One of the problems is at line:col and its message contains msg. */
+static inline void
+pt_expect(const struct policy_err *errs, size_t nerrs, size_t max,
+    unsigned long line, unsigned long col, const char *msg)
+{
+	size_t i;
+
+	for (i = 0; i < nerrs && i < max; i++)
+		if (errs[i].pe_line == line && errs[i].pe_col == col &&
+		    strstr(errs[i].pe_msg, msg) != NULL)
+			return;
+	pt_print(errs, nerrs, max);
+	fail_msg("no '%s' at %lu:%lu", msg, line, col);
+}
+
+#endif
