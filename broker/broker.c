@@ -116,6 +116,7 @@ broker_serve(int fd)
 	evhttp_set_max_headers_size(broker.b_http, BROKER_MAX_HEADERS);
 	evhttp_set_timeout(broker.b_http, BROKER_TIMEOUT_S);
 	evhttp_set_gencb(broker.b_http, http_request_cb, NULL);
+	conns_init(broker.b_http, broker.b_d.d_base);
 	if (evhttp_bind_listener(broker.b_http, broker.b_listener) == NULL)
 		fatalx("evhttp_bind_listener");
 	broker.b_relisten = evtimer_new(broker.b_d.d_base, relisten_cb, NULL);

@@ -17,11 +17,13 @@ struct evhttp;
 struct evhttp_request;
 struct evconnlistener;
 struct event;
+struct event_base;
 struct json_object;
 
 #define BROKER_MAX_BODY	    (1024 * 1024) /* PER-8 */
 #define BROKER_MAX_HEADERS  (16 * 1024)	  /* PER-8 */
 #define BROKER_TIMEOUT_S    10		  /* per-request I/O */
+#define BROKER_REQUEST_S    10		  /* PER-8: a whole request */
 #define BROKER_NOFILE	    256		  /* bounds connections */
 #define BROKER_MAX_SESSIONS 32
 #define TOKEN_HEX	    64
@@ -53,6 +55,12 @@ extern struct broker broker;
 
 /* The data channel to a daemon, or NULL while it is down. */
 struct ipc_conn *broker_peer(enum proc_id);
+
+/* ---- conns.c: PER-8, a whole request within BROKER_REQUEST_S ---- */
+
+void conns_init(struct evhttp *, struct event_base *);
+/* A request reached the router: no deadline until it is answered. */
+void conns_request(struct evhttp_request *);
 
 /* ---- front.c: responses and request plumbing ---- */
 

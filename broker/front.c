@@ -645,6 +645,7 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	const char *path;
 
 	reqlog_start(req);
+	conns_request(req);
 
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD &&
 	    cmd != EVHTTP_REQ_POST) {

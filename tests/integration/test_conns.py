@@ -1,0 +1,212 @@
+# PER-8: a whole request within the broker's deadline (broker/conns.c).
+# evhttp's own timeout is re-armed by every byte; the broker's deadline
+# runs from the accept, or from the end of the previous answer on a
+# keep-alive connection, and stops while a request is being answered.
+import json
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from agents_util import make_agents_home, server_env
+from conftest import SLOW
+
+DEADLINE_S = 10  # BROKER_REQUEST_S
+SLACK_S = 2.5  # one sweep tick, scheduling, a loaded CI machine
+if SLOW:
+    SLACK_S = 10.0
+
+
+@pytest.fixture
+def agents(tmp_path, monkeypatch, cordon_factory):
+    server_env(monkeypatch)
+    return cordon_factory(home=make_agents_home(tmp_path))
+
+
+def head(c, target="/api/health", close=False, method="GET", body=b""):
+    lines = [f"{method} {target} HTTP/1.1", f"Host: 127.0.0.1:{c.port}",
+             f"Authorization: Bearer {c.token}"]
+    if body or method == "POST":
+        lines += ["Content-Type: application/json",
+                  f"Content-Length: {len(body)}"]
+    if close:
+        lines.append("Connection: close")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def read_answer(s, timeout=10.0):
+    """One Content-Length answer from a keep-alive socket: (status, body),
+    or None if the server closed first."""
+    s.settimeout(timeout)
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            return None
+        buf += chunk
+    hd, _, body = buf.partition(b"\r\n\r\n")
+    lines = hd.decode("latin-1").split("\r\n")
+    n = [int(ln.split(":", 1)[1]) for ln in lines[1:]
+         if ln.lower().startswith("content-length:")]
+    assert n, lines
+    while len(body) < n[0]:
+        chunk = s.recv(65536)
+        assert chunk, "truncated"
+        body += chunk
+    return int(lines[0].split(" ")[1]), body
+
+
+def closed_within(s, seconds):
+    """Seconds until the server closed s (EOF or reset), None if not."""
+    t0 = time.monotonic()
+    s.settimeout(seconds)
+    try:
+        while s.recv(4096):
+            pass
+    except socket.timeout:
+        return None
+    except ConnectionResetError:
+        pass
+    return time.monotonic() - t0
+
+
+def broker_fds(c):
+    pid = c.daemon_pids()["broker"]
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def test_per8_keepalive_deadline_runs_from_the_last_answer(cordon):
+    """Three requests on one connection, 6 s apart: the third arrives
+    12 s after the accept and is still served, because each answer
+    restarts the deadline; then the idle connection is closed."""
+    c = cordon
+    with socket.create_connection(("127.0.0.1", c.port)) as s:
+        for i in range(3):
+            if i:
+                time.sleep(6)
+            s.sendall(head(c))
+            r = read_answer(s)
+            assert r is not None and r[0] == 200, (i, r)
+        took = closed_within(s, DEADLINE_S + SLACK_S)
+        assert took is not None, "an idle keep-alive connection stayed"
+        assert took >= DEADLINE_S - 1, took
+
+
+def test_per8_silent_connection_closed(cordon):
+    with socket.create_connection(("127.0.0.1", cordon.port)) as s:
+        took = closed_within(s, DEADLINE_S + SLACK_S)
+    assert took is not None and took >= DEADLINE_S - 1, took
+    assert cordon.health()["status"] == "ok"
+
+
+def test_per8_slow_body_closed_and_never_routed(cordon):
+    """Headers at once, the body one byte a second: cut at the deadline,
+    never answered."""
+    c = cordon
+    body = json.dumps({"decision": "deny"}).encode()
+    raw = head(c, "/api/approvals/0123456789abcdef", method="POST",
+               body=body)
+    cut = raw.index(b"\r\n\r\n") + 4
+    got = b""
+    t0 = time.monotonic()
+    with socket.create_connection(("127.0.0.1", c.port)) as s:
+        s.sendall(raw[:cut])
+        s.settimeout(1.0)
+        for b in raw[cut:]:
+            try:
+                s.sendall(bytes([b]))
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+            except socket.timeout:
+                continue
+            except (BrokenPipeError, ConnectionResetError):
+                break
+    took = time.monotonic() - t0
+    assert got == b"", got
+    assert took <= DEADLINE_S + SLACK_S, took
+
+
+def test_per8_answer_longer_than_deadline_not_cut(agents):
+    """A run that streams for 13 s on a keep-alive connection is read to
+    its end, and the connection then serves another request."""
+    c = agents
+    body = json.dumps({"prompt": "slowtokens 26"}).encode()
+    with socket.create_connection(("127.0.0.1", c.port)) as s:
+        s.sendall(head(c, "/api/agents/hermes/run", method="POST",
+                       body=body))
+        s.settimeout(30)
+        buf = b""
+        while not buf.endswith(b"0\r\n\r\n"):
+            chunk = s.recv(65536)
+            assert chunk, f"cut after {buf[-200:]!r}"
+            buf += chunk
+        assert b"tick 25" in buf
+        assert b'"kind":"done"' in buf.replace(b" ", b"")
+        s.sendall(head(c))
+        r = read_answer(s)
+        assert r is not None and r[0] == 200, r
+
+
+def test_per8_many_tricklers_dropped_others_served(cordon):
+    """Twenty clients each trickle a header byte every 0.5 s: all are cut
+    at the deadline, other clients are served meanwhile, and afterwards
+    the broker holds no more descriptors than before."""
+    c = cordon
+    before = broker_fds(c)
+    raw = head(c) + b"X-Pad: " + b"p" * 100
+    took = {}
+
+    def trickle(i):
+        t0 = time.monotonic()
+        with socket.create_connection(("127.0.0.1", c.port)) as s:
+            s.settimeout(0.5)
+            for b in raw:
+                if time.monotonic() - t0 > DEADLINE_S + SLACK_S + 2:
+                    took[i] = None
+                    return
+                try:
+                    s.sendall(bytes([b]))
+                    if s.recv(4096) == b"":
+                        break
+                except socket.timeout:
+                    continue
+                except (BrokenPipeError, ConnectionResetError):
+                    break
+            took[i] = time.monotonic() - t0
+
+    ths = [threading.Thread(target=trickle, args=(i,)) for i in range(20)]
+    for t in ths:
+        t.start()
+    time.sleep(2)
+    for _ in range(5):
+        r = c.request()
+        assert r is not None and r.status == 200, r
+    for t in ths:
+        t.join()
+    assert all(v is not None and v <= DEADLINE_S + SLACK_S
+               for v in took.values()), took
+    deadline = time.monotonic() + 5
+    while broker_fds(c) > before and time.monotonic() < deadline:
+        c.request()  # an accept sweeps what evhttp has let go of
+        time.sleep(0.2)
+    assert broker_fds(c) <= before, (before, broker_fds(c))
+
+
+def test_per8_closed_connections_release_descriptors(cordon):
+    """Two hundred answered requests with Connection: close: every
+    descriptor is given back (the broker has 256 in all)."""
+    c = cordon
+    before = broker_fds(c)
+    for _ in range(200):
+        with socket.create_connection(("127.0.0.1", c.port)) as s:
+            s.sendall(head(c, close=True))
+            r = read_answer(s)
+            assert r is not None and r[0] == 200, r
+    deadline = time.monotonic() + 3  # a sweep tick is 1 s
+    while broker_fds(c) > before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert broker_fds(c) <= before, (before, broker_fds(c))
