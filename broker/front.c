@@ -123,14 +123,42 @@ header_one(struct evhttp_request *req, const char *name, int *dup)
 	return n == 1 ? v : NULL;
 }
 
-/* PER-2 ... PER-4: returns 0, or -1 after answering. */
+/* http_headers_ok's walk over the parsed header lines, duplicates too. */
+static int
+header_next(void *arg, const char **name, const char **value)
+{
+	struct evkeyval **kv = arg;
+
+	if (*kv == NULL)
+		return 0;
+	*name = (*kv)->key;
+	*value = (*kv)->value;
+	*kv = TAILQ_NEXT(*kv, next);
+	return 1;
+}
+
+/* PER-2 ... PER-4, PER-8: returns 0, or -1 after answering. */
 static int
 perimeter(struct evhttp_request *req)
 {
 	const char *uri = evhttp_request_get_uri(req), *v;
 	const char *const *extra = (const char *const *)broker.b_origins;
+	struct evkeyval *kv;
 	int dup;
 
+	/*
+	 * Header names and framing first: a request libevent read one way
+	 * and another parser might read another is not looked at further,
+	 * and its connection is not reused, so no smuggled tail is ever
+	 * parsed as a request of its own.
+	 */
+	kv = TAILQ_FIRST(evhttp_request_get_input_headers(req));
+	if (!http_headers_ok(header_next, &kv)) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Connection", "close");
+		send_error(req, 400, "bad-request");
+		return -1;
+	}
 	if (uri == NULL || !http_target_ok(uri, strlen(uri))) {
 		send_error(req, 400, "bad-request");
 		return -1;
@@ -506,28 +534,32 @@ serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
  * The route table: method, pattern, handler.  "{}" matches one path
  * segment of 1..128 bytes of [A-Za-z0-9._~%-], handed to the handler
  * undecoded; a handler that needs the decoded value decodes it once and
- * validates it itself.
+ * validates it itself.  A route with ar_badparam also claims a non-empty
+ * segment outside that charset or length, and answers it 400 with that
+ * code where its handler would have run, never calling the handler.
  */
 static const struct api_route {
 	enum evhttp_cmd_type ar_method;
 	const char *ar_pattern;
 	api_fn ar_fn;
-	int ar_bearer; /* the bearer token only, never a session cookie */
+	int ar_bearer;		 /* the bearer token only, never a cookie */
+	const char *ar_badparam; /* error code of a malformed "{}" */
 } api_routes[] = {
-    {EVHTTP_REQ_GET, "/api/health", api_health, 0},
-    {EVHTTP_REQ_POST, "/api/login-code", api_login_code, 1},
-    {EVHTTP_REQ_GET, "/api/agents", api_agents_list, 0},
-    {EVHTTP_REQ_GET, "/api/agents/{}", api_agent_get, 0},
-    {EVHTTP_REQ_POST, "/api/agents/{}/run", api_agent_run, 0},
-    {EVHTTP_REQ_POST, "/api/agents/{}/actions/{}", api_agent_action, 0},
-    {EVHTTP_REQ_POST, "/api/runs/{}/cancel", api_run_cancel, 0},
-    {EVHTTP_REQ_GET, "/api/vault/notes", api_vault_notes, 0},
-    {EVHTTP_REQ_GET, "/api/vault/note", api_vault_note, 0},
-    {EVHTTP_REQ_GET, "/api/audit", api_audit, 0},
-    {EVHTTP_REQ_GET, "/api/approvals", api_approvals_list, 0},
-    {EVHTTP_REQ_POST, "/api/approvals/{}", api_approval_decide, 0},
-    {EVHTTP_REQ_GET, "/api/missions", api_missions_list, 0},
-    {EVHTTP_REQ_POST, "/api/missions/{}/run", api_mission_run, 0},
+    {EVHTTP_REQ_GET, "/api/health", api_health, 0, NULL},
+    {EVHTTP_REQ_POST, "/api/login-code", api_login_code, 1, NULL},
+    {EVHTTP_REQ_GET, "/api/agents", api_agents_list, 0, NULL},
+    {EVHTTP_REQ_GET, "/api/agents/{}", api_agent_get, 0, NULL},
+    {EVHTTP_REQ_POST, "/api/agents/{}/run", api_agent_run, 0, NULL},
+    {EVHTTP_REQ_POST, "/api/agents/{}/actions/{}", api_agent_action, 0, NULL},
+    {EVHTTP_REQ_POST, "/api/runs/{}/cancel", api_run_cancel, 0, NULL},
+    {EVHTTP_REQ_GET, "/api/vault/notes", api_vault_notes, 0, NULL},
+    {EVHTTP_REQ_GET, "/api/vault/note", api_vault_note, 0, NULL},
+    {EVHTTP_REQ_GET, "/api/audit", api_audit, 0, NULL},
+    {EVHTTP_REQ_GET, "/api/approvals", api_approvals_list, 0, NULL},
+    {EVHTTP_REQ_POST, "/api/approvals/{}", api_approval_decide, 0, NULL},
+    {EVHTTP_REQ_GET, "/api/missions", api_missions_list, 0, NULL},
+    {EVHTTP_REQ_POST, "/api/missions/{}/run", api_mission_run, 0,
+	"mission-id-malformed"},
 };
 
 static int
@@ -538,22 +570,28 @@ param_char(char c)
 	       c == '%' || c == '-';
 }
 
-/* 1 if path matches pattern, filling params. */
+/*
+ * 1 if path matches pattern, filling params; -1 if it has the pattern's
+ * shape but a "{}" segment is outside the charset or too long (params
+ * left empty); 0 otherwise.
+ */
 static int
 route_match(const char *pattern, const char *path, struct api_params *ap)
 {
 	const char *p = pattern, *s = path, *start;
+	int bad = 0;
 
 	memset(ap, 0, sizeof(*ap));
 	while (*p != '\0') {
 		if (p[0] == '{' && p[1] == '}') {
 			start = s;
-			while (*s != '\0' && *s != '/' && param_char(*s))
-				s++;
-			if (s == start || (size_t)(s - start) > API_PARAM_MAX ||
-			    (*s != '\0' && *s != '/') ||
-			    ap->ap_n == API_MAX_PARAMS)
+			for (; *s != '\0' && *s != '/'; s++)
+				if (!param_char(*s))
+					bad = 1;
+			if (s == start || ap->ap_n == API_MAX_PARAMS)
 				return 0;
+			if ((size_t)(s - start) > API_PARAM_MAX)
+				bad = 1;
 			ap->ap_val[ap->ap_n] = start;
 			ap->ap_len[ap->ap_n] = (size_t)(s - start);
 			ap->ap_n++;
@@ -563,7 +601,23 @@ route_match(const char *pattern, const char *path, struct api_params *ap)
 		if (*p++ != *s++)
 			return 0;
 	}
-	return *s == '\0';
+	if (*s != '\0')
+		return 0;
+	if (bad) {
+		memset(ap, 0, sizeof(*ap));
+		return -1;
+	}
+	return 1;
+}
+
+/* route_match, with a malformed segment claimed only by ar_badparam. */
+static int
+route_answers(
+    const struct api_route *r, const char *path, struct api_params *ap)
+{
+	int m = route_match(r->ar_pattern, path, ap);
+
+	return m == -1 && r->ar_badparam == NULL ? 0 : m;
 }
 
 static void
@@ -574,7 +628,7 @@ serve_api(struct evhttp_request *req, const char *path)
 	enum auth_by by;
 	const char *ct;
 	size_t i;
-	int dup, known = 0;
+	int dup, known = 0, m;
 
 	if ((by = authenticate(req)) == AUTH_NONE) {
 		send_error(req, 401, "unauthorized");
@@ -585,7 +639,7 @@ serve_api(struct evhttp_request *req, const char *path)
 		return;
 	}
 	for (i = 0; i < nitems(api_routes); i++) {
-		if (!route_match(api_routes[i].ar_pattern, path, &params))
+		if ((m = route_answers(&api_routes[i], path, &params)) == 0)
 			continue;
 		known = 1;
 		/* HEAD is GET without the body (evhttp drops it). */
@@ -605,6 +659,10 @@ serve_api(struct evhttp_request *req, const char *path)
 				send_error(req, 415, "unsupported-media-type");
 				return;
 			}
+		}
+		if (m == -1) {
+			send_error(req, 400, api_routes[i].ar_badparam);
+			return;
 		}
 		api_routes[i].ar_fn(req, &params);
 		return;
@@ -626,7 +684,7 @@ front_route_of(struct evhttp_request *req)
 	if (path == NULL)
 		return "other";
 	for (i = 0; i < nitems(api_routes); i++)
-		if (route_match(api_routes[i].ar_pattern, path, &params))
+		if (route_answers(&api_routes[i], path, &params) != 0)
 			return api_routes[i].ar_pattern;
 	if (strcmp(path, "/") == 0)
 		return "/";

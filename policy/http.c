@@ -1,6 +1,7 @@
 /*
  * Pure HTTP perimeter rules for the broker: exact matching of Host,
- * Origin, Sec-Fetch-Site, request target, bearer token and cookie.
+ * Origin, Sec-Fetch-Site, request target, bearer token and cookie, and
+ * the syntax and framing headers libevent is lenient about.
  * Touches nothing but its arguments; anything unexpected is refused.
  */
 #include <string.h>
@@ -308,4 +309,89 @@ http_cookie_get(
 	*val = found;
 	*vallen = foundlen;
 	return 1;
+}
+
+/* RFC 9110 5.6.2 tchar. */
+static int
+tchar(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') ||
+	       (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+int
+http_header_name_ok(const char *name, size_t len)
+{
+	size_t i;
+
+	if (name == NULL || len == 0)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!tchar((unsigned char)name[i]))
+			return 0;
+	return 1;
+}
+
+int
+http_content_length_ok(const char *value, unsigned long long *n)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	if (n != NULL)
+		*n = 0;
+	if (value == NULL || value[0] == '\0')
+		return 0;
+	/*
+	 * One canonical spelling per number ("0" alone may start with a
+	 * zero), so that two headers agree exactly when their strings do.
+	 */
+	if (value[0] == '0' && value[1] != '\0')
+		return 0;
+	for (i = 0; value[i] != '\0'; i++) {
+		if (i >= HTTP_CL_DIGITS_MAX || value[i] < '0' || value[i] > '9')
+			return 0;
+		v = v * 10 + (unsigned long long)(value[i] - '0');
+	}
+	if (n != NULL)
+		*n = v;
+	return 1;
+}
+
+/*
+ * libevent 2.1 is lenient where a front proxy may not be: it keeps the
+ * first of two Content-Lengths, reads "+19" as 19, and ignores a
+ * Transfer-Encoding it does not know.  Any such disagreement is a
+ * smuggling shape, so the whole request is refused.
+ */
+int
+http_headers_ok(http_header_next_fn next, void *arg)
+{
+	const char *name, *value, *cl = NULL;
+	size_t namelen;
+	int te = 0;
+
+	if (next == NULL)
+		return 0;
+	while (next(arg, &name, &value)) {
+		if (name == NULL || value == NULL)
+			return 0;
+		namelen = strlen(name);
+		if (!http_header_name_ok(name, namelen))
+			return 0;
+		if (text_span_ci_eq(name, namelen, "Content-Length")) {
+			if (!http_content_length_ok(value, NULL) ||
+			    (cl != NULL && strcmp(cl, value) != 0))
+				return 0;
+			cl = value;
+		} else if (text_span_ci_eq(
+			       name, namelen, "Transfer-Encoding")) {
+			if (te ||
+			    !text_span_ci_eq(value, strlen(value), "chunked"))
+				return 0;
+			te = 1;
+		}
+	}
+	return !(te && cl != NULL);
 }

@@ -29,4 +29,22 @@ int http_bearer_parse(const char *authz, const char **tok, size_t *toklen);
 int http_cookie_get(
     const char *cookie_hdr, const char *name, const char **val, size_t *vallen);
 
+#define HTTP_CL_DIGITS_MAX 18 /* Content-Length below 10^18: no overflow */
+
+/* PER-8: a header name of 1..len RFC 9110 tchar bytes. */
+int http_header_name_ok(const char *name, size_t len);
+/* PER-8: Content-Length is 1*DIGIT, no leading zero, bounded; *n its value. */
+int http_content_length_ok(const char *value, unsigned long long *n);
+/*
+ * PER-8: the parsed request's header lines, one per call of next(arg,
+ * &name, &value) (1 while there is a line, 0 at the end), so the caller
+ * walks its own list without copying.  Refused: a name that is not a
+ * token; a bad Content-Length or two that differ; Transfer-Encoding
+ * other than one header saying exactly "chunked" (any case); both
+ * Content-Length and Transfer-Encoding.
+ */
+typedef int (*http_header_next_fn)(
+    void *arg, const char **name, const char **value);
+int http_headers_ok(http_header_next_fn next, void *arg);
+
 #endif

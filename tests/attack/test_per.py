@@ -291,11 +291,10 @@ SYNTAX = [
     ("folded-second-host", req(extra="X-A: a\r\n Host: evil.example\r\n"),
      200),
     ("no-colon", req(extra="Nonsense header line\r\n"), "refused"),
-    pytest.param("space-before-colon", req(extra="X-A : b\r\n"), "refused",
-                 marks=bug("whitespace before a header colon is accepted "
-                           "(RFC 9112 5.1 says 400; smuggling shape)")),
-    pytest.param("space-in-name", req(extra="X A: b\r\n"), "refused",
-                 marks=bug("a space inside a header name is accepted")),
+    # libevent keeps these names with their space; the broker refuses
+    # them itself (policy/http.c http_headers_ok).
+    ("space-before-colon", req(extra="X-A : b\r\n"), "refused"),
+    ("space-in-name", req(extra="X A: b\r\n"), "refused"),
     pytest.param("nul-in-value", req(extra="X-A: a\x00b\r\n"), "refused",
                  marks=bug("NUL in a header value is accepted and the value "
                            "cut there (also after a valid bearer token)")),
@@ -368,26 +367,20 @@ FRAMING = [
      "chunked\r\n", CH, "refused"),
     ("te-and-cl", JSON + "Transfer-Encoding: chunked\r\nContent-Length: 24"
      "\r\n", CH, "refused"),
-    pytest.param("dup-cl-diff", JSON + "Content-Length: 19\r\n"
-                 "Content-Length: 20\r\n", B + " ", "refused",
-                 marks=bug("two different Content-Length headers are "
-                           "accepted (the first wins): a smuggling shape")),
+    ("dup-cl-diff", JSON + "Content-Length: 19\r\nContent-Length: 20\r\n",
+     B + " ", "refused"),
     ("dup-cl-same", JSON + "Content-Length: 19\r\nContent-Length: 19\r\n",
      B, 404),
     ("cl-list", JSON + "Content-Length: 19, 19\r\n", B, "refused"),
     ("cl-negative", JSON + "Content-Length: -1\r\n", B, "refused"),
-    pytest.param("cl-plus", JSON + "Content-Length: +19\r\n", B, "refused",
-                 marks=bug("Content-Length '+19' is read as 19 (1*DIGIT "
-                           "only)")),
+    ("cl-plus", JSON + "Content-Length: +19\r\n", B, "refused"),
     ("cl-hex", JSON + "Content-Length: 0x13\r\n", B, "refused"),
     ("cl-huge", JSON + "Content-Length: 99999999999999999999999\r\n", B,
      "refused"),
     ("cl-space", JSON + "Content-Length: 1 9\r\n", B, "refused"),
     ("cl-short", JSON + "Content-Length: 5\r\n", B, "refused"),
-    pytest.param("te-identity-chunked", JSON + "Transfer-Encoding: "
-                 "identity, chunked\r\n", CH, "refused",
-                 marks=bug("an unknown Transfer-Encoding list is ignored "
-                           "instead of refused (RFC 9112 6.1: 501)")),
+    ("te-identity-chunked", JSON + "Transfer-Encoding: identity, "
+     "chunked\r\n", CH, "refused"),
     ("te-gzip", JSON + "Transfer-Encoding: gzip\r\n", B, "refused"),
     ("te-xchunked", JSON + "Transfer-Encoding: xchunked\r\n", B,
      "refused"),

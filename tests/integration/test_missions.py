@@ -291,6 +291,11 @@ def test_mi1_list_has_valid_missions_only_and_nothing_private(mc):
     ("%ZZ", "mission-id-malformed", 400),
     ("%2e%2e", "mission-id-malformed", 400),
     ("Echo", "mission-id-malformed", 400),
+    # outside the router's segment charset or length: the same answer
+    ("echo+", "mission-id-malformed", 400),
+    ("echo;x", "mission-id-malformed", 400),
+    ("e" * 129, "mission-id-malformed", 400),
+    ("e" * 300, "mission-id-malformed", 400),
 ])
 def test_api7_ids(mc, mid, code, status):
     r = mission_run(mc, mid)
@@ -690,3 +695,19 @@ def test_mi1_too_many_missions_same_choice_everywhere(tmp_path, monkeypatch,
     ids = sorted(m["id"] for m in c.request("GET", "/api/missions")
                  .json()["missions"])
     assert ids == [f"m{i:02d}" for i in range(64)]
+
+
+def test_api7_router_malformed_id_recorded_under_route(mc):
+    """A segment the router's charset refuses is answered by the route,
+    so its http.request record names the route template, never the id."""
+    r = mission_run(mc, "echo+")
+    assert (r.status, r.json()["error"]) == (400, "mission-id-malformed")
+    deadline = time.monotonic() + 5
+    while True:  # the record is written after the answer went out
+        recs = [x for x in audit_records(mc.home, "http.request")
+                if x["status"] == 400 and x["method"] == "POST"]
+        if recs or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert recs and recs[-1]["route"] == "/api/missions/{}/run", recs
+    assert b"echo+" not in b"".join(audit_lines(mc.home))

@@ -8,6 +8,7 @@ import secrets
 import select
 import signal
 import socket
+import time
 
 import pytest
 
@@ -695,4 +696,153 @@ def test_api1_head_health_is_get_without_body(c):
     r = c.request(method="HEAD", target="/api/health")
     assert r.status == 200, r
     assert r.body == b"", r
+    assert_untouched(c)
+
+
+# ---- PER-8: header names and framing the broker refuses itself ----
+#
+# libevent 2.1 accepts these shapes (a space in or before a header name,
+# two different Content-Lengths, "+19", a Transfer-Encoding it does not
+# know); policy/http.c http_headers_ok refuses them before routing, with
+# the fixed body and the connection closed, so that what libevent read
+# as a body or a tail is never served as a request of its own.
+
+APPROVAL = "POST /api/approvals/0123456789abcdef HTTP/1.1"
+DENY = b'{"decision":"deny"}'
+DENY_CHUNKED = b"13\r\n" + DENY + b"\r\n0\r\n\r\n"
+
+
+def _head(c, line, extra):
+    lines = [line, f"Host: 127.0.0.1:{c.port}",
+             f"Authorization: Bearer {c.token}"] + extra
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _smuggled(c):
+    """A complete request of its own: answered only if the connection
+    is read on after the refusal."""
+    return _head(c, "GET /api/health HTTP/1.1", [])
+
+
+def _exchange(c, raw, bound=3.0):
+    """Send raw on one connection without Connection: close and read
+    until the server closes it or bound seconds pass; returns (every
+    byte read, whether the server closed)."""
+    deadline = time.monotonic() + bound
+    data = b""
+    with socket.create_connection(("127.0.0.1", c.port), HTTP_S) as s:
+        s.sendall(raw)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return data, False
+            s.settimeout(left)
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                return data, False
+            except ConnectionResetError:
+                return data, True
+            if not chunk:
+                return data, True
+            data += chunk
+
+
+def _responses(data):
+    """Split HTTP/1.1 responses framed by Content-Length."""
+    out = []
+    while data:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        assert sep, f"truncated response: {data!r}"
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        hdrs = [tuple(x.strip() for x in ln.split(":", 1))
+                for ln in lines[1:]]
+        n = int(next(v for k, v in hdrs if k.lower() == "content-length"))
+        out.append((status, hdrs, rest[:n]))
+        data = rest[n:]
+    return out
+
+
+def _hdr(hdrs, name):
+    vals = [v for k, v in hdrs if k.lower() == name.lower()]
+    assert len(vals) <= 1, (name, vals)
+    return vals[0] if vals else None
+
+
+CT = "Content-Type: application/json"
+REFUSED_HEADERS = [
+    ("space-before-colon", [CT, "X-A : b", "Content-Length: 19"], DENY),
+    ("space-in-name", [CT, "X A: b", "Content-Length: 19"], DENY),
+    ("space-before-colon-cl", [CT, "Content-Length : 19"], DENY),
+    ("name-at", [CT, "X@A: b", "Content-Length: 19"], DENY),
+    ("name-slash", [CT, "X/A: b", "Content-Length: 19"], DENY),
+    ("name-paren", [CT, "(X): b", "Content-Length: 19"], DENY),
+    ("name-quote", [CT, 'X"A: b', "Content-Length: 19"], DENY),
+    ("name-high-byte", [CT, "X-\xe9: b", "Content-Length: 19"], DENY),
+    ("cl-dup-diff", [CT, "Content-Length: 19", "Content-Length: 20"], DENY),
+    ("cl-dup-diff-case", [CT, "Content-Length: 19", "content-length: 18"],
+     DENY),
+    ("cl-plus", [CT, "Content-Length: +19"], DENY),
+    ("cl-leading-zero", [CT, "Content-Length: 0019"], DENY),
+    ("cl-dup-zero-pad", [CT, "Content-Length: 19", "Content-Length: 019"],
+     DENY),
+    ("te-identity-chunked", [CT, "Transfer-Encoding: identity, chunked"],
+     DENY_CHUNKED),
+    ("te-gzip-chunked", [CT, "Transfer-Encoding: gzip, chunked"],
+     DENY_CHUNKED),
+    ("te-param", [CT, "Transfer-Encoding: chunked;x=1"], DENY_CHUNKED),
+    ("cl-tab", [CT, "Content-Length:\t19"], DENY),
+    # "chunked, chunked" and two Transfer-Encoding headers never reach
+    # the broker: libevent answers them itself (tests/attack test_per.py
+    # te-dup); the unit tests cover the rule.
+]
+
+
+@pytest.mark.parametrize("extra,body", [r[1:] for r in REFUSED_HEADERS],
+                         ids=[r[0] for r in REFUSED_HEADERS])
+def test_per8_bad_header_refused_and_closed(c, extra, body):
+    raw = _head(c, APPROVAL, extra) + body + _smuggled(c)
+    data, closed = _exchange(c, raw)
+    rs = _responses(data)
+    assert len(rs) == 1, f"the smuggled tail was answered: {data!r}"
+    status, hdrs, rbody = rs[0]
+    assert (status, rbody) == (400, err("bad-request")), data
+    assert _hdr(hdrs, "Content-Type") == "application/json", data
+    assert _hdr(hdrs, "Connection") == "close", data
+    assert _hdr(hdrs, "X-Content-Type-Options") == "nosniff", data
+    assert _hdr(hdrs, "Cache-Control") == "no-store", data
+    assert closed, "the connection stayed open after the refusal"
+    assert_untouched(c)
+
+
+def test_per8_bad_header_refused_before_auth_and_on_ui(c):
+    # Framing is checked before anything the request says is believed.
+    for line, auth in ((APPROVAL, False), ("GET /ui/ HTTP/1.1", False),
+                       ("GET /api/nope HTTP/1.1", True)):
+        lines = [line, f"Host: 127.0.0.1:{c.port}", "X-A : b"]
+        if auth:
+            lines.append(f"Authorization: Bearer {c.token}")
+        raw = ("\r\n".join(lines) + "\r\nConnection: close\r\n\r\n").encode()
+        assert_error(raw_http(c.port, raw), 400, "bad-request")
+    assert_untouched(c)
+
+
+def test_per8_valid_headers_pass_and_keep_alive(c):
+    """Shapes the check must let through, three requests on one
+    connection: identical Content-Lengths and a name of every tchar
+    punctuation, then "Chunked" in another case, then a plain GET."""
+    first = _head(c, APPROVAL, [CT, "X-Ok!#$%&'*+-.^_`|~1: v",
+                                "Content-Length: 19",
+                                "content-length: 19"]) + DENY
+    second = _head(c, APPROVAL, [CT, "Transfer-Encoding: Chunked"]) \
+        + DENY_CHUNKED
+    third = _head(c, "GET /api/health HTTP/1.1", ["Connection: close"])
+    data, closed = _exchange(c, first + second + third, bound=HTTP_S)
+    rs = _responses(data)
+    assert [(s, b) for s, _, b in rs[:2]] == \
+        [(404, err("unknown-approval"))] * 2, data
+    assert len(rs) == 3 and rs[2][0] == 200, data
+    assert [_hdr(h, "Connection") for _, h, _ in rs[:2]] == [None, None]
+    assert closed
     assert_untouched(c)

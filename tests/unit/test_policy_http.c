@@ -476,6 +476,197 @@ test_per8_huge_inputs(void **state)
 	free(buf);
 }
 
+/* PER-8: header lines for http_headers_ok, walked like the broker's list. */
+struct hdrs {
+	const char *const *h_kv; /* name, value, name, value, ..., NULL */
+	size_t h_i;
+};
+
+static int
+hdrs_next(void *arg, const char **name, const char **value)
+{
+	struct hdrs *h = arg;
+
+	if (h->h_kv[h->h_i] == NULL)
+		return 0;
+	*name = h->h_kv[h->h_i];
+	*value = h->h_kv[h->h_i + 1];
+	h->h_i += 2;
+	return 1;
+}
+
+static int
+hdrs_ok(const char *const *kv)
+{
+	struct hdrs h = {kv, 0};
+
+	return http_headers_ok(hdrs_next, &h);
+}
+
+#define HDRS(...) hdrs_ok((const char *const[]){__VA_ARGS__, NULL})
+
+/* PER-8: RFC 9110 token names. */
+static void
+test_per8_header_name(void **state)
+{
+	char all[256];
+	size_t i, n = 0;
+	int c;
+
+	(void)state;
+	assert_int_equal(http_header_name_ok("Host", 4), 1);
+	assert_int_equal(http_header_name_ok("X-A", 3), 1);
+	assert_int_equal(http_header_name_ok("!#$%&'*+-.^_`|~09azAZ", 21), 1);
+	assert_int_equal(http_header_name_ok("", 0), 0);
+	assert_int_equal(http_header_name_ok(NULL, 0), 0);
+	assert_int_equal(http_header_name_ok("X-A ", 4), 0);
+	assert_int_equal(http_header_name_ok(" X-A", 4), 0);
+	assert_int_equal(http_header_name_ok("X A", 3), 0);
+	assert_int_equal(http_header_name_ok("X\tA", 3), 0);
+	assert_int_equal(http_header_name_ok("X:A", 3), 0);
+	assert_int_equal(http_header_name_ok("X-A:", 4), 0);
+	assert_int_equal(http_header_name_ok("X-\0A", 4), 0);
+	assert_int_equal(http_header_name_ok("X-\x80", 3), 0);
+	assert_int_equal(http_header_name_ok("X-\xff", 3), 0);
+	assert_int_equal(http_header_name_ok("X-\x7f", 3), 0);
+	assert_int_equal(http_header_name_ok("X-\r\n", 4), 0);
+	assert_int_equal(http_header_name_ok("(X)", 3), 0);
+	assert_int_equal(http_header_name_ok("X\"", 2), 0);
+	/* Exactly the 77 tchar bytes pass, one at a time. */
+	for (c = 0; c < 256; c++) {
+		all[0] = (char)c;
+		if (http_header_name_ok(all, 1))
+			n++;
+	}
+	assert_int_equal(n, 77);
+	for (i = 0; i < sizeof(all); i++)
+		all[i] = 'a';
+	assert_int_equal(http_header_name_ok(all, sizeof(all)), 1);
+}
+
+/* PER-8: Content-Length is 1*DIGIT, canonical and bounded. */
+static void
+test_per8_content_length(void **state)
+{
+	unsigned long long n = 7;
+
+	(void)state;
+	assert_int_equal(http_content_length_ok("19", &n), 1);
+	assert_true(n == 19);
+	assert_int_equal(http_content_length_ok("0", &n), 1);
+	assert_true(n == 0);
+	assert_int_equal(http_content_length_ok("999999999999999999", &n), 1);
+	assert_true(n == 999999999999999999ULL);
+	assert_int_equal(http_content_length_ok("1048576", NULL), 1);
+	n = 7;
+	assert_int_equal(http_content_length_ok("1000000000000000000", &n), 0);
+	assert_true(n == 0);
+	assert_int_equal(
+	    http_content_length_ok("123456789012345678901234567890", &n), 0);
+	assert_int_equal(
+	    http_content_length_ok("99999999999999999999999", &n), 0);
+	assert_int_equal(http_content_length_ok("0019", &n), 0);
+	assert_int_equal(http_content_length_ok("00", &n), 0);
+	assert_int_equal(http_content_length_ok("+19", &n), 0);
+	assert_int_equal(http_content_length_ok("-1", &n), 0);
+	assert_int_equal(http_content_length_ok("19 ", &n), 0);
+	assert_int_equal(http_content_length_ok(" 19", &n), 0);
+	assert_int_equal(http_content_length_ok("1 9", &n), 0);
+	assert_int_equal(http_content_length_ok("\t19", &n), 0);
+	assert_int_equal(http_content_length_ok("19\t", &n), 0);
+	assert_int_equal(http_content_length_ok("19, 19", &n), 0);
+	assert_int_equal(http_content_length_ok("19,19", &n), 0);
+	assert_int_equal(http_content_length_ok("0x13", &n), 0);
+	assert_int_equal(http_content_length_ok("1e3", &n), 0);
+	assert_int_equal(http_content_length_ok("19\r\n", &n), 0);
+	assert_int_equal(http_content_length_ok("\xd9\xa1", &n), 0);
+	assert_int_equal(http_content_length_ok("", &n), 0);
+	assert_int_equal(http_content_length_ok(NULL, &n), 0);
+	assert_true(n == 0);
+}
+
+/* PER-8: the whole header list, every rule. */
+static void
+test_per8_headers_ok(void **state)
+{
+	struct hdrs none = {(const char *const[]){NULL}, 0};
+
+	(void)state;
+	assert_int_equal(http_headers_ok(hdrs_next, &none), 1);
+	assert_int_equal(http_headers_ok(NULL, &none), 0);
+	assert_int_equal(HDRS("Host", "127.0.0.1:1", "X-A", "a folded"), 1);
+	assert_int_equal(HDRS("Content-Length", "19"), 1);
+	assert_int_equal(HDRS("Content-Length", "0"), 1);
+	/* Identical duplicates carry no ambiguity. */
+	assert_int_equal(
+	    HDRS("Content-Length", "19", "X-A", "", "content-length", "19"), 1);
+	assert_int_equal(HDRS("Transfer-Encoding", "chunked"), 1);
+	assert_int_equal(HDRS("transfer-encoding", "Chunked"), 1);
+	assert_int_equal(HDRS("TRANSFER-ENCODING", "CHUNKED"), 1);
+	/* Values of other headers are not this rule's business. */
+	assert_int_equal(HDRS("X-Content-Length", "+19", "X-TE", "gzip"), 1);
+}
+
+static void
+test_per8_headers_hostile(void **state)
+{
+	(void)state;
+	/* Names. */
+	assert_int_equal(HDRS("X-A ", "b"), 0);
+	assert_int_equal(HDRS("X A", "b"), 0);
+	assert_int_equal(HDRS("", "b"), 0);
+	assert_int_equal(HDRS("X:A", "b"), 0);
+	assert_int_equal(HDRS("X-\x80", "b"), 0);
+	assert_int_equal(HDRS("Host", "h", "X\tA", "b"), 0);
+	assert_int_equal(HDRS("Content-Length ", "19"), 0);
+	assert_int_equal(HDRS("X-A", NULL), 0);
+	/* Content-Length. */
+	assert_int_equal(HDRS("Content-Length", "+19"), 0);
+	assert_int_equal(HDRS("Content-Length", "-1"), 0);
+	assert_int_equal(HDRS("Content-Length", "0019"), 0);
+	assert_int_equal(HDRS("Content-Length", "19 "), 0);
+	assert_int_equal(HDRS("Content-Length", "19, 19"), 0);
+	assert_int_equal(HDRS("Content-Length", ""), 0);
+	assert_int_equal(
+	    HDRS("Content-Length", "123456789012345678901234567890"), 0);
+	assert_int_equal(
+	    HDRS("Content-Length", "19", "Content-Length", "20"), 0);
+	assert_int_equal(
+	    HDRS("Content-Length", "20", "content-length", "19"), 0);
+	assert_int_equal(
+	    HDRS("Content-Length", "19", "Content-Length", "019"), 0);
+	assert_int_equal(HDRS("Content-Length", "19", "Content-Length", "19",
+			     "Content-Length", "2"),
+	    0);
+	assert_int_equal(
+	    HDRS("Content-Length", "19", "Content-Length", "+19"), 0);
+	/* Transfer-Encoding. */
+	assert_int_equal(HDRS("Transfer-Encoding", "identity, chunked"), 0);
+	assert_int_equal(HDRS("Transfer-Encoding", "chunked, chunked"), 0);
+	assert_int_equal(HDRS("Transfer-Encoding", "gzip, chunked"), 0);
+	assert_int_equal(HDRS("Transfer-Encoding", "chunked;x"), 0);
+	assert_int_equal(HDRS("Transfer-Encoding", "chunked "), 0);
+	assert_int_equal(HDRS("Transfer-Encoding", " chunked"), 0);
+	assert_int_equal(HDRS("Transfer-Encoding", "xchunked"), 0);
+	assert_int_equal(HDRS("Transfer-Encoding", "chunke"), 0);
+	assert_int_equal(HDRS("Transfer-Encoding", "identity"), 0);
+	assert_int_equal(HDRS("Transfer-Encoding", "gzip"), 0);
+	assert_int_equal(HDRS("Transfer-Encoding", ""), 0);
+	assert_int_equal(HDRS("Transfer-Encoding", "chunked",
+			     "Transfer-Encoding", "chunked"),
+	    0);
+	assert_int_equal(HDRS("Transfer-Encoding", "chunked",
+			     "transfer-encoding", "identity"),
+	    0);
+	/* Both framings at once, in either order. */
+	assert_int_equal(
+	    HDRS("Content-Length", "24", "Transfer-Encoding", "chunked"), 0);
+	assert_int_equal(
+	    HDRS("Transfer-Encoding", "chunked", "Content-Length", "24"), 0);
+	assert_int_equal(
+	    HDRS("Transfer-Encoding", "chunked", "Content-Length", "0"), 0);
+}
+
 int
 main(void)
 {
@@ -497,6 +688,10 @@ main(void)
 	    cmocka_unit_test(test_per5_cookie_ok),
 	    cmocka_unit_test(test_per5_cookie_hostile),
 	    cmocka_unit_test(test_per8_huge_inputs),
+	    cmocka_unit_test(test_per8_header_name),
+	    cmocka_unit_test(test_per8_content_length),
+	    cmocka_unit_test(test_per8_headers_ok),
+	    cmocka_unit_test(test_per8_headers_hostile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
