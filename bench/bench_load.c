@@ -6,6 +6,9 @@
  *   --floor-server: one process, one handler answering {"ok":true}); its
  *   idle RSS, and keep-alive GETs from CONNS connections against it;
  *   and posix_spawn + waitpid of /bin/true, the floor of a spawned run.
+ *   For memory also bench_idle and bench_idle_libs (bench_idle.c): a
+ *   process that does nothing, with libc alone and with every library a
+ *   cordon daemon links mapped but unused.
  *
  *   cordon: the idle RSS of its five processes (cordond, auditd, vaultd,
  *   spawner, broker; target < 16 MiB together); GET /api/health alone
@@ -13,7 +16,8 @@
  *   agent list, Control Room actions, short chat runs, vault reads,
  *   audit tails) with throughput, p50/p99 per request type, and each
  *   process's RSS and CPU time.  Every result is printed beside its
- *   floor as a ratio.
+ *   floor as a ratio.  The idle RSS is also broken down by mapping
+ *   (/proc/PID/smaps: each library, the binary, heap, stack, the rest).
  *
  * Usage: bench_load [SECONDS] [CONNS]     (default 10 s, 16 connections)
  * Touches only its temp home, the cordon it starts and the floor server.
@@ -48,6 +52,8 @@ extern char **environ;
 #define SPAWN_FLOOR_RUNS 200
 #define NOTES		 8
 #define ANSWER_MAX	 (256 * 1024)
+#define MAP_ROWS	 32
+#define MAP_NAME	 32
 
 enum { T_HEALTH, T_AGENTS, T_VAULT, T_AUDIT, T_ACTION, T_CHAT, T_FLOOR, NT };
 
@@ -351,6 +357,118 @@ memory(const char *what, const pid_t *pids)
 	return sum;
 }
 
+/* A bench_idle* program beside this one, idle for 200 ms: its RSS, PSS. */
+static int
+idle_floor(const char *self, const char *name, long *rss, long *pss)
+{
+	char path[PATH_MAX], *argv[] = {path, NULL}, *slash;
+	pid_t pid;
+	int st;
+
+	snprintf(path, sizeof(path), "%s", self);
+	if ((slash = strrchr(path, '/')) == NULL)
+		return -1;
+	snprintf(
+	    slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "%s", name);
+	if (posix_spawn(&pid, path, NULL, NULL, argv, environ) != 0)
+		return -1;
+	usleep(200 * 1000);
+	*rss = bench_proc_kb(pid, "status", "VmRSS");
+	*pss = bench_proc_kb(pid, "smaps_rollup", "Pss");
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	return *rss > 0 ? 0 : -1;
+}
+
+struct map_row {
+	char mr_name[MAP_NAME];
+	long mr_kb[NPROCS];
+	long mr_sum;
+};
+
+static int
+map_cmp(const void *a, const void *b)
+{
+	const struct map_row *x = a, *y = b;
+
+	return (y->mr_sum > x->mr_sum) - (y->mr_sum < x->mr_sum);
+}
+
+/*
+ * Each process's resident KiB per mapping: a file by its base name
+ * ("libc.so.6", the binary as "(binary)"), [heap], [stack], and every
+ * other anonymous mapping as [anon]; rows of at least 16 KiB in all.
+ */
+static void
+mappings(const pid_t *pids)
+{
+	struct map_row rows[MAP_ROWS];
+	char path[64], line[512], name[MAP_NAME], perms[5], *p, *nl;
+	unsigned long lo, hi, off, ino;
+	unsigned maj, min;
+	size_t nrows = 0, r;
+	long kb;
+	FILE *f;
+	int i, n;
+
+	memset(rows, 0, sizeof(rows));
+	for (i = 0; i < NPROCS; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pids[i]);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		snprintf(name, sizeof(name), "[anon]");
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (strncmp(line, "Rss:", 4) == 0) {
+				kb = atol(line + 4);
+				for (r = 0; r < nrows; r++)
+					if (strcmp(rows[r].mr_name, name) == 0)
+						break;
+				if (r == nrows && nrows < MAP_ROWS)
+					snprintf(rows[nrows++].mr_name,
+					    MAP_NAME, "%s", name);
+				if (r < nrows) {
+					rows[r].mr_kb[i] += kb;
+					rows[r].mr_sum += kb;
+				}
+				continue;
+			}
+			/* A header: start-end perms offset dev inode [path]. */
+			if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu %n", &lo,
+				&hi, perms, &off, &maj, &min, &ino, &n) != 7)
+				continue;
+			p = line + n;
+			if ((nl = strchr(p, '\n')) != NULL)
+				*nl = '\0';
+			if (*p != '/')
+				snprintf(name, sizeof(name), "%s",
+				    strcmp(p, "[heap]") == 0 ||
+					    strcmp(p, "[stack]") == 0
+					? p
+					: "[anon]");
+			else {
+				p = strrchr(p, '/') + 1;
+				snprintf(name, sizeof(name), "%s",
+				    strncmp(p, "cordon", 6) == 0 ? "(binary)"
+								 : p);
+			}
+		}
+		fclose(f);
+	}
+	qsort(rows, nrows, sizeof(rows[0]), map_cmp);
+	printf("idle RSS KiB by mapping:\n  %-22s", "");
+	for (i = 0; i < NPROCS; i++)
+		printf(" %8s", i ? procs[i] + 7 : "cordond");
+	printf(" %8s\n", "sum");
+	for (r = 0; r < nrows; r++) {
+		if (rows[r].mr_sum < 16)
+			continue;
+		printf("  %-22.22s", rows[r].mr_name);
+		for (i = 0; i < NPROCS; i++)
+			printf(" %8ld", rows[r].mr_kb[i]);
+		printf(" %8ld\n", rows[r].mr_sum);
+	}
+}
+
 static int
 make_home(void)
 {
@@ -416,6 +534,7 @@ main(int argc, char **argv)
 	double floor_rps, health_rps, mixed_rps, spawn_p50, get_p50, p50;
 	struct lat floor_l[NT], health_l[NT], mixed_l[NT];
 	long floor_rss, floor_pss, idle_sum, mixed_n = 0;
+	long bare_rss, bare_pss, libs_rss, libs_pss;
 	pid_t floor_pid, pids[NPROCS];
 	int conns = 16, floor_port, i, st;
 
@@ -448,6 +567,15 @@ main(int argc, char **argv)
 	printf("floor: evhttp server idle RSS %ld KiB (PSS %ld KiB); CPU %.1f "
 	       "us per GET\n",
 	    floor_rss, floor_pss, floor_cpu * 1e6 / (double)floor_l[T_FLOOR].n);
+	if (idle_floor(argv[0], "bench_idle", &bare_rss, &bare_pss) == -1 ||
+	    idle_floor(argv[0], "bench_idle_libs", &libs_rss, &libs_pss) ==
+		-1) {
+		fprintf(stderr, "bench_load: cannot start bench_idle\n");
+		return 1;
+	}
+	printf("floor: idle process RSS %ld KiB (PSS %ld) with libc alone, "
+	       "%ld KiB (PSS %ld) with all of cordon's libraries mapped\n",
+	    bare_rss, bare_pss, libs_rss, libs_pss);
 	spawn_p50 = spawn_floor();
 	printf("floor: posix_spawn+waitpid /bin/true p50 %.3f ms\n",
 	    spawn_p50 * 1e3);
@@ -477,6 +605,11 @@ main(int argc, char **argv)
 		    (double)(idle_sum - IDLE_TARGET_KB) / 1024);
 	printf("ratio idle sum / (5 x bare evhttp process): %.2f\n",
 	    (double)idle_sum / (5.0 * (double)floor_rss));
+	printf("ratio idle sum / (5 x idle libc-only process, %.2f MiB): "
+	       "%.2f\n",
+	    5.0 * (double)bare_rss / 1024,
+	    (double)idle_sum / (5.0 * (double)bare_rss));
+	mappings(pids);
 
 	/* GET /api/health alone, the shape of the floor's load. */
 	run_load(bc.bc_port, conns, HEALTH_SECONDS, T_HEALTH, health_l);

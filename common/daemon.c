@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -460,6 +461,11 @@ daemon_start(struct daemon *d, const struct ipc_dispatch *parent_table)
 int
 daemon_loop(struct daemon *d)
 {
+	/*
+	 * Start-up is over (configuration, the seccomp filter's build,
+	 * manifests): give its freed heap back before idling.
+	 */
+	malloc_trim(0);
 	if (event_base_dispatch(d->d_base) == -1)
 		fatalx("event loop failed");
 	return 0;

@@ -35,10 +35,11 @@ enum msg_type {
 	MSG_AUDIT_TAIL_OK, /* {records: [...]} */
 
 	/* vaultd (VA-*, API-6) */
-	MSG_VAULT_CHAT_NOTE = 40, /* spawner: {agent, prompt, response, time} */
-	MSG_VAULT_CHAT_NOTE_OK,	  /* {path, bytes} */
-	MSG_VAULT_MISSION_NOTE,	  /* spawner: {missionId, folder, hint,
-				     content} */
+	MSG_VAULT_CHAT_NOTE = 40,  /* spawner: {agent, prompt, promptSha8,
+				       response, time} */
+	MSG_VAULT_CHAT_NOTE_OK,	   /* {path, bytes} */
+	MSG_VAULT_MISSION_NOTE,	   /* spawner: {missionId, folder, hint,
+				      content} */
 	MSG_VAULT_MISSION_NOTE_OK, /* {bytes} */
 	MSG_VAULT_READ,		   /* broker: {path} */
 	MSG_VAULT_READ_OK,	   /* {path, content, bytes} */

@@ -1,11 +1,26 @@
 /*
- * SHA-256 through libcrypto's EVP one-shot interface; cordon implements
- * no hash itself.  Pure: touches only the buffers it is handed.
+ * SHA-256 through libcrypto; cordon implements no hash itself.  Pure:
+ * touches only the buffers it is handed.
+ *
+ * libcrypto's SHA-256 block functions are called directly (SHA256_Init,
+ * _Update, _Final), the same code and CPU dispatch as the EVP path, but
+ * without OpenSSL 3's library context: EVP_Digest, or SHA256(), which
+ * wraps it, loads /etc/ssl/openssl.cnf, activates the default provider
+ * and builds its method store on the first call, ≈ 1.9 MiB of libcrypto
+ * made resident in every process that hashes (1.4 MiB with
+ * OPENSSL_INIT_NO_LOAD_CONFIG and one EVP_MD_fetch), against 0.13 MiB
+ * here (docs/PERFORMANCE.md, idle memory).  A confined daemon then never
+ * reads OpenSSL's configuration either.  These functions are deprecated
+ * in OpenSSL 3.0, not removed: OPENSSL_API_COMPAT asks for the 1.1.1
+ * declarations in this file only.
  */
+#define OPENSSL_API_COMPAT 10101
+
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
-#include <openssl/evp.h>
+#include <openssl/sha.h>
 
 #include "sha256.h"
 #include "util.h"
@@ -13,7 +28,8 @@
 int
 sha256(const void *buf, size_t len, uint8_t out[SHA256_LEN])
 {
-	unsigned int outlen = 0;
+	SHA256_CTX ctx;
+	int ok;
 
 	if (buf == NULL) {
 		if (len != 0) {
@@ -22,8 +38,10 @@ sha256(const void *buf, size_t len, uint8_t out[SHA256_LEN])
 		}
 		buf = "";
 	}
-	if (EVP_Digest(buf, len, out, &outlen, EVP_sha256(), NULL) != 1 ||
-	    outlen != SHA256_LEN) {
+	ok = SHA256_Init(&ctx) == 1 && SHA256_Update(&ctx, buf, len) == 1 &&
+	     SHA256_Final(out, &ctx) == 1;
+	explicit_bzero(&ctx, sizeof(ctx));
+	if (!ok) {
 		errno = EIO;
 		return -1;
 	}

@@ -448,7 +448,11 @@ run_note_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	run_free(r);
 }
 
-/* The transcript to vaultd; 0 if a reply will come. */
+/*
+ * The transcript to vaultd; 0 if a reply will come.  The note's name
+ * takes the first 8 hex of SHA-256 of the prompt as sent (VA-5), hashed
+ * here so that vaultd needs no libcrypto.
+ */
 static int
 run_note(struct run *r)
 {
@@ -457,16 +461,20 @@ run_note(struct run *r)
 	struct json_object *o;
 	struct evbuffer *pb;
 	struct timespec ts;
+	char hex[SHA256_HEX_LEN + 1];
 	int rc;
 
 	if (v == NULL || (pb = evbuffer_new()) == NULL)
 		return -1;
 	/* The note gets the prompt with secret values scrubbed too. */
 	if (redact_buf((const char *const *)r->r_ss.ss_values, r->r_ss.ss_n,
-		r->r_prompt, r->r_prompt_len, pb) == -1) {
+		r->r_prompt, r->r_prompt_len, pb) == -1 ||
+	    sha256_hex(evbuffer_pullup(pb, -1), evbuffer_get_length(pb), hex) ==
+		-1) {
 		evbuffer_free(pb);
 		return -1;
 	}
+	hex[8] = '\0';
 	clock_gettime(CLOCK_REALTIME, &ts);
 	o = json_object_new_object();
 	json_object_object_add(
@@ -474,6 +482,7 @@ run_note(struct run *r)
 	json_object_object_add(o, "prompt",
 	    json_object_new_string_len((const char *)evbuffer_pullup(pb, -1),
 		(int)evbuffer_get_length(pb)));
+	json_object_object_add(o, "promptSha8", json_object_new_string(hex));
 	json_object_object_add(o, "response",
 	    json_object_new_string_len(
 		(const char *)evbuffer_pullup(r->r_note, -1),

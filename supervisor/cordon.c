@@ -206,6 +206,21 @@ cmd_run(int argc, char **argv)
 	return cordond_main(&cf);
 }
 
+/*
+ * `cordon audit ...`: the cordon-audit program with the same arguments
+ * (argv[0] "audit").  Returns only if it cannot be executed.
+ */
+static int
+exec_audit(char **argv)
+{
+	char path[PATH_MAX + 32];
+
+	if (cordon_program("cordon-audit", path, sizeof(path)) == 0)
+		execv(path, argv);
+	fprintf(stderr, "cordon: cannot run cordon-audit\n");
+	return 2;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -219,7 +234,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "check") == 0)
 		return cmd_check(argc - 1, argv + 1);
 	if (strcmp(argv[1], "audit") == 0)
-		return cmd_audit(argc - 1, argv + 1);
+		return exec_audit(argv + 1);
 	if (strcmp(argv[1], "status") == 0)
 		return cmd_status(argc - 1, argv + 1);
 	if (strcmp(argv[1], "login") == 0)

@@ -65,7 +65,6 @@ static const enum proc_id start_order[] = {
 static struct child children[PROC_MAX];
 static struct cordon_config *conf;
 static struct event_base *base;
-static char bindir[PATH_MAX];
 static int listen_fd = -1;
 static int listen_port;
 static char token[65];
@@ -89,29 +88,6 @@ static const struct ipc_dispatch parent_table[] = {
 };
 
 static int child_start(struct child *);
-
-/* Locate the daemon binaries: beside this executable, else libexecdir. */
-static void
-find_bindir(void)
-{
-	char self[PATH_MAX], probe[PATH_MAX + 32], *slash;
-	ssize_t n;
-
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			snprintf(
-			    probe, sizeof(probe), "%s/cordon-auditd", self);
-			if (access(probe, X_OK) == 0) {
-				snprintf(bindir, sizeof(bindir), "%s", self);
-				return;
-			}
-		}
-	}
-	snprintf(bindir, sizeof(bindir), "%s", CORDON_LIBEXECDIR);
-}
 
 static int
 open_listener(void)
@@ -310,7 +286,7 @@ spawner_env(char **envp, size_t ne, size_t max)
 static int
 child_start(struct child *ch)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], prog[32];
 	char *argv[20], *envp[16 + SPAWNER_ENV_MAX]; /* bounded below */
 	const char *name = proc_name(ch->ch_id);
 	/* CORDON_TEST_CLOCK_FILE: the scheduler's test clock (a test hook). */
@@ -323,7 +299,11 @@ child_start(struct child *ch)
 	const char *v;
 	int sp[2];
 
-	snprintf(path, sizeof(path), "%s/cordon-%s", bindir, name);
+	snprintf(prog, sizeof(prog), "cordon-%s", name);
+	if (cordon_program(prog, path, sizeof(path)) == -1) {
+		log_warnx("%s: program path too long", name);
+		return -1;
+	}
 	argv[na++] = path;
 	switch (ch->ch_id) {
 	case PROC_AUDITD: {
@@ -823,7 +803,6 @@ cordond_main(struct cordon_config *cf)
 	int n;
 
 	conf = cf;
-	find_bindir();
 	signal(SIGPIPE, SIG_IGN);
 
 	if (random_hex(token, sizeof(token), 32) == -1 ||

@@ -39,6 +39,9 @@ struct cordon_config {
 int home_resolve(struct cordon_config *, const char *home);
 int home_prepare(const struct cordon_config *, uid_t, gid_t);
 int home_make_demo(const char *home);
+/* A program installed with cordon: beside this executable, else in
+ * libexecdir.  0, or -1 if the path does not fit. */
+int cordon_program(const char *name, char *out, size_t outsz);
 int config_load(struct cordon_config *); /* 0, or -1 after printing
 					    "file:line:col: message" */
 int home_write_private(

@@ -659,6 +659,33 @@ fail:
 
 /* ---- the embedded demo ---- */
 
+/*
+ * The path of a program installed with cordon (the daemons, the demo
+ * agent, cordon-audit): beside this executable when it is there (a build
+ * tree), else in libexecdir.  0, or -1 if the path does not fit.
+ */
+int
+cordon_program(const char *name, char *out, size_t outsz)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+	int len;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			len = snprintf(out, outsz, "%s/%s", self, name);
+			if (len >= 0 && (size_t)len < outsz &&
+			    access(out, X_OK) == 0)
+				return 0;
+		}
+	}
+	len = snprintf(out, outsz, "%s/%s", CORDON_LIBEXECDIR, name);
+	return len >= 0 && (size_t)len < outsz ? 0 : -1;
+}
+
 static int
 demo_file(const char *home, const char *rel, const char *text)
 {
@@ -738,12 +765,11 @@ static const char demo_weekly[] =
 int
 home_make_demo(const char *home)
 {
-	char self[PATH_MAX], agent[PATH_MAX + 64],
-	    manifest[2 * PATH_MAX + 1024], weekly[sizeof(demo_weekly) + 64];
+	char agent[PATH_MAX + 64], manifest[2 * PATH_MAX + 1024],
+	    weekly[sizeof(demo_weekly) + 64];
 	const char *tz = "Europe/Berlin";
 	struct stat st;
-	char *slash;
-	ssize_t n;
+	int n;
 
 	if ((mkdir(home, 0700) == -1 && errno != EEXIST) ||
 	    demo_dir(home, "agents") || demo_dir(home, "missions") ||
@@ -752,16 +778,8 @@ home_make_demo(const char *home)
 		log_warn("demo home");
 		return -1;
 	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
+	if (cordon_program("cordon-demo-agent", agent, sizeof(agent)) == -1)
 		return -1;
-	self[n] = '\0';
-	if ((slash = strrchr(self, '/')) != NULL)
-		*slash = '\0';
-	snprintf(agent, sizeof(agent), "%s/cordon-demo-agent", self);
-	if (access(agent, X_OK) == -1)
-		snprintf(agent, sizeof(agent), "%s/cordon-demo-agent",
-		    CORDON_LIBEXECDIR);
 	n = snprintf(manifest, sizeof(manifest),
 	    "# The demo agent: a tiny program shipped with cordon.\n"
 	    "name: demo\n"

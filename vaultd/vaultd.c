@@ -20,7 +20,6 @@
 #include "confine.h"
 #include "log.h"
 #include "msg.h"
-#include "sha256.h"
 #include "util.h"
 #include "text.h"
 #include "vaultd.h"
@@ -343,18 +342,32 @@ vault_pending_new(struct ipc_conn *c, struct ipc_msg *m, uint32_t reply)
 	return p;
 }
 
-/* MSG_VAULT_CHAT_NOTE {agent, prompt, response, time} (VA-5). */
+/* Eight lowercase hex digits, as the spawner sends them: 1, else 0. */
+static int
+vault_sha8_ok(const char *s, size_t len)
+{
+	return len == 8 && strspn(s, "0123456789abcdef") == len;
+}
+
+/*
+ * MSG_VAULT_CHAT_NOTE {agent, prompt, promptSha8, response, time} (VA-5).
+ * promptSha8 is the first 8 hex of SHA-256 of the (scrubbed) prompt as
+ * sent: the spawner hashes it, so vaultd maps no libcrypto (≈ 1.4 MiB
+ * resident; docs/PERFORMANCE.md).  Taking the spawner's word for it
+ * widens nothing: whoever sends the prompt can choose its 32-bit hash
+ * prefix anyway, and a name that is taken is never overwritten.
+ */
 static void
 vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	static const char *const keys[] = {
-	    "agent", "prompt", "response", "time"};
-	const char *agent, *prompt, *resp;
-	char hex[SHA256_HEX_LEN + 1], name[VAULT_CHAT_NAME_MAX];
+	    "agent", "prompt", "promptSha8", "response", "time"};
+	const char *agent, *prompt, *resp, *sha8;
+	char name[VAULT_CHAT_NAME_MAX];
 	char path[VAULT_PATH_MAX + 1];
 	struct vault_pending *p;
 	struct json_object *rec;
-	size_t alen, plen, rlen, chars, blen;
+	size_t alen, plen, slen, rlen, chars, blen;
 	char *body = NULL;
 	long long t;
 	unsigned n;
@@ -368,29 +381,29 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	    vault_str(m->m_obj, "prompt", VAULT_PROMPT_BYTES, &prompt, &plen) ||
 	    (chars = text_utf8_chars(prompt, plen)) < 1 ||
 	    chars > VAULT_PROMPT_CHARS ||
+	    vault_str(m->m_obj, "promptSha8", 8, &sha8, &slen) ||
+	    !vault_sha8_ok(sha8, slen) ||
 	    vault_str(m->m_obj, "response", VAULT_BODY_BYTES, &resp, &rlen) ||
 	    json_get_int(m->m_obj, "time", 0, VAULT_TIME_MAX, &t) == -1) {
 		ipc_reply_error(c, m, vault_err_code(VE_INVALID_REQUEST));
 		return;
 	}
 	/* The name comes from the prompt's hash, never its text. */
-	if (sha256_hex(prompt, plen, hex) == -1 ||
-	    vault_note_chat(agent, prompt, plen, resp, rlen, t, &body, &blen) ==
+	if (vault_note_chat(agent, prompt, plen, resp, rlen, t, &body, &blen) ==
 		-1 ||
 	    (p = vault_pending_new(c, m, MSG_VAULT_CHAT_NOTE_OK)) == NULL) {
 		free(body);
 		ipc_reply_error(c, m, vault_err_code(VE_INTERNAL));
 		return;
 	}
-	hex[8] = '\0';
 	if ((dfd = vault_open_dir(&vault, VAULT_CHATS, 1)) == -1) {
 		log_warn("chats folder");
 		goto fail;
 	}
 	p->vp_dirfd = dfd;
 	for (n = 1; n <= VAULT_COLLISIONS; n++) {
-		if (vaultpath_chat_name(name, sizeof(name), t, agent, hex, n) ==
-		    -1)
+		if (vaultpath_chat_name(
+			name, sizeof(name), t, agent, sha8, n) == -1)
 			goto fail;
 		snprintf(path, sizeof(path), "%s/%s", VAULT_CHATS, name);
 		if (vault_reserved(path))

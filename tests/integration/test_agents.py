@@ -173,6 +173,9 @@ def test_sp16_claude_stream_json(agents):
     assert done["exitCode"] == 0 and done["truncated"] is False
     assert kinds(ev)[-2:] == ["done", "saved"]
     assert ev[-1]["path"].startswith("00_Inbox/cordon/chats/")
+    # VA-5: the spawner's hash names the note.
+    sha8 = hashlib.sha256(b"hello there").hexdigest()[:8]
+    assert ev[-1]["path"].endswith(f"-claude-code-{sha8}.md")
 
 
 def test_sp16_claude_assistant_fallback(agents):

@@ -110,15 +110,32 @@ def test_va5_control_characters_removed(vd):
     {"prompt": "x" * 256001}, {"prompt": "a\x00b"}, {"prompt": None},
     {"response": "a\x00b"}, {"response": ["x"]}, {"time": -1},
     {"time": 253402300800000}, {"time": "1778926333456"},
-    {"time": 1.5}, {"extra": 1},
+    {"time": 1.5}, {"extra": 1}, {"promptSha8": None},
+    {"promptSha8": "148de9c"}, {"promptSha8": "148de9c5a"},
+    {"promptSha8": "148DE9C5"}, {"promptSha8": "../x.md/"},
+    {"promptSha8": "148de9c\x00"}, {"promptSha8": 14},
 ], ids=lambda o: json.dumps(o)[:40])
 def test_va5_chat_note_invalid_request(vd, obj):
     before = tree(vd.root)
-    req = {"agent": AGENT, "prompt": "p", "response": "r", "time": T_MS}
+    req = {"agent": AGENT, "prompt": "p", "promptSha8": sha8("p"),
+           "response": "r", "time": T_MS}
     req.update(obj)
     t, r = vd.peers["spawner"].call(vu.CHAT, req)
     assert (t, r) == (ERROR, {"error": "invalid-request"})
     assert tree(vd.root) == before and vd.records == []
+
+
+def test_va5_chat_note_needs_its_hash(vd):
+    """The spawner sends the name's hash; a note without one is refused."""
+    before = tree(vd.root)
+    t, r = vd.peers["spawner"].call(vu.CHAT, {
+        "agent": AGENT, "prompt": "p", "response": "r", "time": T_MS})
+    assert (t, r) == (ERROR, {"error": "invalid-request"})
+    assert tree(vd.root) == before and vd.records == []
+    # vaultd names the note with the hash it is given, not one of its own.
+    t, r = vd.chat(prompt="p", promptSha8="0123abcd")
+    assert t == CHAT_OK, r
+    assert r["path"] == f"{CHATS}/2026-05-16-1012-{AGENT}-0123abcd.md"
 
 
 def test_va5_prompt_limit_in_code_points(vd):
@@ -351,7 +368,8 @@ def test_va4_symlink_swap_race(vd, swapped, where):
         for i in range(1000):
             prompt = f"race note {i}"
             ids[spawner.request(vu.CHAT, {
-                "agent": AGENT, "prompt": prompt, "response": f"r{i}",
+                "agent": AGENT, "prompt": prompt,
+                "promptSha8": sha8(prompt), "response": f"r{i}",
                 "time": T_MS})] = prompt
         answers = {}
         while len(answers) < len(ids):
@@ -394,6 +412,7 @@ def test_va4_kill9_during_burst(tmp_path):
     for i in range(200):
         prompts[sha8(f"crash {i}")] = f"crash {i}"
         spawner.request(vu.CHAT, {"agent": AGENT, "prompt": f"crash {i}",
+                                  "promptSha8": sha8(f"crash {i}"),
                                   "response": big, "time": T_MS})
     for _ in range(20):
         assert spawner.recv(30) is not None

@@ -170,8 +170,8 @@ class Vaultd:
 
     def chat(self, agent="demo", prompt="hello", response="world",
              time_ms=1778926333456, **extra):
-        obj = {"agent": agent, "prompt": prompt, "response": response,
-               "time": time_ms}
+        obj = {"agent": agent, "prompt": prompt, "promptSha8": sha8(prompt),
+               "response": response, "time": time_ms}
         obj.update(extra)
         return self.peers["spawner"].call(CHAT, obj)
 
