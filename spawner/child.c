@@ -4,9 +4,11 @@
  * new session, umask 077, rlimits and a parent-death signal (SP-6, SP-7),
  * the per-run sandbox (SBX-1 ... SBX-5, spawner/sandbox.c) with its
  * failures named, seccomp notifications answered and named, deadlines
- * and process-group kills with a bounded wait (SP-8, SP-17).
- * Touches only the pipes it makes, the binaries it resolves and (through
- * sandbox.c) each run's private tmp.
+ * and process-group kills with a bounded wait (SP-8, SP-17); each run in
+ * its own pids cgroup when cordond delegated one (SP-7).
+ * Touches only the pipes it makes, the binaries it resolves, (through
+ * sandbox.c) each run's private tmp and its run.N group beneath the
+ * delegated cgroup.
  */
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -26,6 +29,7 @@
 #include <event2/event.h>
 #include <seccomp.h>
 
+#include "cgroup.h"
 #include "env.h"
 #include "log.h"
 #include "spawn_helper.h"
@@ -99,6 +103,7 @@ agent_resolve_bin(const char *bin, char *const *envp, char *out, size_t outsz)
 }
 
 static void aproc_check(struct aproc *);
+static void aproc_cgroup_end(struct aproc *);
 
 static void
 aproc_close(int *fd, struct event **ev)
@@ -187,6 +192,8 @@ aproc_finish(struct aproc *ap)
 	ap->ap_done = 1;
 	/* SP-17: nothing of the run's group outlives it. */
 	aproc_signal(ap, SIGKILL);
+	/* SP-7: nor what left the group (setsid) but not the cgroup. */
+	aproc_cgroup_end(ap);
 	aproc_close(&ap->ap_out, &ap->ap_ev_out);
 	aproc_close(&ap->ap_err, &ap->ap_ev_err);
 	aproc_close(&ap->ap_in, &ap->ap_ev_in);
@@ -390,6 +397,45 @@ aproc_exit_code(const struct aproc *ap)
 	return -1;
 }
 
+/*
+ * SP-7: after the group kill and the reap, whatever is still in the
+ * run's cgroup (a descendant that left the process group) is killed,
+ * then the group is removed.  At the end of the child (aproc_finish),
+ * and for a start that failed (aproc_release).
+ */
+static void
+aproc_cgroup_end(struct aproc *ap)
+{
+	if (ap->ap_cgroup[0] == '\0')
+		return;
+	if (cgroup_remove(sp.sp_cgfd, ap->ap_cgroup, 0) == -1)
+		log_warn("agent %s: pids cgroup: removing the run's group",
+		    ap->ap_agent != NULL ? ap->ap_agent : "?");
+	ap->ap_cgroup[0] = '\0';
+}
+
+void
+aproc_cgroup_sweep(void)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if (sp.sp_cgfd == -1 || (fd = dup(sp.sp_cgfd)) == -1)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	/* A dup shares the offset: start from the top every time. */
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL)
+		if (cgroup_name_pid(de->d_name, "run.") != -1 &&
+		    cgroup_remove(sp.sp_cgfd, de->d_name, 0) == -1)
+			log_warn("pids cgroup: removing a stale run group");
+	closedir(d);
+}
+
 /* Free what aproc_start allocated; after ao_done, or after a failed start. */
 void
 aproc_release(struct aproc *ap)
@@ -406,6 +452,7 @@ aproc_release(struct aproc *ap)
 	/* An owner's zeroed aproc that never started holds no fd (not 0). */
 	if (ap->ap_inited)
 		aproc_close(&ap->ap_notify, &ap->ap_ev_notify);
+	aproc_cgroup_end(ap);
 	if (ap->ap_sbx != NULL) {
 		sandbox_run_end(ap->ap_sbx); /* removes the private tmp */
 		free(ap->ap_sbx);
@@ -502,17 +549,66 @@ aproc_start_failed(struct aproc *ap, const struct spawn_status *st)
 	    step != NULL ? step : "unknown step", errno_name(st->ss_errno));
 }
 
+/*
+ * SP-7: the run's own group, run.N with pids.max = limits.nproc, and an
+ * fd of its cgroup.procs for the child to join through before execve.
+ * Without a delegated cgroup a spawner running as root (outside
+ * systemd) refuses the run: RLIMIT_NPROC does not bind uid 0.
+ * 0 with *procs set (or -1 when no group is used), or -1: refused.
+ */
+static int
+aproc_cgroup_make(struct aproc *ap, unsigned long long nproc, int *procs)
+{
+	static unsigned long seq;
+	struct spawn_status st;
+	int i, dfd = -1;
+
+	*procs = -1;
+	if (sp.sp_cgfd == -1) {
+		if (!sbx_host.sh_pids_required)
+			return 0;
+		errno = ENODEV;
+		goto fail;
+	}
+	for (i = 0; i < 16; i++) {
+		snprintf(
+		    ap->ap_cgroup, sizeof(ap->ap_cgroup), "run.%lu", ++seq);
+		if (cgroup_make(sp.sp_cgfd, ap->ap_cgroup, (long)nproc, &dfd) ==
+			0 ||
+		    errno != EEXIST)
+			break;
+	}
+	if (dfd == -1) {
+		ap->ap_cgroup[0] = '\0';
+		goto fail;
+	}
+	*procs = openat(dfd, "cgroup.procs", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	i = errno;
+	close(dfd);
+	if (*procs == -1) {
+		aproc_cgroup_end(ap);
+		errno = i;
+		goto fail;
+	}
+	return 0;
+fail:
+	st.ss_step = SBX_STEP_CGROUP;
+	st.ss_errno = errno;
+	aproc_start_failed(ap, &st);
+	return -1;
+}
+
 int
 aproc_start(struct aproc *ap, const struct aproc_spec *as,
     const struct aproc_ops *ops, void *arg)
 {
 	struct event_base *base = sp.sp_d.d_base;
 	struct spawn_rlimit rl[6];
-	struct spawn_fd fds[5];
+	struct spawn_fd fds[6];
 	struct spawn_status sst;
 	struct spawn_req req;
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, pi[2] = {-1, -1};
-	int ns[2] = {-1, -1};
+	int ns[2] = {-1, -1}, cgp = -1;
 	size_t nrl = 0, nfd = 0;
 
 	memset(ap, 0, sizeof(*ap));
@@ -536,8 +632,8 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	 * namespace (and is checked level by level up the namespaces), so
 	 * in a run's own user namespace it bounds that run alone.  Outside
 	 * one it would count every process of the operator: not set then.
-	 * The kernel never applies it to uid 0 (root's agents are unbounded;
-	 * docs/threat-model.md).
+	 * The kernel never applies it to uid 0: there the run's own pids
+	 * cgroup bounds it (below), and a root spawner without one refuses.
 	 */
 	if (as->as_sandbox != NULL &&
 	    (as->as_sandbox->pl_layers & SBX_L_USERNS)) {
@@ -591,6 +687,14 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 		ap->ap_sbx = NULL;
 		goto fail;
 	}
+	/* SP-7: the child joins the run's group first thing in the hook. */
+	if (aproc_cgroup_make(ap, as->as_limits->l_nproc, &cgp) == -1)
+		goto fail;
+	if (cgp != -1) {
+		fds[nfd].sf_src = cgp;
+		fds[nfd++].sf_dst = SBX_CGROUP_FD;
+		ap->ap_sbx->sx_cgroup = 1;
+	}
 	req.sr_envp = ap->ap_sbx->sx_envp;
 	req.sr_clone_flags = ap->ap_sbx->sx_clone;
 	req.sr_hook = sandbox_child;
@@ -614,7 +718,12 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	req.sr_umask = 077;
 	req.sr_status = &sst;
 	ap->ap_start_ms = now_ms_mono();
-	if ((ap->ap_pid = spawn_exec(&req)) == -1) {
+	ap->ap_pid = spawn_exec(&req);
+	if (cgp != -1) {
+		close(cgp);
+		cgp = -1;
+	}
+	if (ap->ap_pid == -1) {
 		aproc_start_failed(ap, &sst);
 		goto fail;
 	}
@@ -697,6 +806,8 @@ fail:
 		close(ns[0]);
 	if (ns[1] != -1)
 		close(ns[1]);
+	if (cgp != -1)
+		close(cgp);
 	aproc_release(ap);
 	return -1;
 }

@@ -43,7 +43,7 @@
 
 #define nitems(a) (sizeof(a) / sizeof((a)[0]))
 
-struct sandbox_host sbx_host = {-1, 0, 0};
+struct sandbox_host sbx_host = {-1, 0, 0, 0, 0, 0};
 
 /* `cordon` beside the spawner, so agent hooks can run `cordon gate`. */
 static char sbx_cordon[PATH_MAX];
@@ -102,6 +102,7 @@ static const struct {
 	{ SBX_L_SC_NET,	  "seccomp-net" },
 	{ SBX_L_PRIV_TMP, "private-tmp" },
 	{ SBX_L_SECRETS,  "secret-files" },
+	{ SBX_L_PIDS_CG,  "pids-cgroup" },
 };
 
 static const char *const sbx_step_names[] = {
@@ -126,6 +127,7 @@ static const char *const sbx_step_names[] = {
 	[SBX_STEP_SECCOMP - SPAWN_STEP_HOOK_BASE] = "seccomp",
 	[SBX_STEP_NOTIFY - SPAWN_STEP_HOOK_BASE] = "seccomp listener",
 	[SBX_STEP_HIDE - SPAWN_STEP_HOOK_BASE] = "hide socket dir",
+	[SBX_STEP_CGROUP - SPAWN_STEP_HOOK_BASE] = "pids cgroup",
 };
 /* clang-format on */
 
@@ -205,6 +207,33 @@ sandbox_host_probe(void)
 	    sbx_host.sh_seccomp ? "yes" : "no");
 }
 
+/*
+ * SP-7 in health: whether runs get their own pids cgroup, and if not,
+ * what bounds their processes instead (fixed texts).
+ */
+struct json_object *
+sandbox_pids_json(void)
+{
+	struct json_object *o = json_object_new_object();
+	const char *state;
+
+	if (sbx_host.sh_pids_cg)
+		state = "on: each run has its own pids.max";
+	else if (sbx_host.sh_pids_required)
+		state = "missing: the spawner runs as root and has no pids "
+			"cgroup; runs are refused";
+	else if (sbx_host.sh_pids_systemd)
+		state = "off: the unit's TasksMax bounds the spawner";
+	else
+		state = "off: RLIMIT_NPROC in each run's user namespace";
+	json_object_object_add(
+	    o, "on", json_object_new_boolean(sbx_host.sh_pids_cg));
+	json_object_object_add(
+	    o, "required", json_object_new_boolean(sbx_host.sh_pids_required));
+	json_object_object_add(o, "state", json_object_new_string(state));
+	return o;
+}
+
 struct json_object *
 sandbox_host_json(void)
 {
@@ -241,6 +270,8 @@ host_layers(enum mf_network net)
 		l |= SBX_L_LL_SCOPE;
 	if (abi >= 7)
 		l |= SBX_L_LL_LOG;
+	if (sbx_host.sh_pids_cg)
+		l |= SBX_L_PIDS_CG;
 	return l;
 }
 
@@ -289,6 +320,11 @@ sandbox_plan_build(const struct manifest *mf, const struct protect_ctx *pc,
 	 * Not required: landlock isolation runs without it elsewhere.
 	 */
 	extra |= have & (SBX_L_USERNS | SBX_L_PIDNS);
+	/*
+	 * SP-7: never in want, so that sandbox.required: false cannot make
+	 * a root run without it; aproc_start refuses that run instead.
+	 */
+	extra |= have & SBX_L_PIDS_CG;
 	pl->pl_want = want;
 	pl->pl_layers = (want & have) | extra;
 	if ((want & ~have) != 0) {
@@ -897,6 +933,19 @@ sandbox_child(void *arg)
 	unsigned int l = sx->sx_plan->pl_layers, rs;
 	int fd, r;
 
+	/*
+	 * SP-7 first: every process the agent (or this hook) makes is
+	 * counted against the run's pids.max.  "0" is the writer itself.
+	 */
+	if (sx->sx_cgroup) {
+		r = write(SBX_CGROUP_FD, "0", 1) == 1 ? 0 : -1;
+		fd = r == -1 && errno != 0 ? errno : EIO;
+		close(SBX_CGROUP_FD);
+		if (r == -1) {
+			errno = fd;
+			return SBX_STEP_CGROUP;
+		}
+	}
 	if ((sx->sx_clone & CLONE_NEWUSER) && child_idmap(sx) == -1)
 		return SBX_STEP_UIDMAP;
 	if (sx->sx_clone & CLONE_NEWNS) {

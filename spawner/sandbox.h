@@ -35,6 +35,7 @@ struct json_object;
 #define SBX_L_PRIV_TMP 0x0800u
 #define SBX_L_SECRETS  0x1000u /* secret-looking files shadowed/refused */
 #define SBX_L_LL_LOG   0x2000u /* ABI >= 7: denials logged */
+#define SBX_L_PIDS_CG  0x4000u /* SP-7: the run's own pids cgroup */
 
 /*
  * Secret-file scan of the write roots, at every spawn: beyond either bound
@@ -49,6 +50,8 @@ struct json_object;
  * listener goes back to the spawner (fd 3 is the gate channel).
  */
 #define SBX_NOTIFY_FD 4
+/* In the child, before execve only: its run's cgroup.procs (SP-7). */
+#define SBX_CGROUP_FD 5
 
 /* Landlock rules per run: system table + roots + tmp + bin + cordon. */
 #define SBX_PATHS_MAX (32 + 2 * LIM_ROOTS_MAX + 3)
@@ -73,6 +76,7 @@ enum sbx_step {
 	SBX_STEP_SECCOMP,
 	SBX_STEP_NOTIFY, /* handing the seccomp listener to the spawner */
 	SBX_STEP_HIDE,	 /* covering cordon's socket dir (systemd mode) */
+	SBX_STEP_CGROUP, /* the run's pids cgroup: made, or joined (SP-7) */
 	SBX_STEP_MAX
 };
 
@@ -80,6 +84,14 @@ struct sandbox_host {
 	int sh_landlock_abi; /* -1: unavailable */
 	int sh_userns;	     /* a user namespace can be created */
 	int sh_seccomp;	     /* filters load (the spawner runs under one) */
+	/*
+	 * SP-7: cordond delegated a pids cgroup (each run gets a child
+	 * group); without one, a spawner running as root outside systemd
+	 * refuses every run (sh_pids_required).
+	 */
+	int sh_pids_cg;
+	int sh_pids_required;
+	int sh_pids_systemd; /* under systemd: the unit's TasksMax bounds us */
 };
 
 extern struct sandbox_host sbx_host;
@@ -106,6 +118,7 @@ struct sandbox_run {
 	struct confine_path sx_paths[SBX_PATHS_MAX];
 	size_t sx_npaths;
 	char **sx_envp; /* the run's env with TMPDIR/TMP/TEMP = private tmp */
+	int sx_cgroup;	/* 1: join the run's cgroup on SBX_CGROUP_FD first */
 	char *sx_own[3];
 };
 
@@ -119,6 +132,8 @@ void sandbox_host_probe(void);
  */
 void sandbox_hide_dir(const char *dir);
 struct json_object *sandbox_host_json(void);
+/* SP-7: {on, required, state} of the runs' pids cgroup, for health. */
+struct json_object *sandbox_pids_json(void);
 
 /*
  * At load: 0 and *pl filled (roots resolved), or -1 and a fixed-shape

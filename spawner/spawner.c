@@ -5,16 +5,21 @@
  * (agents get theirs in the sandbox issue).  This file: start-up, the
  * dispatch tables, child reaping, agent listing and the audit sender.
  * Reads the agents and missions directories and secrets.yaml; writes
- * only the scheduler state (mission_sched.c).
+ * only the scheduler state (mission_sched.c) and, beneath the pids
+ * cgroup cordond delegates (fd 4), one group per run (child.c).
  */
+#include <sys/stat.h>
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "cgroup.h"
 #include "confine.h"
 #include "daemon.h"
 #include "gatechan.h"
@@ -23,6 +28,7 @@
 #include "msg.h"
 #include "roots.h"
 #include "spawner.h"
+#include "util.h"
 
 struct spawner sp;
 
@@ -126,12 +132,14 @@ sigchld_cb(evutil_socket_t sig, short ev, void *arg)
 
 /*
  * SBX-5: health says which sandbox layers this host offers; each agent's
- * own layers are in its agent_json ("sandbox").
+ * own layers are in its agent_json ("sandbox").  SP-7: pidsCgroup says
+ * whether runs get their own pids.max, and what bounds them if not.
  */
 static void
 status_extra(struct daemon *d, struct json_object *st)
 {
 	json_object_object_add(st, "sandboxHost", sandbox_host_json());
+	json_object_object_add(st, "pidsCgroup", sandbox_pids_json());
 }
 
 static void
@@ -207,17 +215,49 @@ spawner_protect(const struct daemon_args *a)
 	}
 }
 
+/*
+ * SP-7: --pids-cgroup-fd N is a cgroup directory cordond made for us;
+ * anything else there is a usage error.  Under cordond as root without
+ * one, every run is refused (aproc_start); under systemd the unit's
+ * TasksMax bounds the spawner and everything it starts.
+ */
+static void
+spawner_cgroup(long fd)
+{
+	struct stat st;
+
+	sp.sp_cgfd = -1;
+	if (fd != -1) {
+		if (fstat((int)fd, &st) == -1 || !S_ISDIR(st.st_mode) ||
+		    cgroup_kind_of((int)fd) == -1 ||
+		    set_cloexec((int)fd, 1) == -1)
+			fatalx("usage: --pids-cgroup-fd: not a cgroup dir");
+		sp.sp_cgfd = (int)fd;
+	}
+	sbx_host.sh_pids_cg = sp.sp_cgfd != -1;
+	sbx_host.sh_pids_systemd = sp.sp_d.d_systemd;
+	sbx_host.sh_pids_required =
+	    sp.sp_cgfd == -1 && geteuid() == 0 && !sp.sp_d.d_systemd;
+	if (sbx_host.sh_pids_required)
+		log_warnx("no pids cgroup and running as root: agent runs are "
+			  "refused (SP-7)");
+	else if (sp.sp_cgfd != -1)
+		aproc_cgroup_sweep();
+}
+
 int
 main(int argc, char **argv)
 {
 	struct daemon_args a;
 	struct confine_spec spec;
+	long cgfd = -1;
 
 	log_init("spawner", 0);
 	const struct daemon_numopt nums[] = {
 	    {"max-runs", 1, LIM_RUNS_TOTAL_MAX, &sp.sp_max_runs},
 	    {"max-runs-per-agent", 1, LIM_RUNS_PER_AGENT_MAX,
 		&sp.sp_max_runs_agent},
+	    {"pids-cgroup-fd", 4, 4, &cgfd},
 	    {NULL, 0, 0, NULL},
 	};
 
@@ -252,6 +292,7 @@ main(int argc, char **argv)
 	spec.cs_nofile = 4096;
 	spec.cs_no_landlock = 1;
 	confine_self(&spec);
+	spawner_cgroup(cgfd);
 
 	/* Manifests are parsed confined: they are operator files, but input. */
 	agents_load();

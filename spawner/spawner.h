@@ -84,6 +84,7 @@ struct aproc {
 	char ap_killed_by[48]; /* "seccomp: ptrace", or "" */
 	int ap_fail_step;      /* spawn failed: spawn_step / sbx_step */
 	int ap_fail_errno;
+	char ap_cgroup[24]; /* "run.N" beneath sp_cgfd, or "" (SP-7) */
 	const struct aproc_ops *ap_ops;
 	void *ap_arg;
 	TAILQ_ENTRY(aproc) ap_entry;
@@ -123,6 +124,7 @@ struct spawner {
 	unsigned int sp_broker_gen; /* bumps with each new broker channel */
 	TAILQ_HEAD(, aproc) sp_procs;
 	struct event *sp_sigchld;
+	int sp_cgfd; /* the pids cgroup cordond delegated (SP-7), or -1 */
 };
 
 extern struct spawner sp;
@@ -163,6 +165,8 @@ void aproc_resume(struct aproc *);
 void aproc_reap(void);
 int aproc_exit_code(const struct aproc *); /* 0..255, or -1 */
 void aproc_release(struct aproc *);
+/* SP-7: at start, remove run groups a previous spawner left behind. */
+void aproc_cgroup_sweep(void);
 
 /* run.c: chat runs (SP-8, SP-9, SP-16, SP-17, API-3, API-4) */
 void run_start_h(struct ipc_conn *, struct ipc_msg *, void *);

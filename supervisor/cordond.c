@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 
 #include <dirent.h>
+#include <pwd.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "cgroup.h"
 #include "config.h"
 #include "cordond.h"
 #include "daemon.h"
@@ -42,6 +44,7 @@
 #define STABLE_AFTER_MS 10000 /* a daemon up this long resets backoff */
 #define READY_TIMEOUT_S 10
 #define STOP_GRACE_MS	3000
+#define SPAWNER_CG_FD	4 /* the delegated pids cgroup, in the spawner */
 
 struct child {
 	enum proc_id ch_id;
@@ -72,6 +75,10 @@ static char login_code[33];
 static int stopping;
 static int booting = 1;
 static int exit_code;
+/* SP-7: cordond's own pids cgroup dir, and cordon.<pid> in it. */
+static int cg_parent = -1;
+static int cg_fd = -1;
+static char cg_name[32];
 
 static void health_h(struct ipc_conn *, struct ipc_msg *, void *);
 static void login_used_h(struct ipc_conn *, struct ipc_msg *, void *);
@@ -293,9 +300,9 @@ child_start(struct child *ch)
 	const char *keep[] = {"JOURNAL_STREAM", "ASAN_OPTIONS", "UBSAN_OPTIONS",
 	    "CORDON_SECCOMP_DEBUG", "CORDON_TEST_CLOCK_FILE"};
 	char envbuf[nitems(keep)][512];
-	struct spawn_fd fds[2];
+	struct spawn_fd fds[3];
 	struct spawn_req req;
-	size_t i, na = 0, ne = 0;
+	size_t i, na = 0, ne = 0, nfds = 2;
 	const char *v;
 	int sp[2];
 
@@ -322,6 +329,7 @@ child_start(struct child *ch)
 		break;
 	case PROC_SPAWNER: {
 		static char runs[16], runs_agent[16]; /* SP-14 bounds */
+		static char cgfd[16];
 
 		snprintf(runs, sizeof(runs), "%ld", conf->cf_max_runs);
 		snprintf(runs_agent, sizeof(runs_agent), "%ld",
@@ -340,6 +348,12 @@ child_start(struct child *ch)
 		/* The scheduler state (missions.json): home_prepare made it. */
 		argv[na++] = "--state-dir";
 		argv[na++] = conf->cf_state;
+		/* SP-7: its delegated pids cgroup, as fd 4. */
+		if (cg_fd != -1) {
+			snprintf(cgfd, sizeof(cgfd), "%d", SPAWNER_CG_FD);
+			argv[na++] = "--pids-cgroup-fd";
+			argv[na++] = cgfd;
+		}
 		break;
 	}
 	default:
@@ -379,12 +393,17 @@ child_start(struct child *ch)
 	fds[0].sf_dst = 3;
 	fds[1].sf_src = STDERR_FILENO;
 	fds[1].sf_dst = STDERR_FILENO;
+	if (ch->ch_id == PROC_SPAWNER && cg_fd != -1) {
+		fds[2].sf_src = cg_fd;
+		fds[2].sf_dst = SPAWNER_CG_FD;
+		nfds = 3;
+	}
 	memset(&req, 0, sizeof(req));
 	req.sr_path = path;
 	req.sr_argv = argv;
 	req.sr_envp = envp;
 	req.sr_fds = fds;
-	req.sr_nfds = 2;
+	req.sr_nfds = nfds;
 	req.sr_setsid = 1; /* terminal signals reach cordond only */
 	req.sr_pdeathsig = SIGTERM;
 	req.sr_cwd = "/";
@@ -756,6 +775,140 @@ audit_system(const char *kind, const char *key, const char *val)
 	json_object_put(o);
 }
 
+/* ---- the pids cgroup of agent runs (SP-7) ---- */
+
+/*
+ * cordon.<pid> dirs of cordonds that are gone (their pid is dead, or is
+ * ours now), left by a kill -9: removed when nothing runs in them.
+ */
+static void
+cgroup_sweep(void)
+{
+	struct dirent *de;
+	pid_t pid;
+	DIR *d;
+	int fd;
+
+	if ((fd = dup(cg_parent)) == -1)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	/* A dup shares the offset: start from the top every time. */
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = cgroup_name_pid(de->d_name, "cordon.")) == -1)
+			continue;
+		if (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH))
+			continue;
+		if (cgroup_remove(cg_parent, de->d_name, 1) == -1)
+			log_warnx("pids cgroup of a dead cordon (pid %d) still "
+				  "holds processes; left in place",
+			    (int)pid);
+		else
+			log_debug("removed the stale pids cgroup of pid %d",
+			    (int)pid);
+	}
+	closedir(d);
+}
+
+/*
+ * As root: make cordon.<pid> beneath cordond's own cgroup in the pids
+ * hierarchy and delegate it to the spawner (its uid owns it), which
+ * makes one child group per run with pids.max = limits.nproc.  Without
+ * one, a spawner running as root refuses every run (it says so in
+ * health); a spawner with its own uid keeps RLIMIT_NPROC in each run's
+ * user namespace.
+ */
+static void
+cgroup_setup(void)
+{
+	char dir[PATH_MAX];
+	struct passwd *pw;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	/* What a spawner without the group does instead. */
+	const char *then =
+	    conf->cf_user == NULL
+		? "agent runs are refused"
+		: "runs keep RLIMIT_NPROC in their user namespace";
+	int kind;
+
+	if (getuid() != 0)
+		return;
+	if (cgroup_find_pids(dir, sizeof(dir), &kind) == -1) {
+		log_warnx("no pids cgroup hierarchy: %s (SP-7)", then);
+		return;
+	}
+	if (conf->cf_user != NULL) {
+		if ((pw = getpwnam(conf->cf_user)) == NULL) {
+			log_warnx("pids cgroup: unknown user; not delegated");
+			return;
+		}
+		uid = pw->pw_uid;
+		gid = pw->pw_gid;
+		/*
+		 * cgroup2 lets a process move another only with write access
+		 * to the common ancestor's cgroup.procs: ours, root's.  The
+		 * spawner keeps RLIMIT_NPROC in each run's user namespace.
+		 */
+		if (kind == CGROUP_V2 && uid != 0) {
+			log_info("pids cgroup: cgroup2 is not delegated to "
+				 "an unprivileged spawner");
+			return;
+		}
+	}
+	if ((cg_parent = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		log_warn("pids cgroup: open");
+		return;
+	}
+	cgroup_sweep();
+	snprintf(cg_name, sizeof(cg_name), "cordon.%d", (int)getpid());
+	if ((kind == CGROUP_V2 && cgroup_enable_pids(cg_parent) == -1) ||
+	    cgroup_make(cg_parent, cg_name, 0, &cg_fd) == -1) {
+		log_warn("pids cgroup: cannot make cordon's group (%s)", then);
+		cg_fd = -1;
+		goto fail;
+	}
+	if (kind == CGROUP_V2 && cgroup_enable_pids(cg_fd) == -1) {
+		log_warn("pids cgroup: cannot enable pids for runs (%s)", then);
+		goto fail_rm;
+	}
+	/*
+	 * The directory only: the spawner makes and removes run groups in
+	 * it.  cordon.<pid>'s own cgroup.procs stays root's, so nothing of
+	 * that uid can move a process into it, out of its run's bound.
+	 */
+	if (uid != 0 && fchown(cg_fd, uid, gid) == -1) {
+		log_warn("pids cgroup: chown (%s)", then);
+		goto fail_rm;
+	}
+	log_debug("pids cgroup delegated to the spawner");
+	return;
+fail_rm:
+	close(cg_fd);
+	cg_fd = -1;
+	(void)cgroup_remove(cg_parent, cg_name, 0);
+fail:
+	close(cg_parent);
+	cg_parent = -1;
+}
+
+/* After the spawner stopped: end whatever is left, remove the group. */
+static void
+cgroup_teardown(void)
+{
+	if (cg_fd == -1)
+		return;
+	close(cg_fd);
+	cg_fd = -1;
+	if (cgroup_remove(cg_parent, cg_name, 0) == -1)
+		log_warn("pids cgroup: removing cordon's group");
+	close(cg_parent);
+	cg_parent = -1;
+}
+
 /* ---- stop ---- */
 
 static void
@@ -836,6 +989,7 @@ cordond_main(struct cordon_config *cf)
 		if (ch->ch_timer == NULL)
 			fatalx("evtimer_new");
 	}
+	cgroup_setup();
 	for (i = 0; i < nitems(start_order); i++) {
 		ch = &children[start_order[i]];
 		if (child_start(ch) == -1) {
@@ -879,6 +1033,7 @@ stop:
 		audit_system("system.shutdown", "reason",
 		    exit_code == 0 ? "signal" : "fatal");
 	child_stop(&children[PROC_AUDITD]);
+	cgroup_teardown();
 	explicit_bzero(token, sizeof(token));
 	explicit_bzero(login_code, sizeof(login_code));
 	close(listen_fd);

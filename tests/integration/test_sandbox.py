@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from agents_util import run, server_env, text_of
+from agents_util import procs_with_arg, run, server_env, text_of
 from conftest import BUILD, cordon_bin
 
 ESCAPE = os.path.join(BUILD, "tests", "escape-agent")
@@ -486,3 +486,265 @@ def test_sp7_nproc_bounds_a_run_in_its_user_namespace(world):
     finally:
         finish(c)
 
+
+
+# ---- SP-7 as root: each run in its own pids cgroup ----
+
+def pids_hierarchy():
+    """The mount point of a cgroup v1 hierarchy with the pids controller
+    (this suite's hosts), or skip."""
+    if os.getuid() != 0:
+        pytest.skip("needs root: cordon delegates the pids cgroup as root")
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            fields, sup = pre.split(), post.split()
+            if sup and sup[0] == "cgroup" and \
+                    "pids" in sup[2].split(","):
+                with open("/proc/self/cgroup") as g:
+                    for ln in g:
+                        _, ctl, path = ln.rstrip("\n").split(":", 2)
+                        if "pids" in ctl.split(","):
+                            return fields[4] + (path if path != "/"
+                                                else "")
+    pytest.skip("no cgroup v1 pids hierarchy on this host")
+
+
+def bomb_agent(w, name="bomb", nproc=9):
+    add_agent(w, name, (
+        f"name: {name}\ntransport: subprocess\ntransportConfig:\n"
+        f"  bin: {os.path.realpath(HOSTILE)}\n"
+        "  args: [\"-z\", \"{prompt}\"]\n"
+        f"  cwd: {w['work']}\n  timeoutMs: 20000\n"
+        f"limits:\n  nproc: {nproc}\n"))
+
+
+def run_groups(cg):
+    return sorted(n for n in os.listdir(cg) if n.startswith("run."))
+
+
+def wait_for(pred, bound=5.0):
+    deadline = time.monotonic() + bound
+    while not pred():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def hostile_procs(word):
+    """Live hostile agents (and their children) run with prompt word."""
+    me = os.path.realpath(HOSTILE).encode()
+    out = []
+    for pid in procs_with_arg(word):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if any(me in a for a in f.read().split(b"\0")):
+                    out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+def test_sp7_pids_cgroup_per_run_as_root(world, cordon_factory):
+    """SP-7 for root agents: cordond delegates cordon.<pid> in the pids
+    hierarchy, each run gets run.N with pids.max = limits.nproc, joined
+    before execve, and the group is gone once the run ended."""
+    from agents_util import Stream
+    pids = pids_hierarchy()
+    w = world
+    bomb_agent(w)
+    c = cordon_factory(home=w["home"])
+    cg = os.path.join(pids, f"cordon.{c.pid}")
+    assert os.path.isdir(cg), c.stderr()
+    # health says the layer is on, and each agent lists it
+    sp = [d for d in c.health()["daemons"] if d["name"] == "spawner"][0]
+    pc = sp["status"]["pidsCgroup"]
+    assert pc["on"] is True and pc["state"].startswith("on:"), pc
+    r = c.request("GET", "/api/agents")
+    bomb = [a for a in r.json()["agents"] if a["name"] == "bomb"][0]
+    assert "pids-cgroup" in bomb["sandbox"]["layers"], bomb
+    # during a run: its group, with the manifest's bound, holds the agent
+    prompt = f"neverexit {os.urandom(6).hex()}"  # its argv, unique
+    s = Stream(c, "bomb", prompt)
+    try:
+        s.start()
+        s.read_until(lambda b: b"never exiting" in b)
+        agent = set(hostile_procs(prompt))
+        assert len(agent) == 2, agent  # the agent and its child
+        mine = []
+        for g in run_groups(cg):
+            with open(os.path.join(cg, g, "cgroup.procs")) as f:
+                procs = [int(x) for x in f.read().split()]
+            if set(procs) & agent:
+                mine.append((g, procs))
+        assert len(mine) == 1, (run_groups(cg), mine)
+        group, procs = mine[0]
+        assert set(procs) == agent, (procs, agent)
+        with open(os.path.join(cg, group, "pids.max")) as f:
+            assert f.read().strip() == "9"
+        assert not set(procs) & set(c.daemon_pids().values())
+    finally:
+        s.close()  # the client leaves: the run is cancelled
+    assert wait_for(lambda: not os.path.exists(os.path.join(cg, group)),
+                    10), (run_groups(cg), c.stderr())
+    for pid in procs:
+        assert not os.path.exists(f"/proc/{pid}") or \
+            proc_state(pid) in "ZX", pid
+    # a fork bomb stops at the bound (the agent itself counts)
+    r, ev = run(c, "bomb", "forkbomb 30")
+    assert r.status == 200, r
+    out = text_of(ev)
+    assert out.startswith("forkbomb stopped "), (out, c.stderr())
+    assert int(out.split()[2]) <= 8, out
+    assert wait_for(lambda: run_groups(cg) == []), run_groups(cg)
+    c.stop()
+    assert not os.path.exists(cg), "cordon's pids cgroup outlived it"
+
+
+def proc_state(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            st = f.read()
+        return st[st.rindex(")") + 2]
+    except OSError:
+        return "X"
+
+
+@pytest.mark.parametrize("mode", ["setsid", "daemonize"])
+def test_sp7_descendant_leaving_the_group_dies_with_the_run(
+        world, cordon_factory, mode):
+    """SP-7/SP-17: a descendant that calls setsid (and one that also
+    double-forks and closes its stdio) is killed when the run ends, and
+    the run's cgroup is removed."""
+    pids = pids_hierarchy()
+    w = world
+    bomb_agent(w, "leaver")
+    c = cordon_factory(home=w["home"])
+    cg = os.path.join(pids, f"cordon.{c.pid}")
+    prompt = f"{mode} {os.urandom(6).hex()}"  # its argv, unique
+    r, ev = run(c, "leaver", prompt)
+    assert r.status == 200, r
+    assert text_of(ev).startswith(("setsid parent", "daemonized")), ev
+    assert wait_for(lambda: hostile_procs(prompt) == []), \
+        (hostile_procs(prompt), c.stderr())
+    assert wait_for(lambda: run_groups(cg) == []), run_groups(cg)
+
+
+def test_sp7_stale_cgroups_of_dead_cordons(world, cordon_factory):
+    """cordond removes the cordon.<pid> groups of cordons that are gone
+    (kill -9), when nothing runs in them; one still holding a process is
+    left alone."""
+    pids = pids_hierarchy()
+    dead = []
+    for _ in range(2):
+        p = subprocess.Popen(["/bin/true"])
+        p.wait()
+        dead.append(p.pid)
+    empty = os.path.join(pids, f"cordon.{dead[0]}")
+    busy = os.path.join(pids, f"cordon.{dead[1]}")
+    sleeper = None
+    try:
+        os.makedirs(os.path.join(empty, "run.3"))
+        os.makedirs(os.path.join(busy, "run.1"))
+        sleeper = subprocess.Popen(["/bin/sleep", "60"])
+        with open(os.path.join(busy, "run.1", "cgroup.procs"), "w") as f:
+            f.write(str(sleeper.pid))
+        c = cordon_factory(home=world["home"])
+        assert not os.path.exists(empty), c.stderr()
+        assert os.path.isdir(os.path.join(busy, "run.1"))
+        assert sleeper.poll() is None
+        assert f"dead cordon (pid {dead[1]}) still holds processes" in \
+            c.stderr()
+    finally:
+        if sleeper is not None:
+            sleeper.kill()
+            sleeper.wait()
+        for d in (os.path.join(empty, "run.3"), empty,
+                  os.path.join(busy, "run.1"), busy):
+            wait_for(lambda: _rmdir(d), 2)
+
+
+def _rmdir(d):
+    try:
+        os.rmdir(d)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    return True
+
+
+def test_sp7_root_without_pids_cgroup_refuses_runs(world, cordon_factory):
+    """Fail closed: a spawner running as root with no pids cgroup cannot
+    bound a run's processes, so it refuses every run (spawn-failed, the
+    step named) and health says why.  The hierarchy is hidden by running
+    cordon in a mount namespace where it is not mounted."""
+    pids = pids_hierarchy()
+    mnt = pids
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            sup = post.split()
+            if sup and sup[0] == "cgroup" and "pids" in sup[2].split(","):
+                mnt = pre.split()[4]
+    w = world
+    bomb_agent(w)
+    c = cordon_factory(home=w["home"], prefix=[
+        "unshare", "--mount", "--propagation", "private", "--",
+        "/bin/sh", "-c", f"umount {mnt} && exec \"$@\"", "sh"])
+    sp = [d for d in c.health()["daemons"] if d["name"] == "spawner"][0]
+    pc = sp["status"]["pidsCgroup"]
+    assert pc["on"] is False and pc["required"] is True, pc
+    assert pc["state"].startswith("missing:"), pc
+    r, _ = run(c, "bomb", "forkbomb 3")
+    assert r.status == 502 and r.json()["error"] == "spawn-failed", r
+    assert "agent bomb: sandbox: pids cgroup: ENODEV" in c.stderr()
+    assert not os.path.exists(os.path.join(pids, f"cordon.{c.pid}"))
+
+
+def test_sp7_pids_cgroup_delegated_to_user(world):
+    """Started as root with --user NAME: cordon.<pid> belongs to NAME's
+    uid, and the spawner (running as NAME) makes each run's group in it."""
+    from agents_util import Stream
+    from conftest import Cordon, finish
+    pids = pids_hierarchy()
+    u = cordon_test_user()
+    w = world
+    bomb_agent(w)
+    os.chmod(w["tmp"], 0o755)
+    for root, dirs, files in os.walk(w["tmp"]):
+        for n in dirs + files:
+            os.lchown(os.path.join(root, n), u.pw_uid, u.pw_gid)
+    os.lchown(w["tmp"], u.pw_uid, u.pw_gid)
+    c = Cordon(w["home"], extra_args=("--user", USER))
+    try:
+        c.start()
+        cg = os.path.join(pids, f"cordon.{c.pid}")
+        st = os.stat(cg)
+        assert (st.st_uid, st.st_gid) == (u.pw_uid, u.pw_gid)
+        prompt = f"neverexit {os.urandom(6).hex()}"  # its argv, unique
+        s = Stream(c, "bomb", prompt)
+        try:
+            s.start()
+            s.read_until(lambda b: b"never exiting" in b)
+            agent = set(hostile_procs(prompt))
+            assert len(agent) == 2, agent
+            groups = [g for g in run_groups(cg)
+                      if set(int(x) for x in open(
+                          os.path.join(cg, g, "cgroup.procs")).read()
+                          .split()) == agent]
+            assert len(groups) == 1, run_groups(cg)
+            assert os.stat(os.path.join(cg, groups[0])).st_uid == u.pw_uid
+        finally:
+            s.close()
+        assert wait_for(lambda: not os.path.exists(
+            os.path.join(cg, groups[0])), 10), c.stderr()
+        r, ev = run(c, "bomb", "forkbomb 30")
+        out = text_of(ev)
+        assert out.startswith("forkbomb stopped "), (out, c.stderr())
+        assert int(out.split()[2]) <= 8, out
+        assert c.stop() == 0, c.stderr()
+        assert not os.path.exists(cg)
+    finally:
+        finish(c)
