@@ -188,6 +188,9 @@ print_daemons(struct json_object *health)
 			    any_at(host, "landlockAbi", b[0], sizeof(b[0])),
 			    any_at(host, "userns", b[1], sizeof(b[1])),
 			    any_at(host, "seccomp", b[2], sizeof(b[2])));
+		if ((host = obj_at(st, "pidsCgroup")) != NULL)
+			printf("process bound (SP-7): %s\n",
+			    str_at(host, "state"));
 	}
 }
 

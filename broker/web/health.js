@@ -171,6 +171,13 @@ function renderSandboxHost(spawner) {
     part('landlock', abi === null ? DASH : abi > 0 ? `ABI ${abi}` : 'unavailable', abi),
     ', user namespaces ', part('userns', yn(sh.userns), sh.userns),
     ', seccomp ', part('seccomp', yn(sh.seccomp), sh.seccomp), '.');
+  // SP-7: what bounds the number of a run's processes.
+  const pc = spawner.status?.pidsCgroup;
+  if (pc && typeof pc === 'object' && typeof pc.state === 'string') {
+    const s = part('pids', pc.state, pc.on === true);
+    if (pc.required === true && pc.on !== true) s.classList.add('warn');
+    n.append(' Process bound: ', s, '.');
+  }
   n.hidden = false;
 }
 

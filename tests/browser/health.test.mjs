@@ -110,7 +110,10 @@ test('DA-3/PER-6: login URL lands on /ui/ and shows all four daemons up and conf
 
   // SBX-1..5: the layers this host offers, as the spawner reports them.
   const api = async (route) => JSON.parse((await probe(page, `${cordon.base}${route}`, 'same-origin')).body);
-  const host = (await api('/api/health')).daemons.find((d) => d.name === 'spawner').status.sandboxHost;
+  const spStatus = (await api('/api/health')).daemons.find((d) => d.name === 'spawner').status;
+  const host = spStatus.sandboxHost;
+  const pids = spStatus.pidsCgroup;
+  assert.ok(pids && typeof pids.state === 'string', `spawner pidsCgroup: ${JSON.stringify(pids)}`);
   assert.ok(host && Number.isInteger(host.landlockAbi), `spawner sandboxHost: ${JSON.stringify(host)}`);
   await page.waitForSelector('#sandbox-host:not([hidden])', { timeout: 5000 });
   const hostShown = await page.$$eval('#sandbox-host [data-layer]',
@@ -119,6 +122,8 @@ test('DA-3/PER-6: login URL lands on /ui/ and shows all four daemons up and conf
     landlock: { text: host.landlockAbi > 0 ? `ABI ${host.landlockAbi}` : 'unavailable', value: String(host.landlockAbi) },
     userns: { text: host.userns ? 'yes' : 'no', value: String(host.userns) },
     seccomp: { text: host.seccomp ? 'yes' : 'no', value: String(host.seccomp) },
+    // SP-7: the process bound, the spawner's own words.
+    pids: { text: pids.state, value: String(pids.on === true) },
   });
   assert.equal(await page.isHidden('#agent-sandbox'), true, 'no "without a sandbox" notice');
 

@@ -3,6 +3,7 @@
 # host's sandbox layers and each agent's, read over the API with the
 # runtime token.  Reads only.
 import json
+import os
 import subprocess
 
 from conftest import child_env, cordon_bin
@@ -27,6 +28,13 @@ def test_su2_status_names_every_daemon(cordon):
         assert cols[5] == "0" * 16  # no capability left
         assert cols[6] == "1"  # no_new_privs
         assert cols[7] == "2"  # seccomp filter mode
+    # SP-7: what bounds a run's processes, in the spawner's own words
+    # (as root: each run's pids cgroup).
+    h = cordon.health()
+    st = [d for d in h["daemons"] if d["name"] == "spawner"][0]["status"]
+    assert f"process bound (SP-7): {st['pidsCgroup']['state']}" in lines
+    if os.geteuid() == 0:
+        assert st["pidsCgroup"]["on"] is True, st
 
 
 def test_su2_status_json_is_the_api(cordon):
