@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "util.h"
 
 #ifndef CGROUP_SUPER_MAGIC
 #define CGROUP_SUPER_MAGIC 0x27e0eb
@@ -38,17 +39,6 @@ static int
 is_ctl(unsigned char c)
 {
 	return c < 0x20 || c == 0x7f;
-}
-
-static int
-all_digits(const char *s)
-{
-	if (*s == '\0')
-		return 0;
-	for (; *s != '\0'; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
 }
 
 /* mountinfo's octal escapes (\040 and friends); absolute, no controls. */

@@ -286,3 +286,14 @@ fail:
 	errno = e;
 	return NULL;
 }
+
+int
+all_digits(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}

@@ -23,6 +23,8 @@ void explicit_bzero_str(char *s);
 uint64_t now_ms_mono(void);
 /* Strict UTF-8 (RFC 3629): no overlongs, surrogates or > U+10FFFF. */
 int utf8_valid(const void *buf, size_t len);
+/* 1 if s is one or more ASCII digits and nothing else, else 0. */
+int all_digits(const char *s);
 
 /*
  * The entries of dir whose names keep() accepts, sorted by strcmp, so

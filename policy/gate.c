@@ -80,7 +80,7 @@ check_args(struct gctx *x, const struct sh_cmd *c, size_t k, const char *name,
 		const struct sh_redir *rd = &c->c_r[j];
 
 		if ((rd->r_op == SH_R_DUPOUT || rd->r_op == SH_R_DUPIN) &&
-		    (gate_all_digits(rd->r_s) || strcmp(rd->r_s, "-") == 0))
+		    (all_digits(rd->r_s) || strcmp(rd->r_s, "-") == 0))
 			continue;
 		if (rd->r_f & SH_GLOB) {
 			gate_res_set(r, GATE_DENY, "unparseable");

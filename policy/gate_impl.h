@@ -77,7 +77,6 @@ int gate_caseprefix_list(const char *const *, const char *);
 int gate_name_ok(const char *);
 const char *gate_base_name(const char *);
 int gate_path_within(const char *, const char *);
-int gate_all_digits(const char *);
 
 /* ---- gate.c ---- */
 

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "gate_impl.h"
+#include "util.h"
 
 int
 gate_rule_chmod(const struct sh_word *w, size_t n, struct gres *r)
@@ -95,8 +96,8 @@ gate_rule_kill(const struct sh_word *w, size_t n, struct gres *r)
 		}
 		/* "00" is 0 too; pid_max is at most 2^22 (7 digits) */
 		if (s[0] == '-' || s[0] == '0' || strcmp(s, "1") == 0 ||
-		    (gate_all_digits(s) && strlen(s) > 7) ||
-		    (!gate_all_digits(s) && s[0] != '%')) {
+		    (all_digits(s) && strlen(s) > 7) ||
+		    (!all_digits(s) && s[0] != '%')) {
 			gate_res_set(r, GATE_DENY, "kill-target");
 			return -1;
 		}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gate_impl.h"
+#include "util.h"
 
 static int
 is_blockdev(const char *p)
@@ -189,7 +190,7 @@ gate_shape_cmd(struct gctx *x, const struct sh_cmd *c)
 		if (gate_query(c->c_r[j].r_s, c->c_r[j].r_f, q, sizeof(q)) ==
 		    -1)
 			continue; /* refused by the path check */
-		if (!(c->c_r[j].r_f & SH_GLOB) && !gate_all_digits(q) &&
+		if (!(c->c_r[j].r_f & SH_GLOB) && !all_digits(q) &&
 		    strcmp(q, "-") != 0 && gate_resolve_at(x, q, 0, dev) == 0 &&
 		    is_blockdev(dev))
 			return 1;

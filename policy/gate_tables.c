@@ -191,14 +191,3 @@ gate_path_within(const char *path, const char *dir)
 		return 0;
 	return path[n] == '\0' || path[n] == '/' || dir[n - 1] == '/';
 }
-
-int
-gate_all_digits(const char *s)
-{
-	if (*s == '\0')
-		return 0;
-	for (; *s != '\0'; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
-}
