@@ -72,6 +72,10 @@ void send_json(struct evhttp_request *, int status, struct json_object *);
 void set_common_headers(struct evhttp_request *, const char *csp);
 /* PER-9: {"ok":false,"error":"<code>"}, code from a fixed set. */
 void send_error(struct evhttp_request *, int status, const char *code);
+/* The same as a whole HTTP/1.1 answer, for a request evhttp refused
+ * itself (conns.c): 413 too-large, else bad-request; then close. */
+struct evbuffer;
+void raw_error(struct evbuffer *, int status);
 
 /*
  * The request's JSON body as a strict object (PER-8: Content-Type was

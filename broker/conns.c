@@ -17,13 +17,23 @@
  * then the descriptor stays open (evhttp has sent its FIN already), and a
  * read high-water mark bounds what such a bufferevent may still buffer to
  * what a live connection may.
+ *
+ * PER-9: a request evhttp's own parser refuses (a bad request line or
+ * header line, headers or body over the bounds) is answered by evhttp
+ * with an HTML page, before the router ever sees it.  Whatever evhttp
+ * writes to a connection while none of its requests is being answered
+ * is that page (or a "100 Continue", left alone): before it can leave,
+ * it is replaced with the fixed JSON error and the usual headers
+ * (raw_error, front.c).
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
@@ -43,7 +53,15 @@ struct conn {
 	TAILQ_ENTRY(conn) c_entry;
 	struct bufferevent *c_bev;
 	uint64_t c_deadline; /* monotonic ms; 0 while a request is answered */
+	int c_routed;	     /* one of its requests is being answered */
+	int c_fixing;	     /* c_fix is scheduled, or has rewritten */
+	struct event *c_fix; /* replaces evhttp's own error page */
+	struct evbuffer_cb_entry *c_outcb;
 };
+
+/* What evhttp writes before reading a body it was asked to expect. */
+#define CONTINUE     " 100 Continue\r\n\r\n"
+#define CONTINUE_LEN (8 + sizeof(CONTINUE) - 1)
 
 static TAILQ_HEAD(, conn) conns = TAILQ_HEAD_INITIALIZER(conns);
 static struct event *conns_tick;
@@ -72,6 +90,9 @@ conns_sweep(void)
 		if (conn_released(c)) {
 			TAILQ_REMOVE(&conns, c, c_entry);
 			conns_n--;
+			evbuffer_remove_cb_entry(
+			    bufferevent_get_output(c->c_bev), c->c_outcb);
+			event_free(c->c_fix);
 			bufferevent_decref(c->c_bev);
 			free(c);
 		} else if (c->c_deadline != 0 && now >= c->c_deadline) {
@@ -90,6 +111,78 @@ conns_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	conns_sweep();
 }
 
+/* "HTTP/1.x NNN " at p: NNN, else -1. */
+static int
+status_of(const char *p, size_t len)
+{
+	if (len < 13 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ' ||
+	    p[12] != ' ' || p[9] < '1' || p[9] > '5' || p[10] < '0' ||
+	    p[10] > '9' || p[11] < '0' || p[11] > '9')
+		return -1;
+	return (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+}
+
+static void
+conn_fix_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct conn *c = arg;
+	char keep[CONTINUE_LEN];
+	struct evbuffer *out;
+	const char *p;
+	size_t len, skip = 0;
+	int status;
+
+	if (conn_released(c) || c->c_routed) {
+		c->c_fixing = 0;
+		return;
+	}
+	out = bufferevent_get_output(c->c_bev);
+	len = evbuffer_get_length(out);
+	if ((p = (const char *)evbuffer_pullup(out, len < 64 ? len : 64)) ==
+	    NULL) {
+		c->c_fixing = 0;
+		return;
+	}
+	/* pulled up: the first 64 bytes, enough for both status lines */
+	if (len >= CONTINUE_LEN && status_of(p, len) == 100 &&
+	    memcmp(p + 8, CONTINUE, sizeof(CONTINUE) - 1) == 0)
+		skip = CONTINUE_LEN;
+	status = status_of(p + skip, len - skip);
+	if (status < 400) {
+		/* a "100 Continue" alone, or nothing evhttp writes itself */
+		c->c_fixing = 0;
+		return;
+	}
+	/*
+	 * A socket bufferevent keeps its output's start frozen between its
+	 * own writes; nothing has been written since evhttp's page was.
+	 */
+	evbuffer_unfreeze(out, 1);
+	if (evbuffer_remove(out, keep, skip) != (int)skip ||
+	    evbuffer_drain(out, evbuffer_get_length(out)) == -1) {
+		evbuffer_freeze(out, 1);
+		log_warnx("could not replace an HTTP error page; closing");
+		shutdown(bufferevent_getfd(c->c_bev), SHUT_RDWR);
+		return;
+	}
+	evbuffer_freeze(out, 1);
+	evbuffer_add(out, keep, skip);
+	raw_error(out, status);
+}
+
+static void
+conn_out_cb(
+    struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	struct conn *c = arg;
+
+	if (info->n_added == 0 || c->c_routed || c->c_fixing)
+		return;
+	/* After evhttp has written all of it, before any of it is sent. */
+	c->c_fixing = 1;
+	event_active(c->c_fix, EV_TIMEOUT, 0);
+}
+
 /* evhttp's hook for each accepted connection's bufferevent. */
 static struct bufferevent *
 conns_bevcb(struct event_base *base, void *arg)
@@ -103,6 +196,10 @@ conns_bevcb(struct event_base *base, void *arg)
 		fatal("connection");
 	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL)
+		fatal("connection");
+	if ((c->c_fix = event_new(base, -1, 0, conn_fix_cb, c)) == NULL ||
+	    (c->c_outcb = evbuffer_add_cb(
+		 bufferevent_get_output(bev), conn_out_cb, c)) == NULL)
 		fatal("connection");
 	bufferevent_incref(bev);
 	bufferevent_setwatermark(bev, EV_READ, 0, CONN_READ_HIWAT);
@@ -138,6 +235,7 @@ conn_answered(struct evhttp_request *req, void *arg)
 
 	/* The connection is still evhttp's here: c is not swept yet. */
 	c->c_deadline = now_ms_mono() + BROKER_REQUEST_S * 1000;
+	c->c_routed = 0;
 }
 
 void
@@ -148,6 +246,7 @@ conns_request(struct evhttp_request *req)
 	if ((c = conn_of(req)) == NULL)
 		return;
 	c->c_deadline = 0;
+	c->c_routed = 1;
 	evhttp_request_set_on_complete_cb(req, conn_answered, c);
 }
 

@@ -31,19 +31,59 @@
 
 /* ---- responses ---- */
 
+/* Headers on every response beside its Content-Security-Policy (PER-6). */
+static const char *const common_headers[][2] = {
+    {"Cache-Control", "no-store"},
+    {"X-Content-Type-Options", "nosniff"},
+    {"Referrer-Policy", "same-origin"},
+    {"Cross-Origin-Opener-Policy", "same-origin"},
+    {"Cross-Origin-Resource-Policy", "same-origin"},
+    {"X-Frame-Options", "DENY"},
+};
+
 /* Headers on every response; csp is the page's policy (PER-6). */
 void
 set_common_headers(struct evhttp_request *req, const char *csp)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	size_t i;
 
 	evhttp_add_header(h, "Content-Security-Policy", csp);
-	evhttp_add_header(h, "Cache-Control", "no-store");
-	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
-	evhttp_add_header(h, "Referrer-Policy", "same-origin");
-	evhttp_add_header(h, "Cross-Origin-Opener-Policy", "same-origin");
-	evhttp_add_header(h, "Cross-Origin-Resource-Policy", "same-origin");
-	evhttp_add_header(h, "X-Frame-Options", "DENY");
+	for (i = 0; i < nitems(common_headers); i++)
+		evhttp_add_header(
+		    h, common_headers[i][0], common_headers[i][1]);
+}
+
+/*
+ * The whole answer to a request libevent's own parser refused (conns.c):
+ * the fixed JSON error (PER-9) and the headers every answer carries,
+ * then the connection closes.  413 is "too-large", anything else
+ * "bad-request".
+ */
+void
+raw_error(struct evbuffer *out, int status)
+{
+	const char *code = status == 413 ? "too-large" : "bad-request";
+	const char *reason = status == 413   ? "Payload Too Large"
+			     : status == 400 ? "Bad Request"
+					     : "Error";
+	char body[64];
+	size_t i;
+	int n;
+
+	n = snprintf(
+	    body, sizeof(body), "{\"ok\":false,\"error\":\"%s\"}", code);
+	evbuffer_add_printf(out,
+	    "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Content-Length: %d\r\n"
+	    "Connection: close\r\n"
+	    "Content-Security-Policy: %s\r\n",
+	    status, reason, n, CSP_NONE);
+	for (i = 0; i < nitems(common_headers); i++)
+		evbuffer_add_printf(out, "%s: %s\r\n", common_headers[i][0],
+		    common_headers[i][1]);
+	evbuffer_add_printf(out, "\r\n%s", body);
 }
 
 void

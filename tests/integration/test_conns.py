@@ -210,3 +210,81 @@ def test_per8_closed_connections_release_descriptors(cordon):
     while broker_fds(c) > before and time.monotonic() < deadline:
         time.sleep(0.1)
     assert broker_fds(c) <= before, (before, broker_fds(c))
+
+
+# ---- PER-9: evhttp's own refusals carry the fixed JSON body ----
+
+def read_all(s, timeout=10.0):
+    s.settimeout(timeout)
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    return data
+
+
+def test_per9_libevent_refusal_after_a_good_request(cordon):
+    """On a keep-alive connection: one good request, then a request line
+    libevent refuses itself; the refusal is our JSON, not its page."""
+    c = cordon
+    with socket.create_connection(("127.0.0.1", c.port)) as s:
+        s.sendall(head(c))
+        r = read_answer(s)
+        assert r is not None and r[0] == 200, r
+        s.sendall(b"GET /api/health HTTP/2.0\r\nHost: x\r\n\r\n")
+        data = read_all(s)
+    hd, _, body = data.partition(b"\r\n\r\n")
+    assert hd.startswith(b"HTTP/1.1 400 "), data
+    assert body == b'{"ok":false,"error":"bad-request"}', data
+    lines = hd.decode("latin-1").lower().split("\r\n")
+    for h in ("content-type: application/json", "connection: close",
+              "x-content-type-options: nosniff", "cache-control: no-store",
+              "x-frame-options: deny"):
+        assert h in lines, data
+    assert b"<" not in data, data
+
+
+def test_per9_expect_continue_passes_through(cordon):
+    """evhttp's "100 Continue" is the one thing it writes unasked that is
+    left alone; the answer after it is the route's own."""
+    c = cordon
+    body = b'{"decision":"deny"}'
+    raw = head(c, "/api/approvals/0123456789abcdef", method="POST",
+               body=body)
+    cut = raw.index(b"\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", c.port)) as s:
+        s.sendall(raw[:cut] + b"\r\nExpect: 100-continue\r\n"
+                  b"Connection: close\r\n\r\n")
+        s.settimeout(10)
+        first = s.recv(4096)
+        assert first.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"), first
+        s.sendall(body)
+        data = first[25:] + read_all(s)
+    assert data.startswith(b"HTTP/1.1 404 "), data
+    assert data.endswith(b'{"ok":false,"error":"unknown-approval"}'), data
+
+
+def test_per9_oversize_body_refused_with_json(cordon):
+    """A body over 1 MiB announced with Expect: refused before it is
+    sent, with the fixed JSON, and nothing of libevent's page."""
+    c = cordon
+    raw = head(c, "/api/approvals/0123456789abcdef", method="POST",
+               body=b"x")
+    raw = raw.replace(b"Content-Length: 1\r\n",
+                      b"Content-Length: 2000000\r\nExpect: 100-continue\r\n")
+    raw = raw[:-1]  # the body is never sent
+    with socket.create_connection(("127.0.0.1", c.port)) as s:
+        s.sendall(raw)
+        data = read_all(s)
+    assert data, "closed without an answer"
+    hd, _, body = data.partition(b"\r\n\r\n")
+    assert hd.startswith(b"HTTP/1.1 413 ") or hd.startswith(
+        b"HTTP/1.1 400 "), data
+    assert body in (b'{"ok":false,"error":"too-large"}',
+                    b'{"ok":false,"error":"bad-request"}'), data
+    assert b"<" not in data, data
