@@ -59,8 +59,9 @@ struct ipc_conn *broker_peer(enum proc_id);
 /* ---- conns.c: PER-8, a whole request within BROKER_REQUEST_S ---- */
 
 void conns_init(struct evhttp *, struct event_base *);
-/* A request reached the router: no deadline until it is answered. */
-void conns_request(struct evhttp_request *);
+/* A request reached the router: no deadline until it is answered.
+ * -1 if its head held a NUL that evhttp cut a value at: refuse it. */
+int conns_request(struct evhttp_request *);
 
 /* ---- front.c: responses and request plumbing ---- */
 

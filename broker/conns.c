@@ -25,6 +25,13 @@
  * is that page (or a "100 Continue", left alone): before it can leave,
  * it is replaced with the fixed JSON error and the usual headers
  * (raw_error, front.c).
+ *
+ * RFC 9110 5.5: a NUL in a field value must be refused, but evhttp cuts
+ * the value there and the router would see only what came before.  So
+ * the bytes of each request head are looked at as they arrive (up to the
+ * empty line that ends it; bodies are JSON, whose parser refuses a raw
+ * NUL itself), and a request whose head held a NUL is refused when it
+ * reaches the router, the connection with it.
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -57,6 +64,11 @@ struct conn {
 	int c_fixing;	     /* c_fix is scheduled, or has rewritten */
 	struct event *c_fix; /* replaces evhttp's own error page */
 	struct evbuffer_cb_entry *c_outcb;
+	struct evbuffer_cb_entry *c_incb;
+	int c_in_head; /* the input is a request head (not yet its end) */
+	int c_lines;   /* non-empty lines of that head so far */
+	int c_col;     /* bytes on its current line, CR aside */
+	int c_nul;     /* a NUL in a head: refuse, for good */
 };
 
 /* What evhttp writes before reading a body it was asked to expect. */
@@ -92,6 +104,8 @@ conns_sweep(void)
 			conns_n--;
 			evbuffer_remove_cb_entry(
 			    bufferevent_get_output(c->c_bev), c->c_outcb);
+			evbuffer_remove_cb_entry(
+			    bufferevent_get_input(c->c_bev), c->c_incb);
 			event_free(c->c_fix);
 			bufferevent_decref(c->c_bev);
 			free(c);
@@ -183,6 +197,58 @@ conn_out_cb(
 	event_active(c->c_fix, EV_TIMEOUT, 0);
 }
 
+/* The head's bytes from offset on: a NUL poisons, an empty line ends. */
+static void
+conn_scan(struct conn *c, struct evbuffer *in, size_t off)
+{
+	struct evbuffer_ptr at;
+	struct evbuffer_iovec v[4];
+	const unsigned char *b;
+	size_t left, i, k;
+	int n;
+
+	if (off >= evbuffer_get_length(in) ||
+	    evbuffer_ptr_set(in, &at, off, EVBUFFER_PTR_SET) == -1)
+		return;
+	left = evbuffer_get_length(in) - off;
+	while (left > 0 && c->c_in_head && !c->c_nul) {
+		n = evbuffer_peek(in, (ev_ssize_t)left, &at, v, 4);
+		if (n <= 0)
+			return;
+		for (k = 0; k < (size_t)n && k < 4 && left > 0; k++) {
+			b = v[k].iov_base;
+			for (i = 0; i < v[k].iov_len && i < left; i++) {
+				if (b[i] == '\0') {
+					c->c_nul = 1;
+					return;
+				}
+				if (b[i] == '\n') {
+					if (c->c_col == 0 && c->c_lines > 0) {
+						c->c_in_head = 0;
+						return;
+					}
+					c->c_lines += c->c_col > 0;
+					c->c_col = 0;
+				} else if (b[i] != '\r')
+					c->c_col++;
+			}
+			left -= i;
+			if (evbuffer_ptr_set(in, &at, i, EVBUFFER_PTR_ADD) ==
+			    -1)
+				return;
+		}
+	}
+}
+
+static void
+conn_in_cb(struct evbuffer *in, const struct evbuffer_cb_info *info, void *arg)
+{
+	struct conn *c = arg;
+
+	if (info->n_added > 0 && c->c_in_head && !c->c_nul)
+		conn_scan(c, in, evbuffer_get_length(in) - info->n_added);
+}
+
 /* evhttp's hook for each accepted connection's bufferevent. */
 static struct bufferevent *
 conns_bevcb(struct event_base *base, void *arg)
@@ -199,11 +265,14 @@ conns_bevcb(struct event_base *base, void *arg)
 		fatal("connection");
 	if ((c->c_fix = event_new(base, -1, 0, conn_fix_cb, c)) == NULL ||
 	    (c->c_outcb = evbuffer_add_cb(
-		 bufferevent_get_output(bev), conn_out_cb, c)) == NULL)
+		 bufferevent_get_output(bev), conn_out_cb, c)) == NULL ||
+	    (c->c_incb = evbuffer_add_cb(
+		 bufferevent_get_input(bev), conn_in_cb, c)) == NULL)
 		fatal("connection");
 	bufferevent_incref(bev);
 	bufferevent_setwatermark(bev, EV_READ, 0, CONN_READ_HIWAT);
 	c->c_bev = bev;
+	c->c_in_head = 1;
 	c->c_deadline = now_ms_mono() + BROKER_REQUEST_S * 1000;
 	TAILQ_INSERT_TAIL(&conns, c, c_entry);
 	if (conns_n++ == 0)
@@ -236,18 +305,23 @@ conn_answered(struct evhttp_request *req, void *arg)
 	/* The connection is still evhttp's here: c is not swept yet. */
 	c->c_deadline = now_ms_mono() + BROKER_REQUEST_S * 1000;
 	c->c_routed = 0;
+	/* What is in the input now is the next request's head. */
+	c->c_in_head = 1;
+	c->c_lines = c->c_col = 0;
+	conn_scan(c, bufferevent_get_input(c->c_bev), 0);
 }
 
-void
+int
 conns_request(struct evhttp_request *req)
 {
 	struct conn *c;
 
 	if ((c = conn_of(req)) == NULL)
-		return;
+		return 0;
 	c->c_deadline = 0;
 	c->c_routed = 1;
 	evhttp_request_set_on_complete_cb(req, conn_answered, c);
+	return c->c_nul ? -1 : 0;
 }
 
 void

@@ -743,7 +743,12 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	const char *path;
 
 	reqlog_start(req);
-	conns_request(req);
+	if (conns_request(req) == -1) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Connection", "close");
+		send_error(req, 400, "bad-request");
+		return;
+	}
 
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD &&
 	    cmd != EVHTTP_REQ_POST) {

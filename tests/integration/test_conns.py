@@ -288,3 +288,59 @@ def test_per9_oversize_body_refused_with_json(cordon):
     assert body in (b'{"ok":false,"error":"too-large"}',
                     b'{"ok":false,"error":"bad-request"}'), data
     assert b"<" not in data, data
+
+
+# ---- PER-8: a NUL in a request head (RFC 9110 5.5) ----
+
+def one_answer(s, timeout=10.0):
+    data = read_all(s, timeout)
+    hd, _, body = data.partition(b"\r\n\r\n")
+    return hd.decode("latin-1").split("\r\n"), body
+
+
+def test_per8_nul_in_header_value_refused(cordon):
+    """evhttp cuts a value at a NUL; the broker refuses the request
+    (here a valid bearer token followed by a NUL and junk)."""
+    c = cordon
+    raw = head(c, close=False).replace(
+        f"Bearer {c.token}".encode(), f"Bearer {c.token}".encode() +
+        b"\x00junk")
+    with socket.create_connection(("127.0.0.1", c.port)) as s:
+        s.sendall(raw)
+        lines, body = one_answer(s)
+    assert lines[0].startswith("HTTP/1.1 400 "), lines
+    assert "Connection: close" in lines, lines
+    assert body == b'{"ok":false,"error":"bad-request"}', body
+
+
+def test_per8_nul_in_a_later_segment_and_request(cordon):
+    """A good request is served; the next one on the connection, whose
+    NUL arrives in a segment of its own, is refused."""
+    c = cordon
+    with socket.create_connection(("127.0.0.1", c.port)) as s:
+        s.sendall(head(c))
+        r = read_answer(s)
+        assert r is not None and r[0] == 200, r
+        raw = head(c)
+        cut = raw.index(b"Authorization")
+        s.sendall(raw[:cut] + b"X-A: a")
+        time.sleep(0.2)
+        s.sendall(b"\x00b\r\n" + raw[cut:])
+        lines, body = one_answer(s)
+    assert lines[0].startswith("HTTP/1.1 400 "), lines
+    assert body == b'{"ok":false,"error":"bad-request"}', body
+
+
+def test_per8_nul_in_body_is_the_json_parsers(cordon):
+    """Bodies are not scanned: a raw NUL in JSON is invalid-body, as the
+    strict parser says; the connection stays usable."""
+    c = cordon
+    body = b'{"decision":"de\x00ny"}'
+    with socket.create_connection(("127.0.0.1", c.port)) as s:
+        s.sendall(head(c, "/api/approvals/0123456789abcdef",
+                       method="POST", body=body))
+        r = read_answer(s)
+        assert r == (400, b'{"ok":false,"error":"invalid-body"}'), r
+        s.sendall(head(c))
+        r = read_answer(s)
+        assert r is not None and r[0] == 200, r
