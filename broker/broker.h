@@ -127,6 +127,8 @@ const char *front_route_of(struct evhttp_request *);
 void reqlog_start(const struct evhttp_request *);
 void reqlog_end(struct evhttp_request *, int status, size_t bytes_out);
 void reqlog_forget(const struct evhttp_request *);
+/* A request evhttp's parser refused itself (conns.c): OTHER, "other". */
+void reqlog_refused(int status, size_t bytes_out);
 
 /* ---- handlers (method and pattern in front.c's route table) ---- */
 

@@ -182,6 +182,8 @@ conn_fix_cb(evutil_socket_t fd, short ev, void *arg)
 	evbuffer_freeze(out, 1);
 	evbuffer_add(out, keep, skip);
 	raw_error(out, status);
+	/* PER-10: a refusal like any other, though its request is unknown. */
+	reqlog_refused(status, evbuffer_get_length(out) - skip);
 }
 
 static void

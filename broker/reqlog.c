@@ -122,13 +122,38 @@ reqlog_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		log_debug("http.request record not acknowledged");
 }
 
+static void
+reqlog_send(const char *method, const char *route, int status, uint64_t ms,
+    size_t bytes_in, size_t bytes_out)
+{
+	struct timeval tv = {5, 0};
+	struct ipc_conn *ad = broker_peer(PROC_AUDITD);
+	struct json_object *o;
+
+	if (ad == NULL || !reqlog_allow())
+		return;
+	o = json_object_new_object();
+	json_object_object_add(
+	    o, "kind", json_object_new_string("http.request"));
+	json_object_object_add(o, "method", json_object_new_string(method));
+	json_object_object_add(o, "route", json_object_new_string(route));
+	json_object_object_add(o, "status", json_object_new_int(status));
+	json_object_object_add(
+	    o, "durationMs", json_object_new_int64((int64_t)ms));
+	json_object_object_add(
+	    o, "bytesIn", json_object_new_int64((int64_t)bytes_in));
+	json_object_object_add(
+	    o, "bytesOut", json_object_new_int64((int64_t)bytes_out));
+	if (ipc_request(ad, MSG_AUDIT_RECORD, o, -1, MSG_AUDIT_RECORD_OK, &tv,
+		reqlog_ack_cb, NULL) == -1)
+		log_debug("http.request record not sent");
+	json_object_put(o);
+}
+
 void
 reqlog_end(struct evhttp_request *req, int status, size_t bytes_out)
 {
-	struct timeval tv = {5, 0};
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-	struct ipc_conn *ad = broker_peer(PROC_AUDITD);
-	struct json_object *o;
 	const char *route = front_route_of(req);
 	uint64_t ms = reqlog_take(req);
 
@@ -140,24 +165,17 @@ reqlog_end(struct evhttp_request *req, int status, size_t bytes_out)
 		strcmp(route, "/api/approvals") == 0 ||
 		strncmp(route, "/ui", 3) == 0))
 		return;
-	if (ad == NULL || !reqlog_allow())
-		return;
-	o = json_object_new_object();
-	json_object_object_add(
-	    o, "kind", json_object_new_string("http.request"));
-	json_object_object_add(
-	    o, "method", json_object_new_string(reqlog_method(cmd)));
-	json_object_object_add(o, "route", json_object_new_string(route));
-	json_object_object_add(o, "status", json_object_new_int(status));
-	json_object_object_add(
-	    o, "durationMs", json_object_new_int64((int64_t)ms));
-	json_object_object_add(o, "bytesIn",
-	    json_object_new_int64((int64_t)evbuffer_get_length(
-		evhttp_request_get_input_buffer(req))));
-	json_object_object_add(
-	    o, "bytesOut", json_object_new_int64((int64_t)bytes_out));
-	if (ipc_request(ad, MSG_AUDIT_RECORD, o, -1, MSG_AUDIT_RECORD_OK, &tv,
-		reqlog_ack_cb, NULL) == -1)
-		log_debug("http.request record not sent");
-	json_object_put(o);
+	reqlog_send(reqlog_method(cmd), route, status, ms,
+	    evbuffer_get_length(evhttp_request_get_input_buffer(req)),
+	    bytes_out);
+}
+
+/*
+ * A request evhttp's own parser refused (conns.c): its method and route
+ * are unknown, so "OTHER" and "other"; what it sent is not counted.
+ */
+void
+reqlog_refused(int status, size_t bytes_out)
+{
+	reqlog_send("OTHER", "other", status, 0, 0, bytes_out);
 }
