@@ -583,6 +583,35 @@ cgroup_remove(int pfd, const char *name, int only_if_empty)
 }
 
 int
+cgroup_sweep(int pfd, const char *prefix, int dead_only)
+{
+	struct dirent *de;
+	pid_t pid;
+	DIR *d;
+	int fd, left = 0;
+
+	if ((fd = dup(pfd)) == -1)
+		return 1;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 1;
+	}
+	/* A dup shares the offset: start from the top every time. */
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = cgroup_name_pid(de->d_name, prefix)) == -1)
+			continue;
+		if (dead_only && pid != getpid() &&
+		    (kill(pid, 0) == 0 || errno != ESRCH))
+			continue;
+		if (cgroup_remove(pfd, de->d_name, dead_only) == -1)
+			left++;
+	}
+	closedir(d);
+	return left;
+}
+
+int
 cgroup_enable_pids(int dfd)
 {
 	char ctl[1024];

@@ -91,6 +91,14 @@ int cgroup_kill_all(int dfd);
 int cgroup_remove(int pfd, const char *name, int only_if_empty);
 
 /*
+ * Leftover groups "<prefix><pid or number>" beneath pfd, from a process
+ * that is gone: with dead_only, only those whose pid is dead (or is ours
+ * now) and that hold nothing; otherwise every such group, its processes
+ * killed.  The number of groups that could not be removed.
+ */
+int cgroup_sweep(int pfd, const char *prefix, int dead_only);
+
+/*
  * cgroup2: offer the pids controller to dfd's child groups ("+pids" in
  * its cgroup.subtree_control) unless it already is.  0 or -1.
  */

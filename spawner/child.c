@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -417,23 +416,9 @@ aproc_cgroup_end(struct aproc *ap)
 void
 aproc_cgroup_sweep(void)
 {
-	struct dirent *de;
-	DIR *d;
-	int fd;
-
-	if (sp.sp_cgfd == -1 || (fd = dup(sp.sp_cgfd)) == -1)
-		return;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return;
-	}
-	/* A dup shares the offset: start from the top every time. */
-	rewinddir(d);
-	while ((de = readdir(d)) != NULL)
-		if (cgroup_name_pid(de->d_name, "run.") != -1 &&
-		    cgroup_remove(sp.sp_cgfd, de->d_name, 0) == -1)
-			log_warn("pids cgroup: removing a stale run group");
-	closedir(d);
+	if (sp.sp_cgfd != -1 && cgroup_sweep(sp.sp_cgfd, "run.", 0) > 0)
+		log_warnx(
+		    "pids cgroup: a stale run group could not be removed");
 }
 
 /* Free what aproc_start allocated; after ao_done, or after a failed start. */

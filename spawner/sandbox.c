@@ -938,13 +938,13 @@ sandbox_child(void *arg)
 	 * counted against the run's pids.max.  "0" is the writer itself.
 	 */
 	if (sx->sx_cgroup) {
-		r = write(SBX_CGROUP_FD, "0", 1) == 1 ? 0 : -1;
-		fd = r == -1 && errno != 0 ? errno : EIO;
-		close(SBX_CGROUP_FD);
-		if (r == -1) {
-			errno = fd;
+		r = write(SBX_CGROUP_FD, "0", 1);
+		if (r != 1) {
+			if (r != -1)
+				errno = EIO;
 			return SBX_STEP_CGROUP;
 		}
+		close(SBX_CGROUP_FD);
 	}
 	if ((sx->sx_clone & CLONE_NEWUSER) && child_idmap(sx) == -1)
 		return SBX_STEP_UIDMAP;

@@ -778,42 +778,6 @@ audit_system(const char *kind, const char *key, const char *val)
 /* ---- the pids cgroup of agent runs (SP-7) ---- */
 
 /*
- * cordon.<pid> dirs of cordonds that are gone (their pid is dead, or is
- * ours now), left by a kill -9: removed when nothing runs in them.
- */
-static void
-cgroup_sweep(void)
-{
-	struct dirent *de;
-	pid_t pid;
-	DIR *d;
-	int fd;
-
-	if ((fd = dup(cg_parent)) == -1)
-		return;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return;
-	}
-	/* A dup shares the offset: start from the top every time. */
-	rewinddir(d);
-	while ((de = readdir(d)) != NULL) {
-		if ((pid = cgroup_name_pid(de->d_name, "cordon.")) == -1)
-			continue;
-		if (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH))
-			continue;
-		if (cgroup_remove(cg_parent, de->d_name, 1) == -1)
-			log_warnx("pids cgroup of a dead cordon (pid %d) still "
-				  "holds processes; left in place",
-			    (int)pid);
-		else
-			log_debug("removed the stale pids cgroup of pid %d",
-			    (int)pid);
-	}
-	closedir(d);
-}
-
-/*
  * As root: make cordon.<pid> beneath cordond's own cgroup in the pids
  * hierarchy and delegate it to the spawner (its uid owns it), which
  * makes one child group per run with pids.max = limits.nproc.  Without
@@ -863,7 +827,10 @@ cgroup_setup(void)
 		log_warn("pids cgroup: open");
 		return;
 	}
-	cgroup_sweep();
+	/* cordon.<pid> groups of cordonds killed with -9, once empty. */
+	if (cgroup_sweep(cg_parent, "cordon.", 1) > 0)
+		log_warnx("pids cgroups of dead cordons still hold processes; "
+			  "left in place");
 	snprintf(cg_name, sizeof(cg_name), "cordon.%d", (int)getpid());
 	if ((kind == CGROUP_V2 && cgroup_enable_pids(cg_parent) == -1) ||
 	    cgroup_make(cg_parent, cg_name, 0, &cg_fd) == -1) {
