@@ -22,8 +22,7 @@ struct json_object;
 struct json_object *json_parse_object(const char *buf, size_t len, int depth);
 
 /* The string at key, if it is one, has no NUL and is <= maxlen bytes. */
-const char *json_get_str(struct json_object *, const char *key,
-    size_t maxlen);
+const char *json_get_str(struct json_object *, const char *key, size_t maxlen);
 /* The integer at key within [min, max]: 0, else -1. */
 int json_get_int(struct json_object *, const char *key, long long min,
     long long max, long long *out);

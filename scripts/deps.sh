@@ -26,6 +26,7 @@ run_pkgs=(
 test_pkgs=(
 	libcmocka-dev            # unit tests
 	clang libclang-rt-14-dev # libFuzzer and clang's sanitizer runtimes
+	clang-format             # the format check (.clang-format)
 	python3-pytest           # integration tests (run by /usr/bin/python3)
 	chromium                 # browser tests
 	util-linux               # setpriv

@@ -1229,7 +1229,8 @@ test_dispatch_fd_required_absent_SU3(void **state)
 
 		/* The fd rides on the frame's first byte, as ipc_send does. */
 		assert_int_equal(ipc_sendmsg_fd(g.sv[1], f, 1, pp[0]), 1);
-		assert_int_equal(write(g.sv[1], f + 1, n - 1), (ssize_t)(n - 1));
+		assert_int_equal(
+		    write(g.sv[1], f + 1, n - 1), (ssize_t)(n - 1));
 	}
 	close(pp[0]);
 	pump(base, &g.r.n, 2);

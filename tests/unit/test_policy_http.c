@@ -89,13 +89,13 @@ static void
 test_per2_host_listen_addr(void **state)
 {
 	(void)state;
-	assert_int_equal(http_host_ok_addr("192.0.2.1:8787", "192.0.2.1", PORT),
-			 1);
-	assert_int_equal(http_host_ok_addr("localhost:8787", "192.0.2.1", PORT),
-			 1);
+	assert_int_equal(
+	    http_host_ok_addr("192.0.2.1:8787", "192.0.2.1", PORT), 1);
+	assert_int_equal(
+	    http_host_ok_addr("localhost:8787", "192.0.2.1", PORT), 1);
 	assert_int_equal(http_host_ok_addr("localhost:8787", NULL, PORT), 1);
-	assert_int_equal(http_host_ok_addr("192.0.2.1:8788", "192.0.2.1", PORT),
-			 0);
+	assert_int_equal(
+	    http_host_ok_addr("192.0.2.1:8788", "192.0.2.1", PORT), 0);
 	assert_int_equal(http_host_ok_addr("192.0.2.1", "192.0.2.1", PORT), 0);
 	assert_int_equal(
 	    http_host_ok_addr("192.0.2.10:8787", "192.0.2.1", PORT), 0);
@@ -131,10 +131,10 @@ static void
 test_per3_origin_loopback_ok(void **state)
 {
 	(void)state;
-	assert_int_equal(http_origin_ok("http://127.0.0.1:8787", PORT, NULL, 0),
-			 1);
-	assert_int_equal(http_origin_ok("http://localhost:8787", PORT, NULL, 0),
-			 1);
+	assert_int_equal(
+	    http_origin_ok("http://127.0.0.1:8787", PORT, NULL, 0), 1);
+	assert_int_equal(
+	    http_origin_ok("http://localhost:8787", PORT, NULL, 0), 1);
 	assert_int_equal(http_origin_ok("http://[::1]:8787", PORT, NULL, 0), 1);
 }
 
@@ -149,16 +149,16 @@ test_per3_origin_hostile(void **state)
 	assert_int_equal(
 	    http_origin_ok("http://127.0.0.1:8787/", PORT, NULL, 0), 0);
 	assert_int_equal(http_origin_ok("http://127.0.0.1", PORT, NULL, 0), 0);
-	assert_int_equal(http_origin_ok("http://127.0.0.1:8788", PORT, NULL, 0),
-			 0);
+	assert_int_equal(
+	    http_origin_ok("http://127.0.0.1:8788", PORT, NULL, 0), 0);
 	assert_int_equal(
 	    http_origin_ok("http://127.0.0.1:08787", PORT, NULL, 0), 0);
 	assert_int_equal(
 	    http_origin_ok("https://127.0.0.1:8787", PORT, NULL, 0), 0);
-	assert_int_equal(http_origin_ok("HTTP://127.0.0.1:8787", PORT, NULL, 0),
-			 0);
-	assert_int_equal(http_origin_ok("http://LOCALHOST:8787", PORT, NULL, 0),
-			 0);
+	assert_int_equal(
+	    http_origin_ok("HTTP://127.0.0.1:8787", PORT, NULL, 0), 0);
+	assert_int_equal(
+	    http_origin_ok("http://LOCALHOST:8787", PORT, NULL, 0), 0);
 	assert_int_equal(
 	    http_origin_ok("http://localhost.:8787", PORT, NULL, 0), 0);
 	assert_int_equal(
@@ -303,8 +303,8 @@ test_per5_bearer_ok(void **state)
 	assert_memory_equal(tok, "abc", 3);
 	assert_int_equal(http_bearer_parse("bearer x", &tok, &len), 1);
 	assert_int_equal(len, 1);
-	assert_int_equal(http_bearer_parse("BEARER A-Z.a_z~0+9/==", &tok, &len),
-			 1);
+	assert_int_equal(
+	    http_bearer_parse("BEARER A-Z.a_z~0+9/==", &tok, &len), 1);
 	assert_int_equal(len, 14);
 }
 
@@ -333,8 +333,8 @@ test_per5_bearer_hostile(void **state)
 	assert_int_equal(http_bearer_parse("Bearer x\r\n", &tok, &len), 0);
 	assert_int_equal(http_bearer_parse("Bearer x,y", &tok, &len), 0);
 	assert_int_equal(http_bearer_parse("Bearer \"x\"", &tok, &len), 0);
-	assert_int_equal(http_bearer_parse("Basic dXNlcjpwdw==", &tok, &len),
-			 0);
+	assert_int_equal(
+	    http_bearer_parse("Basic dXNlcjpwdw==", &tok, &len), 0);
 	assert_int_equal(http_bearer_parse("Bearér x", &tok, &len), 0);
 	assert_int_equal(http_bearer_parse("Bearer x\xc3\xa9", &tok, &len), 0);
 	assert_null(tok);
@@ -382,11 +382,11 @@ test_per5_cookie_ok(void **state)
 	    cookie_is("a=1;cordon_session=abc", "cordon_session", "abc"));
 	assert_true(
 	    cookie_is("a=1; cordon_session=abc ", "cordon_session", "abc"));
-	assert_true(cookie_is("x_cordon_session=1; cordon_session=abc",
-			      "cordon_session", "abc"));
+	assert_true(cookie_is(
+	    "x_cordon_session=1; cordon_session=abc", "cordon_session", "abc"));
 	assert_true(cookie_is("cordon_session=a=b", "cordon_session", "a=b"));
-	assert_true(cookie_is("junk; cordon_session=abc; =x; ;",
-			      "cordon_session", "abc"));
+	assert_true(cookie_is(
+	    "junk; cordon_session=abc; =x; ;", "cordon_session", "abc"));
 }
 
 /* PER-5: absent, ambiguous or malformed → refused. */
@@ -398,19 +398,19 @@ test_per5_cookie_hostile(void **state)
 
 	(void)state;
 	assert_int_equal(http_cookie_get("cordon_session=a; cordon_session=b",
-					 "cordon_session", &v, &n),
-			 0);
+			     "cordon_session", &v, &n),
+	    0);
 	assert_null(v);
 	assert_int_equal(n, 0);
 	assert_int_equal(http_cookie_get("cordon_session=a; cordon_session=a",
-					 "cordon_session", &v, &n),
-			 0);
+			     "cordon_session", &v, &n),
+	    0);
 	assert_int_equal(http_cookie_get("cordon_session=a;cordon_session =b",
-					 "cordon_session", &v, &n),
-			 0);
+			     "cordon_session", &v, &n),
+	    0);
 	assert_int_equal(http_cookie_get("cordon_session=; cordon_session=b",
-					 "cordon_session", &v, &n),
-			 0);
+			     "cordon_session", &v, &n),
+	    0);
 	assert_int_equal(http_cookie_get(NULL, "cordon_session", &v, &n), 0);
 	assert_int_equal(http_cookie_get("a=1", NULL, &v, &n), 0);
 	assert_int_equal(http_cookie_get("a=1", "", &v, &n), 0);
@@ -418,8 +418,8 @@ test_per5_cookie_hostile(void **state)
 	assert_int_equal(http_cookie_get("a=1", "a", NULL, &n), 0);
 	assert_int_equal(http_cookie_get("a=1", "a", &v, NULL), 0);
 	assert_int_equal(http_cookie_get("", "cordon_session", &v, &n), 0);
-	assert_int_equal(http_cookie_get("a=1; b=2", "cordon_session", &v, &n),
-			 0);
+	assert_int_equal(
+	    http_cookie_get("a=1; b=2", "cordon_session", &v, &n), 0);
 	assert_int_equal(
 	    http_cookie_get("cordon_session", "cordon_session", &v, &n), 0);
 	assert_int_equal(

@@ -32,7 +32,7 @@ load(const char *s, struct yaml_err *err)
 /* Must fail at line:col (0 = don't care) with msg as a substring. */
 static void
 expect_err_len(const char *s, size_t len, unsigned long line, unsigned long col,
-	       const char *msg)
+    const char *msg)
 {
 	struct yaml_err err;
 	struct json_object *o;
@@ -44,12 +44,12 @@ expect_err_len(const char *s, size_t len, unsigned long line, unsigned long col,
 		fail_msg("got \"%s\", expected \"%s\"", err.ye_msg, msg);
 	if (line != 0 && (err.ye_line != line || err.ye_col != col))
 		fail_msg("\"%s\" at %lu:%lu, expected %lu:%lu", err.ye_msg,
-			 err.ye_line, err.ye_col, line, col);
+		    err.ye_line, err.ye_col, line, col);
 }
 
 static void
-expect_err(const char *s, unsigned long line, unsigned long col,
-	   const char *msg)
+expect_err(
+    const char *s, unsigned long line, unsigned long col, const char *msg)
 {
 	expect_err_len(s, strlen(s), line, col, msg);
 }
@@ -71,8 +71,8 @@ static void
 test_valid_mapping(void **state)
 {
 	(void)state;
-	expect_json("name: demo\ncount: 3\n",
-		    "{\"name\":\"demo\",\"count\":3}");
+	expect_json(
+	    "name: demo\ncount: 3\n", "{\"name\":\"demo\",\"count\":3}");
 	expect_json("---\na: b\n...\n", "{\"a\":\"b\"}");
 	expect_json("{a: 1, b: [x, y]}", "{\"a\":1,\"b\":[\"x\",\"y\"]}");
 	expect_json("k: h\xc3\xa9llo\n", "{\"k\":\"h\xc3\xa9llo\"}");
@@ -93,12 +93,12 @@ test_valid_nested(void **state)
 		    "    - true\n"
 		    "    - []\n"
 		    "    - {}\n",
-		    "{\"agent\":{\"argv\":[\"claude\",\"--print\"],"
-		    "\"env\":[{\"name\":\"HOME\",\"value\":\"\\/home\\/a\"},"
-		    "{\"name\":\"TERM\",\"value\":\"dumb\"}],"
-		    "\"allow\":[null,true,[],{}]}}");
+	    "{\"agent\":{\"argv\":[\"claude\",\"--print\"],"
+	    "\"env\":[{\"name\":\"HOME\",\"value\":\"\\/home\\/a\"},"
+	    "{\"name\":\"TERM\",\"value\":\"dumb\"}],"
+	    "\"allow\":[null,true,[],{}]}}");
 	expect_json("s: |\n  line1\n  line2\nf: >-\n  a\n  b\n",
-		    "{\"s\":\"line1\\nline2\\n\",\"f\":\"a b\"}");
+	    "{\"s\":\"line1\\nline2\\n\",\"f\":\"a b\"}");
 }
 
 struct typing {
@@ -198,8 +198,8 @@ test_typing(void **state)
 		assert_true(json_object_object_get_ex(o, "v", &v));
 		if (json_object_get_type(v) != t->t_type)
 			fail_msg("[%s]: type %s, expected %s", t->t_yaml,
-				 json_type_to_name(json_object_get_type(v)),
-				 json_type_to_name(t->t_type));
+			    json_type_to_name(json_object_get_type(v)),
+			    json_type_to_name(t->t_type));
 		switch (t->t_type) {
 		case json_type_boolean:
 		case json_type_int:
@@ -209,8 +209,8 @@ test_typing(void **state)
 			assert_true(json_object_get_double(v) == t->t_dbl);
 			break;
 		case json_type_string:
-			assert_string_equal(json_object_get_string(v),
-					    t->t_str);
+			assert_string_equal(
+			    json_object_get_string(v), t->t_str);
 			break;
 		default:
 			break;
@@ -224,7 +224,7 @@ test_keys_stay_strings(void **state)
 {
 	(void)state;
 	expect_json("1: a\ntrue: b\nnull: c\n",
-		    "{\"1\":\"a\",\"true\":\"b\",\"null\":\"c\"}");
+	    "{\"1\":\"a\",\"true\":\"b\",\"null\":\"c\"}");
 }
 
 static void
@@ -266,7 +266,7 @@ test_tags_refused(void **state)
 	expect_err("a: !!seq [x]\n", 1, 4, "tags are not allowed");
 	expect_err("!!map\na: 1\n", 1, 1, "tags are not allowed");
 	expect_err("%TAG !e! tag:e.com,2000:\n---\na: 1\n", 0, 0,
-		   "tag directives are not allowed");
+	    "tag directives are not allowed");
 	expect_json("%YAML 1.2\n---\na: 1\n", "{\"a\":1}");
 }
 
@@ -403,8 +403,8 @@ test_no_echo(void **state)
 		if (strstr(err.ye_msg, MARKER) != NULL ||
 		    strstr(err.ye_msg, "99999") != NULL)
 			fail_msg("doc %zu echoed: %s", i, err.ye_msg);
-		assert_true(memchr(err.ye_msg, '\0', sizeof(err.ye_msg)) !=
-			    NULL);
+		assert_true(
+		    memchr(err.ye_msg, '\0', sizeof(err.ye_msg)) != NULL);
 	}
 }
 
@@ -432,11 +432,11 @@ test_utf8(void **state)
 	expect_err_len("\xff\xfe"
 		       "a\0:\0 \0"
 		       "1\0",
-		       10, 1, 1, "invalid input");
+	    10, 1, 1, "invalid input");
 	/* A UTF-8 BOM is harmless. */
 	expect_json("\xef\xbb\xbf"
 		    "a: 1\n",
-		    "{\"a\":1}");
+	    "{\"a\":1}");
 	expect_json("a: \xf0\x9f\x94\x92\n", "{\"a\":\"\xf0\x9f\x94\x92\"}");
 }
 
