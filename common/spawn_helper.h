@@ -1,6 +1,7 @@
 /*
- * The one spawn helper: fork (or clone(2) into new namespaces), wire fds,
- * optional pre-exec hook (the spawner's per-run sandbox goes there),
+ * The one spawn helper: a vfork-style clone(2) (into new namespaces if
+ * asked), wire fds, optional pre-exec hook (the spawner's per-run sandbox
+ * goes there),
  * execve an absolute path with a built argv and envp.  Never a shell.
  * Used by cordond for its daemons and by the spawner for agents (which
  * adds rlimits, a umask and the sandbox).  A child that cannot reach
@@ -55,15 +56,18 @@ struct spawn_req {
 	int sr_set_umask; /* 1: umask(sr_umask) in the child (SP-6) */
 	unsigned int sr_umask;
 	/*
-	 * Non-zero: raw clone(2) with these CLONE_NEW* flags instead of fork,
-	 * so the child is pid 1 of a new pid namespace yet still our direct
+	 * CLONE_NEW* flags only (else EINVAL): the child is made in these
+	 * new namespaces, pid 1 of a new pid namespace yet still our direct
 	 * child.  The parent-death check cannot see us then (getppid() is 0).
 	 */
 	unsigned long sr_clone_flags;
 	/*
 	 * Runs in the child after fds, rlimits, umask and cwd; returns 0, or
 	 * a step code >= SPAWN_STEP_HOOK_BASE with errno set to abort.  It
-	 * must not log: the child's stderr is the program's.
+	 * runs on the caller's memory while the caller sleeps: it may read
+	 * anything, write only its own stack, and call only async-signal-
+	 * safe functions (no malloc, no stdio, no logging: the child's
+	 * stderr is the program's anyway).
 	 */
 	int (*sr_hook)(void *arg);
 	void *sr_hook_arg;

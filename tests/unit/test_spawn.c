@@ -313,6 +313,84 @@ test_sp1_too_many_fds_refused(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
+/* Only CLONE_NEW* flags: nothing else may be shared with a child. */
+static void
+test_sp1_clone_flags_only_namespaces(void **state)
+{
+	static const unsigned long bad[] = {
+	    CLONE_FILES, CLONE_FS, CLONE_VM, CLONE_SIGHAND, CLONE_PTRACE};
+	char *argv[] = {"/bin/true", NULL};
+	char *envp[] = {NULL};
+	struct spawn_req req = {
+	    .sr_path = argv[0], .sr_argv = argv, .sr_envp = envp};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		req.sr_clone_flags = bad[i] | CLONE_NEWPID;
+		assert_int_equal(spawn_exec(&req), -1);
+		assert_int_equal(errno, EINVAL);
+	}
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
+static volatile sig_atomic_t usr1_seen;
+
+static void
+on_usr1(int sig)
+{
+	usr1_seen = 1;
+}
+
+static int
+hook_raises_usr1(void *arg)
+{
+	kill(getpid(), SIGUSR1);
+	return 0;
+}
+
+/*
+ * The child runs on our memory: a handler of ours must never run in it.
+ * It has SIG_DFL by the time its hook runs, so SIGUSR1 ends it, and our
+ * flag and signal mask are as they were.
+ */
+static void
+test_sp6_parent_handlers_not_in_child(void **state)
+{
+	char *argv[] = {"/bin/true", NULL};
+	char *envp[] = {NULL};
+	struct spawn_req req = {.sr_path = argv[0],
+	    .sr_argv = argv,
+	    .sr_envp = envp,
+	    .sr_hook = hook_raises_usr1};
+	struct sigaction sa, old;
+	sigset_t before, after;
+	pid_t pid;
+	int st;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	sigemptyset(&before);
+	sigaddset(&before, SIGUSR2);
+	assert_int_equal(sigprocmask(SIG_SETMASK, &before, NULL), 0);
+	usr1_seen = 0;
+
+	pid = spawn_exec(&req);
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGUSR1);
+	assert_int_equal(usr1_seen, 0);
+	assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &after), 0);
+	assert_true(sigismember(&after, SIGUSR2));
+	assert_false(sigismember(&after, SIGUSR1));
+
+	sigemptyset(&before);
+	sigprocmask(SIG_SETMASK, &before, NULL);
+	sigaction(SIGUSR1, &old, NULL);
+}
+
 int
 main(void)
 {
@@ -329,6 +407,8 @@ main(void)
 	    cmocka_unit_test(test_sp7_bad_rlimit_aborts_exec),
 	    cmocka_unit_test(test_sp6_umask_077),
 	    cmocka_unit_test(test_sp1_too_many_fds_refused),
+	    cmocka_unit_test(test_sp1_clone_flags_only_namespaces),
+	    cmocka_unit_test(test_sp6_parent_handlers_not_in_child),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
