@@ -464,8 +464,9 @@ pause_ms(long ms)
 		;
 }
 
-int
-cgroup_kill_all(int dfd)
+/* Up to rounds passes of reading cgroup.procs and SIGKILL; 0 once empty. */
+static int
+kill_rounds(int dfd, int rounds)
 {
 	pid_t *pids, self = getpid();
 	int i, n, round;
@@ -475,7 +476,7 @@ cgroup_kill_all(int dfd)
 	/* cgroup v2 (5.14+) kills the whole group in one write. */
 	if (cgroup_kind_of(dfd) == CGROUP_V2)
 		(void)write_at(dfd, "cgroup.kill", "1");
-	for (round = 0; round < CGROUP_KILL_ROUNDS; round++) {
+	for (round = 0; round < rounds; round++) {
 		if ((n = procs_read(dfd, pids, CGROUP_PROCS_MAX)) == -1)
 			break;
 		if (n == 0) {
@@ -485,7 +486,8 @@ cgroup_kill_all(int dfd)
 		for (i = 0; i < n; i++)
 			if (pids[i] != self)
 				(void)kill(pids[i], SIGKILL);
-		pause_ms(1);
+		if (round + 1 < rounds)
+			pause_ms(1);
 	}
 	free(pids);
 	errno = EBUSY;
@@ -494,16 +496,17 @@ cgroup_kill_all(int dfd)
 
 /* rmdir a group whose last task may still be on its way out. */
 static int
-rmdir_at(int pfd, const char *name)
+rmdir_rounds(int pfd, const char *name, int rounds)
 {
 	int i;
 
-	for (i = 0; i < RMDIR_ROUNDS; i++) {
+	for (i = 0; i < rounds; i++) {
 		if (unlinkat(pfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
 			return 0;
 		if (errno != EBUSY)
 			return -1;
-		pause_ms(2);
+		if (i + 1 < rounds)
+			pause_ms(2);
 	}
 	return -1;
 }
@@ -516,9 +519,12 @@ group_empty(int dfd)
 	return procs_read(dfd, &one, 1) == 0;
 }
 
-/* Each child group of dfd: check (pass 0) or empty and remove (pass 1). */
+/*
+ * Each child group of dfd: check (pass 0) or empty and remove (pass 1,
+ * with rounds of killing and of rmdir).
+ */
 static int
-children_walk(int dfd, int pass)
+children_walk(int dfd, int pass, int kills, int rmdirs)
 {
 	struct dirent *de;
 	DIR *d;
@@ -542,10 +548,11 @@ children_walk(int dfd, int pass)
 				rc = -1;
 			continue;
 		}
-		if (pass == 0 ? !group_empty(cfd) : cgroup_kill_all(cfd) == -1)
+		if (pass == 0 ? !group_empty(cfd)
+			      : kill_rounds(cfd, kills) == -1)
 			rc = -1;
 		close(cfd);
-		if (pass == 1 && rmdir_at(dfd, de->d_name) == -1)
+		if (pass == 1 && rmdir_rounds(dfd, de->d_name, rmdirs) == -1)
 			rc = -1;
 	}
 	closedir(d);
@@ -553,11 +560,15 @@ children_walk(int dfd, int pass)
 }
 
 int
-cgroup_remove(int pfd, const char *name, int only_if_empty)
+cgroup_remove(int pfd, const char *name, int flags)
 {
+	int nowait = (flags & CGROUP_RM_NOWAIT) != 0;
+	int kills = nowait ? 1 : CGROUP_KILL_ROUNDS;
+	int rmdirs = nowait ? 1 : RMDIR_ROUNDS;
 	int dfd, rc = 0, saved;
 
-	if (!name_ok(name)) {
+	if (!name_ok(name) ||
+	    (flags & ~(CGROUP_RM_IF_EMPTY | CGROUP_RM_NOWAIT)) != 0) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -565,13 +576,14 @@ cgroup_remove(int pfd, const char *name, int only_if_empty)
 	    openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd == -1)
 		return errno == ENOENT ? 0 : -1;
-	if (only_if_empty &&
-	    (!group_empty(dfd) || children_walk(dfd, 0) == -1)) {
+	if ((flags & CGROUP_RM_IF_EMPTY) &&
+	    (!group_empty(dfd) || children_walk(dfd, 0, 0, 0) == -1)) {
 		close(dfd);
 		errno = EBUSY;
 		return -1;
 	}
-	if (children_walk(dfd, 1) == -1 || cgroup_kill_all(dfd) == -1)
+	if (children_walk(dfd, 1, kills, rmdirs) == -1 ||
+	    kill_rounds(dfd, kills) == -1)
 		rc = -1;
 	saved = errno;
 	close(dfd);
@@ -579,7 +591,7 @@ cgroup_remove(int pfd, const char *name, int only_if_empty)
 		errno = saved;
 		return -1;
 	}
-	return rmdir_at(pfd, name);
+	return rmdir_rounds(pfd, name, rmdirs);
 }
 
 int
@@ -604,7 +616,8 @@ cgroup_sweep(int pfd, const char *prefix, int dead_only)
 		if (dead_only && pid != getpid() &&
 		    (kill(pid, 0) == 0 || errno != ESRCH))
 			continue;
-		if (cgroup_remove(pfd, de->d_name, dead_only) == -1)
+		if (cgroup_remove(pfd, de->d_name,
+			dead_only ? CGROUP_RM_IF_EMPTY : 0) == -1)
 			left++;
 	}
 	closedir(d);

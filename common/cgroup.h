@@ -75,20 +75,22 @@ int cgroup_kind_of(int dfd);
  */
 int cgroup_make(int pfd, const char *name, long max, int *dfd);
 
-/*
- * SIGKILL everything in dfd's group, reading cgroup.procs again until
- * it is empty (cgroup.kill where the kernel has it), bounded by
- * CGROUP_KILL_ROUNDS.  0 once empty, else -1.
- */
-int cgroup_kill_all(int dfd);
+/* cgroup_remove flags */
+#define CGROUP_RM_IF_EMPTY 0x1 /* a group holding a process: EBUSY, no kill */
+#define CGROUP_RM_NOWAIT   0x2 /* one kill pass, one rmdir, never a sleep */
 
 /*
- * Kill what is in name beneath pfd and in its child groups (one level),
- * then rmdir them and name; ENOENT counts as done.  0, or -1 with errno.
- * With only_if_empty, a group that still holds a process is left alone
- * (-1, EBUSY) and nothing is killed.
+ * Kill what is in name beneath pfd and in its child groups (one level:
+ * SIGKILL to each pid of cgroup.procs, read again until empty, or one
+ * write to cgroup.kill where the kernel has it), then rmdir them and name;
+ * ENOENT counts as done.  0, or -1 with errno. CGROUP_RM_IF_EMPTY: a group that
+ * still holds a process is left alone
+ * (-1, EBUSY) and nothing is killed.  CGROUP_RM_NOWAIT: whatever is in
+ * the groups is sent SIGKILL once, and -1 with EBUSY says a process was
+ * still there (or still on its way out): call again later.  Without it
+ * the call waits, bounded by CGROUP_KILL_ROUNDS and a few hundred ms.
  */
-int cgroup_remove(int pfd, const char *name, int only_if_empty);
+int cgroup_remove(int pfd, const char *name, int flags);
 
 /*
  * Leftover groups "<prefix><pid or number>" beneath pfd, from a process

@@ -397,17 +397,87 @@ aproc_exit_code(const struct aproc *ap)
 }
 
 /*
+ * Run groups whose processes were sent SIGKILL but had not all gone yet:
+ * tried again every CG_LATER_MS, without ever sleeping in the event loop,
+ * for at most CG_LATER_LIMIT_MS.  pids.max keeps bounding each meanwhile.
+ */
+#define CG_LATER_MAX	  64
+#define CG_LATER_MS	  5
+#define CG_LATER_LIMIT_MS 10000
+
+static struct cg_later {
+	char cl_name[sizeof(((struct aproc *)0)->ap_cgroup)];
+	uint64_t cl_since;
+} cg_later[CG_LATER_MAX];
+static size_t cg_nlater;
+static struct event *cg_later_ev;
+
+static void
+cg_later_arm(void)
+{
+	struct timeval tv = {0, CG_LATER_MS * 1000};
+
+	if (cg_nlater > 0)
+		evtimer_add(cg_later_ev, &tv);
+}
+
+static void
+cg_later_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	uint64_t now = now_ms_mono();
+	size_t i = 0;
+
+	while (i < cg_nlater) {
+		struct cg_later *cl = &cg_later[i];
+
+		if (cgroup_remove(sp.sp_cgfd, cl->cl_name, CGROUP_RM_NOWAIT) ==
+			-1 &&
+		    errno == EBUSY && now - cl->cl_since < CG_LATER_LIMIT_MS) {
+			i++;
+			continue;
+		}
+		if (now - cl->cl_since >= CG_LATER_LIMIT_MS)
+			log_warnx("pids cgroup: a run's group still holds a "
+				  "process after %d s; left",
+			    CG_LATER_LIMIT_MS / 1000);
+		*cl = cg_later[--cg_nlater];
+	}
+	cg_later_arm();
+}
+
+/* Keep trying name from the loop; 0, or -1 when the list is full. */
+static int
+cg_later_add(const char *name)
+{
+	if (cg_nlater == CG_LATER_MAX ||
+	    (cg_later_ev == NULL && (cg_later_ev = evtimer_new(sp.sp_d.d_base,
+					 cg_later_cb, NULL)) == NULL))
+		return -1;
+	snprintf(cg_later[cg_nlater].cl_name,
+	    sizeof(cg_later[cg_nlater].cl_name), "%s", name);
+	cg_later[cg_nlater++].cl_since = now_ms_mono();
+	if (!evtimer_pending(cg_later_ev, NULL))
+		cg_later_arm();
+	return 0;
+}
+
+/*
  * SP-7: after the group kill and the reap, whatever is still in the
  * run's cgroup (a descendant that left the process group) is killed,
  * then the group is removed.  At the end of the child (aproc_finish),
- * and for a start that failed (aproc_release).
+ * and for a start that failed (aproc_release).  A process that takes
+ * its time to die does not stall the spawner: the group is tried again
+ * from the loop (cg_later), and only when that list is full does this
+ * wait, bounded, as cordond's own clean-up does.
  */
 static void
 aproc_cgroup_end(struct aproc *ap)
 {
 	if (ap->ap_cgroup[0] == '\0')
 		return;
-	if (cgroup_remove(sp.sp_cgfd, ap->ap_cgroup, 0) == -1)
+	if (cgroup_remove(sp.sp_cgfd, ap->ap_cgroup, CGROUP_RM_NOWAIT) == -1 &&
+	    (errno != EBUSY || cg_later_add(ap->ap_cgroup) == -1) &&
+	    cgroup_remove(sp.sp_cgfd, ap->ap_cgroup, 0) == -1)
 		log_warn("agent %s: pids cgroup: removing the run's group",
 		    ap->ap_agent != NULL ? ap->ap_agent : "?");
 	ap->ap_cgroup[0] = '\0';

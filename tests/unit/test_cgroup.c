@@ -354,14 +354,28 @@ test_real_group(void **state)
 	    read_small(dfd, "pids.current", buf, sizeof(buf)) > 0, 1);
 	assert_string_equal(buf, "3\n");
 	/* a group that holds processes is left alone on request */
-	assert_int_equal(cgroup_remove(pfd, name, 1), -1);
+	assert_int_equal(cgroup_remove(pfd, name, CGROUP_RM_IF_EMPTY), -1);
 	assert_int_equal(errno, EBUSY);
-	assert_int_equal(cgroup_kill_all(dfd), 0);
+	assert_int_equal(
+	    read_small(dfd, "pids.current", buf, sizeof(buf)) > 0, 1);
+	assert_string_equal(buf, "3\n");
+	/* no wait: one SIGKILL to each, EBUSY while they were there */
+	assert_int_equal(cgroup_remove(pfd, name, CGROUP_RM_NOWAIT), -1);
+	assert_int_equal(errno, EBUSY);
 	close(dfd);
 	assert_int_equal(waitpid(kid, &st, 0), kid);
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-	assert_int_equal(cgroup_remove(pfd, name, 0), 0);
+	/* called again once they are gone, it removes the group */
+	for (i = 0; i < 1000; i++) {
+		if (cgroup_remove(pfd, name, CGROUP_RM_NOWAIT) == 0)
+			break;
+		assert_int_equal(errno, EBUSY);
+		usleep(1000);
+	}
+	assert_true(i < 1000);
 	assert_int_equal(faccessat(pfd, name, F_OK, 0), -1);
+	assert_int_equal(cgroup_remove(pfd, name, CGROUP_RM_NOWAIT | 0x10), -1);
+	assert_int_equal(errno, EINVAL);
 	/* gone already: done */
 	assert_int_equal(cgroup_remove(pfd, name, 0), 0);
 	close(pfd);
