@@ -626,10 +626,7 @@ confine_landlock_restrict(int rsfd, unsigned int flags)
 	saved = errno;
 	close(rsfd);
 	errno = saved;
-	if (r == -1)
-		return -1;
-	ll_on = 1;
-	return 0;
+	return r == -1 ? -1 : 0;
 }
 
 /* Seccomp */
@@ -1116,8 +1113,11 @@ confine_self(const struct confine_spec *cs)
 		fatal("%s: no_new_privs", name);
 
 	/* (f) */
-	if (rsfd != -1 && confine_landlock_restrict(rsfd, 0) == -1)
-		fatal("%s: landlock_restrict_self", name);
+	if (rsfd != -1) {
+		if (confine_landlock_restrict(rsfd, 0) == -1)
+			fatal("%s: landlock_restrict_self", name);
+		ll_on = 1;
+	}
 
 	/* (g) */
 	if (cs->cs_nofile != 0) {

@@ -97,6 +97,11 @@ int confine_landlock_abi(void);	       /* -1 when Landlock is unavailable */
 #define CONFINE_RS_LOG_EXEC 0x4u
 int confine_landlock_ruleset(
     const struct confine_path *, size_t, unsigned int flags);
+/*
+ * landlock_restrict_self with the ruleset fd (closed either way).  Keeps
+ * no state: an agent child calls it on the spawner's memory (the spawn
+ * helper is vfork-style), so whatever it wrote would be the spawner's.
+ */
 int confine_landlock_restrict(int, unsigned int flags);
 
 /*

@@ -255,6 +255,24 @@ def test_sbx1_seccomp_kill_names_the_syscall(sandboxed, mode, name):
     assert f"agent esc-landlock-none: seccomp: {name}" in c.stderr()
 
 
+def test_sbx1_agent_layers_stay_in_the_agent(sandboxed):
+    """The spawn helper's child runs on the spawner's memory until its
+    execve (vfork-style): applying an agent's layers there must change
+    nothing the spawner reports of itself.  The spawner has no Landlock
+    of its own, so health must still say so after agents applied theirs
+    (before the fix, the child's restrict_self set the spawner's flag)."""
+    c = sandboxed["c"]
+    for iso, net in MODES:
+        out, _ = attempt(c, agent_name(iso, net), "write-tmp")
+        assert out == "write-tmp OK", (iso, net, out)
+    sp = [d for d in c.health()["daemons"] if d["name"] == "spawner"][0]
+    assert sp["status"]["landlock"] == "off", sp["status"]
+    with open(f"/proc/{sp['pid']}/status") as f:
+        st = dict(line.split(":", 1) for line in f if ":" in line)
+    assert st["Seccomp"].strip() == str(sp["status"]["seccomp"]), st
+    assert st["CapEff"].strip() == sp["status"]["capEff"], st
+
+
 def test_sbx1_health_reports_layers(sandboxed):
     c = sandboxed["c"]
     h = c.health()
