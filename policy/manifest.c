@@ -228,6 +228,24 @@ path_ok(const char *s)
 	return 1;
 }
 
+/*
+ * Copies of a name and its value, or -1 with neither (out of memory,
+ * p->oom set): a counted entry never holds a NULL that a later check of
+ * the same manifest would compare.
+ */
+static int
+mp_pair(struct schema *p, const char *k, const char *v, char **ko, char **vo)
+{
+	*ko = schema_dup(p, k);
+	*vo = schema_dup(p, v);
+	if (*ko != NULL && *vo != NULL)
+		return 0;
+	free(*ko);
+	free(*vo);
+	*ko = *vo = NULL;
+	return -1;
+}
+
 static void
 mp_secrets(struct schema *p, struct manifest *m, struct json_object *root)
 {
@@ -273,9 +291,9 @@ mp_secrets(struct schema *p, struct manifest *m, struct json_object *root)
 			schema_err(p, pv, v, "secrets", "invalid dotted path");
 			continue;
 		}
-		m->m_secrets[m->m_nsecrets].s_env = schema_dup(p, k);
-		m->m_secrets[m->m_nsecrets].s_path = schema_dup(p, s);
-		m->m_nsecrets++;
+		if (mp_pair(p, k, s, &m->m_secrets[m->m_nsecrets].s_env,
+			&m->m_secrets[m->m_nsecrets].s_path) == 0)
+			m->m_nsecrets++;
 	}
 }
 
@@ -329,9 +347,9 @@ mp_env(struct schema *p, struct manifest *m, struct json_object *tc)
 			    "secret in environment value refused");
 			continue;
 		}
-		m->m_env[m->m_nenv].e_name = schema_dup(p, k);
-		m->m_env[m->m_nenv].e_value = schema_dup(p, s);
-		m->m_nenv++;
+		if (mp_pair(p, k, s, &m->m_env[m->m_nenv].e_name,
+			&m->m_env[m->m_nenv].e_value) == 0)
+			m->m_nenv++;
 	}
 }
 

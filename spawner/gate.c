@@ -860,7 +860,8 @@ gate_env(char ***envp)
 		e[j++] = e[i];
 	}
 	if ((ne = reallocarray(e, j + 2, sizeof(char *))) == NULL) {
-		e[j] = NULL;
+		if (e != NULL)
+			e[j] = NULL;
 		free(s);
 		return -1;
 	}

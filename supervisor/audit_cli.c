@@ -473,8 +473,12 @@ tail_last(const char *dir, const struct tail_filter *tf, size_t want,
 	bufs = calloc(ndays + 1, sizeof(*bufs));
 	starts = calloc(ndays + 1, sizeof(*starts));
 	lens = calloc(ndays + 1, sizeof(*lens));
-	if (bufs == NULL || starts == NULL || lens == NULL)
+	if (bufs == NULL || starts == NULL || lens == NULL) {
+		free(bufs);
+		free(starts);
+		free(lens);
 		return -1;
+	}
 	/* Newest file first, back to the oldest needed. */
 	for (d = ndays; d > 0 && (want == 0 || got < want); d--) {
 		if ((bufs[d - 1] = slurp(dir, days[d - 1], &lens[d - 1])) ==
