@@ -431,15 +431,19 @@ cg_later_cb(evutil_socket_t fd, short ev, void *arg)
 		struct cg_later *cl = &cg_later[i];
 
 		if (cgroup_remove(sp.sp_cgfd, cl->cl_name, CGROUP_RM_NOWAIT) ==
-			-1 &&
-		    errno == EBUSY && now - cl->cl_since < CG_LATER_LIMIT_MS) {
-			i++;
-			continue;
+		    -1) {
+			if (errno == EBUSY &&
+			    now - cl->cl_since < CG_LATER_LIMIT_MS) {
+				i++;
+				continue;
+			}
+			if (errno == EBUSY)
+				log_warnx("pids cgroup: a run's group still "
+					  "holds a process after %d s; left",
+				    CG_LATER_LIMIT_MS / 1000);
+			else
+				log_warn("pids cgroup: removing a run's group");
 		}
-		if (now - cl->cl_since >= CG_LATER_LIMIT_MS)
-			log_warnx("pids cgroup: a run's group still holds a "
-				  "process after %d s; left",
-			    CG_LATER_LIMIT_MS / 1000);
 		*cl = cg_later[--cg_nlater];
 	}
 	cg_later_arm();
