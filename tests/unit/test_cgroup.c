@@ -4,11 +4,13 @@
  * (as root, where a pids hierarchy exists) make / kill / remove on a
  * real group.
  */
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -381,6 +383,114 @@ test_real_group(void **state)
 	close(pfd);
 }
 
+/*
+ * cgroup2, in a private mount of the unified hierarchy (the host's pids
+ * controller is a v1 one, so v2 is otherwise never exercised here): the
+ * kind is seen; without pids in the hierarchy no group is made and none
+ * is left behind; removal kills through cgroup.kill.  In a child, so the
+ * mount namespace goes with it; exit 77 when the host cannot mount
+ * cgroup2 or offers pids there (then test_real_group covers it).
+ */
+static int
+v2_checks(int pfd, const char *name)
+{
+	char buf[64];
+	int i, dfd = -1, fd = -1, st, rc = 0;
+	pid_t kid;
+
+	if (cgroup_kind_of(pfd) != CGROUP_V2)
+		return 11;
+	if (read_small(pfd, "cgroup.controllers", buf, sizeof(buf)) < 0 ||
+	    cgroup_list_has(buf, " \n", "pids"))
+		return 77;
+	if (cgroup_make(pfd, name, 5, &dfd) != -1 ||
+	    cgroup_make(pfd, name, 0, &dfd) != -1)
+		return 12;
+	if (faccessat(pfd, name, F_OK, 0) != -1)
+		return 13;
+	/* a group of our own making, with a process in it */
+	if (mkdirat(pfd, name, 0755) == -1)
+		return 14;
+	if ((kid = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(buf, sizeof(buf), "%d", (int)kid);
+	if ((dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY)) == -1 ||
+	    (fd = openat(dfd, "cgroup.procs", O_WRONLY)) == -1 ||
+	    write(fd, buf, strlen(buf)) != (ssize_t)strlen(buf))
+		rc = 15;
+	else if (cgroup_remove(pfd, name, CGROUP_RM_IF_EMPTY) != -1 ||
+		 errno != EBUSY)
+		rc = 16;
+	/* cgroup.kill may have emptied it already: gone, or EBUSY */
+	else if (cgroup_remove(pfd, name, CGROUP_RM_NOWAIT) == -1 &&
+		 errno != EBUSY)
+		rc = 17;
+	if (fd != -1)
+		close(fd);
+	if (dfd != -1)
+		close(dfd);
+	if (rc != 0)
+		kill(kid, SIGKILL);
+	if (waitpid(kid, &st, 0) != kid ||
+	    !(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
+		rc = rc ? rc : 18;
+	for (i = 0; i < 1000; i++) {
+		if (cgroup_remove(pfd, name, CGROUP_RM_NOWAIT) == 0)
+			break;
+		usleep(1000);
+	}
+	if (rc == 0 && faccessat(pfd, name, F_OK, 0) != -1)
+		rc = 19;
+	return rc;
+}
+
+static int
+v2_child(void)
+{
+	char dir[] = "/tmp/cordon-unit-cg2.XXXXXX", name[64];
+	int pfd, rc;
+
+	if (unshare(CLONE_NEWNS) == -1 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1 ||
+	    mkdtemp(dir) == NULL)
+		return 77;
+	if (mount("none", dir, "cgroup2", 0, NULL) == -1) {
+		rmdir(dir);
+		return 77;
+	}
+	snprintf(name, sizeof(name), "cordon-unit2.%d", (int)getpid());
+	if ((pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		rc = 10;
+	else {
+		rc = v2_checks(pfd, name);
+		(void)unlinkat(pfd, name, AT_REMOVEDIR);
+		close(pfd);
+	}
+	if (umount2(dir, MNT_DETACH) == -1 || rmdir(dir) == -1)
+		rc = rc ? rc : 20;
+	return rc;
+}
+
+static void
+test_real_group_v2(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	if ((pid = fork()) == 0)
+		_exit(v2_child());
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int
 main(void)
 {
@@ -393,6 +503,7 @@ main(void)
 	    cmocka_unit_test(test_dir_mapping),
 	    cmocka_unit_test(test_lists_names_procs),
 	    cmocka_unit_test(test_real_group),
+	    cmocka_unit_test(test_real_group_v2),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
