@@ -3,12 +3,20 @@
  * temp home and, in one run, times (a) the floor, posix_spawn + waitpid
  * of /bin/true, against (b) POST /api/agents/x/actions/noop (/bin/true)
  * over one keep-alive HTTP connection, sequentially: medians, p99 and
- * b/a.  Then streams concurrent chat runs of 10 MB each (`yes`) and
+ * b/a.  Also, in the same run, what the action cannot do without under
+ * the SPEC: (c) a spawn of /bin/true under the default agent sandbox
+ * (SBX-1, SBX-3: network namespace, Landlock, seccomp; no pids cgroup)
+ * and (d) one write + fdatasync of a record in the temp home (AU-6), and
+ * b/(c+d): what cordon's own path (HTTP, broker, IPC, preparation,
+ * auditd's work) adds to them.  Then streams concurrent chat runs of 10
+ * MB each (`yes`) and
  * reports the total time and the spawner's peak RSS (skipped with
  * --actions-only, for repeated b/a runs).  Touches only its temp home and
  * the cordon it starts.
  */
 #include <sys/wait.h>
+
+#include <fcntl.h>
 
 #include <limits.h>
 #include <poll.h>
@@ -19,7 +27,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_sandbox.h"
 #include "bench_util.h"
+#include "log.h"
 
 #define STREAMS_PER_AGENT 16 /* spawner.maxRunsPerAgent below */
 #define STREAM_AGENTS	  4  /* 64 concurrent runs: spawner.maxRuns */
@@ -64,6 +74,35 @@ make_home(void)
 		if (bench_write(&bc, path, text) == -1)
 			return -1;
 	}
+	return 0;
+}
+
+/* (d): n appends of an audit-sized record, each fdatasync'ed. */
+static int
+sync_floor(long n, double *secs)
+{
+	char path[PATH_MAX], rec[280];
+	double t;
+	long i;
+	int fd;
+
+	memset(rec, 'x', sizeof(rec) - 1);
+	rec[sizeof(rec) - 1] = '\n';
+	snprintf(path, sizeof(path), "%s/floor.jsonl", bc.bc_home);
+	if ((fd = open(
+		 path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		t = bench_now();
+		if (write(fd, rec, sizeof(rec)) != (ssize_t)sizeof(rec) ||
+		    fdatasync(fd) == -1) {
+			close(fd);
+			return -1;
+		}
+		secs[i] = bench_now() - t;
+	}
+	close(fd);
+	unlink(path);
 	return 0;
 }
 
@@ -127,7 +166,7 @@ main(int argc, char **argv)
 	char *cenv[] = {"PATH=/usr/bin:/bin", NULL};
 	static char buf[65536];
 	long i, n = 300;
-	double *a, *b, t, ma, mb;
+	double *a, *b, *c, *d, t, ma, mb, mc, md;
 	pid_t pid;
 	int st, fd, actions_only = 0, k;
 
@@ -141,6 +180,8 @@ main(int argc, char **argv)
 		}
 	if ((a = calloc((size_t)n, sizeof(double))) == NULL ||
 	    (b = calloc((size_t)n, sizeof(double))) == NULL ||
+	    (c = calloc((size_t)n, sizeof(double))) == NULL ||
+	    (d = calloc((size_t)n, sizeof(double))) == NULL ||
 	    make_home() == -1 || bench_start(&bc, argv[0], NULL) == -1) {
 		fprintf(stderr, "bench_agents: cannot start cordon\n");
 		return 1;
@@ -167,10 +208,20 @@ main(int argc, char **argv)
 		b[i] = bench_now() - t;
 	}
 	close(fd);
+	log_init("bench_agents", 0);
+	if (bench_sandbox_spawns(MF_ISO_LANDLOCK, n, c) == -1 ||
+	    sync_floor(n, d) == -1) {
+		fprintf(stderr, "bench_agents: floors (c), (d) failed\n");
+		return 1;
+	}
 	printf("bench_agents: %ld iterations\n", n);
 	stats("(a) posix_spawn+waitpid /bin/true", a, n, &ma);
 	stats("(b) POST /api/agents/x/actions/noop", b, n, &mb);
 	printf("ratio b/a (medians): %.2f\n", mb / ma);
+	stats("(c) sandboxed spawn_exec /bin/true + wait", c, n, &mc);
+	stats("(d) write + fdatasync of a 280-byte record", d, n, &md);
+	printf("ratio b/(c+d) (medians): %.2f; b-(c+d) = %.0f us\n",
+	    mb / (mc + md), (mb - mc - md) * 1e6);
 	if (!actions_only)
 		streams();
 	bench_stop(&bc);
