@@ -36,6 +36,15 @@
 #endif
 
 #define SPAWN_MAX_FDS 16
+
+/* ASan: gcc says __SANITIZE_ADDRESS__, clang __has_feature. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SPAWN_FORKS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPAWN_FORKS 1
+#endif
+#endif
 #define SPAWN_CLONE_NEW                                                        \
 	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |           \
 	    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
@@ -229,7 +238,7 @@ spawn_exec(const struct spawn_req *r)
 	 */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-#ifdef __SANITIZE_ADDRESS__
+#ifdef SPAWN_FORKS
 	/*
 	 * AddressSanitizer cannot follow a child that runs on our memory on
 	 * a stack it did not make (its shadow of that stack is ours, and
