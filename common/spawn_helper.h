@@ -77,6 +77,8 @@ struct spawn_req {
 /*
  * Returns the child's pid once it has reached execve, or -1: errno and
  * *sr_status say where and why (the failed child is already reaped).
+ * One child stack serves every call: for single-threaded callers only
+ * (cordond, the spawner and the benches all are).
  */
 pid_t spawn_exec(const struct spawn_req *);
 
