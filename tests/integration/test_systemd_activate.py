@@ -77,6 +77,37 @@ def free_port():
     return port
 
 
+def activate_tcp(argv_of, log_path, env):
+    """Start `systemd-socket-activate -l 127.0.0.1:PORT ...` (argv_of(port)
+    gives the whole argv) with its output appended to log_path; return
+    (process, port) once it listens.  A free_port() can be taken by some
+    other socket before it is bound again: then systemd-socket-activate
+    exits (address in use) and another port is tried."""
+    for _ in range(5):
+        port = free_port()
+        start = os.path.getsize(log_path) if os.path.exists(log_path) else 0
+        with open(log_path, "ab") as log:
+            p = subprocess.Popen(argv_of(port), stdin=subprocess.DEVNULL,
+                                 stdout=log, stderr=log, env=env)
+        deadline = time.monotonic() + READY_S
+        while time.monotonic() < deadline:
+            with open(log_path, errors="replace") as f:
+                f.seek(start)
+                text = f.read()
+            if "Listening on" in text:
+                return p, port
+            if p.poll() is not None:
+                break
+            time.sleep(0.02)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+            raise AssertionError(f"never listened: {text}")
+        if "in use" not in text:
+            raise AssertionError(f"systemd-socket-activate failed: {text}")
+    raise AssertionError("no free port after five tries")
+
+
 def as_user(user):
     return ["setpriv", "--reuid", user, "--regid", user, "--clear-groups",
             "--"]
@@ -145,7 +176,7 @@ class Machine:
         chown(self.path("creds", "token"), USERS["broker"], 0o400)
         with open(self.path("creds", "token")) as f:
             self.token = f.read().strip()
-        self.port = free_port()
+        self.port = None  # the broker's, once start("broker") listens
         self.procs = {}
         self.logs = {}
 
@@ -174,14 +205,19 @@ class Machine:
             if v is not None:
                 env += ["-E", f"{k}={v}"]
         if name == "broker":
-            listen = ["-l", f"127.0.0.1:{self.port}", "--fdname=http"]
             env += ["-E", f"CREDENTIALS_DIRECTORY={self.path('creds')}"]
-        else:
-            listen = ["-l", self.sock(name), "--fdname=ipc"]
+            self.logs[name] = self.path(f"{name}.log")
+            self.procs[name], self.port = activate_tcp(
+                lambda port: ["systemd-socket-activate", "-l",
+                              f"127.0.0.1:{port}", "--fdname=http", *env,
+                              *as_user(USERS[name]), *self.argv(name)],
+                self.logs[name], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+            return
+        listen = ["-l", self.sock(name), "--fdname=ipc"]
         if name == "spawner":
             env += ["-E", "PATH=/usr/bin:/bin", "-E",
                     f"HOME={self.path('ophome')}"]
-        if name != "broker" and os.path.exists(self.sock(name)):
+        if os.path.exists(self.sock(name)):
             os.unlink(self.sock(name))  # as RemoveOnStop= would
         log = open(self.path(f"{name}.log"), "ab")
         self.logs[name] = self.path(f"{name}.log")
@@ -195,10 +231,7 @@ class Machine:
         # daemon itself starts on the first connection, as under systemd.
         deadline = time.monotonic() + READY_S
         while time.monotonic() < deadline:
-            if name == "broker":
-                if "Listening on" in self.log(name):
-                    return
-            elif os.path.exists(self.sock(name)):
+            if os.path.exists(self.sock(name)):
                 os.chmod(self.sock(name), 0o666)
                 return
             time.sleep(0.02)
@@ -519,30 +552,25 @@ def test_su4_broker_refuses_a_bad_token_credential(tmp_path, token):
     creds = tmp_path / "creds"
     creds.mkdir()
     (creds / "token").write_text(token)
-    port = free_port()
-    p = subprocess.Popen(
-        ["systemd-socket-activate", "-l", f"127.0.0.1:{port}",
-         "--fdname=http", "-E", f"CREDENTIALS_DIRECTORY={creds}",
-         *[x for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS")
-           if child_env().get(k) for x in ("-E", f"{k}={child_env()[k]}")],
-         os.path.join(BUILD, "cordon-broker"), "--systemd"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    log = str(tmp_path / "broker.log")
+    p, port = activate_tcp(
+        lambda port: [
+            "systemd-socket-activate", "-l", f"127.0.0.1:{port}",
+            "--fdname=http", "-E", f"CREDENTIALS_DIRECTORY={creds}",
+            *[x for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS")
+              if child_env().get(k) for x in ("-E", f"{k}={child_env()[k]}")],
+            os.path.join(BUILD, "cordon-broker"), "--systemd"],
+        log, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
     try:
-        deadline = time.monotonic() + READY_S
-        while True:  # the broker starts on the first connection
-            try:
-                socket.create_connection(("127.0.0.1", port), 1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
-        _, err = p.communicate(timeout=READY_S)
+        # the broker starts on the first connection, and refuses to run
+        socket.create_connection(("127.0.0.1", port), 5).close()
+        p.wait(timeout=READY_S)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
+    with open(log, errors="replace") as f:
+        err = f.read()
     assert p.returncode != 0
     assert "token credential" in err, err
     if token.strip():
@@ -555,17 +583,15 @@ def test_su4_broker_takes_a_good_token_credential(tmp_path):
     creds.mkdir()
     tok = "0123456789abcdef" * 4
     (creds / "token").write_text(tok + "\n")
-    port = free_port()
-    p = subprocess.Popen(
-        ["systemd-socket-activate", "-l", f"127.0.0.1:{port}",
-         "--fdname=http", "-E", f"CREDENTIALS_DIRECTORY={creds}",
-         *[x for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS")
-           if child_env().get(k) for x in ("-E", f"{k}={child_env()[k]}")],
-         os.path.join(BUILD, "cordon-broker"), "--systemd",
-         "--socket-dir", str(tmp_path)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    p, port = activate_tcp(
+        lambda port: [
+            "systemd-socket-activate", "-l", f"127.0.0.1:{port}",
+            "--fdname=http", "-E", f"CREDENTIALS_DIRECTORY={creds}",
+            *[x for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS")
+              if child_env().get(k) for x in ("-E", f"{k}={child_env()[k]}")],
+            os.path.join(BUILD, "cordon-broker"), "--systemd",
+            "--socket-dir", str(tmp_path)],
+        str(tmp_path / "broker.log"), {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
     try:
         deadline = time.monotonic() + READY_S
         while True:
