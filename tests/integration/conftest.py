@@ -157,6 +157,22 @@ def _dechunk(data):
     return out
 
 
+def read_all(s, timeout=10.0):
+    """Everything a socket sends until it closes, resets or falls silent
+    for timeout seconds."""
+    s.settimeout(timeout)
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    return data
+
+
 def raw_http(port, raw, method="GET", timeout=HTTP_S):
     """Send raw request bytes to 127.0.0.1:port; return a Response, or
     None when the server closed the connection without answering."""

@@ -12,7 +12,7 @@ import pytest
 
 from agents_util import (audit_lines, make_agents_home, server_env,
                          wait_audit)
-from conftest import SLOW
+from conftest import SLOW, read_all
 
 DEADLINE_S = 10  # BROKER_REQUEST_S
 SLACK_S = 2.5  # one sweep tick, scheduling, a loaded CI machine
@@ -214,20 +214,6 @@ def test_per8_closed_connections_release_descriptors(cordon):
 
 
 # ---- PER-9: evhttp's own refusals carry the fixed JSON body ----
-
-def read_all(s, timeout=10.0):
-    s.settimeout(timeout)
-    data = b""
-    try:
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    except (socket.timeout, ConnectionResetError):
-        pass
-    return data
-
 
 def test_per9_libevent_refusal_after_a_good_request(cordon):
     """On a keep-alive connection: one good request, then a request line

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import HTTP_S, RESTART_S, raw_http
+from conftest import HTTP_S, RESTART_S, raw_http, read_all
 
 
 def err(code):
@@ -581,16 +581,7 @@ def test_per8_body_over_1mib_refused(c):
                 s.sendall(b"a" * n)
             except OSError:
                 pass
-        s.settimeout(HTTP_S)
-        data = b""
-        try:
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        except ConnectionResetError:
-            pass
+        data = read_all(s, HTTP_S)
     m = re.match(rb"HTTP/1\.[01] (\d{3}) ", data)
     assert m, f"no status line: {data[:200]!r}"
     assert int(m.group(1)) >= 400, data[:300]

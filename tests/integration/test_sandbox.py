@@ -537,6 +537,30 @@ def bomb_agent(w, name="bomb", nproc=9):
         f"limits:\n  nproc: {nproc}\n"))
 
 
+def group_procs(cg, g):
+    """The pids in run group g of cordon's pids cgroup cg."""
+    with open(os.path.join(cg, g, "cgroup.procs")) as f:
+        return {int(x) for x in f.read().split()}
+
+
+def neverexit_run(c):
+    """A run of the bomb agent that never exits, once it says so: the
+    stream (the caller closes it) and the pids of the agent and its
+    child."""
+    from agents_util import Stream
+    prompt = f"neverexit {os.urandom(6).hex()}"  # its argv, unique
+    s = Stream(c, "bomb", prompt)
+    try:
+        s.start()
+        s.read_until(lambda b: b"never exiting" in b)
+        agent = set(hostile_procs(prompt))
+        assert len(agent) == 2, agent  # the agent and its child
+    except BaseException:
+        s.close()
+        raise
+    return s, agent
+
+
 def run_groups(cg):
     return sorted(n for n in os.listdir(cg) if n.startswith("run."))
 
@@ -568,7 +592,6 @@ def test_sp7_pids_cgroup_per_run_as_root(world, cordon_factory):
     """SP-7 for root agents: cordond delegates cordon.<pid> in the pids
     hierarchy, each run gets run.N with pids.max = limits.nproc, joined
     before execve, and the group is gone once the run ended."""
-    from agents_util import Stream
     pids = pids_hierarchy()
     w = world
     bomb_agent(w)
@@ -583,25 +606,17 @@ def test_sp7_pids_cgroup_per_run_as_root(world, cordon_factory):
     bomb = [a for a in r.json()["agents"] if a["name"] == "bomb"][0]
     assert "pids-cgroup" in bomb["sandbox"]["layers"], bomb
     # during a run: its group, with the manifest's bound, holds the agent
-    prompt = f"neverexit {os.urandom(6).hex()}"  # its argv, unique
-    s = Stream(c, "bomb", prompt)
+    s, agent = neverexit_run(c)
     try:
-        s.start()
-        s.read_until(lambda b: b"never exiting" in b)
-        agent = set(hostile_procs(prompt))
-        assert len(agent) == 2, agent  # the agent and its child
-        mine = []
-        for g in run_groups(cg):
-            with open(os.path.join(cg, g, "cgroup.procs")) as f:
-                procs = [int(x) for x in f.read().split()]
-            if set(procs) & agent:
-                mine.append((g, procs))
+        mine = [(g, p) for g, p in
+                ((g, group_procs(cg, g)) for g in run_groups(cg))
+                if p & agent]
         assert len(mine) == 1, (run_groups(cg), mine)
         group, procs = mine[0]
-        assert set(procs) == agent, (procs, agent)
+        assert procs == agent, (procs, agent)
         with open(os.path.join(cg, group, "pids.max")) as f:
             assert f.read().strip() == "9"
-        assert not set(procs) & set(c.daemon_pids().values())
+        assert not procs & set(c.daemon_pids().values())
     finally:
         s.close()  # the client leaves: the run is cancelled
     assert wait_for(lambda: not os.path.exists(os.path.join(cg, group)),
@@ -724,7 +739,6 @@ def test_sp7_root_without_pids_cgroup_refuses_runs(world, cordon_factory):
 def test_sp7_pids_cgroup_delegated_to_user(world):
     """Started as root with --user NAME: cordon.<pid> belongs to NAME's
     uid, and the spawner (running as NAME) makes each run's group in it."""
-    from agents_util import Stream
     from conftest import Cordon, finish
     pids = pids_hierarchy()
     u = cordon_test_user()
@@ -741,17 +755,10 @@ def test_sp7_pids_cgroup_delegated_to_user(world):
         cg = os.path.join(pids, f"cordon.{c.pid}")
         st = os.stat(cg)
         assert (st.st_uid, st.st_gid) == (u.pw_uid, u.pw_gid)
-        prompt = f"neverexit {os.urandom(6).hex()}"  # its argv, unique
-        s = Stream(c, "bomb", prompt)
+        s, agent = neverexit_run(c)
         try:
-            s.start()
-            s.read_until(lambda b: b"never exiting" in b)
-            agent = set(hostile_procs(prompt))
-            assert len(agent) == 2, agent
             groups = [g for g in run_groups(cg)
-                      if set(int(x) for x in open(
-                          os.path.join(cg, g, "cgroup.procs")).read()
-                          .split()) == agent]
+                      if group_procs(cg, g) == agent]
             assert len(groups) == 1, run_groups(cg)
             assert os.stat(os.path.join(cg, groups[0])).st_uid == u.pw_uid
         finally:
