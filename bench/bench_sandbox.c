@@ -86,6 +86,11 @@ bench_sandbox_spawns(enum mf_isolation iso, long n, double *secs)
 	if (!probed) {
 		sandbox_host_probe();
 		sbx_host.sh_seccomp = 1;
+		if (sandbox_tmp_open() == -1) {
+			perror("bench: a dir for the runs' tmps");
+			return -1;
+		}
+		atexit(sandbox_tmp_close);
 		probed = 1;
 	}
 	memset(&mf, 0, sizeof(mf));

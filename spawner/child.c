@@ -282,6 +282,15 @@ aproc_kill(struct aproc *ap, enum aproc_end why)
 	aproc_check(ap);
 }
 
+void
+aproc_kill_all(void)
+{
+	struct aproc *ap;
+
+	TAILQ_FOREACH (ap, &sp.sp_procs, ap_entry)
+		aproc_signal(ap, SIGKILL);
+}
+
 /*
  * Flow control: while paused the child blocks on its full pipe, so a
  * fast agent cannot grow our buffers faster than the broker relays.

@@ -6,12 +6,15 @@
  * isolation), the secret-file scan, capabilities, no_new_privs, Landlock,
  * the agent's seccomp layer.  The child half logs nothing and allocates
  * nothing; a failed step returns its code with errno set (fail closed).
- * Touches: the per-run tmp dirs it creates under $TMPDIR or /tmp.
+ * Touches: one dir of its own under $TMPDIR or /tmp (cordon-runs.XXXXXX,
+ * locked while the spawner lives) holding the per-run tmp dirs, and
+ * such dirs that a dead spawner of the same uid left (swept at start).
  */
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -44,6 +47,10 @@
 #define nitems(a) (sizeof(a) / sizeof((a)[0]))
 
 struct sandbox_host sbx_host = {-1, 0, 0, 0, 0, 0};
+
+/* The dir of the runs' private tmps, and its parent (sandbox_tmp_open). */
+static char sbx_runs[PATH_MAX];
+static int sbx_runs_fd = -1, sbx_base_fd = -1;
 
 /* `cordon` beside the spawner, so agent hooks can run `cordon gate`. */
 static char sbx_cordon[PATH_MAX];
@@ -402,7 +409,7 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 {
 	static const char *const tmpvars[] = {"TMPDIR", "TMP", "TEMP"};
 	const struct roots *rt = &pl->pl_roots;
-	const char *base = getenv("TMPDIR"), *tmpview;
+	const char *tmpview;
 	size_t i, n, k;
 	int saved;
 
@@ -423,10 +430,12 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 		sx->sx_clone |= CLONE_NEWNET;
 
 	/* The per-run private tmp; namespace mode shows it as /tmp. */
-	if (base == NULL || base[0] != '/')
-		base = "/tmp";
+	if (sbx_runs_fd == -1) {
+		errno = ENOENT; /* sandbox_tmp_open failed: refuse the run */
+		return -1;
+	}
 	if (snprintf(sx->sx_tmp, sizeof(sx->sx_tmp), "%s/cordon-run.XXXXXX",
-		base) >= (int)sizeof(sx->sx_tmp) ||
+		sbx_runs) >= (int)sizeof(sx->sx_tmp) ||
 	    mkdtemp(sx->sx_tmp) == NULL) {
 		sx->sx_tmp[0] = '\0';
 		return -1;
@@ -495,21 +504,47 @@ sandbox_run_end(struct sandbox_run *sx)
 	}
 }
 
-/* Depth-bounded; dirs are made 0700 first so nothing inside can refuse. */
+/*
+ * Emptying a dir, in bounded stack and fds: a dir RM_DEPTH below the one
+ * being emptied (top) is moved up into top and picked up by the next
+ * pass, so an agent's tmp of any depth goes.  Dirs are made 0700 first
+ * so nothing inside can refuse; links are removed, never followed.
+ */
+#define RM_DEPTH      32
+#define RM_PASSES_MAX 65536
+
 static int
-rm_contents(int dfd, int depth)
+rm_move_up(int dfd, const char *name, int top)
+{
+	static unsigned long seq;
+	char to[32];
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		snprintf(to, sizeof(to), ".rm.%lu", seq++);
+		if (renameat2(dfd, name, top, to, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
+static int
+rm_level(int top, int dfd, int depth, int *again)
 {
 	struct dirent *de;
 	struct stat st;
 	DIR *d;
 	int fd, rc = 0, sub;
 
-	if (depth > 64 || (fd = dup(dfd)) == -1)
+	if ((fd = dup(dfd)) == -1)
 		return -1;
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
 		return -1;
 	}
+	rewinddir(d); /* the dup shares dfd's offset: top's, walked before */
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
@@ -518,24 +553,45 @@ rm_contents(int dfd, int depth)
 			rc = -1;
 			continue;
 		}
-		if (S_ISDIR(st.st_mode)) {
-			sub = openat(dfd, de->d_name,
-			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub == -1) {
+		if (!S_ISDIR(st.st_mode)) {
+			if (unlinkat(dfd, de->d_name, 0) == -1)
 				rc = -1;
-				continue;
-			}
-			(void)fchmod(sub, 0700);
-			if (rm_contents(sub, depth + 1) == -1)
+			continue;
+		}
+		if (depth == RM_DEPTH) {
+			if (rm_move_up(dfd, de->d_name, top) == -1)
 				rc = -1;
-			close(sub);
-			if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) == -1)
-				rc = -1;
-		} else if (unlinkat(dfd, de->d_name, 0) == -1)
+			else
+				*again = 1;
+			continue;
+		}
+		sub = openat(dfd, de->d_name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub == -1) {
+			rc = -1;
+			continue;
+		}
+		(void)fchmod(sub, 0700);
+		if (rm_level(top, sub, depth + 1, again) == -1)
+			rc = -1;
+		close(sub);
+		if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) == -1)
 			rc = -1;
 	}
 	closedir(d);
 	return rc;
+}
+
+static int
+rm_contents(int dfd)
+{
+	int again, passes = 0, rc;
+
+	do {
+		again = 0;
+		rc = rm_level(dfd, dfd, 0, &again);
+	} while (rc == 0 && again && ++passes < RM_PASSES_MAX);
+	return rc == 0 && !again ? 0 : -1;
 }
 
 int
@@ -553,11 +609,133 @@ sandbox_rmtree(const char *path)
 	if (dfd == -1)
 		return errno == ENOENT ? 0 : -1;
 	(void)fchmod(dfd, 0700);
-	rc = rm_contents(dfd, 0);
+	rc = rm_contents(dfd);
 	close(dfd);
 	if (rmdir(path) == -1)
 		rc = -1;
 	return rc;
+}
+
+/*
+ * The runs' private tmps live in one dir of this spawner's (sbx_runs),
+ * flock()ed for as long as it lives.  It is made under a dot name and
+ * renamed to cordon-runs.* only once locked, so a sweep never meets it
+ * unlocked.  At start, every cordon-runs.* dir of our uid whose lock is
+ * free is what a spawner that died (SIGKILL, a crash) left: removed.
+ */
+#define RUNS_PREFIX "cordon-runs."
+
+/* 1: a dead spawner's dir, removed; -1: one that would not go; 0: not one. */
+static int
+runs_stale(int bfd, const char *name)
+{
+	struct stat st;
+	int fd, rc = 0;
+
+	fd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return 0;
+	if (fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+	    (st.st_mode & 077) == 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+		rc = rm_contents(fd) == 0 &&
+			     unlinkat(bfd, name, AT_REMOVEDIR) == 0
+			 ? 1
+			 : -1;
+	close(fd);
+	return rc;
+}
+
+static void
+runs_sweep(int bfd)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, gone = 0, left = 0, r;
+
+	if ((fd = dup(bfd)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, RUNS_PREFIX, strlen(RUNS_PREFIX)) != 0)
+			continue;
+		if ((r = runs_stale(bfd, de->d_name)) == 1)
+			gone++;
+		else if (r == -1)
+			left++;
+	}
+	closedir(d);
+	if (gone > 0)
+		log_info("sandbox: removed %d runs dir(s) a stopped spawner "
+			 "left",
+		    gone);
+	if (left > 0)
+		log_warnx("sandbox: %d runs dir(s) a stopped spawner left "
+			  "could not be removed",
+		    left);
+}
+
+int
+sandbox_tmp_open(void)
+{
+	const char *base = getenv("TMPDIR");
+	char tmp[PATH_MAX], *name;
+	int saved;
+
+	if (sbx_runs_fd != -1)
+		return 0;
+	if (base == NULL || base[0] != '/')
+		base = "/tmp";
+	if ((sbx_base_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
+		return -1;
+	runs_sweep(sbx_base_fd);
+	if (snprintf(tmp, sizeof(tmp), "%s/." RUNS_PREFIX "XXXXXX", base) >=
+		(int)sizeof(tmp) ||
+	    snprintf(sbx_runs, sizeof(sbx_runs), "%s/%sXXXXXX", base,
+		RUNS_PREFIX) >= (int)sizeof(sbx_runs) ||
+	    mkdtemp(tmp) == NULL)
+		goto fail;
+	name = strrchr(tmp, '/') + 1;
+	/* The same random part, without the dot. */
+	memcpy(sbx_runs + strlen(sbx_runs) - 6, tmp + strlen(tmp) - 6, 6);
+	if ((sbx_runs_fd = openat(sbx_base_fd, name,
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    flock(sbx_runs_fd, LOCK_EX | LOCK_NB) == -1 ||
+	    renameat2(sbx_base_fd, name, sbx_base_fd,
+		strrchr(sbx_runs, '/') + 1, RENAME_NOREPLACE) == -1) {
+		saved = errno;
+		(void)unlinkat(sbx_base_fd, name, AT_REMOVEDIR);
+		errno = saved;
+		goto fail;
+	}
+	return 0;
+fail:
+	saved = errno;
+	if (sbx_runs_fd != -1)
+		close(sbx_runs_fd);
+	close(sbx_base_fd);
+	sbx_runs_fd = sbx_base_fd = -1;
+	sbx_runs[0] = '\0';
+	errno = saved;
+	return -1;
+}
+
+void
+sandbox_tmp_close(void)
+{
+	if (sbx_runs_fd == -1)
+		return;
+	if (rm_contents(sbx_runs_fd) == -1 ||
+	    unlinkat(sbx_base_fd, strrchr(sbx_runs, '/') + 1, AT_REMOVEDIR) ==
+		-1)
+		log_warn("sandbox: removing the runs' tmp dir");
+	close(sbx_runs_fd);
+	close(sbx_base_fd);
+	sbx_runs_fd = sbx_base_fd = -1;
+	sbx_runs[0] = '\0';
 }
 
 /* ---- the child: no logging, no allocation ---- */

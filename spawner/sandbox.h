@@ -114,7 +114,8 @@ struct sandbox_run {
 	gid_t sx_gid;
 	unsigned long sx_clone; /* CLONE_NEW* for the spawn helper */
 	const char *sx_cwd;
-	char sx_tmp[PATH_MAX]; /* per-run private tmp (removed after) */
+	char sx_tmp[PATH_MAX]; /* the run's private tmp, in sandbox_tmp_open's
+				  dir */
 	struct confine_path sx_paths[SBX_PATHS_MAX];
 	size_t sx_npaths;
 	char **sx_envp; /* the run's env with TMPDIR/TMP/TEMP = private tmp */
@@ -124,6 +125,14 @@ struct sandbox_run {
 
 /* Once at start, after the spawner confined itself. */
 void sandbox_host_probe(void);
+/*
+ * Once at start: sweep the runs' tmp dirs that dead spawners of our uid
+ * left under $TMPDIR (or /tmp), then make and lock our own.  0, or -1
+ * with errno: every run is then refused at sandbox_run_prepare.  At exit
+ * sandbox_tmp_close removes it with whatever runs left in it.
+ */
+int sandbox_tmp_open(void);
+void sandbox_tmp_close(void);
 /*
  * Under systemd: the dir of cordon's sockets, which namespace-isolation
  * runs see covered by an empty read-only tmpfs (an agent shares the

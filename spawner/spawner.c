@@ -293,6 +293,9 @@ main(int argc, char **argv)
 	spec.cs_no_landlock = 1;
 	confine_self(&spec);
 	spawner_cgroup(cgfd);
+	if (sandbox_tmp_open() == -1)
+		log_warn("sandbox: no dir for the runs' private tmps; every "
+			 "run is refused");
 
 	/* Manifests are parsed confined: they are operator files, but input. */
 	agents_load();
@@ -300,5 +303,10 @@ main(int argc, char **argv)
 	daemon_start(&sp.sp_d, parent_table);
 	probe_start_all();
 	log_debug("ready");
-	return daemon_loop(&sp.sp_d);
+	daemon_loop(&sp.sp_d);
+
+	/* SIGTERM: no run outlives us, nor its private tmp. */
+	aproc_kill_all();
+	sandbox_tmp_close();
+	return 0;
 }

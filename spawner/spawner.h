@@ -159,6 +159,8 @@ int aproc_start(struct aproc *, const struct aproc_spec *,
     const struct aproc_ops *, void *arg);
 void aproc_stop(struct aproc *, enum aproc_end, long grace_ms);
 void aproc_kill(struct aproc *, enum aproc_end);
+/* At exit: SIGKILL every run's process group; nothing more. */
+void aproc_kill_all(void);
 /* Flow control: stop / resume reading stdout (the child then blocks). */
 void aproc_pause(struct aproc *);
 void aproc_resume(struct aproc *);

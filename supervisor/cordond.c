@@ -221,7 +221,8 @@ send_broker_config(struct child *ch)
 
 /*
  * The spawner's extra environment (SEC-2, SP-4): cordond's PATH and HOME
- * (agents resolve their binary and home from them) and every variable
+ * (agents resolve their binary and home from them), TMPDIR (where the
+ * runs' private tmps go; agents get their own) and every variable
  * that some agents/ YAML file maps under `secrets:` (ENV_NAME: dotted.path),
  * so secrets may come from cordond's own environment.  Nothing else of
  * ours reaches it.  Appends to envp from ne, at most max; returns ne.
@@ -252,6 +253,7 @@ spawner_env(char **envp, size_t ne, size_t max)
 	} while (0)
 	SPAWNER_ENV_ADD("PATH");
 	SPAWNER_ENV_ADD("HOME");
+	SPAWNER_ENV_ADD("TMPDIR");
 	if ((d = opendir(conf->cf_agents)) == NULL)
 		return ne;
 	while ((de = readdir(d)) != NULL) {
@@ -272,7 +274,8 @@ spawner_env(char **envp, size_t ne, size_t max)
 				    strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
 					      "6789_") != strlen(k) ||
 				    strcmp(k, "PATH") == 0 ||
-				    strcmp(k, "HOME") == 0)
+				    strcmp(k, "HOME") == 0 ||
+				    strcmp(k, "TMPDIR") == 0)
 					continue;
 				for (i = 0; i < ne; i++)
 					if (strncmp(envp[i], k, strlen(k)) ==

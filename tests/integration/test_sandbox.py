@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -633,6 +634,61 @@ def test_sp7_pids_cgroup_per_run_as_root(world, cordon_factory):
     assert wait_for(lambda: run_groups(cg) == []), run_groups(cg)
     c.stop()
     assert not os.path.exists(cg), "cordon's pids cgroup outlived it"
+
+
+def runs_dirs(base):
+    return sorted(n for n in os.listdir(base) if "cordon-runs." in n)
+
+
+def deep_tree(top, depth):
+    """What an agent might leave in its tmp: a file at every level of a
+    chain of dirs deeper than the spawner's walk goes at once."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", 0o700, dir_fd=fd)
+        os.close(os.open("f", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
+        nfd = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = nfd
+    os.close(fd)
+
+
+def test_sbx1_private_tmps_do_not_outlive_the_spawner(
+        world, cordon_factory, tmp_path, monkeypatch):
+    """SBX-1: the runs' private tmps live in one locked dir of the
+    spawner's under cordond's TMPDIR.  A spawner killed with a run (and a
+    deep tree in its tmp) has that dir swept by the next one; one stopped
+    with a run still going removes it itself."""
+    base = tmp_path / "tmpbase"
+    base.mkdir(mode=0o700)
+    monkeypatch.setenv("TMPDIR", str(base))
+    w = world
+    bomb_agent(w)
+    c = cordon_factory(home=w["home"])
+    first = runs_dirs(base)
+    assert len(first) == 1 and first[0].startswith("cordon-runs."), first
+    s, agent = neverexit_run(c)
+    try:
+        runs = os.listdir(base / first[0])
+        assert len(runs) == 1 and runs[0].startswith("cordon-run."), runs
+        deep_tree(base / first[0] / runs[0], 150)
+        spawner = c.daemon_pids()["spawner"]
+        os.kill(spawner, signal.SIGKILL)
+        c.health_when(lambda h: any(
+            d["name"] == "spawner" and d["up"] and d.get("pid") != spawner
+            for d in h["daemons"]))
+    finally:
+        s.close()
+    now = runs_dirs(base)
+    assert len(now) == 1 and now != first, (first, now, c.stderr())
+    assert "removed 1 runs dir(s) a stopped spawner left" in c.stderr()
+    s, agent = neverexit_run(c)  # still going when cordon stops
+    try:
+        assert len(os.listdir(base / now[0])) == 1
+        assert c.stop() == 0, c.stderr()
+    finally:
+        s.close()
+    assert os.listdir(base) == [], (os.listdir(base), c.stderr())
 
 
 def proc_state(pid):

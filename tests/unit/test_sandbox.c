@@ -1,10 +1,13 @@
 /*
  * Unit tests for the spawner's per-run sandbox plan and cleanup
  * (spawner/sandbox.c): SBX-5's layer plan on hosts that lack layers,
- * the health JSON, step names, and the private tmp's removal that never
- * follows a link.  The child half is tested end to end by
+ * the health JSON, step names, the private tmp's removal that never
+ * follows a link and takes any depth, and the spawner's dir of runs'
+ * tmps (swept after a dead spawner, never a live one's).  The child half
+ * is tested end to end by
  * tests/integration/test_sandbox.py.
  */
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -18,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include <cmocka.h>
 #include <json-c/json.h>
@@ -194,6 +199,144 @@ test_sbx1_rmtree_never_follows(void **state)
 	assert_int_equal(sandbox_rmtree(base), 0);
 }
 
+/* A tree far deeper than the walk's own bound goes, all of it. */
+static void
+test_sbx1_rmtree_any_depth(void **state)
+{
+	char base[] = "/tmp/cordon-sbx-unit-XXXXXX";
+	int dfd, fd, i, next;
+
+	assert_non_null(mkdtemp(base));
+	assert_true((dfd = open(base, O_RDONLY | O_DIRECTORY)) != -1);
+	for (i = 0; i < 300; i++) {
+		assert_int_equal(mkdirat(dfd, "d", 0700), 0);
+		assert_true(
+		    (fd = openat(dfd, "f", O_WRONLY | O_CREAT, 0600)) != -1);
+		close(fd);
+		assert_true(
+		    (next = openat(dfd, "d", O_RDONLY | O_DIRECTORY)) != -1);
+		close(dfd);
+		dfd = next;
+	}
+	assert_int_equal(fchmod(dfd, 0500), 0); /* even a locked bottom */
+	close(dfd);
+	assert_int_equal(sandbox_rmtree(base), 0);
+	assert_int_equal(access(base, F_OK), -1);
+}
+
+static int
+count_prefix(const char *dir, const char *prefix)
+{
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	assert_non_null(d = opendir(dir));
+	while ((de = readdir(d)) != NULL)
+		n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
+static void
+mkdir_in(const char *base, const char *rel, mode_t mode)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	assert_int_equal(mkdir(p, mode), 0);
+	assert_int_equal(chmod(p, mode), 0);
+}
+
+static int
+exists_in(const char *base, const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	return lstat(p, &st) == 0;
+}
+
+/*
+ * The runs' tmp dir: a dead spawner's is swept (content and all), a live
+ * one's (locked) is not, nor anything not shaped like ours (group or
+ * other access, a link); ours is locked while open and gone at close.
+ */
+static void
+test_sbx1_runs_dir_swept_only_when_dead(void **state)
+{
+	char base[] = "/tmp/cordon-sbx-unit-XXXXXX", p[PATH_MAX];
+	char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+	int live, fd;
+
+	assert_non_null(mkdtemp(base));
+	mkdir_in(base, "cordon-runs.dead01", 0700);
+	mkdir_in(base, "cordon-runs.dead01/cordon-run.aaaaaa", 0700);
+	mkdir_in(base, "cordon-runs.dead01/cordon-run.aaaaaa/x", 0500);
+	mkdir_in(base, "cordon-runs.live01", 0700);
+	mkdir_in(base, "cordon-runs.live01/cordon-run.bbbbbb", 0700);
+	mkdir_in(base, "cordon-runs.open01", 0755);
+	mkdir_in(base, "target", 0700);
+	mkdir_in(base, "target/keep", 0700);
+	snprintf(p, sizeof(p), "%s/target", base);
+	assert_int_equal(chdir(base), 0);
+	assert_int_equal(symlink(p, "cordon-runs.link01"), 0);
+	/* A live spawner holds its dir's lock (its own open file). */
+	assert_true(
+	    (live = open("cordon-runs.live01", O_RDONLY | O_DIRECTORY)) != -1);
+	assert_int_equal(flock(live, LOCK_EX | LOCK_NB), 0);
+
+	assert_int_equal(setenv("TMPDIR", base, 1), 0);
+	assert_int_equal(sandbox_tmp_open(), 0);
+	assert_false(exists_in(base, "cordon-runs.dead01"));
+	assert_true(exists_in(base, "cordon-runs.live01/cordon-run.bbbbbb"));
+	assert_true(exists_in(base, "cordon-runs.open01"));
+	assert_true(exists_in(base, "cordon-runs.link01"));
+	assert_true(exists_in(base, "target/keep"));
+	/* Ours: one more, never left under its dot name, and locked. */
+	assert_int_equal(count_prefix(base, "cordon-runs."), 4);
+	assert_int_equal(count_prefix(base, ".cordon-runs."), 0);
+	{
+		struct dirent *de;
+		DIR *d = opendir(base);
+
+		assert_non_null(d);
+		while ((de = readdir(d)) != NULL)
+			if (strncmp(de->d_name, "cordon-runs.", 12) == 0 &&
+			    strcmp(de->d_name, "cordon-runs.live01") != 0 &&
+			    strcmp(de->d_name, "cordon-runs.open01") != 0 &&
+			    strcmp(de->d_name, "cordon-runs.link01") != 0)
+				break;
+		assert_non_null(de);
+		assert_true(
+		    (fd = open(de->d_name, O_RDONLY | O_DIRECTORY)) != -1);
+		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1);
+		assert_int_equal(errno, EWOULDBLOCK);
+		close(fd);
+		closedir(d);
+	}
+	sandbox_tmp_close();
+	assert_int_equal(count_prefix(base, "cordon-runs."), 3);
+
+	/* Once the live one's holder is gone, the next start sweeps it. */
+	close(live);
+	assert_int_equal(sandbox_tmp_open(), 0);
+	assert_false(exists_in(base, "cordon-runs.live01"));
+	sandbox_tmp_close();
+	assert_int_equal(count_prefix(base, "cordon-runs."), 2);
+
+	assert_int_equal(chdir("/"), 0);
+	if (old != NULL)
+		setenv("TMPDIR", old, 1);
+	else
+		unsetenv("TMPDIR");
+	free(old);
+	snprintf(p, sizeof(p), "%s/cordon-runs.link01", base);
+	unlink(p);
+	assert_int_equal(sandbox_rmtree(base), 0);
+}
+
 int
 main(void)
 {
@@ -203,6 +346,8 @@ main(void)
 	    cmocka_unit_test(test_sbx5_not_required_says_why),
 	    cmocka_unit_test(test_sbx1_step_names),
 	    cmocka_unit_test(test_sbx1_rmtree_never_follows),
+	    cmocka_unit_test(test_sbx1_rmtree_any_depth),
+	    cmocka_unit_test(test_sbx1_runs_dir_swept_only_when_dead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
