@@ -57,6 +57,12 @@
 #define LIM_KILL_GRACE_MS 2000
 /* API-4: cancel grace. */
 #define LIM_CANCEL_GRACE_MS 3000
+/*
+ * SP-17: after SIGKILL, how long a run waits for its child to be reaped
+ * before it ends without it (a descendant that cannot die, stuck in a
+ * hung filesystem, keeps its pid namespace's init from exiting).
+ */
+#define LIM_REAP_GRACE_MS 1000
 /* SP-14: concurrency. */
 #define LIM_RUNS_TOTAL	       16
 #define LIM_RUNS_PER_AGENT     4

@@ -209,18 +209,6 @@ aproc_finish(struct aproc *ap)
 }
 
 static void
-aproc_grace_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	struct aproc *ap = arg;
-
-	if (ap->ap_killstage < 2) {
-		aproc_signal(ap, SIGKILL);
-		ap->ap_killstage = 2;
-	}
-	aproc_check(ap);
-}
-
-static void
 aproc_arm_grace(struct aproc *ap, long ms)
 {
 	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
@@ -228,11 +216,45 @@ aproc_arm_grace(struct aproc *ap, long ms)
 	evtimer_add(ap->ap_grace, &tv);
 }
 
+/* SIGKILL to the group, and a bound on the child's reaping after it. */
+static void
+aproc_sigkill(struct aproc *ap)
+{
+	aproc_signal(ap, SIGKILL);
+	ap->ap_killstage = 2;
+	aproc_arm_grace(ap, LIM_REAP_GRACE_MS);
+}
+
+static void
+aproc_grace_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct aproc *ap = arg;
+
+	if (ap->ap_killstage < 2)
+		aproc_sigkill(ap);
+	else
+		ap->ap_killstage = 3;
+	aproc_check(ap);
+}
+
 static void
 aproc_check(struct aproc *ap)
 {
-	if (ap->ap_done || !ap->ap_exited)
+	if (ap->ap_done)
 		return;
+	if (!ap->ap_exited) {
+		/*
+		 * SP-17: killed, yet not reaped in time: the run ends without
+		 * its child, which aproc_reap takes whenever it goes.
+		 */
+		if (ap->ap_killstage == 3) {
+			log_warnx("agent %s: a killed run's process has not "
+				  "exited; the run ends without it",
+			    ap->ap_agent != NULL ? ap->ap_agent : "?");
+			aproc_finish(ap);
+		}
+		return;
+	}
 	if (ap->ap_out == -1 && ap->ap_err == -1) {
 		aproc_finish(ap);
 		return;
@@ -245,7 +267,7 @@ aproc_check(struct aproc *ap)
 		aproc_signal(ap, SIGTERM);
 		ap->ap_killstage = 1;
 		aproc_arm_grace(ap, LIM_KILL_GRACE_MS);
-	} else if (ap->ap_killstage == 2)
+	} else if (ap->ap_killstage >= 2)
 		aproc_finish(ap); /* whatever still holds the pipe is lost */
 }
 
@@ -277,8 +299,8 @@ aproc_kill(struct aproc *ap, enum aproc_end why)
 		return;
 	if (ap->ap_end == AP_END_NONE)
 		ap->ap_end = why;
-	aproc_signal(ap, SIGKILL);
-	ap->ap_killstage = 2;
+	if (ap->ap_killstage < 2)
+		aproc_sigkill(ap);
 	aproc_check(ap);
 }
 

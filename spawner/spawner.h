@@ -71,7 +71,7 @@ struct aproc {
 	size_t ap_stdin_len, ap_stdin_off;
 	int ap_exited;
 	int ap_status;	  /* wait status */
-	int ap_killstage; /* 0, 1 = SIGTERM sent, 2 = SIGKILL sent */
+	int ap_killstage; /* 0, 1 = SIGTERM, 2 = SIGKILL sent, 3 = not reaped */
 	int ap_done;
 	int ap_inited; /* aproc_start set the fds to -1 */
 	int ap_paused; /* flow control: stdout not being read */

@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from agents_util import procs_with_arg, run, server_env, text_of
+from agents_util import (procs_with_arg, run, server_env, text_of,
+                         wait_audit)
 from conftest import BUILD, cordon_bin
 
 ESCAPE = os.path.join(BUILD, "tests", "escape-agent")
@@ -509,9 +510,9 @@ def test_sp7_nproc_bounds_a_run_in_its_user_namespace(world):
 
 # ---- SP-7 as root: each run in its own pids cgroup ----
 
-def pids_hierarchy():
-    """The mount point of a cgroup v1 hierarchy with the pids controller
-    (this suite's hosts), or skip."""
+def v1_hierarchy(controller):
+    """Our cgroup in the cgroup v1 hierarchy with controller (this
+    suite's hosts), or skip."""
     if os.getuid() != 0:
         pytest.skip("needs root: cordon delegates the pids cgroup as root")
     with open("/proc/self/mountinfo") as f:
@@ -519,14 +520,18 @@ def pids_hierarchy():
             pre, _, post = line.partition(" - ")
             fields, sup = pre.split(), post.split()
             if sup and sup[0] == "cgroup" and \
-                    "pids" in sup[2].split(","):
+                    controller in sup[2].split(","):
                 with open("/proc/self/cgroup") as g:
                     for ln in g:
                         _, ctl, path = ln.rstrip("\n").split(":", 2)
-                        if "pids" in ctl.split(","):
+                        if controller in ctl.split(","):
                             return fields[4] + (path if path != "/"
                                                 else "")
-    pytest.skip("no cgroup v1 pids hierarchy on this host")
+    pytest.skip(f"no cgroup v1 {controller} hierarchy on this host")
+
+
+def pids_hierarchy():
+    return v1_hierarchy("pids")
 
 
 def bomb_agent(w, name="bomb", nproc=9):
@@ -634,6 +639,68 @@ def test_sp7_pids_cgroup_per_run_as_root(world, cordon_factory):
     assert wait_for(lambda: run_groups(cg) == []), run_groups(cg)
     c.stop()
     assert not os.path.exists(cg), "cordon's pids cgroup outlived it"
+
+
+def test_sp17_sp7_a_descendant_that_cannot_die_holds_nothing(
+        world, cordon_factory):
+    """SP-17: a run whose descendant cannot die (here frozen, so SIGKILL
+    cannot finish it, and the agent, init of its pid namespace, cannot
+    exit before it) still ends, a grace after its SIGKILL.  SP-7: its
+    pids group, still holding the process, does not hold up the spawner;
+    other runs go on, and the group is removed from the loop once the
+    process is gone."""
+    pids = pids_hierarchy()
+    freezer = os.path.join(v1_hierarchy("freezer"),
+                           f"cordon-test-{os.urandom(4).hex()}")
+    w = world
+    bomb_agent(w)
+    c = cordon_factory(home=w["home"])
+    cg = os.path.join(pids, f"cordon.{c.pid}")
+    os.mkdir(freezer)
+    state = os.path.join(freezer, "freezer.state")
+    try:
+        s, agent = neverexit_run(c)
+        try:
+            group = [g for g in run_groups(cg)
+                     if group_procs(cg, g) & agent]
+            assert len(group) == 1, run_groups(cg)
+            group = group[0]
+            child = [p for p in agent if proc_ppid(p) in agent][0]
+            with open(os.path.join(freezer, "cgroup.procs"), "w") as f:
+                f.write(str(child))
+            with open(state, "w") as f:
+                f.write("FROZEN")
+            assert wait_for(lambda: open(state).read().strip() ==
+                            "FROZEN"), open(state).read()
+        finally:
+            s.close()  # cancelled: SIGTERM, SIGKILL, then it ends anyway
+        wait_audit(w["home"], lambda r: r["kind"] in (
+            "agent.invoke.complete", "agent.invoke.error") and
+            r.get("agent") == "bomb", 15)
+        assert "the run ends without it" in c.stderr()
+        assert child in group_procs(cg, group)
+        # the spawner carries on meanwhile, the group still held
+        r, ev = run(c, "bomb", "forkbomb 2")
+        assert r.status == 200 and \
+            text_of(ev).startswith("forkbomb forked 2"), text_of(ev)
+        assert child in group_procs(cg, group)
+        with open(state, "w") as f:
+            f.write("THAWED")
+        assert wait_for(lambda: not os.path.exists(os.path.join(cg, group)),
+                        5), (run_groups(cg), c.stderr())
+        assert "still holds a process" not in c.stderr()
+    finally:
+        with open(state, "w") as f:
+            f.write("THAWED")
+        procs = os.path.join(freezer, "cgroup.procs")
+        wait_for(lambda: open(procs).read() == "", 5)
+        os.rmdir(freezer)
+
+
+def proc_ppid(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        st = f.read()
+    return int(st[st.rindex(")") + 2:].split()[1])
 
 
 def runs_dirs(base):
