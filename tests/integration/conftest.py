@@ -207,6 +207,9 @@ class Cordon:
                                         os.path.basename(self.home) +
                                         ".stderr")
         self.stderr_path = os.path.abspath(self.stderr_path)
+        # cordond's TMPDIR, where the spawner keeps the runs' private tmps:
+        # one per home, so teardown can prove nothing was left in it.
+        self.tmpdir = os.path.abspath(self.home + ".tmp")
 
     @property
     def pid(self):
@@ -218,9 +221,14 @@ class Cordon:
         argv = self.prefix + [cordon_bin(), "run", "--home", self.home,
                               "--port", "0"] + self.extra_args
         self._stderr = open(self.stderr_path, "wb")
+        os.makedirs(self.tmpdir, mode=0o700, exist_ok=True)
+        st = os.stat(self.home)  # a cordon run as another user owns both
+        os.chown(self.tmpdir, st.st_uid, st.st_gid)
+        env = child_env()
+        env["TMPDIR"] = self.tmpdir
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE,
-                                     stderr=self._stderr, env=child_env())
+                                     stderr=self._stderr, env=env)
         line = self._read_line(READY_S)
         if line is None:
             rc = self.proc.poll()
@@ -391,6 +399,11 @@ def finish(c):
         if stopped_here:
             assert rc == 0, f"cordon exit {rc} on SIGTERM, want 0"
         assert not left, f"processes left after cordon stopped: {left}"
+        # Stopped here: a cordon stopped earlier may share its home (and
+        # so its tmpdir) with one that is still running.
+        if stopped_here and rc == 0 and os.path.isdir(c.tmpdir):
+            tmps = os.listdir(c.tmpdir)
+            assert not tmps, f"runs' tmps left after cordon stopped: {tmps}"
     finally:
         c.close()
 

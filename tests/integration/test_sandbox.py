@@ -720,18 +720,16 @@ def deep_tree(top, depth):
     os.close(fd)
 
 
-def test_sbx1_private_tmps_do_not_outlive_the_spawner(
-        world, cordon_factory, tmp_path, monkeypatch):
+def test_sbx1_private_tmps_do_not_outlive_the_spawner(world, cordon_factory):
     """SBX-1: the runs' private tmps live in one locked dir of the
-    spawner's under cordond's TMPDIR.  A spawner killed with a run (and a
-    deep tree in its tmp) has that dir swept by the next one; one stopped
-    with a run still going removes it itself."""
-    base = tmp_path / "tmpbase"
-    base.mkdir(mode=0o700)
-    monkeypatch.setenv("TMPDIR", str(base))
+    spawner's under cordond's TMPDIR (each test cordon has its own).  A
+    spawner killed with a run (and a deep tree in its tmp) has that dir
+    swept by the next one; one stopped with a run still going removes it
+    itself."""
     w = world
     bomb_agent(w)
     c = cordon_factory(home=w["home"])
+    base = pathlib.Path(c.tmpdir)
     first = runs_dirs(base)
     assert len(first) == 1 and first[0].startswith("cordon-runs."), first
     s, agent = neverexit_run(c)
