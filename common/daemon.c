@@ -38,8 +38,14 @@ static void
 daemon_signal_cb(evutil_socket_t sig, short ev, void *arg)
 {
 	struct daemon *d = arg;
+	void (*stop)(struct daemon *) = d->d_stop;
 
 	log_debug("signal %d, exiting", (int)sig);
+	if (stop != NULL) {
+		d->d_stop = NULL;
+		stop(d);
+		return;
+	}
 	event_base_loopexit(d->d_base, NULL);
 }
 

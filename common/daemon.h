@@ -42,6 +42,12 @@ struct daemon {
 	void (*d_peer_up)(struct daemon *, enum proc_id);
 	/* Adds the daemon's own facts to its MSG_STATUS_OK answer. */
 	void (*d_status_extra)(struct daemon *, struct json_object *);
+	/*
+	 * SIGTERM/SIGINT: called instead of leaving the loop, once; the
+	 * daemon leaves it itself when done (bounded).  A second signal
+	 * leaves at once.  NULL: leave at once.
+	 */
+	void (*d_stop)(struct daemon *);
 	void *d_arg;
 	/* systemd mode (d_systemd): our listener, whom we accept, whom we
 	 * dial and where. */

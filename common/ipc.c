@@ -314,6 +314,12 @@ ipc_conn_broken(const struct ipc_conn *c)
 }
 
 int
+ipc_conn_waiting(const struct ipc_conn *c)
+{
+	return !TAILQ_EMPTY(&c->c_pending);
+}
+
+int
 ipc_conn_fd(const struct ipc_conn *c)
 {
 	return c->c_fd;

@@ -93,6 +93,8 @@ enum proc_id ipc_conn_peer(const struct ipc_conn *);
 /* 1 once the peer broke the protocol (as opposed to closing cleanly). */
 int ipc_conn_broken(const struct ipc_conn *);
 int ipc_conn_fd(const struct ipc_conn *);
+/* 1 while a request of ours still waits for its reply (or its timeout). */
+int ipc_conn_waiting(const struct ipc_conn *);
 
 /*
  * Queue a one-way frame (id 0, no reply expected).  payload may be NULL

@@ -307,10 +307,13 @@ aproc_kill(struct aproc *ap, enum aproc_end why)
 void
 aproc_kill_all(void)
 {
-	struct aproc *ap;
+	struct aproc *ap, *next;
 
-	TAILQ_FOREACH (ap, &sp.sp_procs, ap_entry)
-		aproc_signal(ap, SIGKILL);
+	/* aproc_kill may finish (and unlink) the one in hand. */
+	for (ap = TAILQ_FIRST(&sp.sp_procs); ap != NULL; ap = next) {
+		next = TAILQ_NEXT(ap, ap_entry);
+		aproc_kill(ap, AP_END_NONE);
+	}
 }
 
 /*
@@ -704,6 +707,11 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	memset(ap, 0, sizeof(*ap));
 	ap->ap_out = ap->ap_err = ap->ap_in = ap->ap_notify = -1;
 	ap->ap_inited = 1;
+	if (sp.sp_stopping) {
+		log_warnx("agent %s: the spawner is stopping; not started",
+		    as->as_agent != NULL ? as->as_agent : "?");
+		goto fail;
+	}
 	ap->ap_ops = ops;
 	ap->ap_arg = arg;
 	ap->ap_agent = as->as_agent;

@@ -346,6 +346,13 @@ tick_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 void
+mission_sched_stop(void)
+{
+	if (tick_ev != NULL)
+		evtimer_del(tick_ev);
+}
+
+void
 mission_sched_start(const char *dir)
 {
 	const char *tc = getenv("CORDON_TEST_CLOCK_FILE");

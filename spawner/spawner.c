@@ -216,6 +216,49 @@ spawner_protect(const struct daemon_args *a)
 }
 
 /*
+ * SIGTERM (cordond stops the broker first and auditd after us): no new
+ * child starts, and every run is killed and ends as a killed run does,
+ * its end record (agent.invoke.error, agent.action, mission.run with
+ * errorClass killed) sent to auditd.  We leave once no run is left and
+ * auditd has answered every record, or after SPAWNER_DRAIN_MS, within
+ * cordond's stop grace; main then removes what is left.
+ */
+#define SPAWNER_DRAIN_MS      2000
+#define SPAWNER_DRAIN_POLL_MS 5
+
+static struct event *drain_ev;
+static uint64_t drain_until;
+
+static void
+drain_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct timeval tv = {0, SPAWNER_DRAIN_POLL_MS * 1000};
+	struct ipc_conn *a = sp.sp_d.d_peers[PROC_AUDITD];
+
+	if ((TAILQ_EMPTY(&sp.sp_procs) &&
+		(a == NULL || !ipc_conn_waiting(a))) ||
+	    now_ms_mono() >= drain_until) {
+		event_base_loopexit(sp.sp_d.d_base, NULL);
+		return;
+	}
+	evtimer_add(drain_ev, &tv);
+}
+
+static void
+spawner_stop(struct daemon *d)
+{
+	sp.sp_stopping = 1;
+	mission_sched_stop();
+	aproc_kill_all();
+	drain_until = now_ms_mono() + SPAWNER_DRAIN_MS;
+	if ((drain_ev = evtimer_new(d->d_base, drain_cb, NULL)) == NULL) {
+		event_base_loopexit(d->d_base, NULL);
+		return;
+	}
+	drain_cb(-1, 0, NULL);
+}
+
+/*
  * SP-7: --pids-cgroup-fd N is a cgroup directory cordond made for us;
  * anything else there is a usage error.  Under cordond as root without
  * one, every run is refused (aproc_start); under systemd the unit's
@@ -276,6 +319,7 @@ main(int argc, char **argv)
 		sandbox_hide_dir(sp.sp_d.d_sockdir);
 	sp.sp_d.d_peer_up = peer_up;
 	sp.sp_d.d_status_extra = status_extra;
+	sp.sp_d.d_stop = spawner_stop;
 	sp.sp_d.d_arg = &sp;
 	sp.sp_sigchld = evsignal_new(sp.sp_d.d_base, SIGCHLD, sigchld_cb, NULL);
 	if (sp.sp_sigchld == NULL || evsignal_add(sp.sp_sigchld, NULL) == -1)
@@ -305,8 +349,10 @@ main(int argc, char **argv)
 	log_debug("ready");
 	daemon_loop(&sp.sp_d);
 
-	/* SIGTERM: no run outlives us, nor its private tmp. */
+	/* Whatever the drain left: no run outlives us, nor its private tmp. */
 	aproc_kill_all();
 	sandbox_tmp_close();
+	if (drain_ev != NULL)
+		event_free(drain_ev);
 	return 0;
 }

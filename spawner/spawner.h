@@ -124,7 +124,8 @@ struct spawner {
 	unsigned int sp_broker_gen; /* bumps with each new broker channel */
 	TAILQ_HEAD(, aproc) sp_procs;
 	struct event *sp_sigchld;
-	int sp_cgfd; /* the pids cgroup cordond delegated (SP-7), or -1 */
+	int sp_cgfd;	 /* the pids cgroup cordond delegated (SP-7), or -1 */
+	int sp_stopping; /* SIGTERM: no new child; runs end, then we exit */
 };
 
 extern struct spawner sp;
@@ -159,7 +160,7 @@ int aproc_start(struct aproc *, const struct aproc_spec *,
     const struct aproc_ops *, void *arg);
 void aproc_stop(struct aproc *, enum aproc_end, long grace_ms);
 void aproc_kill(struct aproc *, enum aproc_end);
-/* At exit: SIGKILL every run's process group; nothing more. */
+/* Stopping: every run is killed and ends as any killed run does. */
 void aproc_kill_all(void);
 /* Flow control: stop / resume reading stdout (the child then blocks). */
 void aproc_pause(struct aproc *);
@@ -196,6 +197,7 @@ int run_headless(struct agent *, const char *run_id, const char *prompt,
 /* mission.c, mission_sched.c: missions (MI-1 ... MI-4, API-7) */
 struct mission_ent;
 void missions_start(const char *state_dir); /* NULL: no cron state */
+void mission_sched_stop(void);		    /* no cron slot fires from now on */
 void mission_list_h(struct ipc_conn *, struct ipc_msg *, void *);
 void mission_run_h(struct ipc_conn *, struct ipc_msg *, void *);
 

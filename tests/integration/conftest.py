@@ -222,7 +222,9 @@ class Cordon:
                               "--port", "0"] + self.extra_args
         self._stderr = open(self.stderr_path, "wb")
         os.makedirs(self.tmpdir, mode=0o700, exist_ok=True)
-        st = os.stat(self.home)  # a cordon run as another user owns both
+        # A cordon run as another user owns both (--demo makes its home).
+        st = os.stat(self.home if os.path.isdir(self.home)
+                     else os.path.dirname(self.home))
         os.chown(self.tmpdir, st.st_uid, st.st_gid)
         env = child_env()
         env["TMPDIR"] = self.tmpdir

@@ -697,6 +697,34 @@ def test_sp17_sp7_a_descendant_that_cannot_die_holds_nothing(
         os.rmdir(freezer)
 
 
+def test_au3_a_run_going_at_stop_ends_killed_in_the_audit(world,
+                                                          cordon_factory):
+    """AU-3/SP-17: cordon stopped (SIGTERM) with a run going: the run is
+    killed and its agent.invoke gets its end record, errorClass killed,
+    before system.shutdown; no process and no tmp is left (finish)."""
+    from agents_util import audit_records
+    w = world
+    bomb_agent(w)
+    c = cordon_factory(home=w["home"])
+    s, agent = neverexit_run(c)
+    try:
+        assert c.stop() == 0, c.stderr()
+    finally:
+        s.close()
+    recs = audit_records(w["home"])
+    inv = [r for r in recs if r["kind"] == "agent.invoke"]
+    assert len(inv) == 1, recs
+    ends = [r for r in recs if r.get("runId") == inv[0]["runId"] and
+            r["kind"] in ("agent.invoke.complete", "agent.invoke.error")]
+    assert len(ends) == 1 and ends[0]["kind"] == "agent.invoke.error", recs
+    assert ends[0]["errorClass"] == "killed", ends
+    down = [r for r in recs if r["kind"] == "system.shutdown"]
+    assert len(down) == 1 and down[0]["seq"] > ends[0]["seq"], recs
+    for pid in agent:
+        assert not os.path.exists(f"/proc/{pid}") or \
+            proc_state(pid) in "ZX", pid
+
+
 def proc_ppid(pid):
     with open(f"/proc/{pid}/stat") as f:
         st = f.read()
