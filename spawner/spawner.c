@@ -220,8 +220,9 @@ spawner_protect(const struct daemon_args *a)
  * child starts, and every run is killed and ends as a killed run does,
  * its end record (agent.invoke.error, agent.action, mission.run with
  * errorClass killed) sent to auditd.  We leave once no run is left and
- * auditd has answered every record, or after SPAWNER_DRAIN_MS, within
- * cordond's stop grace; main then removes what is left.
+ * auditd and vaultd (stopped after us too) have answered every request,
+ * or after SPAWNER_DRAIN_MS, within cordond's stop grace; main then
+ * removes what is left.
  */
 #define SPAWNER_DRAIN_MS      2000
 #define SPAWNER_DRAIN_POLL_MS 5
@@ -234,9 +235,11 @@ drain_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct timeval tv = {0, SPAWNER_DRAIN_POLL_MS * 1000};
 	struct ipc_conn *a = sp.sp_d.d_peers[PROC_AUDITD];
+	struct ipc_conn *v = sp.sp_d.d_peers[PROC_VAULTD];
 
-	if ((TAILQ_EMPTY(&sp.sp_procs) &&
-		(a == NULL || !ipc_conn_waiting(a))) ||
+	/* A note in vaultd's hands still has its mission.run to come. */
+	if ((TAILQ_EMPTY(&sp.sp_procs) && (a == NULL || !ipc_conn_waiting(a)) &&
+		(v == NULL || !ipc_conn_waiting(v))) ||
 	    now_ms_mono() >= drain_until) {
 		event_base_loopexit(sp.sp_d.d_base, NULL);
 		return;
