@@ -39,18 +39,30 @@ struct action {
 
 static size_t nactions;
 
+/*
+ * What the ended child leaves behind: its secret values and env (wiped),
+ * its private tmp and run group.  Once the record is sent; a second call
+ * does nothing.
+ */
+static void
+action_scrap(struct action *x)
+{
+	secrets_clear(&x->x_ss);
+	env_free(x->x_envp);
+	x->x_envp = NULL;
+	aproc_release(&x->x_proc);
+}
+
 static void
 action_free(struct action *x)
 {
 	nactions--;
-	secrets_clear(&x->x_ss);
-	env_free(x->x_envp);
+	action_scrap(x);
 	free(x->x_argv);
 	if (x->x_out)
 		evbuffer_free(x->x_out);
 	if (x->x_err)
 		evbuffer_free(x->x_err);
-	aproc_release(&x->x_proc);
 	json_object_put(x->x_answer);
 	free(x);
 }
@@ -168,7 +180,8 @@ action_audit(struct action *x, int code, uint64_t ms, uint64_t oc,
 			ipc_reply_error(
 			    x->x_conn, &x->x_req, "audit-unavailable");
 		action_free(x);
-	}
+	} else
+		action_scrap(x); /* while auditd syncs the record */
 	json_object_put(o);
 }
 
