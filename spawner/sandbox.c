@@ -46,7 +46,7 @@
 
 #define nitems(a) (sizeof(a) / sizeof((a)[0]))
 
-struct sandbox_host sbx_host = {-1, 0, 0, 0, 0, 0};
+struct sandbox_host sbx_host = {-1, 0, 0, 0, 0, 0, 0};
 
 /* The dir of the runs' private tmps, and its parent (sandbox_tmp_open). */
 static char sbx_runs[PATH_MAX];
@@ -253,6 +253,8 @@ sandbox_host_json(void)
 	    o, "userns", json_object_new_boolean(sbx_host.sh_userns));
 	json_object_object_add(
 	    o, "seccomp", json_object_new_boolean(sbx_host.sh_seccomp));
+	json_object_object_add(
+	    o, "privateTmp", json_object_new_boolean(sbx_host.sh_private_tmp));
 	return o;
 }
 
@@ -261,10 +263,11 @@ sandbox_host_json(void)
 static unsigned int
 host_layers(enum mf_network net)
 {
-	unsigned int l =
-	    SBX_L_CAPS | SBX_L_NNP | SBX_L_PRIV_TMP | SBX_L_SECRETS;
+	unsigned int l = SBX_L_CAPS | SBX_L_NNP | SBX_L_SECRETS;
 	int abi = sbx_host.sh_landlock_abi;
 
+	if (sbx_host.sh_private_tmp)
+		l |= SBX_L_PRIV_TMP;
 	if (sbx_host.sh_userns)
 		l |= SBX_L_USERNS | SBX_L_MOUNTNS | SBX_L_PIDNS | SBX_L_NETNS;
 	if (sbx_host.sh_seccomp)
@@ -316,6 +319,11 @@ sandbox_plan_build(const struct manifest *mf, const struct protect_ctx *pc,
 	if (pl->pl_network == MF_NET_NONE)
 		want |= SBX_L_USERNS | SBX_L_NETNS | SBX_L_SC_NET;
 	have = host_layers(pl->pl_network);
+	/* Never optional: sandbox_run_prepare refuses a run without it. */
+	if (!(have & SBX_L_PRIV_TMP)) {
+		snprintf(why, whysz, "sandbox: this host lacks private-tmp");
+		return -1;
+	}
 	/* Layers the ABI adds on top, never required of the host. */
 	extra = have & (SBX_L_LL_NET | SBX_L_LL_SCOPE | SBX_L_LL_LOG);
 	if (!(have & SBX_L_LANDLOCK))
@@ -711,6 +719,7 @@ sandbox_tmp_open(void)
 		errno = saved;
 		goto fail;
 	}
+	sbx_host.sh_private_tmp = 1;
 	return 0;
 fail:
 	saved = errno;
@@ -736,6 +745,7 @@ sandbox_tmp_close(void)
 	close(sbx_base_fd);
 	sbx_runs_fd = sbx_base_fd = -1;
 	sbx_runs[0] = '\0';
+	sbx_host.sh_private_tmp = 0;
 }
 
 /* ---- the child: no logging, no allocation ---- */

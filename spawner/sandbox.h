@@ -84,6 +84,7 @@ struct sandbox_host {
 	int sh_landlock_abi; /* -1: unavailable */
 	int sh_userns;	     /* a user namespace can be created */
 	int sh_seccomp;	     /* filters load (the spawner runs under one) */
+	int sh_private_tmp;  /* sandbox_tmp_open made the runs' tmp dir */
 	/*
 	 * SP-7: cordond delegated a pids cgroup (each run gets a child
 	 * group); without one, a spawner running as root outside systemd

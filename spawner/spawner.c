@@ -342,7 +342,7 @@ main(int argc, char **argv)
 	spawner_cgroup(cgfd);
 	if (sandbox_tmp_open() == -1)
 		log_warn("sandbox: no dir for the runs' private tmps; every "
-			 "run is refused");
+			 "agent is disabled");
 
 	/* Manifests are parsed confined: they are operator files, but input. */
 	agents_load();

@@ -70,6 +70,7 @@ test_sbx5_full_host(void **state)
 	sbx_host.sh_landlock_abi = 7;
 	sbx_host.sh_userns = 1;
 	sbx_host.sh_seccomp = 1;
+	sbx_host.sh_private_tmp = 1;
 	mf_init(MF_ISO_NAMESPACE, MF_NET_NONE, 1, 1);
 	assert_int_equal(
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), 0);
@@ -96,6 +97,7 @@ test_sbx5_missing_layer_refuses(void **state)
 	sbx_host.sh_landlock_abi = 3;
 	sbx_host.sh_userns = 0;
 	sbx_host.sh_seccomp = 1;
+	sbx_host.sh_private_tmp = 1;
 	mf_init(MF_ISO_NAMESPACE, MF_NET_NONE, 1, 1);
 	assert_int_equal(
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
@@ -106,6 +108,15 @@ test_sbx5_missing_layer_refuses(void **state)
 	assert_int_equal(
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
 	assert_string_equal(why, "sandbox: this host lacks userns netns");
+	/* No dir for the runs' tmps: refused, even with required: false. */
+	sbx_host.sh_landlock_abi = 7;
+	sbx_host.sh_userns = 1;
+	sbx_host.sh_private_tmp = 0;
+	mf_init(MF_ISO_LANDLOCK, MF_NET_ALLOW, 1, 0);
+	assert_int_equal(
+	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
+	assert_string_equal(why, "sandbox: this host lacks private-tmp");
+	sbx_host.sh_private_tmp = 1;
 	/* Without Landlock nothing is enforceable. */
 	sbx_host.sh_landlock_abi = -1;
 	sbx_host.sh_userns = 1;
@@ -126,6 +137,7 @@ test_sbx5_not_required_says_why(void **state)
 	sbx_host.sh_landlock_abi = 3;
 	sbx_host.sh_userns = 0;
 	sbx_host.sh_seccomp = 1;
+	sbx_host.sh_private_tmp = 1;
 	mf_init(MF_ISO_NAMESPACE, MF_NET_NONE, 1, 0);
 	assert_int_equal(
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), 0);
@@ -289,6 +301,7 @@ test_sbx1_runs_dir_swept_only_when_dead(void **state)
 
 	assert_int_equal(setenv("TMPDIR", base, 1), 0);
 	assert_int_equal(sandbox_tmp_open(), 0);
+	assert_int_equal(sbx_host.sh_private_tmp, 1);
 	assert_false(exists_in(base, "cordon-runs.dead01"));
 	assert_true(exists_in(base, "cordon-runs.live01/cordon-run.bbbbbb"));
 	assert_true(exists_in(base, "cordon-runs.open01"));
@@ -317,6 +330,7 @@ test_sbx1_runs_dir_swept_only_when_dead(void **state)
 		closedir(d);
 	}
 	sandbox_tmp_close();
+	assert_int_equal(sbx_host.sh_private_tmp, 0);
 	assert_int_equal(count_prefix(base, "cordon-runs."), 3);
 
 	/* Once the live one's holder is gone, the next start sweeps it. */
@@ -325,6 +339,19 @@ test_sbx1_runs_dir_swept_only_when_dead(void **state)
 	assert_false(exists_in(base, "cordon-runs.live01"));
 	sandbox_tmp_close();
 	assert_int_equal(count_prefix(base, "cordon-runs."), 2);
+
+	/* A TMPDIR we cannot make a dir in: no private tmp, said so. */
+	snprintf(p, sizeof(p), "%s/target/keep", base);
+	assert_int_equal(chmod(p, 0500), 0);
+	assert_int_equal(setenv("TMPDIR", p, 1), 0);
+	if (geteuid() != 0) {
+		assert_int_equal(sandbox_tmp_open(), -1);
+		assert_int_equal(sbx_host.sh_private_tmp, 0);
+	}
+	snprintf(p, sizeof(p), "%s/nowhere", base);
+	assert_int_equal(setenv("TMPDIR", p, 1), 0);
+	assert_int_equal(sandbox_tmp_open(), -1);
+	assert_int_equal(sbx_host.sh_private_tmp, 0);
 
 	assert_int_equal(chdir("/"), 0);
 	if (old != NULL)
