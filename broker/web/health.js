@@ -149,7 +149,8 @@ function renderAgentSandbox(spawner) {
 }
 
 // SBX-1..5: which layers this host offers agent runs, as the spawner
-// probed them (Landlock ABI, user namespaces, seccomp).
+// probed them (Landlock ABI, user namespaces, seccomp, the dir of the
+// runs' private tmps: without it no agent runs).
 function renderSandboxHost(spawner) {
   const n = $('sandbox-host');
   const sh = spawner?.up === true ? spawner.status?.sandboxHost : null;
@@ -170,7 +171,9 @@ function renderSandboxHost(spawner) {
     'Sandbox layers this host offers agent runs: Landlock ',
     part('landlock', abi === null ? DASH : abi > 0 ? `ABI ${abi}` : 'unavailable', abi),
     ', user namespaces ', part('userns', yn(sh.userns), sh.userns),
-    ', seccomp ', part('seccomp', yn(sh.seccomp), sh.seccomp), '.');
+    ', seccomp ', part('seccomp', yn(sh.seccomp), sh.seccomp),
+    ', private tmp ', part('privatetmp', yn(sh.privateTmp), sh.privateTmp), '.');
+  if (sh.privateTmp === false) n.querySelector('[data-layer="privatetmp"]').classList.add('warn');
   // SP-7: what bounds the number of a run's processes.
   const pc = spawner.status?.pidsCgroup;
   if (pc && typeof pc === 'object' && typeof pc.state === 'string') {

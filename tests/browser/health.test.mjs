@@ -122,6 +122,7 @@ test('DA-3/PER-6: login URL lands on /ui/ and shows all four daemons up and conf
     landlock: { text: host.landlockAbi > 0 ? `ABI ${host.landlockAbi}` : 'unavailable', value: String(host.landlockAbi) },
     userns: { text: host.userns ? 'yes' : 'no', value: String(host.userns) },
     seccomp: { text: host.seccomp ? 'yes' : 'no', value: String(host.seccomp) },
+    privatetmp: { text: host.privateTmp ? 'yes' : 'no', value: String(host.privateTmp) },
     // SP-7: the process bound, the spawner's own words.
     pids: { text: pids.state, value: String(pids.on === true) },
   });
