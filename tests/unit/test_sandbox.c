@@ -32,6 +32,16 @@
 static struct manifest mf;
 static struct protect_ctx pc;
 
+/* The host the spawner would have probed. */
+static void
+host_set(int abi, int userns, int seccomp, int private_tmp)
+{
+	sbx_host.sh_landlock_abi = abi;
+	sbx_host.sh_userns = userns;
+	sbx_host.sh_seccomp = seccomp;
+	sbx_host.sh_private_tmp = private_tmp;
+}
+
 static void
 mf_init(enum mf_isolation iso, enum mf_network net, int present, int req)
 {
@@ -67,10 +77,7 @@ test_sbx5_full_host(void **state)
 	struct json_object *o, *v;
 	char why[256] = "";
 
-	sbx_host.sh_landlock_abi = 7;
-	sbx_host.sh_userns = 1;
-	sbx_host.sh_seccomp = 1;
-	sbx_host.sh_private_tmp = 1;
+	host_set(7, 1, 1, 1);
 	mf_init(MF_ISO_NAMESPACE, MF_NET_NONE, 1, 1);
 	assert_int_equal(
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), 0);
@@ -94,10 +101,7 @@ test_sbx5_missing_layer_refuses(void **state)
 	struct sandbox_plan pl;
 	char why[256] = "";
 
-	sbx_host.sh_landlock_abi = 3;
-	sbx_host.sh_userns = 0;
-	sbx_host.sh_seccomp = 1;
-	sbx_host.sh_private_tmp = 1;
+	host_set(3, 0, 1, 1);
 	mf_init(MF_ISO_NAMESPACE, MF_NET_NONE, 1, 1);
 	assert_int_equal(
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
@@ -109,17 +113,13 @@ test_sbx5_missing_layer_refuses(void **state)
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
 	assert_string_equal(why, "sandbox: this host lacks userns netns");
 	/* No dir for the runs' tmps: refused, even with required: false. */
-	sbx_host.sh_landlock_abi = 7;
-	sbx_host.sh_userns = 1;
-	sbx_host.sh_private_tmp = 0;
+	host_set(7, 1, 1, 0);
 	mf_init(MF_ISO_LANDLOCK, MF_NET_ALLOW, 1, 0);
 	assert_int_equal(
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
 	assert_string_equal(why, "sandbox: this host lacks private-tmp");
-	sbx_host.sh_private_tmp = 1;
 	/* Without Landlock nothing is enforceable. */
-	sbx_host.sh_landlock_abi = -1;
-	sbx_host.sh_userns = 1;
+	host_set(-1, 1, 1, 1);
 	mf_init(MF_ISO_LANDLOCK, MF_NET_ALLOW, 1, 1);
 	assert_int_equal(
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
@@ -134,10 +134,7 @@ test_sbx5_not_required_says_why(void **state)
 	struct json_object *o, *v;
 	char why[256] = "";
 
-	sbx_host.sh_landlock_abi = 3;
-	sbx_host.sh_userns = 0;
-	sbx_host.sh_seccomp = 1;
-	sbx_host.sh_private_tmp = 1;
+	host_set(3, 0, 1, 1);
 	mf_init(MF_ISO_NAMESPACE, MF_NET_NONE, 1, 0);
 	assert_int_equal(
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), 0);
