@@ -521,6 +521,11 @@ sandbox_run_end(struct sandbox_run *sx)
 #define RM_DEPTH      32
 #define RM_PASSES_MAX 65536
 
+/*
+ * 0: moved; -1: failed.  Names the agent planted in top make us pick
+ * another; if all are taken this pass, the next pass (which removes
+ * them) tries again.
+ */
 static int
 rm_move_up(int dfd, const char *name, int top)
 {
@@ -535,7 +540,7 @@ rm_move_up(int dfd, const char *name, int top)
 		if (errno != EEXIST)
 			return -1;
 	}
-	return -1;
+	return 0;
 }
 
 static int
@@ -583,7 +588,9 @@ rm_level(int top, int dfd, int depth, int *again)
 		if (rm_level(top, sub, depth + 1, again) == -1)
 			rc = -1;
 		close(sub);
-		if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) == -1)
+		/* Not empty yet: a dir below it waits for the next pass. */
+		if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) == -1 &&
+		    !(errno == ENOTEMPTY && *again))
 			rc = -1;
 	}
 	closedir(d);

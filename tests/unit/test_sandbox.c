@@ -229,6 +229,17 @@ test_sbx1_rmtree_any_depth(void **state)
 	}
 	assert_int_equal(fchmod(dfd, 0500), 0); /* even a locked bottom */
 	close(dfd);
+	/* Names the walk would move deep dirs to, taken in advance. */
+	assert_true((dfd = open(base, O_RDONLY | O_DIRECTORY)) != -1);
+	for (i = 0; i < 2000; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), ".rm.%d", i);
+		assert_true(
+		    (fd = openat(dfd, name, O_WRONLY | O_CREAT, 0600)) != -1);
+		close(fd);
+	}
+	close(dfd);
 	assert_int_equal(sandbox_rmtree(base), 0);
 	assert_int_equal(access(base, F_OK), -1);
 }
