@@ -87,9 +87,9 @@ def test_su2_health_agrees_with_proc(cordon):
     # spawner, whose Landlock every agent would inherit, has none itself.
     sp = [d for d in h["daemons"] if d["name"] == "spawner"][0]
     host = sp["status"]["sandboxHost"]
-    assert set(host) == {"landlockAbi", "userns", "seccomp"}
+    assert set(host) == {"landlockAbi", "userns", "seccomp", "privateTmp"}
     assert host["landlockAbi"] == sp["status"]["landlockAbi"]
-    assert host["seccomp"] is True
+    assert host["seccomp"] is True and host["privateTmp"] is True
     assert sp["status"]["landlock"] == "off"
     vd = [d for d in h["daemons"] if d["name"] == "vaultd"][0]
     assert vd["status"]["vaultResolve"] == "openat2"
