@@ -238,9 +238,15 @@ drain_cb(evutil_socket_t fd, short ev, void *arg)
 	struct ipc_conn *v = sp.sp_d.d_peers[PROC_VAULTD];
 
 	/* A note in vaultd's hands still has its mission.run to come. */
-	if ((TAILQ_EMPTY(&sp.sp_procs) && (a == NULL || !ipc_conn_waiting(a)) &&
-		(v == NULL || !ipc_conn_waiting(v))) ||
-	    now_ms_mono() >= drain_until) {
+	if (TAILQ_EMPTY(&sp.sp_procs) && (a == NULL || !ipc_conn_waiting(a)) &&
+	    (v == NULL || !ipc_conn_waiting(v))) {
+		event_base_loopexit(sp.sp_d.d_base, NULL);
+		return;
+	}
+	if (now_ms_mono() >= drain_until) {
+		log_warnx("stopping: a run or its end record was still "
+			  "outstanding after %d ms",
+		    SPAWNER_DRAIN_MS);
 		event_base_loopexit(sp.sp_d.d_base, NULL);
 		return;
 	}
