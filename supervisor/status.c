@@ -184,10 +184,11 @@ print_daemons(struct json_object *health)
 		    str_at(st, "landlock"));
 		if ((host = obj_at(st, "sandboxHost")) != NULL)
 			printf("host sandbox layers: landlock ABI %s, user "
-			       "namespaces %s, seccomp %s\n",
+			       "namespaces %s, seccomp %s, private tmp %s\n",
 			    any_at(host, "landlockAbi", b[0], sizeof(b[0])),
 			    any_at(host, "userns", b[1], sizeof(b[1])),
-			    any_at(host, "seccomp", b[2], sizeof(b[2])));
+			    any_at(host, "seccomp", b[2], sizeof(b[2])),
+			    any_at(host, "privateTmp", b[3], sizeof(b[3])));
 		if ((host = obj_at(st, "pidsCgroup")) != NULL)
 			printf("process bound (SP-7): %s\n",
 			    str_at(host, "state"));

@@ -33,6 +33,12 @@ def test_su2_status_names_every_daemon(cordon):
     h = cordon.health()
     st = [d for d in h["daemons"] if d["name"] == "spawner"][0]["status"]
     assert f"process bound (SP-7): {st['pidsCgroup']['state']}" in lines
+    host = st["sandboxHost"]
+    yn = {True: "yes", False: "no"}
+    assert ("host sandbox layers: landlock ABI "
+            f"{host['landlockAbi']}, user namespaces {yn[host['userns']]}, "
+            f"seccomp {yn[host['seccomp']]}, private tmp yes") in lines, \
+        r.stdout
     if os.geteuid() == 0:
         assert st["pidsCgroup"]["on"] is True, st
 
