@@ -230,6 +230,9 @@ protect_root_conflict(const struct protect_ctx *pc, const char *root)
 		if (abs_ok(pc->pc_extra[i]) &&
 		    (why = relation(root, pc->pc_extra[i])) != NULL)
 			return why;
+	if (pc->pc_runs != NULL && abs_ok(pc->pc_runs) &&
+	    (why = relation(root, pc->pc_runs)) != NULL)
+		return why;
 	if (pc->pc_home == NULL || !abs_ok(pc->pc_home))
 		return NULL;
 	for (l = 0; l < 2; l++)

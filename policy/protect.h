@@ -16,6 +16,12 @@ struct protect_ctx {
 	/* cordon's config dir (secrets), the audit dir, the vault: resolved */
 	const char *pc_extra[PROTECT_EXTRA_MAX];
 	size_t pc_nextra;
+	/*
+	 * The spawner's dir of the runs' private tmps, resolved, or NULL: no
+	 * root may contain or enter it (other runs' tmps are in it), but
+	 * protect_path_hit leaves it alone (so is the agent's own tmp).
+	 */
+	const char *pc_runs;
 };
 
 /* Home-relative protected entries (".ssh", ".config/gh", ...). */
@@ -37,7 +43,8 @@ int protect_name_secret(const char *name);
 int protect_path_hit(const struct protect_ctx *, const char *path);
 
 /*
- * For a sandbox root: 0 if allowed; else a fixed phrase saying why
+ * For a sandbox root (checked against pc_runs too): NULL if allowed;
+ * else a fixed phrase saying why
  * ("is inside a protected path", "contains a protected path",
  * "is a protected path", "is the home directory", "is /").
  */

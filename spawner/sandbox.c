@@ -49,7 +49,7 @@
 struct sandbox_host sbx_host = {-1, 0, 0, 0, 0, 0, 0};
 
 /* The dir of the runs' private tmps, and its parent (sandbox_tmp_open). */
-static char sbx_runs[PATH_MAX];
+static char sbx_runs[PATH_MAX], sbx_runs_real[PATH_MAX];
 static int sbx_runs_fd = -1, sbx_base_fd = -1;
 
 /* `cordon` beside the spawner, so agent hooks can run `cordon gate`. */
@@ -726,6 +726,8 @@ sandbox_tmp_open(void)
 		errno = saved;
 		goto fail;
 	}
+	if (realpath(sbx_runs, sbx_runs_real) == NULL)
+		snprintf(sbx_runs_real, sizeof(sbx_runs_real), "%s", sbx_runs);
 	sbx_host.sh_private_tmp = 1;
 	return 0;
 fail:
@@ -737,6 +739,12 @@ fail:
 	sbx_runs[0] = '\0';
 	errno = saved;
 	return -1;
+}
+
+const char *
+sandbox_tmp_dir(void)
+{
+	return sbx_runs_fd != -1 ? sbx_runs_real : NULL;
 }
 
 void

@@ -134,6 +134,8 @@ void sandbox_host_probe(void);
  */
 int sandbox_tmp_open(void);
 void sandbox_tmp_close(void);
+/* That dir, resolved, while open (SBX-2: no root may reach it); or NULL. */
+const char *sandbox_tmp_dir(void);
 /*
  * Under systemd: the dir of cordon's sockets, which namespace-isolation
  * runs see covered by an empty read-only tmpfs (an agent shares the

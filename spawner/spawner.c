@@ -349,6 +349,7 @@ main(int argc, char **argv)
 	if (sandbox_tmp_open() == -1)
 		log_warn("sandbox: no dir for the runs' private tmps; every "
 			 "agent is disabled");
+	sp.sp_protect.pc_runs = sandbox_tmp_dir();
 
 	/* Manifests are parsed confined: they are operator files, but input. */
 	agents_load();

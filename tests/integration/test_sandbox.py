@@ -296,6 +296,28 @@ def test_sbx1_health_reports_layers(sandboxed):
 
 # ---- refused at load (SBX-2) and fail closed (SBX-1) ----
 
+def test_sbx2_root_over_other_runs_tmps_refused_at_load(world):
+    """SBX-2: a root that contains the spawner's dir of the runs' private
+    tmps (the other runs' tmps) is refused at load; roots beside it are
+    not."""
+    from conftest import Cordon, finish
+    w = world
+    c = Cordon(w["home"], extra_args=("--allow-root",))
+    add_agent(w, "overtmp", manifest("overtmp", w["work"], None,
+                                     read=[c.tmpdir]))
+    add_agent(w, "okroot", manifest("okroot", w["work"], w["ro"]))
+    try:
+        c.start()
+        names = [a["name"] for a in c.request("GET", "/api/agents")
+                 .json()["agents"]]
+        assert "okroot" in names and "overtmp" not in names, names
+        err = c.stderr()
+        assert "agents/overtmp.yaml" in err and \
+            "sandbox.readRoots[0]: contains a protected path" in err, err
+    finally:
+        finish(c)
+
+
 def test_sbx2_root_in_ssh_refused_at_load(world, cordon_factory):
     w = world
     add_agent(w, "sshroot", manifest("sshroot", w["work"], None,

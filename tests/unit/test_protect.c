@@ -102,6 +102,30 @@ test_roots(void **state)
 	check_root("/home/op/vaulted", NULL);
 }
 
+/* Other runs' tmps: no root near them, but the gate does not look. */
+static void
+test_runs_dir(void **state)
+{
+	struct protect_ctx r = pc;
+
+	(void)state;
+	r.pc_runs = "/tmp/cordon-runs.Ab12Cd";
+	assert_string_equal(
+	    protect_root_conflict(&r, "/tmp"), "contains a protected path");
+	assert_string_equal(
+	    protect_root_conflict(&r, "/tmp/cordon-runs.Ab12Cd"),
+	    "is a protected path");
+	assert_string_equal(
+	    protect_root_conflict(&r, "/tmp/cordon-runs.Ab12Cd/cordon-run.x"),
+	    "is inside a protected path");
+	assert_null(protect_root_conflict(&r, "/tmp/cordon-runs.Ab12"));
+	assert_null(protect_root_conflict(&r, "/tmp/x"));
+	assert_null(protect_root_conflict(&pc, "/tmp"));
+	assert_int_equal(protect_path_hit(&r,
+			     "/tmp/cordon-runs.Ab12Cd/cordon-run.x/out.txt"),
+	    0);
+}
+
 static void
 test_no_home(void **state)
 {
@@ -133,6 +157,7 @@ main(void)
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_path_hit),
 	    cmocka_unit_test(test_roots),
+	    cmocka_unit_test(test_runs_dir),
 	    cmocka_unit_test(test_no_home),
 	    cmocka_unit_test(test_lists),
 	};
