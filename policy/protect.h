@@ -19,7 +19,7 @@ struct protect_ctx {
 	/*
 	 * The spawner's dir of the runs' private tmps, resolved, or NULL: no
 	 * root may contain or enter it (other runs' tmps are in it), but
-	 * protect_path_hit leaves it alone (so is the agent's own tmp).
+	 * protect_path_hit leaves it alone (the agent's own tmp is in it too).
 	 */
 	const char *pc_runs;
 };
