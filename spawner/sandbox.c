@@ -709,18 +709,16 @@ sandbox_tmp_open(void)
 	runs_sweep(sbx_base_fd);
 	if (snprintf(tmp, sizeof(tmp), "%s/." RUNS_PREFIX "XXXXXX", base) >=
 		(int)sizeof(tmp) ||
-	    snprintf(sbx_runs, sizeof(sbx_runs), "%s/%sXXXXXX", base,
-		RUNS_PREFIX) >= (int)sizeof(sbx_runs) ||
 	    mkdtemp(tmp) == NULL)
 		goto fail;
+	/* ".cordon-runs.XXXXXX": ours is the same name without the dot. */
 	name = strrchr(tmp, '/') + 1;
-	/* The same random part, without the dot. */
-	memcpy(sbx_runs + strlen(sbx_runs) - 6, tmp + strlen(tmp) - 6, 6);
+	snprintf(sbx_runs, sizeof(sbx_runs), "%s/%s", base, name + 1);
 	if ((sbx_runs_fd = openat(sbx_base_fd, name,
 		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    flock(sbx_runs_fd, LOCK_EX | LOCK_NB) == -1 ||
-	    renameat2(sbx_base_fd, name, sbx_base_fd,
-		strrchr(sbx_runs, '/') + 1, RENAME_NOREPLACE) == -1) {
+	    renameat2(sbx_base_fd, name, sbx_base_fd, name + 1,
+		RENAME_NOREPLACE) == -1) {
 		saved = errno;
 		(void)unlinkat(sbx_base_fd, name, AT_REMOVEDIR);
 		errno = saved;
