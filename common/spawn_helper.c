@@ -2,8 +2,11 @@
  * The one spawn helper (see spawn_helper.h).  A vfork-style clone(2) +
  * execve with an explicit fd map: the child closes every descriptor it
  * was not given, so a daemon or an agent starts with exactly the fds its
- * table names.  A close-on-exec status pipe tells the parent whether
- * execve was reached (EOF) or which step failed first ({step, errno}).
+ * table names.  A close-on-exec status pipe tells the parent how far the
+ * child got: a {step, errno} record for the first step that failed, or a
+ * zero record just before execve and then EOF once execve succeeded.  A
+ * child killed by a signal before execve (a seccomp kill in the hook, a
+ * stray SIGKILL) leaves EOF without the zero record, and is a failure.
  *
  * vfork-style: the child shares the parent's memory (CLONE_VM) on a stack
  * of its own, and the parent sleeps until the child's execve or exit
@@ -168,6 +171,13 @@ spawn_child(const struct spawn_req *r, pid_t parent, int sfd)
 					    ? SPAWN_STEP_HOOK_BASE
 					    : step);
 	}
+	/* Every step before execve is done: say so, or say nothing at all. */
+	{
+		struct spawn_status st = {SPAWN_STEP_NONE, 0};
+
+		if (write(sfd, &st, sizeof(st)) != (ssize_t)sizeof(st))
+			_exit(127);
+	}
 	execve(r->sr_path, r->sr_argv, r->sr_envp);
 	spawn_fail(sfd, SPAWN_STEP_EXEC);
 }
@@ -208,7 +218,7 @@ spawn_stack_top(void)
 pid_t
 spawn_exec(const struct spawn_req *r)
 {
-	struct spawn_status st;
+	struct spawn_status st[2]; /* the zero record, then execve's failure */
 	struct spawn_arg sa;
 	sigset_t all, old;
 	pid_t pid, parent = getpid();
@@ -266,10 +276,13 @@ spawn_exec(const struct spawn_req *r)
 		errno = saved;
 		return -1;
 	}
-	/* EOF: execve succeeded and closed the pipe. */
-	memset(&st, 0, sizeof(st));
+	/*
+	 * The child has reached execve or died (CLONE_VFORK: or is dying, in
+	 * a sanitized build).  A zero record then EOF: execve succeeded.
+	 */
+	memset(st, 0, sizeof(st));
 	while (got < sizeof(st)) {
-		n = read(p[0], (char *)&st + got, sizeof(st) - got);
+		n = read(p[0], (char *)st + got, sizeof(st) - got);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -277,17 +290,25 @@ spawn_exec(const struct spawn_req *r)
 		got += (size_t)n;
 	}
 	close(p[0]);
-	if (got == 0)
+	if (got == sizeof(st[0]) && st[0].ss_step == SPAWN_STEP_NONE &&
+	    st[0].ss_errno == 0)
 		return pid;
 	while (waitpid(pid, &wst, 0) == -1 && errno == EINTR)
 		;
-	if (got != sizeof(st) || st.ss_errno <= 0) {
-		st.ss_step = SPAWN_STEP_EXEC;
-		st.ss_errno = EIO;
+	if (got == 0) {
+		/* No record at all: a signal ended it before execve. */
+		st[1].ss_step = SPAWN_STEP_DIED;
+		st[1].ss_errno = EINTR;
+	} else if (got == sizeof(st[0]) && st[0].ss_errno > 0)
+		st[1] = st[0]; /* a step failed before execve */
+	else if (got != sizeof(st) || st[0].ss_step != SPAWN_STEP_NONE ||
+		 st[1].ss_errno <= 0) {
+		st[1].ss_step = SPAWN_STEP_EXEC;
+		st[1].ss_errno = EIO;
 	}
 	if (r->sr_status != NULL)
-		*r->sr_status = st;
-	errno = st.ss_errno;
+		*r->sr_status = st[1];
+	errno = st[1].ss_errno;
 	return -1;
 }
 
@@ -295,7 +316,7 @@ const char *
 spawn_step_name(int step)
 {
 	static const char *const names[] = {"none", "fork", "setsid",
-	    "pdeathsig", "fds", "rlimit", "chdir", "execve"};
+	    "pdeathsig", "fds", "rlimit", "chdir", "execve", "died"};
 
 	if (step >= 0 && step < (int)(sizeof(names) / sizeof(names[0])))
 		return names[step];

@@ -34,6 +34,7 @@ enum spawn_step {
 	SPAWN_STEP_RLIMIT,
 	SPAWN_STEP_CWD,
 	SPAWN_STEP_EXEC,
+	SPAWN_STEP_DIED, /* killed by a signal before execve (EINTR) */
 	SPAWN_STEP_HOOK_BASE = 100,
 };
 
