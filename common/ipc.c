@@ -82,6 +82,7 @@ struct ipc_conn {
 	int c_broken; /* died of a protocol violation */
 	int c_inuse;  /* nesting depth of callbacks into the owner */
 	int c_freeme; /* ipc_conn_free() was called while in use */
+	int c_paused; /* not read: IPC_MAX_UNSENT waits to be sent */
 };
 
 static void ipc_read_cb(evutil_socket_t, short, void *);
@@ -641,6 +642,13 @@ ipc_conn_feed(struct ipc_conn *c, const void *buf, size_t len, const int *fds,
 	}
 	c->c_inend += len;
 	while (!c->c_dead && !c->c_freeme) {
+		if (evbuffer_get_length(c->c_out) > IPC_MAX_UNSENT) {
+			/* The rest waits in c_in; ipc_write_cb resumes. */
+			if (!c->c_paused && c->c_rev != NULL)
+				event_del(c->c_rev);
+			c->c_paused = 1;
+			break;
+		}
 		if (evbuffer_copyout(c->c_in, hb, sizeof(hb)) <
 		    (ev_ssize_t)sizeof(hb))
 			break;
@@ -813,4 +821,13 @@ ipc_write_cb(evutil_socket_t fd, short ev, void *arg)
 		c->c_outoff += (uint64_t)n;
 	}
 	event_del(c->c_wev);
+	if (c->c_paused && !c->c_dead) {
+		/* All sent: read again, starting with what is buffered. */
+		c->c_paused = 0;
+		if (event_add(c->c_rev, NULL) == -1) {
+			ipc_die(c, "out of memory");
+			return;
+		}
+		ipc_conn_feed(c, NULL, 0, NULL, 0);
+	}
 }

@@ -28,6 +28,12 @@ struct json_object;
 #define IPC_FLAG_REPLY	0x0002 /* answers the peer's request of this id */
 #define IPC_JSON_DEPTH	16
 #define IPC_MAX_FDQ	4 /* fds queued ahead of their frame */
+/*
+ * Backpressure: while more than this waits unsent to a peer, its frames
+ * are not read or handled, so a peer that asks and never reads its answers
+ * costs us at most this plus one answer.  Reading resumes once all is sent.
+ */
+#define IPC_MAX_UNSENT IPC_MAX_PAYLOAD
 
 struct ipc_hdr {
 	uint32_t type;

@@ -905,6 +905,92 @@ test_reply_bad_payload_cuts_SU3(void **state)
 	close(sv[1]);
 }
 
+/* Answers each MSG_STATUS with about 1 MiB, counting its answers. */
+#define BIG (1024 * 1024)
+static int big_served;
+
+static void
+h_big(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	static char *blob;
+	struct json_object *o;
+
+	if (blob == NULL) {
+		assert_non_null(blob = malloc(BIG + 1));
+		memset(blob, 'x', BIG);
+		blob[BIG] = '\0';
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "b", json_object_new_string(blob));
+	assert_int_equal(ipc_reply(c, m, MSG_STATUS_OK, o, -1), 0);
+	json_object_put(o);
+	big_served++;
+}
+
+static const struct ipc_dispatch tbl_big[] = {
+    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, h_big},
+    {MSG_NONE, 0, 0, 0, IPC_FD_NONE, NULL},
+};
+
+/*
+ * A peer that asks and never reads its answers: once IPC_MAX_UNSENT
+ * waits unsent, its frames are left unread and unhandled, so it cannot
+ * make us hold more than that plus one answer.  Once it reads, the rest
+ * is answered, in order, on the same channel.
+ */
+static void
+test_unread_answers_stop_reading(void **state)
+{
+	struct event_base *base = *state;
+	struct ipc_conn *c;
+	struct ipc_hdr h;
+	uint8_t buf[64], *in;
+	size_t len, got = 0, want, off, seen = 0;
+	uint32_t next = 1;
+	ssize_t k;
+	int sv[2], i, cap = (int)(IPC_MAX_UNSENT / BIG);
+
+	mkpair(sv);
+	big_served = 0;
+	assert_non_null(
+	    c = ipc_conn_new(base, sv[1], PROC_PARENT, tbl_big, NULL, NULL));
+	for (i = 0; i < 3 * cap; i++) {
+		len = MKF(buf, MSG_STATUS, (uint32_t)i + 1, 0, "{}");
+		assert_int_equal(write(sv[0], buf, len), (ssize_t)len);
+	}
+	spin(base, 100);
+	assert_true(big_served >= cap && big_served <= cap + 1);
+
+	/* Read every answer: the rest is served, each id once, in order. */
+	want = (size_t)(3 * cap) * (IPC_HDR_LEN + BIG + 8); /* {"b":"…"} */
+	assert_non_null(in = malloc(2 * BIG));
+	for (i = 0; i < 20000 && seen < want; i++) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		k = recv(sv[0], in + got, 2 * BIG - got, MSG_DONTWAIT);
+		if (k <= 0) {
+			usleep(200);
+			continue;
+		}
+		got += (size_t)k;
+		for (off = 0;
+		     ipc_hdr_decode(in + off, got - off, &h) == IPC_FRAME &&
+		     got - off >= IPC_HDR_LEN + (size_t)h.len;
+		     off += IPC_HDR_LEN + h.len) {
+			assert_int_equal(h.id, next++);
+			assert_int_equal(h.len, BIG + 8);
+			seen += IPC_HDR_LEN + h.len;
+		}
+		memmove(in, in + off, got - off);
+		got -= off;
+	}
+	free(in);
+	assert_int_equal(seen, want);
+	assert_int_equal(big_served, 3 * cap);
+	assert_false(ipc_conn_broken(c));
+	ipc_conn_free(c);
+	close(sv[0]);
+}
+
 static void
 test_request_timeout_late_reply(void **state)
 {
@@ -1873,6 +1959,7 @@ main(void)
 	    T(test_reply_error_accepted),
 	    T(test_reply_bad_payload_cuts_SU3),
 	    T(test_request_timeout_late_reply),
+	    T(test_unread_answers_stop_reading),
 	    T(test_free_with_pending),
 	    T(test_split_reads),
 	    T(test_coalesced_frames),
