@@ -239,8 +239,11 @@ daemon_prepare(struct daemon *d, enum proc_id self,
 	d->d_listen_fd = -1;
 	if (a->da_systemd)
 		daemon_systemd_prepare(d, a);
-	/* The control channel must be there; cordond put it on fd 3. */
-	else if (fcntl(DAEMON_CTL_FD, F_GETFD) == -1)
+	/*
+	 * The control channel must be there; cordond put it on fd 3.  It
+	 * is ours alone: never inherited by anything we execute.
+	 */
+	else if (fcntl(DAEMON_CTL_FD, F_SETFD, FD_CLOEXEC) == -1)
 		fatalx("no control channel on fd %d", DAEMON_CTL_FD);
 	signal(SIGPIPE, SIG_IGN);
 	tzset(); /* load zone data now: the filters refuse the open later */

@@ -89,6 +89,18 @@ close_from(int lo, int hi)
 			close(fd);
 }
 
+/* Is fd a destination in the request's map? */
+static int
+fd_named(const struct spawn_req *r, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < r->sr_nfds; i++)
+		if (r->sr_fds[i].sf_dst == fd)
+			return 1;
+	return 0;
+}
+
 /* Child side, on the parent's memory: async-signal-safe calls only. */
 static void __attribute__((noreturn))
 spawn_child(const struct spawn_req *r, pid_t parent, int sfd)
@@ -138,11 +150,7 @@ spawn_child(const struct spawn_req *r, pid_t parent, int sfd)
 			spawn_fail(sfd, SPAWN_STEP_FDS);
 	/* stdio not named in the map becomes /dev/null. */
 	for (fd = 0; fd <= 2; fd++) {
-		int named = 0;
-		for (i = 0; i < r->sr_nfds; i++)
-			if (r->sr_fds[i].sf_dst == fd)
-				named = 1;
-		if (!named) {
+		if (!fd_named(r, fd)) {
 			int nul = open("/dev/null", O_RDWR);
 			if (nul == -1 || (nul != fd && dup2(nul, fd) == -1))
 				spawn_fail(sfd, SPAWN_STEP_FDS);
@@ -150,7 +158,14 @@ spawn_child(const struct spawn_req *r, pid_t parent, int sfd)
 				close(nul);
 		}
 	}
-	/* Everything above the map goes, except the status pipe. */
+	/*
+	 * Everything else goes, except the status pipe: fds between 3 and
+	 * the highest destination that the map does not name too, whether
+	 * or not the caller marked them close-on-exec.
+	 */
+	for (fd = 3; fd <= maxdst; fd++)
+		if (!fd_named(r, fd))
+			close(fd);
 	close_from(maxdst + 1, sfd - 1);
 	close_from(sfd + 1, (int)(~0U >> 1));
 	for (i = 0; i < r->sr_nrlimits; i++) {

@@ -66,6 +66,21 @@ transportConfig:
 sandbox:
   writeRoots: ["{markdir}"]
 """,
+    "fdshow": """
+name: fdshow
+transport: subprocess
+transportConfig:
+  bin: hermes
+  args: ["-z", "{prompt}"]
+healthProbe:
+  type: command
+  command: ["hermes", "fds"]
+actions:
+  - id: fds
+    label: Descriptors
+    command: ["hermes", "fds"]
+    hint: lists fds
+""",
     "nobin": """
 name: nobin
 transport: subprocess

@@ -7,6 +7,7 @@
 import hashlib
 import json
 import os
+import re
 import time
 import uuid
 
@@ -104,6 +105,28 @@ def test_sp18_not_probed_yet_says_so(tmp_path, monkeypatch, cordon_factory):
         time.sleep(0.1)
     # `sleep 2` prints no version: it ran, so degraded, and now probed.
     assert rd["status"] == "degraded", rd
+
+
+def test_sp6_no_daemon_fd_reaches_an_action_or_a_probe(agents):
+    """SP-6: a child gets exactly its fd map.  A health probe and an
+    action get nothing above stdio, a chat run only its gate socket on
+    fd 3.  The spawner's own channel to cordond (its fd 3, not marked
+    close-on-exec) once reached every probe and action: an agent could
+    speak to cordond as the spawner."""
+    deadline = time.monotonic() + (20 if SLOW else 8)
+    while True:
+        rd = agents.request("GET", "/api/agents/fdshow").json()["agent"][
+            "readiness"]
+        if rd["probed"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert rd.get("version") == "fds none", rd
+    r = post_json(agents, "/api/agents/fdshow/actions/fds", {})
+    assert r.status == 200, r
+    assert r.json()["stdout"] == "fds none\n", r.json()
+    r, ev = run(agents, "fdshow", "fds")
+    assert r.status == 200, r
+    assert re.fullmatch(r"fds 3=socket:\[\d+\]\n", text_of(ev)), ev
 
 
 def test_sp18_missing_binary_offline_and_spawn_failed(agents, tmp_path):

@@ -119,6 +119,51 @@ test_sp6_other_fds_closed(void **state)
 	assert_string_equal(out, "0\n1\n2\n3\n");
 }
 
+/*
+ * The same below the highest destination: an fd the map does not name
+ * is closed even when it lies between 3 and the map's top, close-on-exec
+ * or not (the spawner's own fd 3 once reached actions that way).
+ */
+static void
+test_sp6_unnamed_fds_under_the_map_closed(void **state)
+{
+	char *argv[] = {"/bin/sh", "-c",
+	    "for f in 3 4 5 6 7 8 9; do [ -e /proc/self/fd/$f ] && echo $f; "
+	    "done; exit 0",
+	    NULL};
+	char *envp[] = {NULL};
+	struct spawn_fd fds[2];
+	struct spawn_req req = {
+	    .sr_path = argv[0], .sr_argv = argv, .sr_envp = envp};
+	char out[64];
+	ssize_t n;
+	size_t got = 0;
+	pid_t pid;
+	int p[2], low, mid, st;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	/* Not close-on-exec, and both under the destination 9. */
+	assert_int_equal(low = dup2(p[1], 4), 4);
+	assert_int_equal(mid = dup2(p[1], 7), 7);
+	fds[0].sf_src = p[1];
+	fds[0].sf_dst = 1;
+	fds[1].sf_src = p[1];
+	fds[1].sf_dst = 9;
+	req.sr_fds = fds;
+	req.sr_nfds = 2;
+	assert_true((pid = spawn_exec(&req)) > 0);
+	close(low);
+	close(mid);
+	close(p[1]);
+	while (got + 1 < sizeof(out) &&
+	       (n = read(p[0], out + got, sizeof(out) - got - 1)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_string_equal(out, "9\n");
+}
+
 static void
 test_sp6_new_session(void **state)
 {
@@ -401,6 +446,7 @@ main(void)
 	    cmocka_unit_test(test_sp1_argv_is_not_a_shell),
 	    cmocka_unit_test(test_sp4_env_is_built),
 	    cmocka_unit_test(test_sp6_other_fds_closed),
+	    cmocka_unit_test(test_sp6_unnamed_fds_under_the_map_closed),
 	    cmocka_unit_test(test_sp6_new_session),
 	    cmocka_unit_test(test_sp1_exec_failure_reported),
 	    cmocka_unit_test(test_sbx1_hook_step_reported),
