@@ -105,19 +105,29 @@ env_secretish(const char *name)
 	return name != NULL && env_secretish_n(name, strlen(name));
 }
 
+static int
+env_shared_n(const char *name, size_t len)
+{
+	size_t pl = strlen(env_allow_prefix);
+
+	return in_list(env_allowlist, name, len) ||
+	       (len > pl && memcmp(name, env_allow_prefix, pl) == 0);
+}
+
+int
+env_shared(const char *name)
+{
+	return name != NULL && env_shared_n(name, strlen(name));
+}
+
 /* Parent names that may pass (SP-4): allowlist or CORDON_*, minus PWD
  * (set from cwd) and anything secret-looking (SP-5). */
 static int
 parent_pass(const char *name, size_t len)
 {
-	size_t pl = strlen(env_allow_prefix);
-
 	if (len == 3 && memcmp(name, "PWD", 3) == 0)
 		return 0;
-	if (!in_list(env_allowlist, name, len) &&
-	    !(len > pl && memcmp(name, env_allow_prefix, pl) == 0))
-		return 0;
-	return !env_secretish_n(name, len);
+	return env_shared_n(name, len) && !env_secretish_n(name, len);
 }
 
 static int

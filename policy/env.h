@@ -29,6 +29,11 @@ int env_runtime_control(const char *name);
  * output scrubber, below policy/, applies the same rule to key=value.
  */
 int env_secretish(const char *name);
+/*
+ * 1 if the name passes from the spawner's environment to every agent
+ * (the allowlist or CORDON_*): never a name to map a secret to (SEC-3).
+ */
+int env_shared(const char *name);
 
 /*
  * SP-4/SP-5: build the child env from parent_env (NULL-terminated

@@ -275,6 +275,12 @@ mp_secrets(struct schema *p, struct manifest *m, struct json_object *root)
 			    p, pv, v, "secrets", "invalid environment name");
 			continue;
 		}
+		if (env_shared(k)) {
+			/* cordond would hand it to every agent's spawner env */
+			schema_err(p, pv, v, "secrets",
+			    "name is passed to every agent");
+			continue;
+		}
 		s = mp_strval(
 		    p, pv, v, "secrets", 1, LIM_SECRET_PATH_MAX, S_NOCTL);
 		if (s == NULL)

@@ -32,6 +32,7 @@
 #include "config.h"
 #include "cordond.h"
 #include "daemon.h"
+#include "env.h"
 #include "ipc.h"
 #include "log.h"
 #include "msg.h"
@@ -268,14 +269,11 @@ spawner_env(char **envp, size_t ne, size_t max)
 		    json_object_is_type(sec, json_type_object)) {
 			json_object_object_foreach (sec, k, val) {
 				(void)val;
-				/* ^[A-Z_][A-Z0-9_]*$, not a name of ours */
-				if (k[0] == '\0' ||
-				    (k[0] >= '0' && k[0] <= '9') ||
-				    strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
-					      "6789_") != strlen(k) ||
-				    strcmp(k, "PATH") == 0 ||
-				    strcmp(k, "HOME") == 0 ||
-				    strcmp(k, "TMPDIR") == 0)
+				/*
+				 * A name the manifest check accepts: never
+				 * one that every agent gets (SEC-3).
+				 */
+				if (!env_name_ok(k) || env_shared(k))
 					continue;
 				for (i = 0; i < ne; i++)
 					if (strncmp(envp[i], k, strlen(k)) ==

@@ -542,6 +542,13 @@ test_sp15_fields_refused(void **state)
 	refused_at(HEAD "secrets:\n  KEY: ../x\n", 7, 3, "dotted path");
 	refused_at(HEAD "secrets:\n  LD_PRELOAD: a.b\n", 7, 3,
 	    "invalid environment name");
+	/* SEC-3: names every agent gets from the spawner's environment. */
+	refused_at(HEAD "secrets:\n  CORDON_OR_KEY: a.b\n", 7, 3,
+	    "passed to every agent");
+	refused_at(
+	    HEAD "secrets:\n  LC_ALL: a.b\n", 7, 3, "passed to every agent");
+	refused_at(
+	    HEAD "secrets:\n  PATH: a.b\n", 7, 3, "passed to every agent");
 	refused_at(HEAD "displayName: \"a\\u0007b\"\n", 6, 1, "control");
 	refused_at(HEAD "description: \"a\\u001b[31mb\"\n", 6, 1, "control");
 }
