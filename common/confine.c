@@ -809,6 +809,23 @@ sc_add_quiet(
 	return 0;
 }
 
+/* socket(2) or socketpair(2) of AF_UNIX datagrams: EACCES. */
+static int
+sc_add_unix_dgram(scmp_filter_ctx ctx, int nr)
+{
+	struct scmp_arg_cmp cmp[2];
+
+	memset(cmp, 0, sizeof(cmp));
+	cmp[0].arg = 0;
+	cmp[0].op = SCMP_CMP_EQ;
+	cmp[0].datum_a = AF_UNIX;
+	cmp[1].arg = 1; /* the type, without SOCK_NONBLOCK | SOCK_CLOEXEC */
+	cmp[1].op = SCMP_CMP_MASKED_EQ;
+	cmp[1].datum_a = 0xf;
+	cmp[1].datum_b = SOCK_DGRAM;
+	return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EACCES), nr, 2, cmp);
+}
+
 static int
 sc_build_agent(scmp_filter_ctx ctx, unsigned int groups)
 {
@@ -845,6 +862,21 @@ sc_build_agent(scmp_filter_ctx ctx, unsigned int groups)
 		cmp.datum_a = AF_UNIX;
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
 		    SCMP_SYS(socket), 1, &cmp);
+		/*
+		 * The namespace does not cover unix sockets with a path, nor
+		 * does Landlock: a host daemon's socket (the user's bus,
+		 * systemd, gpg-agent, docker) answers anyone who reaches it.
+		 * So no connect(2) at all, and no datagram socket, whose
+		 * sendto(2) names its own destination: an agent keeps
+		 * socketpair(2) streams and the descriptors it was given.
+		 */
+		if (r == 0)
+			r = seccomp_rule_add(
+			    ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(connect), 0);
+		if (r == 0)
+			r = sc_add_unix_dgram(ctx, SCMP_SYS(socket));
+		if (r == 0)
+			r = sc_add_unix_dgram(ctx, SCMP_SYS(socketpair));
 		if (r < 0) {
 			errno = -r;
 			return -1;

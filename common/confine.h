@@ -115,9 +115,10 @@ int confine_seccomp(enum confine_seccomp, unsigned int);
  * Each agent child's own layer (SBX-1), stacked on the spawner's DENY:
  * namespace, mount, chroot, keyctl, userfaultfd, perf refused (EPERM),
  * clone3 and io_uring ENOSYS, and with SC_AGENT_NO_NET socket() only for
- * AF_UNIX.  ptrace, process_vm_*, bpf, module and kexec calls become user
- * notifications: returns the (cloexec) listener fd for the spawner, or -1.
- * Logs nothing.  Needs no_new_privs first.
+ * AF_UNIX streams, no connect() and no AF_UNIX datagrams.  ptrace,
+ * process_vm_*, bpf, module and kexec calls become user notifications: returns
+ * the (cloexec) listener fd for the spawner, or -1. Logs nothing.  Needs
+ * no_new_privs first.
  */
 int confine_seccomp_agent(unsigned int groups);
 

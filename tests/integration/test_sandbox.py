@@ -184,7 +184,7 @@ def test_sbx1_sbx2_escapes_blocked(sandboxed, iso, net):
     lst.listen(1)
     try:
         assert_blocked(c, a, f"abstract cordon-sbx-test-{os.getpid()}",
-                       "ECONNREFUSED" if net == "none" else "EPERM")
+                       "EACCES" if net == "none" else "EPERM")
     finally:
         lst.close()
     assert (w["op"] / ".bashrc").read_text() == "# operator's\n"
@@ -208,6 +208,34 @@ def test_sbx3_network(sandboxed, iso, net):
         assert out.startswith("connect BLOCKED "), (out, errors)
     else:  # network: allow only where the manifest says so
         assert out == "connect ESCAPED", (out, errors)
+
+
+@pytest.mark.parametrize("iso,net", MODES)
+def test_sbx3_host_unix_sockets(sandboxed, iso, net):
+    """SBX-3: network: none keeps an agent off the host's unix sockets
+    with a path too (the user's bus, systemd, gpg-agent, docker), which
+    neither the empty network namespace nor Landlock covers: no
+    connect(2), no datagram addressed to a path.  A stand-in daemon
+    listens in /var/tmp, which both isolation modes can see."""
+    c = sandboxed["c"]
+    a = agent_name(iso, net)
+    d = tempfile.mkdtemp(prefix="cordon-sbx3-", dir="/var/tmp")
+    stream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dgram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        stream.bind(os.path.join(d, "s"))
+        stream.listen(1)
+        dgram.bind(os.path.join(d, "d"))
+        for mode, path in (("unixpath", "s"), ("dgram", "d")):
+            out, errors = attempt(c, a, f"{mode} {os.path.join(d, path)}")
+            if net == "none":
+                assert out == f"{mode} BLOCKED EACCES", (out, errors)
+            else:  # network: allow reaches them: the threat model says so
+                assert out == f"{mode} ESCAPED", (out, errors)
+    finally:
+        stream.close()
+        dgram.close()
+        shutil.rmtree(d)
 
 
 @pytest.mark.parametrize("iso,net", MODES)

@@ -140,6 +140,45 @@ do_abstract(const char *arg)
 	return escaped();
 }
 
+/* A host daemon's unix socket with a path (the test listens on it). */
+static int
+do_unixpath(const char *arg)
+{
+	struct sockaddr_un sun;
+	int s;
+
+	if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		return blocked();
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", arg);
+	if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+		return blocked();
+	return escaped();
+}
+
+/*
+ * The same socket reached without connect(2): a datagram from one end
+ * of a socketpair, addressed to the path (the test's socket is a
+ * datagram one for this).
+ */
+static int
+do_dgram(const char *arg)
+{
+	struct sockaddr_un sun;
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == -1)
+		return blocked();
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", arg);
+	if (sendto(sv[0], "x", 1, 0, (struct sockaddr *)&sun, sizeof(sun)) ==
+	    -1)
+		return blocked();
+	return escaped();
+}
+
 static int
 do_bpf(void)
 {
@@ -269,6 +308,10 @@ main(int argc, char **argv)
 	}
 	if (strcmp(mode, "connect") == 0)
 		return do_connect(arg);
+	if (strcmp(mode, "unixpath") == 0)
+		return do_unixpath(arg);
+	if (strcmp(mode, "dgram") == 0)
+		return do_dgram(arg);
 	if (strcmp(mode, "abstract") == 0)
 		return do_abstract(arg);
 	if (strcmp(mode, "ptrace") == 0) {
