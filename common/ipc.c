@@ -556,7 +556,7 @@ ipc_lookup(const struct ipc_dispatch *t, uint32_t type)
 /* A reply: exactly the expected type or MSG_ERROR; anything else is fatal
  * to the channel.  Returns 0, or -1 when the channel must die. */
 static int
-ipc_handle_reply(struct ipc_conn *c, struct ipc_msg *m)
+ipc_handle_reply(struct ipc_conn *c, struct ipc_msg *m, const char *body)
 {
 	struct ipc_pending *p;
 
@@ -571,7 +571,7 @@ ipc_handle_reply(struct ipc_conn *c, struct ipc_msg *m)
 	}
 	if (m->m_type != p->p_reply && m->m_type != MSG_ERROR)
 		return -1;
-	if (m->m_obj == NULL)
+	if ((m->m_obj = ipc_payload_parse(body, m->m_len)) == NULL)
 		return -1;
 	TAILQ_REMOVE(&c->c_pending, p, p_entry);
 	if (p->p_timer)
@@ -581,8 +581,13 @@ ipc_handle_reply(struct ipc_conn *c, struct ipc_msg *m)
 	return 0;
 }
 
+/*
+ * A request: its row decides from the header alone, and only a frame
+ * its row admits is parsed, so a peer cannot make us build a 12 MiB
+ * JSON tree for a row that takes 64 bytes.
+ */
 static void
-ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m)
+ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m, const char *body)
 {
 	const struct ipc_dispatch *d;
 
@@ -590,7 +595,7 @@ ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m)
 	if (d == NULL || (d->d_senders & PROC_BIT(c->c_peer)) == 0 ||
 	    m->m_len < d->d_minlen || m->m_len > d->d_maxlen ||
 	    (d->d_fd == IPC_FD_REQUIRED) != (m->m_fd >= 0) ||
-	    m->m_obj == NULL) {
+	    (m->m_obj = ipc_payload_parse(body, m->m_len)) == NULL) {
 		log_warnx("refused %s message (type %u, %u bytes) from %s",
 		    d ? msg_name(m->m_type) : "unexpected", m->m_type, m->m_len,
 		    proc_name(c->c_peer));
@@ -695,9 +700,9 @@ ipc_conn_feed(struct ipc_conn *c, const void *buf, size_t len, const int *fds,
 			rc = -1;
 			goto out;
 		}
-		m.m_obj = ipc_payload_parse((char *)body + IPC_HDR_LEN, h.len);
 		if (h.flags & IPC_FLAG_REPLY) {
-			if (ipc_handle_reply(c, &m) == -1) {
+			if (ipc_handle_reply(
+				c, &m, (char *)body + IPC_HDR_LEN) == -1) {
 				if (m.m_fd >= 0)
 					close(m.m_fd);
 				json_object_put(m.m_obj);
@@ -706,7 +711,7 @@ ipc_conn_feed(struct ipc_conn *c, const void *buf, size_t len, const int *fds,
 				goto out;
 			}
 		} else
-			ipc_handle_request(c, &m);
+			ipc_handle_request(c, &m, (char *)body + IPC_HDR_LEN);
 		if (m.m_fd >= 0)
 			close(m.m_fd);
 		json_object_put(m.m_obj);

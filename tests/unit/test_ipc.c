@@ -6,6 +6,7 @@
  * AF_UNIX socketpairs driven by a libevent loop, or are fed directly with
  * ipc_conn_feed() on a conn created with fd -1.
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -903,6 +904,65 @@ test_reply_bad_payload_cuts_SU3(void **state)
 	assert_int_equal(p.nnull, 1);
 	rec_done(&a);
 	close(sv[1]);
+}
+
+/*
+ * SU-3: a request its row refuses is refused from its header alone.  A
+ * 12 MiB frame of empty objects (a JSON tree of gigabytes) sent on a row
+ * that takes 1024 bytes is answered bad-message without being parsed:
+ * this process grows by the frame's bytes, not by the tree.
+ */
+static void
+test_refused_frame_not_parsed_SU3(void **state)
+{
+	struct event_base *base = *state;
+	struct rusage ru0, ru1;
+	struct rawbuf rb;
+	struct rec r;
+	struct ipc_conn *c;
+	struct ipc_hdr h;
+	size_t blen = IPC_MAX_PAYLOAD, off = 0, i;
+	uint8_t *f;
+	ssize_t k;
+	int sv[2];
+
+	assert_non_null(f = malloc(IPC_HDR_LEN + blen));
+	memset(&h, 0, sizeof(h));
+	h.type = MSG_STATUS;
+	h.id = 9;
+	h.len = (uint32_t)blen;
+	ipc_hdr_encode(&h, f);
+	f[IPC_HDR_LEN] = '[';
+	for (i = 1; i + 3 < blen; i += 3)
+		memcpy(f + IPC_HDR_LEN + i, "{},", 3);
+	memcpy(f + IPC_HDR_LEN + i - 1, "{}", 2);
+	memset(f + IPC_HDR_LEN + i + 1, ' ', blen - i - 2);
+	f[IPC_HDR_LEN + blen - 1] = ']';
+
+	mkpair(sv);
+	rec_init(&r);
+	assert_non_null(c = ipc_conn_new(
+			    base, sv[1], PROC_PARENT, tbl_serve, on_close, &r));
+	r.self = c;
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru0), 0);
+	while (off < IPC_HDR_LEN + blen) {
+		k = send(sv[0], f + off, IPC_HDR_LEN + blen - off,
+		    MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (k > 0)
+			off += (size_t)k;
+		event_base_loop(base, EVLOOP_NONBLOCK);
+	}
+	free(f);
+	memset(&rb, 0, sizeof(rb));
+	raw_collect(base, sv[0], &rb, 1);
+	assert_int_equal(rb.nframes, 1);
+	assert_bad_message(&rb, 0, 9);
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru1), 0);
+	assert_true(ru1.ru_maxrss - ru0.ru_maxrss < 256 * 1024); /* KiB */
+	assert_int_equal(r.n, 0);      /* the handler never ran */
+	assert_int_equal(r.nclose, 0); /* and the channel stays */
+	rec_done(&r);
+	close(sv[0]);
 }
 
 /* Answers each MSG_STATUS with about 1 MiB, counting its answers. */
@@ -1960,6 +2020,7 @@ main(void)
 	    T(test_reply_bad_payload_cuts_SU3),
 	    T(test_request_timeout_late_reply),
 	    T(test_unread_answers_stop_reading),
+	    T(test_refused_frame_not_parsed_SU3),
 	    T(test_free_with_pending),
 	    T(test_split_reads),
 	    T(test_coalesced_frames),
