@@ -51,3 +51,11 @@ proc_edge(enum proc_id a, enum proc_id b)
 		return 0;
 	return proc_edges[a][b];
 }
+
+int
+proc_blame(enum proc_id a, enum proc_id b)
+{
+	if (a == PROC_PARENT || b == PROC_PARENT || !proc_edge(a, b))
+		return -1;
+	return a > b ? (int)a : (int)b;
+}

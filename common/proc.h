@@ -23,4 +23,12 @@ int proc_lookup(const char *name); /* -1 if unknown */
 /* May daemon a talk to daemon b?  (The edges of DESIGN.md.) */
 int proc_edge(enum proc_id a, enum proc_id b);
 
+/*
+ * Daemon a reports that b broke framing on their channel: the one to
+ * restart, which is the less trusted of the two (the enum runs from the
+ * most trusted, auditd, to the least, the broker), so a report can never
+ * take down a daemon more trusted than its sender.  -1 without an edge.
+ */
+int proc_blame(enum proc_id a, enum proc_id b);
+
 #endif

@@ -714,23 +714,25 @@ login_used_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 
 /*
  * A daemon reports that a peer broke framing on their channel: cut the
- * offender off entirely; SIGCHLD then restarts it with fresh channels.
+ * less trusted of the two off entirely (proc_blame); SIGCHLD then
+ * restarts it with fresh channels.  A broker cannot take auditd down by
+ * saying so: it is restarted itself.
  */
 static void
 peer_bad_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct child *reporter = arg;
 	const char *name;
-	int p;
+	int p, victim;
 
 	if ((name = json_get_str(m->m_obj, "peer", 16)) == NULL ||
-	    (p = proc_lookup(name)) == -1 || p == PROC_PARENT ||
-	    !proc_edge(reporter->ch_id, p))
+	    (p = proc_lookup(name)) == -1 ||
+	    (victim = proc_blame(reporter->ch_id, p)) == -1)
 		return;
-	if (children[p].ch_pid > 0 && !stopping) {
-		log_warnx("%s broke framing towards %s; restarting it", name,
-		    proc_name(reporter->ch_id));
-		kill(children[p].ch_pid, SIGKILL);
+	if (children[victim].ch_pid > 0 && !stopping) {
+		log_warnx("%s reports that %s broke framing; restarting %s",
+		    proc_name(reporter->ch_id), name, proc_name(victim));
+		kill(children[victim].ch_pid, SIGKILL);
 	}
 }
 

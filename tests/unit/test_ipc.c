@@ -965,6 +965,25 @@ test_refused_frame_not_parsed_SU3(void **state)
 	close(sv[0]);
 }
 
+/* SU-3: a framing report restarts the less trusted end, never more. */
+static void
+test_proc_blame_SU3(void **state)
+{
+	(void)state;
+	/* The broker reporting anyone: the broker goes. */
+	assert_int_equal(proc_blame(PROC_BROKER, PROC_AUDITD), PROC_BROKER);
+	assert_int_equal(proc_blame(PROC_BROKER, PROC_SPAWNER), PROC_BROKER);
+	/* A more trusted daemon reporting a less trusted one: that one. */
+	assert_int_equal(proc_blame(PROC_AUDITD, PROC_BROKER), PROC_BROKER);
+	assert_int_equal(proc_blame(PROC_VAULTD, PROC_SPAWNER), PROC_SPAWNER);
+	assert_int_equal(proc_blame(PROC_SPAWNER, PROC_AUDITD), PROC_SPAWNER);
+	/* Never cordond, never oneself or an unknown id. */
+	assert_int_equal(proc_blame(PROC_BROKER, PROC_PARENT), -1);
+	assert_int_equal(proc_blame(PROC_PARENT, PROC_BROKER), -1);
+	assert_int_equal(proc_blame(PROC_AUDITD, PROC_AUDITD), -1);
+	assert_int_equal(proc_blame(PROC_AUDITD, PROC_MAX), -1);
+}
+
 /* Answers each MSG_STATUS with about 1 MiB, counting its answers. */
 #define BIG (1024 * 1024)
 static int big_served;
@@ -2021,6 +2040,7 @@ main(void)
 	    T(test_request_timeout_late_reply),
 	    T(test_unread_answers_stop_reading),
 	    T(test_refused_frame_not_parsed_SU3),
+	    T(test_proc_blame_SU3),
 	    T(test_free_with_pending),
 	    T(test_split_reads),
 	    T(test_coalesced_frames),
