@@ -101,28 +101,34 @@ home_resolve(struct cordon_config *cf, const char *home)
 	return 0;
 }
 
+/*
+ * mkdir, then own and chmod what was opened, never a path again: run as
+ * root for `--user NAME`, a chown by path would follow a symlink that a
+ * process of NAME's swapped in after the check.
+ */
 static int
 make_dir(const char *path, mode_t mode, uid_t uid, gid_t gid)
 {
 	struct stat st;
+	int fd, r = -1;
 
 	if (mkdir(path, mode) == -1 && errno != EEXIST) {
 		log_warn("mkdir %s", path);
 		return -1;
 	}
-	if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode)) {
+	if ((fd = open(path,
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &st) == -1 || !S_ISDIR(st.st_mode))
 		log_warnx("%s is not a directory", path);
-		return -1;
-	}
-	if (uid != (uid_t)-1 && chown(path, uid, gid) == -1) {
+	else if (uid != (uid_t)-1 && fchown(fd, uid, gid) == -1)
 		log_warn("chown %s", path);
-		return -1;
-	}
-	if (chmod(path, mode) == -1) {
+	else if (fchmod(fd, mode) == -1)
 		log_warn("chmod %s", path);
-		return -1;
-	}
-	return 0;
+	else
+		r = 0;
+	if (fd != -1)
+		close(fd);
+	return r;
 }
 
 /* Create the directories cordon owns (audit, scheduler state and

@@ -99,3 +99,26 @@ def test_su1_unprivileged_user_flag_refused(test_user, user_home):
     assert not p.started
     assert p.returncode == 2, p.stderr
     assert not os.path.exists(os.path.join(user_home, "run"))
+
+
+def test_su1_user_cannot_lend_root_a_symlink(test_user, user_home):
+    """SU-1: as root with --user NAME, cordon makes and chowns its dirs
+    through what it opened, never by path: a `state` that NAME made a
+    symlink to a root-owned dir is refused, and that dir keeps its owner
+    and mode (a chown by path followed such a link swapped in after the
+    check)."""
+    target = tempfile.mkdtemp(prefix="cordon-it-root-", dir="/tmp")
+    try:
+        os.chmod(target, 0o755)
+        os.symlink(target, os.path.join(user_home, "state"))
+        os.lchown(os.path.join(user_home, "state"), test_user.pw_uid,
+                  test_user.pw_gid)
+        p = run_once(["run", "--home", user_home, "--port", "0", "--user",
+                      USER])
+        assert not p.started
+        assert p.returncode == 1, p.stderr
+        assert b"is not a directory" in p.stderr, p.stderr
+        st = os.stat(target)
+        assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o755)
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
