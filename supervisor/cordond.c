@@ -222,7 +222,8 @@ send_broker_config(struct child *ch)
 
 /*
  * The spawner's extra environment (SEC-2, SP-4): cordond's PATH and HOME
- * (agents resolve their binary and home from them), TMPDIR (where the
+ * (agents resolve their binary and home from them; with --user as root,
+ * that user's home, which SBX-2 then protects), TMPDIR (where the
  * runs' private tmps go; agents get their own) and every variable
  * that some agents/ YAML file maps under `secrets:` (ENV_NAME: dotted.path),
  * so secrets may come from cordond's own environment.  Nothing else of
@@ -253,7 +254,19 @@ spawner_env(char **envp, size_t ne, size_t max)
 			envp[ne++] = held[nheld++];                            \
 	} while (0)
 	SPAWNER_ENV_ADD("PATH");
-	SPAWNER_ENV_ADD("HOME");
+	/*
+	 * The home the agents run in, and the one SBX-2 protects: with
+	 * --user, that user's, never root's (whose HOME we may have).
+	 */
+	if (getuid() == 0 && conf->cf_user != NULL) {
+		struct passwd *pw = getpwnam(conf->cf_user);
+
+		if (pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/' &&
+		    ne < max && nheld < SPAWNER_ENV_MAX &&
+		    asprintf(&held[nheld], "HOME=%s", pw->pw_dir) != -1)
+			envp[ne++] = held[nheld++];
+	} else
+		SPAWNER_ENV_ADD("HOME");
 	SPAWNER_ENV_ADD("TMPDIR");
 	if ((d = opendir(conf->cf_agents)) == NULL)
 		return ne;

@@ -1000,3 +1000,32 @@ def test_sp7_pids_cgroup_delegated_to_user(world):
         assert not os.path.exists(cg)
     finally:
         finish(c)
+
+
+def test_sbx2_protects_the_users_home_with_user(world):
+    """SBX-2 as root with --user NAME: the home the spawner protects (and
+    gives agents as HOME) is NAME's, not cordond's own (root's here), so
+    a manifest root over NAME's home is refused at load.  It was root's:
+    an agent could write NAME's ~/.bashrc."""
+    from conftest import Cordon, finish
+    u = cordon_test_user()
+    w = world
+    add_agent(w, "userhome", manifest("userhome", u.pw_dir, None))
+    add_agent(w, "plain", manifest("plain", w["work"], w["ro"]))
+    os.chmod(w["tmp"], 0o755)
+    for root, dirs, files in os.walk(w["tmp"]):
+        for n in dirs + files:
+            os.lchown(os.path.join(root, n), u.pw_uid, u.pw_gid)
+    os.lchown(w["tmp"], u.pw_uid, u.pw_gid)
+    c = Cordon(w["home"], extra_args=("--user", USER))
+    try:
+        c.start()
+        assert wait_for(lambda: "agents/userhome.yaml: transportConfig.cwd"
+                        "[0]: is the home directory" in c.stderr()), \
+            c.stderr()
+        r, _ = run(c, "userhome", "whoami")
+        assert r.status == 404 and r.json()["error"] == "unknown-agent", r
+        out, _ = attempt(c, "plain", "whoami")
+        assert out.startswith("whoami OK "), out
+    finally:
+        finish(c)
