@@ -324,6 +324,19 @@ sandbox_plan_build(const struct manifest *mf, const struct protect_ctx *pc,
 		snprintf(why, whysz, "sandbox: this host lacks private-tmp");
 		return -1;
 	}
+	/*
+	 * SBX-2 holds for the system rules too: a protected path beneath
+	 * one (cordon's home under /opt, a home under /opt) would be open
+	 * to every agent, and Landlock cannot carve it out.
+	 */
+	for (size_t i = 0; i < nitems(sbx_system); i++)
+		if (protect_root_conflict(pc, sbx_system[i].cp_path) != NULL) {
+			snprintf(why, whysz,
+			    "sandbox: a protected path lies under %s, which "
+			    "every agent may read",
+			    sbx_system[i].cp_path);
+			return -1;
+		}
 	/* Layers the ABI adds on top, never required of the host. */
 	extra = have & (SBX_L_LL_NET | SBX_L_LL_SCOPE | SBX_L_LL_LOG);
 	if (!(have & SBX_L_LANDLOCK))

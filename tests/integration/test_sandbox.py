@@ -1029,3 +1029,28 @@ def test_sbx2_protects_the_users_home_with_user(world):
         assert out.startswith("whoami OK "), out
     finally:
         finish(c)
+
+
+def test_sbx2_home_under_a_system_path_disables_agents(monkeypatch):
+    """SBX-2: every agent may read /opt (and /usr, /etc): a cordon home
+    there (secrets.yaml, the token, the audit dir) would be open to all of
+    them, and Landlock cannot carve it out.  Every agent is disabled."""
+    if not os.path.isdir("/opt"):
+        pytest.skip("no /opt on this host")
+    from conftest import Cordon, finish
+    base = pathlib.Path(tempfile.mkdtemp(prefix="cordon-sbx-", dir="/opt"))
+    c = None
+    try:
+        w = make_world(base, monkeypatch)
+        add_agent(w, "plain", manifest("plain", w["work"], w["ro"]))
+        c = Cordon(w["home"], extra_args=("--allow-root",))
+        c.start()
+        assert wait_for(lambda: "agents/plain.yaml: sandbox: a protected "
+                        "path lies under /opt, which every agent may read"
+                        in c.stderr()), c.stderr()
+        r, _ = run(c, "plain", "whoami")
+        assert r.status == 404 and r.json()["error"] == "unknown-agent", r
+    finally:
+        if c is not None:
+            finish(c)
+        shutil.rmtree(base, ignore_errors=True)

@@ -126,6 +126,39 @@ test_sbx5_missing_layer_refuses(void **state)
 	assert_string_equal(why, "sandbox: this host lacks landlock");
 }
 
+/*
+ * SBX-2: a protected path under a system path every agent may read (a
+ * cordon home under /opt, an operator home under /opt) refuses every
+ * plan, required or not: Landlock cannot carve it out of /opt.
+ */
+static void
+test_sbx2_protected_under_system_rules(void **state)
+{
+	struct sandbox_plan pl;
+	char why[256] = "";
+
+	host_set(7, 1, 1, 1);
+	mf_init(MF_ISO_LANDLOCK, MF_NET_NONE, 1, 0);
+	pc.pc_extra[0] = "/opt/cordon/secrets.yaml";
+	pc.pc_nextra = 1;
+	assert_int_equal(
+	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
+	assert_string_equal(why, "sandbox: a protected path lies under /opt, "
+				 "which every agent may read");
+	mf_init(MF_ISO_NAMESPACE, MF_NET_ALLOW, 1, 1); /* clears pc */
+	pc.pc_home = "/opt/svc";
+	assert_int_equal(
+	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
+	assert_string_equal(why, "sandbox: a protected path lies under /opt, "
+				 "which every agent may read");
+	/* Beside them, not under: fine. */
+	pc.pc_home = "/home/op";
+	assert_int_equal(
+	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), 0);
+	sandbox_plan_free(&pl);
+	pc.pc_home = NULL;
+}
+
 /* required: false runs with what there is, and says what is missing. */
 static void
 test_sbx5_not_required_says_why(void **state)
@@ -378,6 +411,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sbx5_full_host),
 	    cmocka_unit_test(test_sbx5_missing_layer_refuses),
+	    cmocka_unit_test(test_sbx2_protected_under_system_rules),
 	    cmocka_unit_test(test_sbx5_not_required_says_why),
 	    cmocka_unit_test(test_sbx1_step_names),
 	    cmocka_unit_test(test_sbx1_rmtree_never_follows),
