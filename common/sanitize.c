@@ -134,6 +134,7 @@ start_str(struct clean *c, int osc)
 {
 	c->c_state = CS_STR;
 	c->c_str_osc = osc;
+	c->c_str_raw = 0;
 }
 
 static void
@@ -223,8 +224,11 @@ step(struct clean *c, struct clean_out *o, uint32_t cp)
 			ground(c, o, cp); /* aborted: ESC, CAN, \n, ... */
 		break;
 	case CS_STR:
-		if ((cp == 0x07 && c->c_str_osc) || cp == 0x9C || cp == 0x18 ||
-		    cp == 0x1A)
+		if (cp == '\n' && c->c_str_raw) {
+			c->c_state = CS_GROUND;
+			emit_newline(c, o);
+		} else if ((cp == 0x07 && c->c_str_osc) || cp == 0x9C ||
+			   cp == 0x18 || cp == 0x1A)
 			c->c_state = CS_GROUND;
 		else if (cp == 0x1B)
 			c->c_state = CS_STR_ESC;
@@ -298,9 +302,19 @@ feed_byte(struct clean *c, struct clean_out *o, uint8_t b)
 		/* A raw 8-bit sequence introducer or ST acts as one (0x9b
 		 * CSI, ...); any other stray continuation byte is invalid. */
 		if (b == 0x9B || b == 0x9D || b == 0x90 || b == 0x98 ||
-		    b == 0x9E || b == 0x9F || b == 0x9C)
+		    b == 0x9E || b == 0x9F || b == 0x9C) {
+			int was = c->c_state;
+
 			step(c, o, b);
-		else
+			/*
+			 * A string a raw byte opened is as likely a stray
+			 * byte of another charset (0x9E is CP1252's z-caron)
+			 * as a terminal's: it ends at the line's end, so it
+			 * cannot swallow the rest of the output.
+			 */
+			if (was != CS_STR && c->c_state == CS_STR)
+				c->c_str_raw = 1;
+		} else
 			step(c, o, REPL);
 	} else if (b >= 0xC2 && b <= 0xDF) {
 		c->c_cp = b & 0x1F;

@@ -20,6 +20,7 @@ struct clean {
 	/* escape-sequence state (see sanitize.c) */
 	int c_state;
 	int c_str_osc; /* in a string: 1 for OSC (BEL ends it) */
+	int c_str_raw; /* opened by a raw 8-bit byte: a newline ends it */
 	/* line clamp */
 	size_t c_line_max;   /* code points kept per line */
 	size_t c_line_chars; /* code points of the current line so far */

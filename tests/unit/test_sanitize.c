@@ -128,6 +128,20 @@ test_sp10_dcs_sos_pm_apc_stripped(void **state)
 	       "apc\x9c"
 	       "b",
 	    "ab");
+	/*
+	 * A string opened by a raw byte ends at the line's end: a stray
+	 * 0x9E (CP1252's z-caron) must not swallow the rest of the output.
+	 * One opened by ESC, or by a C1 code point in UTF-8, does not.
+	 */
+	EXPECT("Ol\x9e s\x9a k\n second line\n", "Ol\n second line\n");
+	EXPECT("a\x9d"
+	       "0;t\nb",
+	    "a\nb");
+	EXPECT("a\xc2\x9d"
+	       "0;t\nb\x07"
+	       "c",
+	    "ac");
+	EXPECT("a\x1b_x\ny\x1b\\b", "ab");
 	EXPECT("a\x1bPx\x18"
 	       "b",
 	    "ab"); /* CAN aborts */
