@@ -948,6 +948,12 @@ redact_new(const char *const *secrets, size_t n)
 	for (i = 0; i < n; i++) {
 		if (secrets[i] == NULL || secrets[i][0] == '\0')
 			continue;
+		/*
+		 * An over-long line is cut keeping a secret's length of
+		 * tail: a secret as long as half the hold cannot be kept.
+		 */
+		if (strlen(secrets[i]) > RD_HOLD_MAX / 2)
+			goto fail;
 		if ((r->r_sec[r->r_n] = strdup(secrets[i])) == NULL)
 			goto fail;
 		r->r_n++;

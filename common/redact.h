@@ -17,7 +17,8 @@ struct redact;
 
 /*
  * secrets: resolved values (copied; empty ones ignored).  NULL on
- * allocation or regex failure: the caller must then refuse to emit.
+ * allocation or regex failure, or for a value over half the line hold
+ * (32 KiB): the caller must then refuse to emit.
  */
 struct redact *redact_new(const char *const *secrets, size_t n);
 void redact_feed(

@@ -76,6 +76,8 @@
 #define LIM_CAPABILITY_MAX   64
 #define LIM_SECRETS_MAX	     16
 #define LIM_SECRET_PATH_MAX  128
+/* A longer value is no value: missing-secret (the scrubber holds one). */
+#define LIM_SECRET_VALUE_MAX 8192
 #define LIM_ROOTS_MAX	     16
 #define LIM_PATH_MAX	     4096
 

@@ -13,6 +13,7 @@
 
 #include "env.h"
 #include "log.h"
+#include "redact.h"
 #include "sanitize.h"
 #include "spawner.h"
 
@@ -55,22 +56,29 @@ probe_err(struct aproc *ap, const char *s, size_t len)
 {
 }
 
-/* Version: the first cleaned stdout line, at most 120 code points. */
+/*
+ * Version: the first stdout line, cleaned and scrubbed like any output
+ * (SP-10, SP-11: it leaves the spawner in /api/agents), at most 120 code
+ * points.  A probe runs without secrets: the patterns and home paths.
+ */
 static void
 probe_version(struct probe *pr)
 {
 	struct agent *ag = pr->pr_agent;
-	struct evbuffer *c = evbuffer_new();
+	struct evbuffer *c = evbuffer_new(), *s = evbuffer_new();
 	const char *p;
 	size_t n, i, cps = 0;
 
 	ag->ag_version[0] = '\0';
-	if (c == NULL)
-		return;
+	if (c == NULL || s == NULL)
+		goto out;
 	clean_buf((const char *)evbuffer_pullup(pr->pr_out, -1),
 	    evbuffer_get_length(pr->pr_out), LIM_LINE_MAX, c);
-	p = (const char *)evbuffer_pullup(c, -1);
-	n = evbuffer_get_length(c);
+	if (redact_buf(NULL, 0, (const char *)evbuffer_pullup(c, -1),
+		evbuffer_get_length(c), s) == -1)
+		goto out;
+	p = (const char *)evbuffer_pullup(s, -1);
+	n = evbuffer_get_length(s);
 	for (i = 0; i < n && p[i] != '\n'; i++) {
 		if (((unsigned char)p[i] & 0xc0) != 0x80 &&
 		    ++cps > LIM_PROBE_VERSION_MAX)
@@ -81,7 +89,11 @@ probe_version(struct probe *pr)
 	if (i > 0) /* an empty buffer pulls up to NULL */
 		memcpy(ag->ag_version, p, i);
 	ag->ag_version[i] = '\0';
-	evbuffer_free(c);
+out:
+	if (c != NULL)
+		evbuffer_free(c);
+	if (s != NULL)
+		evbuffer_free(s);
 }
 
 static void

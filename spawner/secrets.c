@@ -108,11 +108,15 @@ secrets_path(struct json_object *root, const char *path)
 	return NULL;
 }
 
-/* A usable value: non-empty, no NUL (by type), no line breaks. */
+/*
+ * A usable value: non-empty, no NUL (by type), no line breaks, at most
+ * LIM_SECRET_VALUE_MAX bytes (the scrubber must hold one whole).
+ */
 static int
 secret_value_ok(const char *v)
 {
-	return v != NULL && v[0] != '\0' && strpbrk(v, "\r\n") == NULL;
+	return v != NULL && v[0] != '\0' && strpbrk(v, "\r\n") == NULL &&
+	       strlen(v) <= LIM_SECRET_VALUE_MAX;
 }
 
 /*

@@ -81,6 +81,16 @@ actions:
     command: ["hermes", "fds"]
     hint: lists fds
 """,
+    "leakprobe": """
+name: leakprobe
+transport: subprocess
+transportConfig:
+  bin: hermes
+  args: ["-z", "{prompt}"]
+healthProbe:
+  type: command
+  command: ["hermes", "leakver"]
+""",
     "nobin": """
 name: nobin
 transport: subprocess

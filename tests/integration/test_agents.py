@@ -129,6 +129,20 @@ def test_sp6_no_daemon_fd_reaches_an_action_or_a_probe(agents):
     assert re.fullmatch(r"fds 3=socket:\[\d+\]\n", text_of(ev)), ev
 
 
+def test_sp11_sp18_probe_version_is_scrubbed(agents):
+    """SP-11: the probe's version line leaves the spawner (/api/agents),
+    so it is scrubbed like any output: key patterns masked, home paths
+    shortened."""
+    deadline = time.monotonic() + (20 if SLOW else 8)
+    while True:
+        rd = agents.request("GET", "/api/agents/leakprobe").json()[
+            "agent"]["readiness"]
+        if rd["probed"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert rd.get("version") == "v1.0 *** *** ~/.cfg", rd
+
+
 def test_sp18_missing_binary_offline_and_spawn_failed(agents, tmp_path):
     time.sleep(0.3)  # the start-up probe
     r = agents.request("GET", "/api/agents/nobin")
@@ -279,6 +293,22 @@ def test_sec1_secrets_file_0644_refused(tmp_path, monkeypatch,
     assert r.status == 409 and r.json()["error"] == "missing-secret"
     assert "secrets.yaml must be 0600" in c.stderr()
     assert FILE_SECRET not in c.stderr()
+
+
+def test_sec2_overlong_secret_is_missing(tmp_path, monkeypatch,
+                                        cordon_factory):
+    """SEC-2/SP-13: a value over 8 KiB is no value (the scrubber must
+    hold a whole one): from the environment or from secrets.yaml, the
+    run is refused missing-secret and nothing is spawned."""
+    server_env(monkeypatch, {"FAKE_API_KEY": "k" * 8193})
+    home = make_agents_home(tmp_path, secrets=False)
+    (home / "secrets.yaml").write_text("fake:\n  apiKey: " + "y" * 9000 +
+                                       "\n")
+    os.chmod(home / "secrets.yaml", 0o600)
+    c = cordon_factory(home=home)
+    r, _ = run(c, "envdump", "env")
+    assert r.status == 409 and r.json()["error"] == "missing-secret", r
+    assert "k" * 100 not in c.stderr() and "y" * 100 not in c.stderr()
 
 
 # ---- API-3 prompt and body rules (nothing spawned) ----

@@ -234,6 +234,30 @@ test_sp11_placeholder_opaque(void **state)
 	free(s);
 }
 
+/*
+ * SP-11: a secret longer than half the line hold cannot be kept whole at
+ * an over-long line's cut: no scrubber is made (the caller refuses), so
+ * it cannot read past its hold either.
+ */
+static void
+test_sp11_overlong_secret_refused(void **state)
+{
+	char *big = malloc(40000);
+	const char *sec[1];
+	struct redact *r;
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 's', 39999);
+	big[39999] = '\0';
+	sec[0] = big;
+	assert_null(redact_new(sec, 1));
+	big[32768] = '\0'; /* exactly half: still fine */
+	assert_non_null(r = redact_new(sec, 1));
+	redact_free(r);
+	free(big);
+}
+
 /* SP-11: an over-long line is flushed before its end, yet a secret at
  * the cut still goes. */
 static void
@@ -539,6 +563,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sp11_secret_value_split_every_byte),
 	    cmocka_unit_test(test_sp11_secret_overlap),
+	    cmocka_unit_test(test_sp11_overlong_secret_refused),
 	    cmocka_unit_test(test_sp11_pem_block_dropped),
 	    cmocka_unit_test(test_sp11_jwt),
 	    cmocka_unit_test(test_sp11_akia),
