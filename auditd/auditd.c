@@ -69,11 +69,28 @@ ack_conn(const struct audit_item *it)
 	return auditd.d_peers[it->ai_from];
 }
 
+/*
+ * Fail closed: a store that failed once is never written again (its seq
+ * and prev may already name a line that is not on disk).  Exit once the
+ * store-failed answers are on their way; the restart recovers from what
+ * is on disk, setting a torn tail aside.
+ */
+static void
+store_failed(void)
+{
+	static const struct timeval linger = {0, 200 * 1000};
+
+	if (failed)
+		return;
+	log_warnx("audit store failed; exiting for a clean restart");
+	failed = 1;
+	event_base_loopexit(auditd.d_base, &linger);
+}
+
 /* Write the queued group, then answer each sender. */
 static void
 audit_flush(void)
 {
-	static const struct timeval linger = {0, 200 * 1000};
 	struct json_object *reply;
 	struct ipc_conn *c;
 	struct ipc_msg req;
@@ -102,13 +119,8 @@ audit_flush(void)
 		json_object_put(batch[i].ai_rec);
 	}
 	batch_n = 0;
-	if (rc == -1 && !failed) {
-		/* Fail closed: exit once the store-failed answers are on
-		 * their way; the restart recovers from what is on disk. */
-		log_warnx("audit store failed; exiting for a clean restart");
-		failed = 1;
-		event_base_loopexit(auditd.d_base, &linger);
-	}
+	if (rc == -1)
+		store_failed();
 }
 
 static void
@@ -199,8 +211,9 @@ audit_hourly_cb(evutil_socket_t fd, short ev, void *arg)
 
 	audit_flush();
 	if (!failed && audit_retention_run(&store) == -1)
-		log_warnx("retention failed");
-	audit_anchor(&store, "hourly");
+		store_failed();
+	if (!failed) /* never a head that is not on disk */
+		audit_anchor(&store, "hourly");
 	evtimer_add(hourly_ev, &tv);
 }
 

@@ -3,8 +3,12 @@
  * audit.retentionDays are deleted at start and once a day, recorded as
  * audit.retention with the dates only.  May touch: the audit dir.
  */
+#include <sys/stat.h>
+
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -111,14 +115,26 @@ record_deleted(
 	return 0;
 }
 
+/*
+ * Write-ahead: the days to delete are recorded first, then deleted, so a
+ * crash or a failed unlink between the two never deletes a day that no
+ * record names (the next sweep deletes what is left, and says so again).
+ * Only regular files are candidates; a day whose file cannot be deleted
+ * is logged and left.  -1 only when the record could not be stored: the
+ * store has failed (the caller exits).
+ */
 int
 audit_retention_run(struct audit_store *st)
 {
 	static char gone[AUDIT_MAX_DAYS][AUDIT_DAY_LEN + 1];
+	static const char *const sfx[] = {".jsonl", ".jsonl.torn"};
 	char today[AUDIT_DAY_LEN + 1], cutoff[AUDIT_DAY_LEN + 1];
+	char name[AUDIT_DAY_LEN + 16];
 	struct timespec now, cut;
 	struct dirent *de;
-	size_t len, n = 0, i;
+	struct stat sb;
+	size_t len, n = 0, i, k;
+	int del = 0;
 	DIR *d;
 
 	audit_now(st, &now);
@@ -130,21 +146,18 @@ audit_retention_run(struct audit_store *st)
 	audit_day_of(&cut, cutoff);
 	if ((d = open_dir(st->as_dirfd)) == NULL) {
 		log_warn("retention: list audit dir");
-		return -1;
+		return 0; /* nothing deleted; the next sweep tries again */
 	}
 	while ((de = readdir(d)) != NULL) {
 		len = strlen(de->d_name);
 		if (!audit_day_valid(de->d_name, len) ||
-		    (strcmp(de->d_name + AUDIT_DAY_LEN, ".jsonl") != 0 &&
-			strcmp(de->d_name + AUDIT_DAY_LEN, ".jsonl.torn") !=
-			    0) ||
-		    strncmp(de->d_name, cutoff, AUDIT_DAY_LEN) >= 0)
+		    (strcmp(de->d_name + AUDIT_DAY_LEN, sfx[0]) != 0 &&
+			strcmp(de->d_name + AUDIT_DAY_LEN, sfx[1]) != 0) ||
+		    strncmp(de->d_name, cutoff, AUDIT_DAY_LEN) >= 0 ||
+		    fstatat(st->as_dirfd, de->d_name, &sb,
+			AT_SYMLINK_NOFOLLOW) == -1 ||
+		    !S_ISREG(sb.st_mode))
 			continue;
-		if (unlinkat(st->as_dirfd, de->d_name, 0) == -1) {
-			log_warn("retention: delete %s", de->d_name);
-			closedir(d);
-			return -1;
-		}
 		for (i = 0; i < n; i++)
 			if (strncmp(gone[i], de->d_name, AUDIT_DAY_LEN) == 0)
 				break;
@@ -157,9 +170,21 @@ audit_retention_run(struct audit_store *st)
 	memcpy(st->as_swept, today, sizeof(st->as_swept));
 	if (n == 0)
 		return 0;
-	if (fsync(st->as_dirfd) == -1)
-		return -1;
 	qsort(gone, n, sizeof(gone[0]), day_cmp);
+	if (record_deleted(st, gone, n) == -1)
+		return -1;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 2; k++) {
+			snprintf(name, sizeof(name), "%.*s%s", AUDIT_DAY_LEN,
+			    gone[i], sfx[k]);
+			if (unlinkat(st->as_dirfd, name, 0) == 0)
+				del++;
+			else if (errno != ENOENT)
+				log_warn("retention: delete %s", name);
+		}
+	if (del > 0 && fsync(st->as_dirfd) == -1)
+		log_warn("retention: sync audit dir");
+	/* An idle trail's open day may be one of them: the next opens anew. */
 	if (st->as_fd != -1 &&
 	    bsearch(st->as_day, gone, n, sizeof(gone[0]), day_cmp) != NULL) {
 		close(st->as_fd);
@@ -167,5 +192,5 @@ audit_retention_run(struct audit_store *st)
 		st->as_day[0] = '\0';
 	}
 	log_info("retention: %zu day(s) older than %s deleted", n, cutoff);
-	return record_deleted(st, gone, n);
+	return 0;
 }
