@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -58,7 +59,12 @@ vault_read(struct vault *v, const char *rel, char **bufp, size_t *lenp)
 		e = vault_lookup_err(errno);
 		goto out;
 	}
-	if (fstat(pfd, &st) == -1 || !S_ISREG(st.st_mode))
+	/*
+	 * A regular file with one name: a hard link is a second name of a
+	 * file that may live outside the vault (a planted link to a key),
+	 * and is no more a note than a symlink is.
+	 */
+	if (fstat(pfd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
 		goto out;
 	if (st.st_size > (off_t)VAULT_READ_MAX) {
 		e = VE_TOO_LARGE;
@@ -101,6 +107,17 @@ out:
 		close(pfd);
 	close(dfd);
 	return e;
+}
+
+/* Milliseconds since the epoch, clamped: tmpfs stores any 64-bit time. */
+static int64_t
+ms_of(const struct timespec *ts)
+{
+	if (ts->tv_sec < 0)
+		return 0;
+	if (ts->tv_sec >= INT64_MAX / 1000)
+		return INT64_MAX / 1000 * 1000;
+	return (int64_t)ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
 }
 
 static int
@@ -148,7 +165,7 @@ vault_list(struct vault *v, const char *rel, struct json_object **out)
 		if (S_ISDIR(st.st_mode)) {
 			json_object_array_add(
 			    folders, json_object_new_string(de->d_name));
-		} else if (S_ISREG(st.st_mode) &&
+		} else if (S_ISREG(st.st_mode) && st.st_nlink == 1 &&
 			   vaultpath_read_ok(de->d_name, len)) {
 			n = json_object_new_object();
 			json_object_object_add(
@@ -156,9 +173,7 @@ vault_list(struct vault *v, const char *rel, struct json_object **out)
 			json_object_object_add(
 			    n, "bytes", json_object_new_int64(st.st_size));
 			json_object_object_add(n, "mtime",
-			    json_object_new_int64(
-				(int64_t)st.st_mtim.tv_sec * 1000 +
-				st.st_mtim.tv_nsec / 1000000));
+			    json_object_new_int64(ms_of(&st.st_mtim)));
 			json_object_array_add(notes, n);
 		} else
 			continue;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <json-c/json.h>
 
 #include "confine.h"
@@ -30,6 +31,8 @@
 #define VAULT_ROOT_PATH	  4096
 #define VAULT_MAX_PENDING 32   /* writes waiting for auditd (2 fds each) */
 #define VAULT_MAX_QUEUED  4096 /* writes waiting for a pending slot */
+/* ... and their bytes: held whole, before they are checked. */
+#define VAULT_QUEUED_BYTES (32u * 1024 * 1024)
 
 /*
  * A staged note waiting for auditd.  Ordering (AU-6): the note is fully
@@ -69,7 +72,7 @@ struct vault_deferred {
 
 static TAILQ_HEAD(, vault_deferred) vault_queue = TAILQ_HEAD_INITIALIZER(
     vault_queue);
-static size_t vault_npending, vault_nqueued;
+static size_t vault_npending, vault_nqueued, vault_qbytes;
 static int vault_draining;
 static struct vault vault;
 
@@ -218,6 +221,7 @@ vault_drain(void)
 	       (q = TAILQ_FIRST(&vault_queue)) != NULL) {
 		TAILQ_REMOVE(&vault_queue, q, vq_entry);
 		vault_nqueued--;
+		vault_qbytes -= q->vq_len;
 		c = vault.v_d.d_peers[q->vq_peer];
 		if (c != NULL && vault.v_gen[q->vq_peer] == q->vq_gen) {
 			memset(&m, 0, sizeof(m));
@@ -251,6 +255,7 @@ vault_defer(struct ipc_conn *c, struct ipc_msg *m)
 	    (vault_draining || TAILQ_EMPTY(&vault_queue)))
 		return 0;
 	if (vault_nqueued >= VAULT_MAX_QUEUED ||
+	    m->m_len > VAULT_QUEUED_BYTES - vault_qbytes ||
 	    (q = calloc(1, sizeof(*q))) == NULL) {
 		ipc_reply_error(c, m, vault_err_code(VE_BUSY));
 		return 1;
@@ -263,6 +268,7 @@ vault_defer(struct ipc_conn *c, struct ipc_msg *m)
 	q->vq_obj = json_object_get(m->m_obj);
 	TAILQ_INSERT_TAIL(&vault_queue, q, vq_entry);
 	vault_nqueued++;
+	vault_qbytes += m->m_len;
 	return 1;
 }
 
@@ -274,6 +280,40 @@ vault_pending_free(struct vault_pending *p)
 	free(p);
 	vault_npending--;
 	vault_drain();
+}
+
+/*
+ * A write failed: if the inbox is gone, or is another directory than the
+ * one made at start (the operator deleted or moved it, and maybe made a
+ * new one), Landlock's write rule, tied to the old inode, refuses every
+ * write from now on.  Exit once this answer is on its way, so that
+ * cordond restarts vaultd, which makes the inbox again.  A symlink in its
+ * place is refused as ever and changes nothing: a restart would refuse
+ * to start on it.
+ */
+static int vault_restart;
+
+static void
+vault_check_inbox(void)
+{
+	static const struct timeval linger = {0, 200 * 1000};
+	struct stat st;
+	int fd, gone;
+
+	if ((fd = vault_open_dir(&vault, VAULT_INBOX, 0)) == -1)
+		gone = errno == ENOENT;
+	else {
+		gone = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) &&
+		       (st.st_dev != vault.v_inbox_dev ||
+			   st.st_ino != vault.v_inbox_ino);
+		close(fd);
+	}
+	if (!gone || vault_restart)
+		return;
+	log_warnx("the vault inbox was moved or replaced; exiting so that a "
+		  "restart makes it again");
+	vault_restart = 1;
+	event_base_loopexit(vault.v_d.d_base, &linger);
 }
 
 static void
@@ -289,6 +329,7 @@ vault_audit_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		       p->vp_replace) == -1) {
 		log_warn("cannot publish a note");
 		vault_answer(p, VE_WRITE_FAILED);
+		vault_check_inbox();
 	} else
 		vault_answer(p, VE_OK);
 	vault_pending_free(p);
@@ -398,6 +439,7 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 	if ((dfd = vault_open_dir(&vault, VAULT_CHATS, 1)) == -1) {
 		log_warn("chats folder");
+		vault_check_inbox();
 		goto fail;
 	}
 	p->vp_dirfd = dfd;
@@ -494,6 +536,7 @@ vault_mission_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 	if ((dfd = vault_open_dir(&vault, folder, 1)) == -1) {
 		log_warn("mission folder");
+		vault_check_inbox();
 		goto fail;
 	}
 	p->vp_dirfd = dfd;
@@ -648,6 +691,8 @@ main(int argc, char **argv)
 	struct confine_spec spec;
 	char inbox[VAULT_ROOT_PATH];
 	struct passwd *pw;
+	struct stat st;
+	int fd;
 	uid_t uid = (uid_t)-1;
 	gid_t gid = (gid_t)-1;
 
@@ -670,10 +715,16 @@ main(int argc, char **argv)
 	}
 	if (vault_make_inbox(vault.v_root, uid, gid) == -1)
 		fatal("vault inbox");
+	vault_probe_openat2(&vault);
+	if ((fd = vault_open_dir(&vault, VAULT_INBOX, 0)) == -1 ||
+	    fstat(fd, &st) == -1)
+		fatal("vault inbox");
+	vault.v_inbox_dev = st.st_dev;
+	vault.v_inbox_ino = st.st_ino;
+	close(fd);
 	if (snprintf(inbox, sizeof(inbox), "%s/%s", a.da_path, VAULT_INBOX) >=
 	    (int)sizeof(inbox))
 		fatalx("vault path too long");
-	vault_probe_openat2(&vault);
 
 	memset(&spec, 0, sizeof(spec));
 	paths[0].cp_path = a.da_path;
@@ -695,5 +746,6 @@ main(int argc, char **argv)
 	vault_sweep(&vault);
 	daemon_start(&vault.v_d, parent_table);
 	log_debug("ready");
-	return daemon_loop(&vault.v_d);
+	daemon_loop(&vault.v_d);
+	return vault_restart ? 1 : 0;
 }

@@ -36,8 +36,10 @@ enum vault_err {
 
 struct vault {
 	struct daemon v_d;
-	int v_root;    /* O_DIRECTORY fd on the resolved vault root */
-	int v_openat2; /* 1: openat2 RESOLVE_*; 0: O_NOFOLLOW walk */
+	int v_root;	   /* O_DIRECTORY fd on the resolved vault root */
+	int v_openat2;	   /* 1: openat2 RESOLVE_*; 0: O_NOFOLLOW walk */
+	dev_t v_inbox_dev; /* the inbox Landlock lets us write, */
+	ino_t v_inbox_ino; /* as made at start */
 	unsigned v_gen[PROC_MAX]; /* bumped whenever a peer channel is new */
 };
 

@@ -7,6 +7,7 @@
 import hashlib
 import json
 import os
+import pathlib
 import re
 import time
 import uuid
@@ -197,6 +198,34 @@ def test_sp15_invalid_manifest_disables_only_that_agent(
 
 
 # ---- SP-16: both transports ----
+
+def test_va4_inbox_moved_away_is_made_again(agents):
+    """VA-4: vaultd may write only the inbox it made at start (Landlock
+    ties the rule to that directory).  If the operator deletes or moves
+    it (Obsidian's "delete folder" moves it to .trash), the next note
+    fails and vaultd exits once it has answered; cordond restarts it, it
+    makes the inbox again, and notes are saved again."""
+    vault = pathlib.Path(agents.home) / "vault"
+    r, ev = run(agents, "hermes", "first note")
+    assert kinds(ev)[-1] == "saved", ev
+    pid = agents.daemon_pids()["vaultd"]
+    os.rename(vault / "00_Inbox" / "cordon", vault / "trashed-inbox")
+    r, ev = run(agents, "hermes", "second note")
+    assert r.status == 200 and "saved" not in kinds(ev), ev
+    deadline = time.monotonic() + (20 if SLOW else 10)
+    while agents.daemon_pids().get("vaultd") in (pid, None):
+        assert time.monotonic() < deadline, agents.stderr()
+        time.sleep(0.1)
+    assert "the vault inbox was moved or replaced" in agents.stderr()
+    deadline = time.monotonic() + (20 if SLOW else 10)
+    while True:
+        r, ev = run(agents, "hermes", "third note")
+        if kinds(ev)[-1] == "saved" or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert kinds(ev)[-1] == "saved", (ev, agents.stderr())
+    assert (vault / ev[-1]["path"]).is_file()
+
 
 def test_sp16_claude_stream_json(agents):
     """The saved event needs vaultd's chat notes."""

@@ -492,6 +492,8 @@ def hv(cordon, tmp_path):
             f.write(text)
     os.symlink(out / "secret.md", os.path.join(root, "link.md"))
     os.symlink(out, os.path.join(root, "linkdir"))
+    # A second name of a file outside the vault (VA-2: no note either).
+    os.link(out / "secret.md", os.path.join(root, "hardlink.md"))
     os.symlink(os.path.join(root, "Welcome.md"),
                os.path.join(root, "inner-link.md"))
     cordon.vault = root
@@ -574,6 +576,14 @@ def test_api6_root_listing_repeats(hv):
 def test_api6_va2_hostile_read_refused(hv, value):
     assert get(hv, f"/api/vault/note?path={value}") == \
         (400, err("invalid-path"))
+
+
+def test_api6_va2_hard_link_is_no_note(hv):
+    """A hard link is a second name of a file that may live outside the
+    vault: neither read nor listed (the listing test sees none)."""
+    st, body = get(hv, "/api/vault/note?path=hardlink.md")
+    assert (st, body) == (404, err("not-found")), body
+    assert "outside secret" not in json.dumps(body)
 
 
 def test_api6_va2_double_encoding_is_literal(hv):
