@@ -264,7 +264,7 @@ stream_gone(struct evhttp_connection *evcon, void *arg)
 	struct stream *s = arg;
 
 	if (s->s_req != NULL)
-		reqlog_forget(s->s_req);
+		reqlog_gone(s->s_req);
 	s->s_req = NULL;
 	s->s_evcon = NULL;
 	stream_cancel(s->s_id);

@@ -126,7 +126,7 @@ const char *front_route_of(struct evhttp_request *);
  * a streamed answer calls reqlog_end itself once it has ended. */
 void reqlog_start(const struct evhttp_request *);
 void reqlog_end(struct evhttp_request *, int status, size_t bytes_out);
-void reqlog_forget(const struct evhttp_request *);
+void reqlog_gone(struct evhttp_request *); /* frees a detached req */
 /* A request evhttp's parser refused itself (conns.c): OTHER, "other". */
 void reqlog_refused(int status, size_t bytes_out);
 

@@ -357,7 +357,7 @@ api_conn_closed(struct evhttp_connection *evcon, void *arg)
 	struct api_pending *ap = arg;
 
 	if (ap->ap_req != NULL)
-		reqlog_forget(ap->ap_req);
+		reqlog_gone(ap->ap_req);
 	ap->ap_req = NULL;
 	ap->ap_evcon = NULL;
 }

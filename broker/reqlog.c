@@ -59,11 +59,19 @@ reqlog_take(const struct evhttp_request *req)
 	return now - start;
 }
 
-/* The client went away before an answer: no record, free the slot. */
+/*
+ * The client went away while we held req, before an answer: no record,
+ * free the slot.  libevent has detached a request its user still owns
+ * from the failed connection and left it to us: free it, or it leaks
+ * with its headers and up to a 1 MiB body (a run stream closed early).
+ * Called from a connection's close callback only.
+ */
 void
-reqlog_forget(const struct evhttp_request *req)
+reqlog_gone(struct evhttp_request *req)
 {
 	(void)reqlog_take(req);
+	if (evhttp_request_get_connection(req) == NULL)
+		evhttp_request_free(req);
 }
 
 static const char *
