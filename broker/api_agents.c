@@ -7,6 +7,7 @@
  */
 #include <sys/queue.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 
 #include "argv.h"
 #include "broker.h"
+#include "schema.h"
 #include "json.h"
 #include "cordon_limits.h"
 #include "log.h"
@@ -243,6 +245,22 @@ cancel_sent_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 }
 
+/* The last runs we cancelled: their remaining events ask for nothing. */
+#define CANCELLED_KEEP 32
+static char cancelled[CANCELLED_KEEP][17];
+static unsigned ncancelled;
+
+static int
+cancelled_already(const char *id)
+{
+	unsigned i;
+
+	for (i = 0; i < CANCELLED_KEEP; i++)
+		if (strcmp(cancelled[i], id) == 0)
+			return 1;
+	return 0;
+}
+
 static void
 stream_cancel(const char *id)
 {
@@ -250,6 +268,8 @@ stream_cancel(const char *id)
 	struct timeval tv = {3, 0};
 	struct ipc_conn *sc = broker_peer(PROC_SPAWNER);
 
+	snprintf(cancelled[ncancelled++ % CANCELLED_KEEP], sizeof(cancelled[0]),
+	    "%s", id);
 	json_object_object_add(o, "runId", json_object_new_string(id));
 	if (sc != NULL)
 		ipc_request(sc, MSG_RUN_CANCEL, o, -1, MSG_RUN_CANCEL_OK, &tv,
@@ -393,10 +413,7 @@ api_agent_run(struct evhttp_request *req, const struct api_params *p)
 	}
 	if (nkeys == 2 &&
 	    ((sess = json_get_str(body, "session", LIM_SESSION_MAX)) == NULL ||
-		sess[0] == '\0' ||
-		strspn(sess, "abcdefghijklmnopqrstuvwxyz"
-			     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-		    strlen(sess))) {
+		!schema_session_ok(sess))) {
 		json_object_put(body);
 		send_error(req, 400, "invalid-session");
 		return;
@@ -477,9 +494,22 @@ agents_run_event_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	int end = 0;
 
 	if ((id = json_get_str(o, "runId", 16)) == NULL ||
-	    (kind = json_get_str(o, "kind", 16)) == NULL ||
-	    (s = stream_find(id)) == NULL || s->s_spawner != c)
-		return; /* a stream whose client left: nothing to do */
+	    (kind = json_get_str(o, "kind", 16)) == NULL)
+		return;
+	if ((s = stream_find(id)) == NULL || s->s_spawner != c) {
+		/*
+		 * No client for it: one who left (cancelled already), or a
+		 * run whose start was answered after we had given the
+		 * client 503.  Nobody can see or cancel that one: we do.
+		 */
+		if (s == NULL && strcmp(kind, "done") != 0 &&
+		    strcmp(kind, "saved") != 0 &&
+		    strcmp(kind, "unsaved") != 0 && !cancelled_already(id)) {
+			log_warnx("a run nobody waits for: cancelled");
+			stream_cancel(id);
+		}
+		return;
+	}
 	json_object_object_del(o, "runId");
 	if (strcmp(kind, "unsaved") == 0) {
 		stream_free(s);
@@ -528,6 +558,8 @@ api_run_cancel(struct evhttp_request *req, const struct api_params *p)
 	struct json_object *o;
 	char id[17];
 
+	if (api_body_none(req) == -1) /* PER-8: no body, or an empty one */
+		return;
 	if (agents_param(p, 0, 16, 1, id, sizeof(id)) == -1) {
 		send_error(req, 404, "unknown-run");
 		return;

@@ -26,9 +26,14 @@ struct json_object;
 #define BROKER_REQUEST_S    10		  /* PER-8: a whole request */
 #define BROKER_NOFILE	    256		  /* bounds connections */
 #define BROKER_MAX_SESSIONS 32
-#define TOKEN_HEX	    64
-#define SESSION_HEX	    64
-#define NONCE_HEX	    32
+/*
+ * A dashboard session lasts 12 h at most: the cookie goes to every port
+ * of 127.0.0.1 (threat-model.md), so a copy must not last for ever.
+ */
+#define BROKER_SESSION_TTL_S (12 * 3600)
+#define TOKEN_HEX	     64
+#define SESSION_HEX	     64
+#define NONCE_HEX	     32
 
 struct broker_session {
 	char bs_id[SESSION_HEX + 1];

@@ -232,10 +232,17 @@ session_valid(const char *val, size_t len)
 
 	if (len != SESSION_HEX)
 		return 0;
-	for (i = 0; i < BROKER_MAX_SESSIONS; i++)
-		if (broker.b_sessions[i].bs_id[0] != '\0' &&
-		    timingsafe_eq(broker.b_sessions[i].bs_id, val, len))
+	for (i = 0; i < BROKER_MAX_SESSIONS; i++) {
+		struct broker_session *s = &broker.b_sessions[i];
+
+		if (s->bs_id[0] == '\0' || !timingsafe_eq(s->bs_id, val, len))
+			continue;
+		if (now_ms_mono() - s->bs_created <=
+		    (uint64_t)BROKER_SESSION_TTL_S * 1000)
 			return 1;
+		explicit_bzero(s->bs_id, sizeof(s->bs_id)); /* expired */
+		return 0;
+	}
 	return 0;
 }
 
@@ -482,7 +489,8 @@ session_issue(struct evhttp_request *req)
 	}
 	s->bs_created = now_ms_mono();
 	snprintf(cookie, sizeof(cookie),
-	    "cordon_session=%s; Path=/; HttpOnly; SameSite=Strict", s->bs_id);
+	    "cordon_session=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d",
+	    s->bs_id, BROKER_SESSION_TTL_S);
 	evhttp_add_header(
 	    evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
 	send_redirect(req, "/ui/");

@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 
+#include "cordon_limits.h"
 #include "schema.h"
 #include "text.h"
 #include "yamljson.h"
@@ -178,4 +179,10 @@ schema_token_ok(const char *s, size_t max)
 			s[i] == '_' || s[i] == '-'))
 			return 0;
 	return 1;
+}
+
+int
+schema_session_ok(const char *s)
+{
+	return schema_token_ok(s, LIM_SESSION_MAX) && strchr(s, '.') == NULL;
 }

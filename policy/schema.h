@@ -66,7 +66,9 @@ int schema_bool(struct schema *, struct json_object *obj, const char *key,
  * count in *nerrs (if not NULL); 0 if nothing was reported, else -1.
  */
 int schema_finish(struct schema *, struct json_object *root, size_t *nerrs);
-/* s matches ^[A-Za-z0-9._-]{1,max}$ (enum values, session ids). */
+/* s matches ^[A-Za-z0-9._-]{1,max}$ (enum values). */
 int schema_token_ok(const char *s, size_t max);
+/* API-3: a run's session id, ^[A-Za-z0-9_-]{1,LIM_SESSION_MAX}$ (no dot). */
+int schema_session_ok(const char *s);
 
 #endif

@@ -810,7 +810,7 @@ run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		nkeys++;
 		if ((sess = json_get_str(o, "session", LIM_SESSION_MAX)) ==
 			NULL ||
-		    !schema_token_ok(sess, LIM_SESSION_MAX)) {
+		    !schema_session_ok(sess)) {
 			ipc_reply_error(c, m, "invalid-session");
 			return;
 		}

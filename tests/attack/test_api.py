@@ -209,7 +209,7 @@ def test_api_hostile_route(c, world, rid, method, target, status, code):
     target = target.replace("{n}", world.nonce())
     r = c.request(method, target,
                   headers=[("Content-Type", "application/json")],
-                  body=b'{"prompt":"hi"}' if "/run" in target else
+                  body=b'{"prompt":"hi"}' if target.endswith("/run") else
                   (b"{}" if method == "POST" else b""))
     assert r is not None and r.status == status, r
     assert r.json() == {"ok": False, "error": code}, r

@@ -279,6 +279,45 @@ def test_api3_streams_left_early_do_not_leak(agents):
     assert agents.daemon_pids()["broker"] == pid
 
 
+def test_api3_run_started_after_a_503_is_cancelled(agents):
+    """API-3: the broker gives a run's start 3 s; a spawner slower than
+    that (stopped here for 3.5 s) has the client answered 503, yet it
+    starts the run once it goes on.  Nobody can see or cancel that run:
+    the broker cancels it at its first event, instead of letting it run
+    (and hold a slot) unseen."""
+    import signal
+    pid = agents.daemon_pids()["spawner"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        r, _ = run(agents, "hermes", "sleep 30")
+        assert r.status == 503 and r.json()["error"] == "unavailable", r
+        time.sleep(max(0.0, 3.5 - (time.monotonic() - t0)))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    rec = wait_audit(agents.home, lambda x: x["kind"] ==
+                     "agent.invoke.complete" and x["agent"] == "hermes",
+                     bound=10.0)
+    assert rec[0]["status"] == "cancelled", rec
+    assert rec[0]["durationMs"] < 10000, rec
+
+
+def test_per8_cancel_takes_no_body(agents):
+    """PER-8: a cancel has no body (or {}); anything else is refused and
+    cancels nothing."""
+    s = Stream(agents, "hermes", "sleep 30")
+    try:
+        rid = s.start()
+        for raw in (b'{"evil":true}', b"not json"):
+            r = post_json(agents, f"/api/runs/{rid}/cancel", raw=raw)
+            assert r.status == 400 and r.json() == {
+                "ok": False, "error": "invalid-body"}, r
+        r = post_json(agents, f"/api/runs/{rid}/cancel", {})
+        assert r.status == 200 and r.json() == {"ok": True}, r
+    finally:
+        s.close()
+
+
 def test_sp16_claude_stream_json(agents):
     """The saved event needs vaultd's chat notes."""
     r, ev = run(agents, "claude-code", "hello there")
@@ -414,6 +453,7 @@ def test_sec1_secrets_file_other_owner_refused(tmp_path, monkeypatch,
     ({}, "invalid-body"),
     ({"prompt": "hi", "session": "bad session!"}, "invalid-session"),
     ({"prompt": "hi", "session": "s" * 97}, "invalid-session"),
+    ({"prompt": "hi", "session": ".."}, "invalid-session"),  # API-3: no dot
 ])
 def test_api3_bad_bodies_refused(agents, tmp_path, body, code):
     r = post_json(agents, "/api/agents/marked/run", body)

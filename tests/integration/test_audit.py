@@ -614,6 +614,20 @@ def test_au5_nonce_never_reaches_the_audit_dir(cordon):
     assert cordon_audit("verify", "--home", cordon.home).returncode == 0
 
 
+def test_per10_a_login_is_audited(cordon):
+    """PER-10: successful polling reads go unrecorded, but a login, which
+    makes a session, always has its http.request record (it fell under
+    the /ui assets' filter)."""
+    r = cordon.request("GET", f"/ui/login?code={cordon.code}", auth=False)
+    assert r.status == 303, r
+    assert cordon.stop() == 0
+    recs = check_chain(os.path.join(cordon.home, "audit"))
+    logins = [x for x in recs if x["kind"] == "http.request" and
+              x["route"] == "/ui/login"]
+    assert [x["status"] for x in logins] == [303], logins
+    assert cordon.code not in json.dumps(recs)
+
+
 def test_su1_restart_is_audited(cordon):
     pids = cordon.daemon_pids()
     os.kill(pids["vaultd"], signal.SIGKILL)

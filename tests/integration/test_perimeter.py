@@ -335,6 +335,9 @@ def session_cookie(r):
     assert "httponly" in attrs, sc
     assert "samesite=strict" in attrs, sc
     assert "path=/" in attrs, sc
+    # It reaches every port of 127.0.0.1: a copy must not last for ever
+    # (the broker also refuses it after 12 h).
+    assert "max-age=43200" in attrs, sc
     return m.group(1)
 
 
