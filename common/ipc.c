@@ -745,8 +745,11 @@ ipc_read_cb(evutil_socket_t fd, short ev, void *arg)
 	if (n == -1) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return;
-		ipc_die(c,
-		    errno == EPROTO ? "bad descriptor passing" : "read error");
+		if (errno == ECONNRESET)
+			ipc_die(c, NULL); /* the peer died: a close, no fault */
+		else
+			ipc_die(c, errno == EPROTO ? "bad descriptor passing"
+						   : "read error");
 		return;
 	}
 	if (n == 0) {
@@ -814,7 +817,14 @@ ipc_write_cb(evutil_socket_t fd, short ev, void *arg)
 		if (n == -1) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
-			ipc_die(c, "write error");
+			/*
+			 * A peer that died (killed, crashed) is a close, not
+			 * broken framing: reporting it would have cordond
+			 * restart someone for nothing.
+			 */
+			ipc_die(c, errno == EPIPE || errno == ECONNRESET
+				       ? NULL
+				       : "write error");
 			return;
 		}
 		if (sendfd >= 0 && n > 0) {

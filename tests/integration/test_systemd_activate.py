@@ -160,8 +160,11 @@ class Machine:
                 "  type: command\n"
                 f"  command: [\"{demo}\", \"--version\"]\n"
                 "  timeoutMs: 2000\n")
-        # Agents that try to dial the socket named by their prompt.
-        for name, iso in (("dialns", "namespace"), ("dialll", "landlock")):
+        # Agents that try to dial the socket named by their prompt: with
+        # network: allow (none refuses every connect), and one without.
+        for name, iso, net in (("dialns", "namespace", "allow"),
+                               ("dialll", "landlock", "allow"),
+                               ("dialnone", "landlock", "none")):
             with open(self.path(f"etc/agents/{name}.yaml"), "w") as f:
                 f.write(
                     f"name: {name}\n"
@@ -170,7 +173,7 @@ class Machine:
                     "  bin: /usr/bin/python3\n"
                     f"  args: [\"-c\", {json.dumps(DIAL)}, \"{{prompt}}\"]\n"
                     "  timeoutMs: 20000\n"
-                    f"sandbox:\n  isolation: {iso}\n")
+                    f"sandbox:\n  isolation: {iso}\n  network: {net}\n")
         subprocess.run([self.path("bin", "cordon"), "token",
                         self.path("creds", "token")], check=True)
         chown(self.path("creds", "token"), USERS["broker"], 0o400)
@@ -519,9 +522,10 @@ def test_su4_live_channel_never_displaced(machine):
 
 def test_su4_agents_cannot_pose_as_the_spawner(machine):
     """SU-4, SBX-1: a namespace-isolation agent finds cordon's socket dir
-    covered (nothing to dial); a landlock-isolation agent can dial, since
-    it shares the spawner's uid, but the spawner's live channel is never
-    displaced: the impostor is refused and logged."""
+    covered (nothing to dial); a landlock-isolation agent with network:
+    allow can dial, since it shares the spawner's uid, but the spawner's
+    live channel is never displaced: the impostor is refused and logged.
+    With network: none no agent can dial at all."""
     machine.wait_health_ok()
     for agent, sock in (("dialns", "auditd"), ("dialns", "vaultd")):
         st, _, body = machine.request(
@@ -539,6 +543,13 @@ def test_su4_agents_cannot_pose_as_the_spawner(machine):
     assert "dialled True" in text, text  # connected, then closed at once
     assert machine.log("auditd").count(
         "refused a second connection as spawner") > before
+    # SBX-3: with network: none (the default) no agent can even dial.
+    st, _, body = machine.request(
+        "POST", "/api/agents/dialnone/run", {"prompt": machine.sock("auditd")})
+    assert st == 200, body
+    text = "".join(json.loads(x).get("text", "")
+                   for x in body.decode().splitlines() if x)
+    assert "unreachable 13" in text, text  # EACCES: the seccomp layer
     assert machine.health()["status"] == "ok"
 
 
