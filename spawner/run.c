@@ -59,8 +59,8 @@ struct run {
 	struct evbuffer *r_tmp, *r_text, *r_note, *r_err, *r_line;
 	int r_line_skip;
 	int r_json_seen, r_delta_seen;
-	uint64_t r_raw;
-	uint64_t r_unacked; /* text sent, not yet credited by the broker */
+	uint64_t r_raw, r_eraw; /* bytes read from stdout, stderr */
+	uint64_t r_unacked;	/* text sent, not yet credited by the broker */
 	uint64_t r_bytes_out;
 	int r_truncated, r_overflow;
 	long r_timeout_ms;
@@ -377,12 +377,21 @@ run_out(struct aproc *ap, const char *s, size_t len)
 		aproc_pause(ap);
 }
 
-/* stderr is kept only to be hashed and counted (AU-4). */
+/*
+ * stderr is kept only to be hashed and counted (AU-4), and is capped like
+ * stdout (SP-9): an agent that streams it for ever is killed, truncated.
+ */
 static void
 run_err(struct aproc *ap, const char *s, size_t len)
 {
 	struct run *r = ap->ap_arg;
+	uint64_t cap = r->r_agent->ag_mf.m_limits.l_run_output_bytes;
 
+	if (!r->r_overflow && r->r_eraw + len > cap) {
+		r->r_overflow = r->r_truncated = 1;
+		aproc_kill(ap, AP_END_CAP);
+	}
+	r->r_eraw += len;
 	if (evbuffer_get_length(r->r_err) < SPAWNER_STDERR_MAX)
 		clean_feed(&r->r_eclean, s, len, r->r_err);
 }

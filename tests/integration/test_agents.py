@@ -523,6 +523,19 @@ def test_sp9_flood_truncated_and_killed(agents):
     assert rec[0]["bytesOut"] <= 8 * 1024 * 1024
 
 
+def test_sp9_stderr_flood_truncated_and_killed(agents):
+    """SP-9: stderr is never shown, but it is read: an agent that floods
+    it is capped like stdout, killed and marked truncated."""
+    t0 = time.monotonic()
+    r, ev = run(agents, "hermes", "errflood")
+    done = [e for e in ev if e["kind"] == "done"][0]
+    assert done["truncated"] is True, done
+    assert time.monotonic() - t0 < (60 if SLOW else 20)
+    rec = wait_audit(agents.home, lambda x: x["kind"] ==
+                     "agent.invoke.complete" and x["truncated"])
+    assert rec[0]["bytesOut"] == 0, rec
+
+
 def test_sp17_grandchild_holding_pipe(agents):
     nonce = f"grandchild {uuid.uuid4().hex}"
     t0 = time.monotonic()
