@@ -76,6 +76,16 @@ root_one(const struct protect_ctx *pc, const char *key, size_t idx,
 		snprintf(why, whysz, "%s[%zu]: %s", key, idx, conflict);
 		return -1;
 	}
+	/*
+	 * SBX-2's names hold for the root itself too (the scan at each
+	 * spawn covers what lies beneath): a root named .env or tls.key is
+	 * the secret file.
+	 */
+	if (protect_name_secret(strrchr(rp, '/') + 1)) {
+		snprintf(
+		    why, whysz, "%s[%zu]: has a secret file's name", key, idx);
+		return -1;
+	}
 	if ((*out = strdup(rp)) == NULL) {
 		snprintf(why, whysz, "%s: out of memory", key);
 		return -1;

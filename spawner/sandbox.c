@@ -939,6 +939,23 @@ scan_dir(struct scan *sc, int dfd, size_t plen, int depth)
 				errno = ENAMETOOLONG;
 				return SBX_STEP_SCAN_BOUND;
 			}
+			/*
+			 * A folder with a secret's name (secrets/,
+			 * credentials/) holds secrets: covered with an empty
+			 * read-only tmpfs, or the run refused, like a file.
+			 */
+			if (S_ISDIR(st.st_mode) && protect_name_secret(name)) {
+				if (!sc->sc_shadow) {
+					errno = EEXIST;
+					return SBX_STEP_SECRET_FILE;
+				}
+				if (mount("none", sc->sc_path, "tmpfs",
+					MS_RDONLY | MS_NOSUID | MS_NODEV |
+					    MS_NOEXEC,
+					"size=4k,mode=0555") == -1)
+					return SBX_STEP_SHADOW;
+				continue;
+			}
 			if (S_ISDIR(st.st_mode)) {
 				sub = openat(dfd, name,
 				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
@@ -993,8 +1010,7 @@ scan_roots(const struct sandbox_run *sx, int shadow, int emptyfd)
 		dfd = open(rt->r_write[i],
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (dfd == -1 && errno == ENOTDIR)
-			continue; /* a file root; its name was checked at load
-				   */
+			continue; /* a file root: its name is checked at load */
 		if (dfd == -1)
 			return SBX_STEP_ROOT; /* a root that vanished */
 		r = scan_dir(&sc, dfd, strlen(sc.sc_path), 0);

@@ -418,6 +418,53 @@ def test_sbx2_secret_file_shadowed_in_namespace_mode(world, cordon_factory):
     assert (w["work"] / ".env").read_text() == "TOKEN=abc\n"
 
 
+def test_sbx2_secret_folder_covered_or_refused(world, cordon_factory):
+    """SBX-2: a folder with a secret's name (secrets/, credentials/) in a
+    write root holds secrets as much as a file so named: in namespace mode
+    it is covered (empty, read-only), in landlock mode the run is
+    refused.  The gate already treated such a component as protected."""
+    w = world
+    (w["work"] / "secrets").mkdir()
+    (w["work"] / "secrets" / "prod.yaml").write_text("db_password: x\n")
+    add_agent(w, "nsfolder", manifest("nsfolder", w["work"], None,
+                                      "namespace", "none"))
+    add_agent(w, "llfolder", manifest("llfolder", w["work"], None,
+                                      "landlock", "none"))
+    c = cordon_factory(home=w["home"])
+    out, _ = attempt(c, "nsfolder", f"size {w['work']}/secrets/prod.yaml")
+    assert out.startswith("size BLOCKED "), out
+    out, _ = attempt(c, "nsfolder",
+                     f"write {w['work']}/secrets/planted.yaml")
+    assert out.startswith("write BLOCKED "), out
+    out, _ = attempt(c, "nsfolder", "write-workdir")
+    assert out == "write-workdir OK", out
+    r, _ = run(c, "llfolder", "write-workdir")
+    assert r.status == 502 and r.json()["error"] == "spawn-failed", r
+    assert (w["work"] / "secrets" / "prod.yaml").read_text() == \
+        "db_password: x\n"
+    assert not (w["work"] / "secrets" / "planted.yaml").exists()
+
+
+@pytest.mark.parametrize("key,name", [("writeRoots", ".env"),
+                                      ("readRoots", "tls.key")])
+def test_sbx2_root_with_a_secret_name_refused(world, cordon_factory, key,
+                                              name):
+    """SBX-2: a root that is itself a secret-named file is refused at
+    load (the scan covers only what lies beneath a root)."""
+    w = world
+    (w["work"] / name).write_text("SECRET=1\n")
+    root = json.dumps([str(w["work"] / name)])
+    add_agent(w, "fileroot", manifest(
+        "fileroot", w["work"], None,
+        write=json.loads(root) if key == "writeRoots" else None,
+        read=json.loads(root) if key == "readRoots" else None))
+    c = cordon_factory(home=w["home"])
+    assert wait_for(lambda: "has a secret file's name" in c.stderr()), \
+        c.stderr()
+    r, _ = run(c, "fileroot", "whoami")
+    assert r.status == 404 and r.json()["error"] == "unknown-agent", r
+
+
 def test_sbx2_secret_scan_bound_fails_closed(world, cordon_factory):
     # Deeper than the scan looks (32 levels): refused, never unscanned.
     w = world
