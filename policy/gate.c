@@ -158,6 +158,23 @@ allowed_name(const struct gate_policy *gp, const char *name)
 	       gate_in_vec(gp->gp_allow, gp->gp_nallow, name);
 }
 
+/* w is /usr/bin/NAME, /bin/NAME or /usr/local/bin/NAME. */
+static int
+system_bin(const char *w)
+{
+	static const char *const dirs[] = {
+	    "/usr/bin/", "/bin/", "/usr/local/bin/"};
+	size_t i, l;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		l = strlen(dirs[i]);
+		if (strncmp(w, dirs[i], l) == 0 && w[l] != '\0' &&
+		    strchr(w + l, '/') == NULL)
+			return 1;
+	}
+	return 0;
+}
+
 static void
 eval_cmd(struct gctx *x, struct sh_cmd *c, int depth, struct gres *r)
 {
@@ -219,6 +236,16 @@ eval_cmd(struct gctx *x, struct sh_cmd *c, int depth, struct gres *r)
 	if (!gate_name_ok(name) || !allowed_name(x->gp, name) ||
 	    (strchr(w0, '/') != NULL && schema_in_list(g_builtins, name))) {
 		gate_res_set(r, GATE_DENY, "not-allowlisted");
+		return;
+	}
+	/*
+	 * An allowlisted name is the system's program, not any file of
+	 * that name: a path is taken only into the system's bin folders
+	 * (/tmp/x/ls, ./cat are other programs).
+	 */
+	if (strchr(w0, '/') != NULL && strcmp(w0, "./init.sh") != 0 &&
+	    !system_bin(w0)) {
+		gate_res_set(r, GATE_DENY, "command-path");
 		return;
 	}
 	if (check_args(x, c, k, name, r) == -1)

@@ -71,6 +71,17 @@ gpp_list(struct schema *p, struct json_object *parent, const char *key,
 			    "cannot allow an always-refused command");
 			continue;
 		}
+		/*
+		 * One that runs the rest of its words (timeout, env, xargs,
+		 * find -exec): the gate judges a command by its first word,
+		 * so allowing it would allow everything behind it.
+		 */
+		if (!hosts && strcmp(key, "allow") == 0 &&
+		    (schema_in_list(g_wrappers, s) || strcmp(s, "find") == 0)) {
+			schema_err(p, el, v, path,
+			    "cannot allow a command that runs others");
+			continue;
+		}
 		if ((out[*np] = schema_dup(p, s)) != NULL)
 			(*np)++;
 	}

@@ -248,6 +248,13 @@ static const struct row rows[] = {
     {"pkill -f 'node|cordon'", D, "pkill-target", "pkill"},
     {"init.sh", D, "init-sh-form", "init.sh"},
     {"scripts/init.sh", D, "init-sh-form", "init.sh"},
+    /* a path to a program of an allowlisted name: the system's only */
+    {"/tmp/x/ls", D, "command-path", "ls"},
+    {"./cat README.md", D, "command-path", "cat"},
+    {"/var/tmp/any/git status", D, "command-path", "git"},
+    {"/usr/bin/../../tmp/x/ls", D, "command-path", "ls"},
+    {"/bin/ls -la", A, "allowlist", "ls"},
+    {"/usr/local/bin/npm test", A, "allowlist", "npm"},
     {"kill -9 -1", D, "kill-target", "kill"},
     {"kill 0", D, "kill-target", "kill"},
     {"git -c core.pager=sh log", D, "git-option", "git"},
@@ -630,6 +637,15 @@ test_sbx6_policy_parse(void **state)
 	    "cannot allow an always-refused command");
 	refused_at("commands:\n  allow: [eval]\n", 2, 11,
 	    "cannot allow an always-refused command");
+	/* a wrapper would allow whatever follows it: timeout 5 sudo id */
+	refused_at("commands:\n  allow: [make, timeout]\n", 2, 17,
+	    "cannot allow a command that runs others");
+	refused_at("commands:\n  allow: [env]\n", 2, 11,
+	    "cannot allow a command that runs others");
+	refused_at("commands:\n  allow: [xargs]\n", 2, 11,
+	    "cannot allow a command that runs others");
+	refused_at("commands:\n  allow: [find]\n", 2, 11,
+	    "cannot allow a command that runs others");
 	refused_at("commands:\n  askTimeoutSec: 4\n", 2, 3, "out of range");
 	refused_at("commands:\n  askTimeoutSec: 601\n", 2, 3, "out of range");
 	refused_at(
