@@ -106,5 +106,7 @@ int gate_check(const struct gate_policy *, const struct gate_req *,
 
 /* "allow" | "deny" | "ask" */
 const char *gate_verdict_name(enum gate_verdict);
+/* A resolved path into .git/config or .git/hooks (programs git runs). */
+int gate_git_internal(const char *path);
 
 #endif

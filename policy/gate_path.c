@@ -72,10 +72,11 @@ glob_hits_secret(const struct protect_ctx *pc, const char *pat)
 
 /*
  * .git/config and .git/hooks name programs git runs (core.pager, hooks):
- * no command may name them (git config has its own rule).
+ * no command may name them (git config has its own rule), no file tool
+ * write them.
  */
-static int
-git_internal(const char *p)
+int
+gate_git_internal(const char *p)
 {
 	const char *q;
 
@@ -137,7 +138,7 @@ check_glob(struct gctx *x, const char *q, struct gres *r)
 		}
 		if (protect_path_hit(x->pc, out) ||
 		    protect_root_conflict(x->pc, out) != NULL ||
-		    git_internal(out))
+		    gate_git_internal(out))
 			goto hit;
 		/* the directory is a .git: its config and hooks */
 		if ((sl = strrchr(out, '/')) != NULL &&
@@ -191,7 +192,7 @@ gate_check_path(struct gctx *x, const char *p, unsigned f, struct gres *r)
 			gate_res_set(r, GATE_DENY, "unparseable");
 			return -1;
 		}
-		if (protect_path_hit(x->pc, out) || git_internal(out)) {
+		if (protect_path_hit(x->pc, out) || gate_git_internal(out)) {
 			gate_res_set(r, GATE_DENY, "protected-path");
 			return -1;
 		}

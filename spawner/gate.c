@@ -8,6 +8,7 @@
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -129,6 +130,7 @@ gate_resolve(
 {
 	char full[2 * PATH_MAX], cur[PATH_MAX], tmp[PATH_MAX];
 	const char *home = sp.sp_protect.pc_home, *p, *e;
+	struct stat st;
 	size_t len, clen;
 	int n;
 
@@ -174,6 +176,8 @@ gate_resolve(
 			scpy(cur, sizeof(cur), tmp);
 		else if (errno != ENOENT && errno != ENOTDIR)
 			return -1;
+		else if (lstat(cur, &st) == 0 && S_ISLNK(st.st_mode))
+			return -1; /* a dangling link: its target is unknown */
 	}
 	if (scpy(out, outsz, cur) == -1)
 		return -1;
@@ -320,7 +324,8 @@ gate_file(const struct gate_chan *ch, const struct gate_call *k, int writes,
 	    gate_resolve(k->gk_path ? k->gk_path : cwd, cwd, path, sizeof(path),
 		NULL) == -1)
 		result_set(res, GATE_DENY, k->gk_tool, "unresolvable-path");
-	else if (protect_path_hit(&sp.sp_protect, path))
+	else if (protect_path_hit(&sp.sp_protect, path) ||
+		 (writes && gate_git_internal(path)))
 		result_set(res, GATE_DENY, k->gk_tool, "protected-path");
 	else if (writes && !path_inside(path, ch->gc_ws))
 		result_set(res, GATE_DENY, k->gk_tool, "outside-workspace");

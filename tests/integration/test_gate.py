@@ -5,6 +5,7 @@
 # calls for GET/POST /api/approvals.  Touches only temp dirs it creates.
 import json
 import os
+import pathlib
 import subprocess
 import time
 import uuid
@@ -161,6 +162,43 @@ def test_sbx6_plain_form_and_protected_paths(gate):
              if x["verdict"] == "deny"}
     assert ("cat", "protected-path") in rules, rules
     assert ("Read", "protected-path") in rules, rules
+
+
+def test_sbx6_dangling_link_and_git_internals(gate, tmp_path):
+    """SBX-6: a path through a dangling symlink has no known target (a
+    link to a not yet existing ~/.ssh/authorized_keys looked like a
+    workspace file): unresolvable.  And the file tools may not write
+    .git/config or .git/hooks, which a command may not name either."""
+    op = tmp_path / "op" / ".ssh"
+    op.mkdir(parents=True)
+    ws = pathlib.Path(gate.ws)
+    os.symlink(op / "authorized_keys", ws / "notes.txt")
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    calls = [{"tool": "Write", "input": {"file_path": str(ws / "notes.txt"),
+                                         "content": "k"}},
+             {"bash": "echo ssh-ed25519 AAAA >> notes.txt"},
+             {"tool": "Write", "input": {
+                 "file_path": str(ws / ".git" / "hooks" / "pre-commit"),
+                 "content": "#!/bin/sh\n"}},
+             {"tool": "Edit", "input": {
+                 "file_path": str(ws / ".git" / "config"),
+                 "old_string": "a", "new_string": "b"}},
+             {"tool": "Write", "input": {"file_path": str(ws / "ok.txt"),
+                                         "content": "fine"}}]
+    r, ev = run(gate, "gatebot", json.dumps(calls))
+    assert r.status == 200, r
+    res = results(ev)
+    for i in range(4):
+        assert res[i]["exit"] == 2, (i, res[i])
+    assert res[4]["exit"] == 0, res[4]
+    assert not (op / "authorized_keys").exists()
+    wait_audit(gate.home, lambda x: x["kind"] == "verb.run" and
+               x["verb"] == "Write" and x["verdict"] == "allow")
+    rules = [(x["verb"], x["rule"]) for x in verb_runs(gate.home)
+             if x["verdict"] == "deny"]
+    assert rules.count(("Write", "unresolvable-path")) == 1, rules
+    assert ("Write", "protected-path") in rules, rules
+    assert ("Edit", "protected-path") in rules, rules
 
 
 def test_sbx6_no_channel_denies(gate):
