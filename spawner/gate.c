@@ -29,6 +29,7 @@
 #include "log.h"
 #include "msg.h"
 #include "redact.h"
+#include "sanitize.h"
 #include "spawner.h"
 #include "util.h"
 
@@ -491,15 +492,22 @@ gate_audit(struct gate_item *gi, const char *verdict, int allow)
 
 /* ---- approvals (SBX-7) ---- */
 
-/* What the operator sees of the command: scrubbed, one line, clamped. */
+/*
+ * What the operator sees of the command: cleaned (the one cleaner: no
+ * escapes, no C0 or C1 controls), one line, scrubbed.  All of it or
+ * nothing: the operator approves the whole line, so a line longer than
+ * GATE_ARGS_MAX once scrubbed is not held (NULL, errno E2BIG).
+ */
 static char *
 approval_args(const struct gate_chan *ch, const struct gate_call *k)
 {
-	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	struct evbuffer *in = evbuffer_new(), *cl = evbuffer_new(),
+			*out = evbuffer_new();
 	char *s = NULL, *p;
 	size_t i, n;
 
-	if (in == NULL || out == NULL)
+	errno = ENOMEM;
+	if (in == NULL || cl == NULL || out == NULL)
 		goto done;
 	if (k->gk_line != NULL)
 		evbuffer_add(in, k->gk_line, strlen(k->gk_line));
@@ -508,32 +516,31 @@ approval_args(const struct gate_chan *ch, const struct gate_call *k)
 			evbuffer_add(in, " ", 1);
 		evbuffer_add(in, k->gk_argv[i], strlen(k->gk_argv[i]));
 	}
-	n = evbuffer_get_length(in);
-	p = (char *)evbuffer_pullup(in, (ev_ssize_t)n);
+	if ((n = evbuffer_get_length(in)) > 0 &&
+	    clean_buf((const char *)evbuffer_pullup(in, -1), n, n + 1, cl) ==
+		-1)
+		goto done;
+	n = evbuffer_get_length(cl);
+	p = (char *)evbuffer_pullup(cl, -1);
 	for (i = 0; i < n; i++)
-		if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+		if (p[i] == '\n' || p[i] == '\t')
 			p[i] = ' ';
-	/* Scrub the whole line first: a clamp must not cut a secret. */
 	if (redact_buf(ch->gc_secrets, ch->gc_nsecrets, p, n, out) == -1)
 		goto done;
-	n = evbuffer_get_length(out);
-	p = (char *)evbuffer_pullup(out, (ev_ssize_t)n);
-	if (n > GATE_ARGS_MAX) {
-		n = GATE_ARGS_MAX;
-		while (n > 0 && ((unsigned char)p[n] & 0xc0) == 0x80)
-			n--;
-	}
-	if ((s = malloc(n + 4)) == NULL)
+	if ((n = evbuffer_get_length(out)) > GATE_ARGS_MAX) {
+		errno = E2BIG;
 		goto done;
-	memcpy(s, p, n);
-	if (n < evbuffer_get_length(out))
-		memcpy(s + n, "\xe2\x80\xa6", 3); /* "…" */
-	else
-		n -= 3;
-	s[n + 3] = '\0';
+	}
+	if ((s = malloc(n + 1)) == NULL)
+		goto done;
+	if (n > 0)
+		memcpy(s, evbuffer_pullup(out, -1), n);
+	s[n] = '\0';
 done:
 	if (in != NULL)
 		evbuffer_free(in);
+	if (cl != NULL)
+		evbuffer_free(cl);
 	if (out != NULL)
 		evbuffer_free(out);
 	return s;
@@ -548,7 +555,10 @@ approval_timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	gate_audit(gi, "ask-timeout", 0);
 }
 
-/* Hold the call for the operator; -1 if it cannot be held (denied). */
+/*
+ * Hold the call for the operator; -1 if it cannot be held (denied), -2
+ * if its line is too long to show whole (denied, ask-too-long).
+ */
 static int
 approval_hold(struct gate_item *gi, struct gate_chan *ch,
     const struct gate_call *k, const char *cwd)
@@ -567,8 +577,9 @@ approval_hold(struct gate_item *gi, struct gate_chan *ch,
 		    cwd + wl + (strcmp(ch->gc_ws, "/") != 0));
 	else
 		return -1;
+	if ((gi->gi_args = approval_args(ch, k)) == NULL)
+		return errno == E2BIG ? -2 : -1;
 	if (random_hex(gi->gi_id, sizeof(gi->gi_id), 8) == -1 ||
-	    (gi->gi_args = approval_args(ch, k)) == NULL ||
 	    (gi->gi_timer = evtimer_new(
 		 sp.sp_d.d_base, approval_timeout_cb, gi)) == NULL)
 		return -1;
@@ -701,6 +712,7 @@ gate_handle(struct gate_chan *ch, const uint8_t *buf, size_t n, int rfd)
 	struct gate_call k;
 	struct ipc_hdr h;
 	char cwd[PATH_MAX] = "";
+	int r;
 
 	if ((gi = calloc(1, sizeof(*gi))) == NULL) {
 		close(rfd);
@@ -727,13 +739,14 @@ gate_handle(struct gate_chan *ch, const uint8_t *buf, size_t n, int rfd)
 	scpy(gi->gi_verb, sizeof(gi->gi_verb), res.g_verb);
 	scpy(gi->gi_rule, sizeof(gi->gi_rule), res.g_rule);
 	if (res.g_verdict == GATE_ASK) {
-		if (approval_hold(gi, ch, &k, cwd) == 0) {
+		if ((r = approval_hold(gi, ch, &k, cwd)) == 0) {
 			json_object_put(o);
 			return;
 		}
 		log_warnx(
 		    "gate: run %s: approval could not be held", ch->gc_run);
-		rule_set(gi->gi_rule, sizeof(gi->gi_rule), "ask-unavailable");
+		rule_set(gi->gi_rule, sizeof(gi->gi_rule),
+		    r == -2 ? "ask-too-long" : "ask-unavailable");
 		res.g_verdict = GATE_DENY;
 	}
 	json_object_put(o);
