@@ -46,6 +46,8 @@ struct verify {
 	char v_prev[SHA256_HEX_LEN + 1];
 	int v_midchain;	 /* the oldest file does not start at genesis */
 	int v_explained; /* a retention record deleted an older day */
+	char (*v_deleted)[DAY_LEN + 1]; /* every day retention deleted */
+	size_t v_ndeleted, v_capdeleted;
 };
 
 static int
@@ -78,6 +80,29 @@ list_days(
 	return 0;
 }
 
+/*
+ * Where a head read from a file goes: nowhere if the same anchor is
+ * there already (a journal repeats them); when MAX_HEADS are held, in
+ * place of the oldest, since the newest are the ones that show records
+ * cut off the end.
+ */
+static struct head *
+head_slot(struct verify *v, unsigned long long seq, const char *hash)
+{
+	size_t i, old = 0;
+
+	for (i = 0; i < v->v_nheads; i++) {
+		if (v->v_heads[i].h_seq == seq &&
+		    strcmp(v->v_heads[i].h_hash, hash) == 0)
+			return NULL;
+		if (v->v_heads[i].h_seq < v->v_heads[old].h_seq)
+			old = i;
+	}
+	if (v->v_nheads < MAX_HEADS)
+		return &v->v_heads[v->v_nheads++];
+	return seq > v->v_heads[old].h_seq ? &v->v_heads[old] : NULL;
+}
+
 /* Anchors: every line holding "cordon-audit-head day=D seq=N sha256=H"
  * (the heads file, or lines pasted from the journal). */
 static int
@@ -103,9 +128,10 @@ load_heads(struct verify *v, const char *path, int required)
 		if (sscanf(p, HEAD_TAG "day=%10s seq=%llu sha256=%64s%n", day,
 			&seq, hash, &n) != 3 ||
 		    n == 0 || !audit_pattern_ok(AP_DATE, day, strlen(day)) ||
-		    strlen(hash) != SHA256_HEX_LEN || v->v_nheads == MAX_HEADS)
+		    strlen(hash) != SHA256_HEX_LEN)
 			continue;
-		h = &v->v_heads[v->v_nheads++];
+		if ((h = head_slot(v, seq, hash)) == NULL)
+			continue;
 		memcpy(h->h_day, day, sizeof(h->h_day));
 		memcpy(h->h_hash, hash, sizeof(h->h_hash));
 		h->h_seq = seq;
@@ -197,11 +223,24 @@ note_retention(struct verify *v, struct json_object *o)
 		json_get_str(o, "kind", AUDIT_KIND_MAX), "audit.retention") ||
 	    !json_object_object_get_ex(o, "deleted", &arr))
 		return;
-	for (i = 0; i < json_object_array_length(arr); i++)
-		if (strcmp(json_object_get_string(
-			       json_object_array_get_idx(arr, i)),
-			v->v_days[0]) < 0)
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		const char *d =
+		    json_object_get_string(json_object_array_get_idx(arr, i));
+		void *nv;
+
+		if (strcmp(d, v->v_days[0]) < 0)
 			v->v_explained = 1;
+		if (v->v_ndeleted == v->v_capdeleted) {
+			size_t nc = v->v_capdeleted ? 2 * v->v_capdeleted : 64;
+
+			if ((nv = reallocarray(v->v_deleted, nc,
+				 sizeof(*v->v_deleted))) == NULL)
+				continue; /* unnamed: its heads fail, closed */
+			v->v_deleted = nv;
+			v->v_capdeleted = nc;
+		}
+		snprintf(v->v_deleted[v->v_ndeleted++], DAY_LEN + 1, "%s", d);
+	}
 }
 
 static int
@@ -331,9 +370,16 @@ verify_heads(struct verify *v)
 			    (unsigned long long)h->h_seq);
 			return fail("heads", i + 1, msg);
 		}
+		/*
+		 * Before the trail's start: expired only if a retention
+		 * record names its day.  Any other missing day was deleted
+		 * by someone else (an older day file removed by hand).
+		 */
 		if (v->v_midchain && v->v_explained && h->h_seq < v->v_first &&
-		    strcmp(h->h_day, v->v_days[0]) < 0) {
-			expired++; /* its day was deleted by retention */
+		    strcmp(h->h_day, v->v_days[0]) < 0 &&
+		    bsearch(h->h_day, v->v_deleted, v->v_ndeleted,
+			sizeof(*v->v_deleted), day_cmp) != NULL) {
+			expired++;
 			continue;
 		}
 		snprintf(msg, sizeof(msg),
@@ -378,6 +424,8 @@ audit_verify(const char *dir, const char *heads)
 		    "record explains the missing days");
 		goto broken;
 	}
+	if (v.v_ndeleted > 1)
+		qsort(v.v_deleted, v.v_ndeleted, sizeof(*v.v_deleted), day_cmp);
 	if ((expired = verify_heads(&v)) == -1)
 		goto broken;
 	printf("ok %llu records\n", (unsigned long long)v.v_count);
@@ -389,9 +437,11 @@ audit_verify(const char *dir, const char *heads)
 			       "found at restart; never acknowledged)\n",
 			    torn[i]);
 	free(v.v_heads);
+	free(v.v_deleted);
 	return 0;
 broken:
 	free(v.v_heads);
+	free(v.v_deleted);
 	return 1;
 }
 

@@ -220,6 +220,32 @@ def test_au7_heads_catch_a_cut_off_tail(auditd_factory, adir):
            "cut off" in r.stdout, r
 
 
+def test_au7_a_long_journal_keeps_the_newest_heads(auditd_factory, adir):
+    """AU-7: verify holds 4096 anchors; a journal holds more (hourly ones
+    for months, repeats of an idle day's).  Repeats are counted once and
+    the oldest give way, so the newest anchor still catches records cut
+    off the end."""
+    path = make_trail(auditd_factory, adir)
+    saved = open(os.path.join(adir, "heads")).read().splitlines()
+    os.unlink(os.path.join(adir, "heads"))
+    last = saved[-1]
+    assert " seq=20 " in last, saved
+    # An older anchor, as an hourly one would have been: seq 10's line.
+    with open(path, "rb") as f:
+        line10 = f.read().split(b"\n")[9]
+    first = last.replace(" seq=20 ", " seq=10 ").rsplit("sha256=", 1)[0] + \
+        "sha256=" + hashlib.sha256(line10).hexdigest()
+    rewrite(path, lambda ls: b"".join(ln + b"\n" for ln in ls[:15]))
+    journal = os.path.join(os.path.dirname(adir), "journal.txt")
+    with open(journal, "w") as f:
+        for i in range(5000):  # the same old anchor, over and over
+            f.write(f"Nov {i % 28 + 1} 10:00:00 host cordon[1]: {first}\n")
+        f.write(f"Nov 28 10:00:00 host cordon[1]: {last}\n")
+    r = verify(adir, "--heads", journal)
+    assert r.returncode == 1, r
+    assert "the trail ends at seq 15 but seq 20 was anchored" in r.stdout, r
+
+
 def test_au7_heads_catch_a_rewrite(auditd_factory, adir):
     path = make_trail(auditd_factory, adir)
     # A wholesale rewrite with a fresh valid chain still differs from
@@ -446,10 +472,7 @@ def test_au8_retention_deletes_old_days_and_records_dates(auditd_factory,
     assert recs[0]["seq"] == 4
     r = verify(adir)
     assert r.returncode == 0 and r.stdout.startswith("ok 2 records"), r
-    # The first run's shutdown head, and the same head anchored again at
-    # the rollover that the retention record makes: it is written before
-    # the old day is deleted (write-ahead), so the old day was still open.
-    assert "2 checked, 2 expired by retention" in r.stdout, r
+    assert "1 expired by retention" in r.stdout, r
 
 
 def test_au8_retention_skips_what_is_no_day_file(auditd_factory, adir):
@@ -470,6 +493,29 @@ def test_au8_retention_skips_what_is_no_day_file(auditd_factory, adir):
     recs = check_chain(adir, genesis=False)
     assert recs[0]["kind"] == "audit.retention"
     assert recs[0]["deleted"] == [old[:10]]
+
+
+def test_au7_a_day_deleted_by_hand_is_not_retention(auditd_factory, adir):
+    """AU-7/AU-8: a retention record explains only the days it names.  An
+    older day file deleted by hand while retention had deleted an even
+    older one is caught by its anchored heads (it was counted as expired
+    by retention)."""
+    seq = 0
+    for days_ago in (45, 10, 5):
+        a = auditd_factory(clock_offset=-86400 * days_ago, retention=0)
+        fill(a, 2, seq)
+        seq += 2
+        assert a.stop() == 0
+    b = auditd_factory(retention=30)
+    fill(b, 1, seq)
+    assert b.stop() == 0
+    files = day_files(adir)
+    assert len(files) == 3, files  # the 45-day-old one went, recorded
+    assert verify(adir).returncode == 0
+    os.unlink(os.path.join(adir, files[0]))  # the 10-day-old one, by hand
+    r = verify(adir)
+    assert r.returncode == 1, r
+    assert f"(day {files[0][:10]}) is not in the trail" in r.stdout, r
 
 
 def test_au8_retention_zero_keeps_everything(auditd_factory, adir):
