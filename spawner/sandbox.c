@@ -194,9 +194,13 @@ sandbox_host_probe(void)
 	confine_seccomp_agent_free(&sbx_bpf[0]);
 	confine_seccomp_agent_free(&sbx_bpf[1]);
 	if (confine_seccomp_agent_build(0, &sbx_bpf[0]) == -1 ||
-	    confine_seccomp_agent_build(SC_AGENT_NO_NET, &sbx_bpf[1]) == -1)
+	    confine_seccomp_agent_build(SC_AGENT_NO_NET, &sbx_bpf[1]) == -1) {
+		/* SBX-5: the layer is not offered, so plans and health say so
+		 */
 		log_warn("sandbox: building the agent seccomp layer; runs "
 			 "that need it are refused");
+		sbx_host.sh_seccomp = 0;
+	}
 	sbx_cordon[0] = '\0';
 	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
 		self[n] = '\0';
@@ -800,28 +804,38 @@ static int
 child_idmap(const struct sandbox_run *sx)
 {
 	char buf[64];
+	int r, e;
 
 	if (sx->sx_uid == 0)
 		return 0;
 	/*
 	 * The spawner is not dumpable, so /proc/self of its child belongs to
-	 * root: be dumpable while writing the maps (no_new_privs clears it
-	 * again; same-uid processes may trace a child of theirs' userns
-	 * anyway).
+	 * root: be dumpable while writing the maps.  The flag belongs to
+	 * the memory, which this child shares with the spawner, so for
+	 * these three writes the spawner is dumpable too (a process of the
+	 * same uid could attach then: threat-model.md, same-uid attacks).
 	 */
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1)
 		return -1;
-	if (write_file("/proc/self/setgroups", "deny") == -1)
-		return -1;
 	snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)sx->sx_uid,
 	    (unsigned)sx->sx_uid);
-	if (write_file("/proc/self/uid_map", buf) == -1)
-		return -1;
+	r = write_file("/proc/self/setgroups", "deny") == -1 ||
+		    write_file("/proc/self/uid_map", buf) == -1
+		? -1
+		: 0;
 	snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)sx->sx_gid,
 	    (unsigned)sx->sx_gid);
-	if (write_file("/proc/self/gid_map", buf) == -1)
+	if (r == 0 && write_file("/proc/self/gid_map", buf) == -1)
+		r = -1;
+	/*
+	 * Dumpable is the memory's, and the child shares the spawner's
+	 * (CLONE_VM): never leave it set, whatever failed.
+	 */
+	e = errno;
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
 		return -1;
-	return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	errno = e;
+	return r;
 }
 
 static int
