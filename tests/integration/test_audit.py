@@ -518,6 +518,22 @@ def test_au7_a_day_deleted_by_hand_is_not_retention(auditd_factory, adir):
     assert f"(day {files[0][:10]}) is not in the trail" in r.stdout, r
 
 
+def test_au7_verify_and_tail_follow_no_symlink(auditd_factory, adir,
+                                               tmp_path):
+    """`cordon audit verify` and `tail`, run as root on a dir another
+    user owns, never read a day file through a symlink: a planted link
+    to another file is 'cannot read', and tail prints none of it."""
+    make_trail(auditd_factory, adir, n=2)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("OUTSIDE-SECRET-LINE\n")
+    os.symlink(outside, os.path.join(adir, "2030-01-01.jsonl"))
+    r = verify(adir)
+    assert r.returncode == 1 and "2030-01-01.jsonl:0: cannot read" in \
+        r.stdout, r
+    r = cordon_audit("tail", "-n", "0", "--home", home_of(adir))
+    assert "OUTSIDE-SECRET-LINE" not in r.stdout + r.stderr, r
+
+
 def test_au8_retention_zero_keeps_everything(auditd_factory, adir):
     a = auditd_factory(clock_offset=-86400 * 400)
     fill(a, 1)
