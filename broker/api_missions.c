@@ -229,6 +229,13 @@ api_mission_run(struct evhttp_request *req, const struct api_params *p)
 	if (opts != NULL)
 		json_object_object_add(o, "options", json_object_get(opts));
 	json_object_put(body);
+	/* What the spawner's row takes, as the IPC codec will write it. */
+	if (json_object_to_json_string_length(o, IPC_JSON_FLAGS, &n) == NULL ||
+	    n > MSG_MISSION_RUN_MAX) {
+		json_object_put(o);
+		send_error(req, 400, "mission-options-invalid");
+		return;
+	}
 	api_ask_wait(req, broker_peer(PROC_SPAWNER), MSG_MISSION_RUN, o,
 	    MSG_MISSION_RUN_OK, MISSIONS_RUN_WAIT_S, mission_run_cb);
 	json_object_put(o);

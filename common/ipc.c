@@ -136,9 +136,8 @@ ipc_dgram_encode(uint32_t type, uint16_t flags, struct json_object *payload,
 	const char *body = "{}";
 	size_t blen = 2;
 
-	if (payload != NULL &&
-	    (body = json_object_to_json_string_length(
-		 payload, JSON_C_TO_STRING_PLAIN, &blen)) == NULL)
+	if (payload != NULL && (body = json_object_to_json_string_length(
+				    payload, IPC_JSON_FLAGS, &blen)) == NULL)
 		return -1;
 	if (blen > IPC_MAX_PAYLOAD || outsz < IPC_HDR_LEN ||
 	    blen > outsz - IPC_HDR_LEN ||
@@ -432,7 +431,7 @@ ipc_enqueue(struct ipc_conn *c, uint32_t type, uint32_t id, uint16_t flags,
 		goto fail;
 	if (payload != NULL)
 		body = json_object_to_json_string_length(
-		    payload, JSON_C_TO_STRING_PLAIN, &blen);
+		    payload, IPC_JSON_FLAGS, &blen);
 	else {
 		body = "{}";
 		blen = 2;

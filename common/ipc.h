@@ -27,7 +27,14 @@ struct json_object;
 #define IPC_FLAG_FD	0x0001
 #define IPC_FLAG_REPLY	0x0002 /* answers the peer's request of this id */
 #define IPC_JSON_DEPTH	16
-#define IPC_MAX_FDQ	4 /* fds queued ahead of their frame */
+/*
+ * How a payload is written (json-c's flags): plain, and '/' as is, since
+ * "\/" made a vault path of many folders twice as long on the wire as
+ * the broker had measured it.  A sender that bounds a payload measures
+ * it with these.
+ */
+#define IPC_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+#define IPC_MAX_FDQ    4 /* fds queued ahead of their frame */
 /*
  * Backpressure: while more than this waits unsent to a peer, its frames
  * are not read or handled, so a peer that asks and never reads its answers

@@ -7,6 +7,9 @@
 #ifndef CORDON_MSG_H
 #define CORDON_MSG_H
 
+/* A mission run's payload: the spawner's row, the broker's check. */
+#define MSG_MISSION_RUN_MAX (256 * 1024)
+
 enum msg_type {
 	MSG_NONE = 0,
 	MSG_ERROR = 1, /* reply: {"error": code} */
@@ -79,7 +82,8 @@ enum msg_type {
 	MSG_MISSION_LIST_OK,   /* {missions: [{id, label, agent, manual, cron?,
 				  timezone, options, outputs: [{type}],
 				  permissions, running, lastRun?}]} */
-	MSG_MISSION_RUN,       /* {id, options?}; answered when it is over */
+	MSG_MISSION_RUN,       /* {id, options?} <= MSG_MISSION_RUN_MAX;
+				  answered when it is over */
 	MSG_MISSION_RUN_OK,    /* {runId, status, durationMs,
 				  outputsPersisted, outputsEmitted,
 				  errorClass?} */

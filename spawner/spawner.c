@@ -55,8 +55,8 @@ static const struct ipc_dispatch peer_table[] = {
 	approval_decide_h},
     {MSG_MISSION_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,
 	mission_list_h},
-    {MSG_MISSION_RUN, PROC_BIT(PROC_BROKER), 2, 256 * 1024, IPC_FD_NONE,
-	mission_run_h},
+    {MSG_MISSION_RUN, PROC_BIT(PROC_BROKER), 2, MSG_MISSION_RUN_MAX,
+	IPC_FD_NONE, mission_run_h},
     DAEMON_PEER_STATUS_ROW,
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };

@@ -316,6 +316,16 @@ def test_api7_bodies(mc, raw):
     assert len(audit_lines(mc.home)) >= before
 
 
+def test_mi3_options_over_the_wire_bound(mc):
+    """Options the spawner's channel would refuse (over 256 KiB once
+    written) are refused by the broker as invalid options, not answered
+    500 internal with a refusal in the spawner's log."""
+    r = mission_run(mc, "echo", {"options": {"topic": "x" * 300000}})
+    assert r.status == 400 and r.json() == {
+        "ok": False, "error": "mission-options-invalid"}, r
+    assert "refused mission-run message" not in mc.stderr()
+
+
 def test_mi3_options_invalid_never_echoed(mc):
     nonce = uuid.uuid4().hex
     hostile = [

@@ -586,6 +586,15 @@ def test_api6_va2_hard_link_is_no_note(hv):
     assert "outside secret" not in json.dumps(body)
 
 
+def test_api6_deep_path_is_not_internal(hv):
+    """A path of many folders within the broker's bound reaches vaultd
+    whole ('/' is not escaped on the wire, which doubled it), so it gets
+    vaultd's own answer, never 500 internal."""
+    st, body = get(hv, "/api/vault/note?path=" + "a/" * 1500 + "x.md")
+    assert st != 500 and body.get("error") != "internal", (st, body)
+    assert "refused vault-read message" not in hv.stderr()
+
+
 def test_api6_va2_double_encoding_is_literal(hv):
     # Decoded once: "%2e%2e%2f..." is a literal name, here it exists.
     st, body = get(hv, "/api/vault/note?path=%252e%252e%252fetc%252fpasswd.md")
