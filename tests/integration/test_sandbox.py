@@ -516,6 +516,15 @@ def test_sbx4_roots_under_tmp(world_tmp, cordon_factory, iso):
 USER = "cordon-test"
 
 
+def give_world(w, u):
+    """The whole test world to user u, so a cordon run as u can use it."""
+    os.chmod(w["tmp"], 0o755)
+    for root, dirs, files in os.walk(w["tmp"]):
+        for n in dirs + files:
+            os.lchown(os.path.join(root, n), u.pw_uid, u.pw_gid)
+    os.lchown(w["tmp"], u.pw_uid, u.pw_gid)
+
+
 def cordon_test_user():
     import pwd
     if os.getuid() != 0:
@@ -538,11 +547,7 @@ def test_sbx1_unprivileged_spawner(world, iso):
     u = cordon_test_user()
     w = world
     add_agent(w, "plain", manifest("plain", w["work"], w["ro"], iso, "none"))
-    os.chmod(w["tmp"], 0o755)
-    for root, dirs, files in os.walk(w["tmp"]):
-        for n in dirs + files:
-            os.lchown(os.path.join(root, n), u.pw_uid, u.pw_gid)
-    os.lchown(w["tmp"], u.pw_uid, u.pw_gid)
+    give_world(w, u)
     c = Cordon(w["home"], extra_args=(), prefix=[
         "setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups",
         "--"])
@@ -581,11 +586,7 @@ def test_sp7_nproc_bounds_a_run_in_its_user_namespace(world):
         "  args: [\"-z\", \"{prompt}\"]\n"
         f"  cwd: {w['work']}\n  timeoutMs: 20000\n"
         "limits:\n  nproc: 8\n"))
-    os.chmod(w["tmp"], 0o755)
-    for root, dirs, files in os.walk(w["tmp"]):
-        for n in dirs + files:
-            os.lchown(os.path.join(root, n), u.pw_uid, u.pw_gid)
-    os.lchown(w["tmp"], u.pw_uid, u.pw_gid)
+    give_world(w, u)
     c = Cordon(w["home"], extra_args=(), prefix=[
         "setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups",
         "--"])
@@ -1018,11 +1019,7 @@ def test_sp7_pids_cgroup_delegated_to_user(world):
     u = cordon_test_user()
     w = world
     bomb_agent(w)
-    os.chmod(w["tmp"], 0o755)
-    for root, dirs, files in os.walk(w["tmp"]):
-        for n in dirs + files:
-            os.lchown(os.path.join(root, n), u.pw_uid, u.pw_gid)
-    os.lchown(w["tmp"], u.pw_uid, u.pw_gid)
+    give_world(w, u)
     c = Cordon(w["home"], extra_args=("--user", USER))
     try:
         c.start()
@@ -1059,11 +1056,7 @@ def test_sbx2_protects_the_users_home_with_user(world):
     w = world
     add_agent(w, "userhome", manifest("userhome", u.pw_dir, None))
     add_agent(w, "plain", manifest("plain", w["work"], w["ro"]))
-    os.chmod(w["tmp"], 0o755)
-    for root, dirs, files in os.walk(w["tmp"]):
-        for n in dirs + files:
-            os.lchown(os.path.join(root, n), u.pw_uid, u.pw_gid)
-    os.lchown(w["tmp"], u.pw_uid, u.pw_gid)
+    give_world(w, u)
     c = Cordon(w["home"], extra_args=("--user", USER))
     try:
         c.start()
