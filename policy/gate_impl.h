@@ -64,10 +64,11 @@ extern const char *const g_allow[],
 										    *const g_wget_long[],
 											*const g_curl_bad[],
 											    *const g_wget_bad[],
-												*const g_docker_bad
-												    [],
-													*const g_secret_samples
-													    [];
+												*const g_docker_bad[],
+												    *const g_docker_badsub
+													[],
+													    *const g_secret_samples
+														[];
 extern const char g_curl_short[], g_wget_short[];
 
 int gate_in_vec(char *const *, size_t, const char *);

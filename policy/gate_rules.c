@@ -231,12 +231,16 @@ docker_mount(struct gctx *x, const char *v, struct gres *r)
 	}
 }
 
-/* docker: no host namespaces or devices; bind sources inside. */
+/*
+ * docker: no host namespaces or devices; bind sources inside; no other
+ * daemon (-H, a context); no subcommand that hands the host out; a build
+ * context inside the workspace (it is sent to the daemon whole).
+ */
 int
 gate_rule_docker(
     struct gctx *x, const struct sh_word *w, size_t n, struct gres *r)
 {
-	const char *s, *v, *p;
+	const char *s, *v, *p, *sub = NULL;
 	char buf[G_PATH_MAX];
 	size_t j, l;
 
@@ -244,8 +248,22 @@ gate_rule_docker(
 		s = w[j].w_s;
 		l = strcspn(s, "=");
 		snprintf(buf, sizeof(buf), "%.*s", (int)l, s);
-		if (schema_in_list(g_docker_bad, buf))
+		if (schema_in_list(g_docker_bad, buf) ||
+		    (s[0] == '-' && s[1] == 'H'))
 			goto bad;
+		if (s[0] != '-') {
+			/* any word: a global option's value may come first */
+			if (schema_in_list(g_docker_badsub, s))
+				goto bad;
+			if (sub == NULL)
+				sub = s;
+			else if ((strcmp(sub, "build") == 0 ||
+				     strcmp(sub, "buildx") == 0) &&
+				 (gate_looks_path(s) || s[0] == '~') &&
+				 docker_src(x, s, strlen(s), r) == -1)
+				return -1;
+			continue;
+		}
 		if (strcmp(buf, "--network") == 0 ||
 		    strcmp(buf, "--net") == 0) {
 			/* --network=host and --network host */

@@ -65,7 +65,8 @@ const char *const g_git_globflag[] = {"-p", "--paginate", "-P", "--no-pager",
     "--no-advice", "-v", "--version", "-h", "--help", NULL};
 /* git: option prefixes that run programs (any position). */
 const char *const g_git_badopt[] = {"--upload-pack", "--receive-pack", "--exec",
-    "--config", "--extcmd", "--tool", NULL};
+    "--config", "--extcmd", "--tool", "--open-files-in-pager", "-O",
+    "--template", NULL};
 /* git: words starting so (any case) name programs, hooks or transports. */
 const char *const g_git_badkey[] = {"core.pager", "core.sshcommand",
     "core.editor", "core.fsmonitor", "core.hookspath", "core.gitproxy",
@@ -79,7 +80,7 @@ const char *const g_git_config_ok[] = {"user.", "init.", "color.", "pull.",
 /* git subcommands that run arbitrary programs by design. */
 const char *const g_git_badsub[] = {"filter-branch", "filter-repo", "difftool",
     "mergetool", "daemon", "instaweb", "web--browse", "bisect", "submodule",
-    "credential", "upload-pack", "receive-pack", NULL};
+    "credential", "upload-pack", "receive-pack", "send-email", NULL};
 /* curl: short options taking a value. */
 const char g_curl_short[] = "AbcCdDeEFHKmoPQrtTuUwxXyYz";
 const char *const g_curl_long[] = {"--data", "--data-ascii", "--data-binary",
@@ -112,7 +113,11 @@ const char *const g_wget_bad[] = {
 /* docker options that hand out the host. */
 const char *const g_docker_bad[] = {"--privileged", "--cap-add", "--device",
     "--security-opt", "--pid", "--ipc", "--uts", "--userns", "--cgroupns",
-    "--volumes-from", NULL};
+    "--volumes-from", "-H", "--host", "--context", "-c", NULL};
+/* docker: subcommands that hand the host out (a compose file may bind /,
+ * a plugin or context runs elsewhere) or manage the daemon itself. */
+const char *const g_docker_badsub[] = {"compose", "plugin", "context", "swarm",
+    "stack", "service", "secret", "config", "trust", "system", NULL};
 /* Names a glob must not be able to match (with protect.h's lists). */
 const char *const g_secret_samples[] = {".env", ".env.local", "x.pem", "x.key",
     "id_rsa", "id_ed25519", "private_key", ".secret", "secret", "x_secret_y",
