@@ -18,8 +18,9 @@
 #ifndef RD_HOLD_MAX /* the differential fuzzer builds with a small one */
 #define RD_HOLD_MAX (64 * 1024) /* a line longer than this is cut */
 #endif
-#define RD_KEY_MAX     128
-#define RD_PARTIAL_MIN 4 /* shortest cut-off secret prefix masked */
+#define RD_KEY_MAX	 128
+#define RD_PARTIAL_MIN	 4 /* shortest cut-off secret prefix masked */
+#define RD_CUT_TOKEN_MIN 8 /* shortest token-like run masked at a cut */
 
 struct sbuf {
 	char *b;
@@ -38,6 +39,7 @@ struct redact {
 	size_t r_done;	/* bytes of the held line flushed early */
 	size_t r_retry; /* no early flush before the hold is this long */
 	int r_noearly;	/* a secret could hide in a clamp marker */
+	int r_cut;	/* the stream was cut short (redact_cut) */
 };
 
 /* --- small buffer ------------------------------------------------------ */
@@ -640,6 +642,36 @@ mask_tail(struct redact *r, struct sbuf *a, struct sbuf *b, size_t end)
 		}
 }
 
+/*
+ * At a cut (the cleaner's clamp, a byte cap) a key may be cut short of
+ * the length its pattern needs (ghp_ and sk- want 16 characters, a bare
+ * run 40): a token-like run of RD_CUT_TOKEN_MIN or more that ends at the
+ * cut goes, whatever it was.
+ */
+static int
+is_cut_tok(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '+' ||
+	       c == '/' || c == '=' || c == '.';
+}
+
+static void
+mask_cut_token(struct sbuf *a, struct sbuf *b, size_t end)
+{
+	size_t k = end;
+
+	while (k > 0 && is_cut_tok((unsigned char)a->b[k - 1]))
+		k--;
+	if (end - k < RD_CUT_TOKEN_MIN)
+		return;
+	b->len = 0;
+	sb_add(b, a->b, k);
+	sb_add(b, REDACT_MASK, 3);
+	sb_add(b, a->b + end, a->len - end);
+	swap(a, b);
+}
+
 /* Where the cleaner's clamp marker " … [+N chars]" ends this line, if. */
 static int
 clamp_marker(const struct sbuf *a, size_t *at)
@@ -679,11 +711,16 @@ scrub_line(struct redact *r, const char *line, size_t len, int nl, int final,
 		pass_secrets(r, a, b, k);
 		swap(a, b);
 	}
-	if (a->len > 0 && r->r_n > 0) {
-		if (clamp_marker(a, &e))
+	if (a->len > 0 && clamp_marker(a, &e)) {
+		if (r->r_n > 0)
 			mask_tail(r, a, b, e);
-		else if (final)
+		if (clamp_marker(a, &e))
+			mask_cut_token(a, b, e);
+	} else if (a->len > 0 && final) {
+		if (r->r_n > 0)
 			mask_tail(r, a, b, a->len);
+		if (r->r_cut)
+			mask_cut_token(a, b, a->len);
 	}
 	/* PEM private key blocks: everything from BEGIN to END goes. */
 	for (;;) {
@@ -1030,6 +1067,12 @@ redact_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
 }
 
 void
+redact_cut(struct redact *r)
+{
+	r->r_cut = 1;
+}
+
+void
 redact_finish(struct redact *r, struct evbuffer *out)
 {
 	if (r->r_hold.len > 0)
@@ -1060,12 +1103,13 @@ redact_free(struct redact *r)
 
 int
 redact_buf(const char *const *secrets, size_t n, const char *in, size_t len,
-    struct evbuffer *out)
+    int cut, struct evbuffer *out)
 {
 	struct redact *r;
 
 	if ((r = redact_new(secrets, n)) == NULL)
 		return -1;
+	r->r_cut = cut;
 	redact_feed(r, in, len, out);
 	redact_finish(r, out);
 	redact_free(r);

@@ -39,12 +39,18 @@ void redact_flush_partial(struct redact *, struct evbuffer *out);
  * masked too, as is one just before the cleaner's " … [+N chars]".
  */
 void redact_finish(struct redact *, struct evbuffer *out);
+/*
+ * The stream was cut short (a byte cap): at redact_finish a token-like
+ * run of 8 or more bytes at its very end goes too, as one before the
+ * cleaner's clamp marker always does (a key cut shorter than its pattern).
+ */
+void redact_cut(struct redact *);
 /* Wipes the secret copies. */
 void redact_free(struct redact *);
 
-/* One-shot: scrub buf into out.  0, or -1. */
+/* One-shot: scrub buf into out (cut: as redact_cut).  0, or -1. */
 int redact_buf(const char *const *secrets, size_t n, const char *in, size_t len,
-    struct evbuffer *out);
+    int cut, struct evbuffer *out);
 
 /*
  * Shared "looks like a secret" rules (also used by policy/ to refuse

@@ -116,7 +116,7 @@ action_text(struct action *x, struct evbuffer *raw, uint64_t *chars)
 	*chars = clean_chars(&cl);
 	if (redact_buf((const char *const *)x->x_ss.ss_values, x->x_ss.ss_n,
 		(const char *)evbuffer_pullup(c, -1), evbuffer_get_length(c),
-		s) == -1)
+		x->x_truncated, s) == -1)
 		goto out;
 	o = json_object_new_string_len(
 	    (const char *)evbuffer_pullup(s, -1), (int)evbuffer_get_length(s));

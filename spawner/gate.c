@@ -525,7 +525,7 @@ approval_args(const struct gate_chan *ch, const struct gate_call *k)
 	for (i = 0; i < n; i++)
 		if (p[i] == '\n' || p[i] == '\t')
 			p[i] = ' ';
-	if (redact_buf(ch->gc_secrets, ch->gc_nsecrets, p, n, out) == -1)
+	if (redact_buf(ch->gc_secrets, ch->gc_nsecrets, p, n, 0, out) == -1)
 		goto done;
 	if ((n = evbuffer_get_length(out)) > GATE_ARGS_MAX) {
 		errno = E2BIG;

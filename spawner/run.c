@@ -221,6 +221,8 @@ run_text_finish(struct run *r)
 		    r->r_text);
 		evbuffer_drain(r->r_tmp, n);
 	}
+	if (r->r_truncated) /* cut by the byte cap (SP-9) */
+		redact_cut(r->r_redact);
 	redact_finish(r->r_redact, r->r_text);
 	run_emit_text(r);
 }
@@ -477,7 +479,7 @@ run_note(struct run *r)
 		return -1;
 	/* The note gets the prompt with secret values scrubbed too. */
 	if (redact_buf((const char *const *)r->r_ss.ss_values, r->r_ss.ss_n,
-		r->r_prompt, r->r_prompt_len, pb) == -1 ||
+		r->r_prompt, r->r_prompt_len, 0, pb) == -1 ||
 	    sha256_hex(evbuffer_pullup(pb, -1), evbuffer_get_length(pb), hex) ==
 		-1) {
 		evbuffer_free(pb);

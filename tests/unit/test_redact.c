@@ -550,11 +550,51 @@ test_sp11_redact_buf(void **state)
 	char *s;
 
 	(void)state;
-	assert_int_equal(redact_buf(sec, 1, "a zz-top-secret b", 17, b), 0);
+	assert_int_equal(redact_buf(sec, 1, "a zz-top-secret b", 17, 0, b), 0);
 	s = drain(b);
 	assert_string_equal(s, "a *** b");
 	free(s);
 	evbuffer_free(b);
+}
+
+/* One scrub of in (cut as given), as a string. */
+static char *
+scrub(const char *in, int cut)
+{
+	struct evbuffer *b = evbuffer_new();
+	char *s;
+
+	assert_non_null(b);
+	assert_int_equal(redact_buf(NULL, 0, in, strlen(in), cut, b), 0);
+	s = drain(b);
+	evbuffer_free(b);
+	return s;
+}
+
+/*
+ * SP-11 at a cut: a key cut shorter than its pattern wants (ghp_ and sk-
+ * need 16 characters) still goes when the cut is the cleaner's clamp or a
+ * byte cap; an ordinary ending of a whole stream is left alone.
+ */
+static void
+test_sp11_token_cut_short(void **state)
+{
+	char *s;
+
+	(void)state;
+	s = scrub("w w sk-proj-Ab3dE \xe2\x80\xa6 [+35 chars]\n", 0);
+	assert_string_equal(s, "w w *** \xe2\x80\xa6 [+35 chars]\n");
+	free(s);
+	s = scrub("yy 9f86d081884c7d6", 1);
+	assert_string_equal(s, "yy ***");
+	free(s);
+	/* short of 8, or not cut: as it is */
+	s = scrub("w w sk-ab \xe2\x80\xa6 [+35 chars]\n", 0);
+	assert_string_equal(s, "w w sk-ab \xe2\x80\xa6 [+35 chars]\n");
+	free(s);
+	s = scrub("Result: 1234567890", 0);
+	assert_string_equal(s, "Result: 1234567890");
+	free(s);
 }
 
 int
@@ -576,6 +616,7 @@ main(void)
 	    cmocka_unit_test(test_sp11_cut_secret_prefix_masked),
 	    cmocka_unit_test(test_sec3_secretish_predicates),
 	    cmocka_unit_test(test_sp11_redact_buf),
+	    cmocka_unit_test(test_sp11_token_cut_short),
 	    cmocka_unit_test(test_sp11_early_flush_streams_text),
 	    cmocka_unit_test(test_sp11_early_flush_secret_split),
 	    cmocka_unit_test(test_sp11_early_flush_open_values),
