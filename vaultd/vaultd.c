@@ -26,11 +26,18 @@
 #include "vaultd.h"
 #include "vaultpath.h"
 
-#define VAULT_RAW_MAX	  (3 * VAULT_PATH_MAX) /* a path before decoding */
-#define VAULT_AUDIT_WAIT  5		       /* seconds */
-#define VAULT_ROOT_PATH	  4096
-#define VAULT_MAX_PENDING 32   /* writes waiting for auditd (2 fds each) */
-#define VAULT_MAX_QUEUED  4096 /* writes waiting for a pending slot */
+#define VAULT_RAW_MAX (3 * VAULT_PATH_MAX) /* a path before decoding */
+/*
+ * A write's time here stays under the spawner's wait for its answer (5 s
+ * for a chat note): at most VAULT_QUEUE_WAIT_MS waiting for a slot, then
+ * VAULT_AUDIT_WAIT for auditd.  A note the spawner has given up on (and
+ * reported unsaved) must not appear later.
+ */
+#define VAULT_AUDIT_WAIT    3 /* seconds */
+#define VAULT_QUEUE_WAIT_MS 1500
+#define VAULT_ROOT_PATH	    4096
+#define VAULT_MAX_PENDING   32	 /* writes waiting for auditd (2 fds each) */
+#define VAULT_MAX_QUEUED    4096 /* writes waiting for a pending slot */
 /* ... and their bytes: held whole, before they are checked. */
 #define VAULT_QUEUED_BYTES (32u * 1024 * 1024)
 
@@ -67,6 +74,7 @@ struct vault_deferred {
 	enum proc_id vq_peer;
 	unsigned vq_gen;
 	uint32_t vq_type, vq_id, vq_len;
+	uint64_t vq_since; /* now_ms_mono() when it was held back */
 	struct json_object *vq_obj;
 };
 
@@ -231,7 +239,9 @@ vault_drain(void)
 			m.m_fd = -1;
 			m.m_from = q->vq_peer;
 			m.m_obj = q->vq_obj;
-			if (q->vq_type == MSG_VAULT_CHAT_NOTE)
+			if (now_ms_mono() - q->vq_since > VAULT_QUEUE_WAIT_MS)
+				ipc_reply_error(c, &m, vault_err_code(VE_BUSY));
+			else if (q->vq_type == MSG_VAULT_CHAT_NOTE)
 				vault_chat_h(c, &m, NULL);
 			else
 				vault_mission_h(c, &m, NULL);
@@ -262,6 +272,7 @@ vault_defer(struct ipc_conn *c, struct ipc_msg *m)
 	}
 	q->vq_peer = ipc_conn_peer(c);
 	q->vq_gen = vault.v_gen[q->vq_peer];
+	q->vq_since = now_ms_mono();
 	q->vq_type = m->m_type;
 	q->vq_id = m->m_id;
 	q->vq_len = m->m_len;
@@ -437,6 +448,11 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		ipc_reply_error(c, m, vault_err_code(VE_INTERNAL));
 		return;
 	}
+	/* AU-6: no folder is made for a note that cannot be recorded. */
+	if (vault.v_d.d_peers[PROC_AUDITD] == NULL) {
+		ipc_reply_error(c, m, vault_err_code(VE_AUDIT));
+		goto out;
+	}
 	if ((dfd = vault_open_dir(&vault, VAULT_CHATS, 1)) == -1) {
 		log_warn("chats folder");
 		vault_check_inbox();
@@ -532,6 +548,10 @@ vault_mission_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 	if (vault_reserved(p->vp_path)) {
 		ipc_reply_error(c, m, vault_err_code(VE_BUSY));
+		goto out;
+	}
+	if (vault.v_d.d_peers[PROC_AUDITD] == NULL) { /* AU-6, as above */
+		ipc_reply_error(c, m, vault_err_code(VE_AUDIT));
 		goto out;
 	}
 	if ((dfd = vault_open_dir(&vault, folder, 1)) == -1) {
