@@ -168,6 +168,12 @@ cmd_run(int argc, char **argv)
 			fprintf(stderr, "cordon: --user: no such user\n");
 			return 2;
 		}
+		if (pw != NULL && pw->pw_uid == 0) {
+			fprintf(stderr,
+			    "cordon: --user names a uid 0 account; "
+			    "use --allow-root to run agents as root\n");
+			return 2;
+		}
 		if (cf.cf_user == NULL)
 			log_warnx("running as root with --allow-root: agents "
 				  "run as uid 0 without capabilities");

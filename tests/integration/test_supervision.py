@@ -258,6 +258,19 @@ def test_su1_unknown_user_exit2(tmp_path):
     assert_nothing_started(home)
 
 
+def test_su1_user_root_is_a_root_rule_exit2(tmp_path):
+    """--user root would run agents as root without saying so: a root
+    rule, exit 2 like the others (it ran into the runs' checks, exit 1)."""
+    if os.getuid() != 0:
+        pytest.skip("needs root")
+    home = make_home(tmp_path)
+    p = run_once(["run", "--home", str(home), "--port", "0", "--user",
+                  "root"])
+    assert p.returncode == 2, p.stderr
+    assert b"--allow-root" in p.stderr, p.stderr
+    assert_nothing_started(home)
+
+
 @pytest.mark.parametrize("port", ["abc", "-1", "65536", "80x", "",
                                   "0x10", "1.5", "99999999999999999999"])
 def test_su1_port_garbage_exit2(tmp_path, port):
