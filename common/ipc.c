@@ -77,6 +77,7 @@ struct ipc_conn {
 	uint64_t c_outoff; /* offset of c_out's first byte */
 	uint64_t c_outend; /* offset just past c_out's last byte */
 	uint32_t c_nextid;
+	int c_idwrap; /* c_nextid wrapped: any id may have been issued */
 	TAILQ_HEAD(, ipc_pending) c_pending;
 	int c_dead;
 	int c_broken; /* died of a protocol violation */
@@ -517,8 +518,10 @@ ipc_request(struct ipc_conn *c, uint32_t type, struct json_object *payload,
 	}
 	p->p_conn = c;
 	p->p_id = c->c_nextid++;
-	if (c->c_nextid == 0)
+	if (c->c_nextid == 0) {
 		c->c_nextid = 1;
+		c->c_idwrap = 1;
+	}
 	p->p_reply = reply_type;
 	p->p_cb = cb;
 	p->p_arg = arg;
@@ -563,6 +566,9 @@ ipc_handle_reply(struct ipc_conn *c, struct ipc_msg *m, const char *body)
 		if (p->p_id == m->m_id)
 			break;
 	if (p == NULL) {
+		/* An answer to an id we never issued breaks the protocol. */
+		if (m->m_id == 0 || (!c->c_idwrap && m->m_id >= c->c_nextid))
+			return -1;
 		/* Late answer to a request that already timed out. */
 		log_debug("late reply %u from %s dropped", m->m_id,
 		    proc_name(c->c_peer));

@@ -965,6 +965,34 @@ test_refused_frame_not_parsed_SU3(void **state)
 	close(sv[0]);
 }
 
+/*
+ * SU-3: an answer to a request id we never issued is a protocol break
+ * (the peer is cut off); one to an id that timed out is only dropped.
+ */
+static void
+test_reply_never_asked_cuts_SU3(void **state)
+{
+	struct event_base *base = *state;
+	struct ipc_conn *c;
+	struct rec r;
+	uint8_t buf[64];
+	size_t len;
+	int sv[2];
+
+	mkpair(sv);
+	rec_init(&r);
+	assert_non_null(
+	    c = ipc_conn_new(base, sv[1], PROC_AUDITD, tbl_rec, on_close, &r));
+	r.self = c;
+	len = MKF(buf, MSG_STATUS_OK, 77, IPC_FLAG_REPLY, "{}");
+	assert_int_equal(write(sv[0], buf, len), (ssize_t)len);
+	pump(base, &r.nclose, 1);
+	assert_int_equal(r.nclose, 1);
+	assert_true(ipc_conn_broken(c));
+	rec_done(&r);
+	close(sv[0]);
+}
+
 /* SU-3: a framing report restarts the less trusted end, never more. */
 static void
 test_proc_blame_SU3(void **state)
@@ -2041,6 +2069,7 @@ main(void)
 	    T(test_unread_answers_stop_reading),
 	    T(test_refused_frame_not_parsed_SU3),
 	    T(test_proc_blame_SU3),
+	    T(test_reply_never_asked_cuts_SU3),
 	    T(test_free_with_pending),
 	    T(test_split_reads),
 	    T(test_coalesced_frames),
