@@ -86,6 +86,9 @@ raw_error(struct evbuffer *out, int status)
 	evbuffer_add_printf(out, "\r\n%s", body);
 }
 
+enum auth_by { AUTH_NONE, AUTH_BEARER, AUTH_COOKIE };
+static enum auth_by authenticate(struct evhttp_request *);
+
 void
 send_json(struct evhttp_request *req, int status, struct json_object *o)
 {
@@ -110,6 +113,14 @@ send_json(struct evhttp_request *req, int status, struct json_object *o)
 		evhttp_add_header(h, "Content-Length", cl);
 		evhttp_add_header(h, "Connection", "close");
 	}
+	/*
+	 * A refusal to a client that proved nothing ends its connection:
+	 * without the token nobody keeps connections open with cheap 404s
+	 * until the broker has no descriptor left for the operator.
+	 */
+	if (status >= 400 && authenticate(req) == AUTH_NONE &&
+	    evhttp_find_header(h, "Connection") == NULL)
+		evhttp_add_header(h, "Connection", "close");
 	reqlog_end(req, status, b ? evbuffer_get_length(b) : 0);
 	evhttp_send_reply(req, status, NULL, b);
 	if (b != NULL)
@@ -245,8 +256,6 @@ session_valid(const char *val, size_t len)
 	}
 	return 0;
 }
-
-enum auth_by { AUTH_NONE, AUTH_BEARER, AUTH_COOKIE };
 
 /* PER-5: bearer token or session cookie, constant-time compares. */
 static enum auth_by

@@ -258,6 +258,38 @@ def test_per5_no_token_401(c):
     assert_untouched(c)
 
 
+def test_per5_no_token_no_keepalive(c):
+    """A client that proved nothing gets its refusal and its connection
+    closed: it cannot hold keep-alive connections with cheap 404s or
+    401s until the broker has no descriptor left.  An authenticated
+    client keeps its connection across refusals."""
+    for target, auth in (("/x", False), ("/api/health", False),
+                         ("/api/nope", True)):
+        head = (f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{c.port}\r\n"
+                + (f"Authorization: Bearer {c.token}\r\n" if auth else "")
+                + "\r\n").encode()
+        with socket.create_connection(("127.0.0.1", c.port),
+                                      timeout=HTTP_S) as s:
+            s.sendall(head)
+            s.settimeout(HTTP_S)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += s.recv(4096)
+            head_lines = data.split(b"\r\n\r\n")[0].lower()
+            assert data.startswith(b"HTTP/1.1 4"), data[:80]
+            if auth:
+                assert b"connection: close" not in head_lines, data
+            else:
+                assert b"connection: close" in head_lines, data
+                deadline = time.monotonic() + HTTP_S
+                while time.monotonic() < deadline:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break  # closed by the broker
+                else:
+                    raise AssertionError("connection left open")
+
+
 def test_per5_wrong_token_same_length_401(c):
     wrong = c.token[:-1] + ("0" if c.token[-1] != "0" else "1")
     assert len(wrong) == len(c.token)
