@@ -56,9 +56,15 @@ sb_add(struct sbuf *s, const char *p, size_t n)
 		nc = s->cap ? s->cap : 256;
 		while (nc < s->len + n)
 			nc *= 2;
-		if ((nb = realloc(s->b, nc)) == NULL) {
+		/* Not realloc: the old block, with what it held, is wiped. */
+		if ((nb = malloc(nc)) == NULL) {
 			s->oom = 1;
 			return;
+		}
+		if (s->b != NULL) {
+			memcpy(nb, s->b, s->len);
+			explicit_bzero(s->b, s->cap);
+			free(s->b);
 		}
 		s->b = nb;
 		s->cap = nc;

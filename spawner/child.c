@@ -137,6 +137,7 @@ aproc_read(struct aproc *ap, int which)
 		ap->ap_ops->ao_err(ap, buf, (size_t)n);
 	else
 		ap->ap_ops->ao_out(ap, buf, (size_t)n);
+	explicit_bzero(buf, (size_t)n); /* raw output may echo a secret */
 }
 
 static void
