@@ -591,15 +591,34 @@ tail_follow(const char *dir, const struct tail_filter *tf)
 	static char days[MAX_DAYS][DAY_LEN + 1];
 	struct timespec ts = {0, 250 * 1000 * 1000};
 	char cur[DAY_LEN + 1] = "", path[PATH_MAX + 32], buf[65536];
-	size_t n, have = 0, used;
+	size_t n, have = 0, used, got;
 	off_t off = 0;
 	struct stat sb;
 	FILE *f;
 
 	for (;;) {
+		/* The current day to its end, first: once a newer day file
+		 * exists, auditd writes the older one no more. */
+		snprintf(path, sizeof(path), "%s/%s.jsonl", dir, cur);
+		if (cur[0] != '\0' && (f = day_open(path)) != NULL) {
+			if (fseeko(f, off, SEEK_SET) == 0)
+				do {
+					got = fread(buf + have, 1,
+					    sizeof(buf) - have, f);
+					off += (off_t)got;
+					have += got;
+					used = print_lines(tf, buf, have);
+					memmove(buf, buf + used, have - used);
+					have -= used;
+					if (have == sizeof(buf))
+						have =
+						    0; /* over-long: skipped */
+				} while (got > 0);
+			fclose(f);
+		}
 		if (list_days(dir, ".jsonl", days, &n) == -1)
 			return -1;
-		if (n > 0 && strcmp(days[n - 1], cur) != 0) {
+		if (n > 0 && strcmp(days[n - 1], cur) > 0) {
 			if (cur[0] == '\0') {
 				snprintf(path, sizeof(path), "%s/%s.jsonl", dir,
 				    days[n - 1]);
@@ -608,20 +627,7 @@ tail_follow(const char *dir, const struct tail_filter *tf)
 				off = 0;
 			memcpy(cur, days[n - 1], sizeof(cur));
 			have = 0;
-		}
-		snprintf(path, sizeof(path), "%s/%s.jsonl", dir, cur);
-		if (cur[0] != '\0' && (f = day_open(path)) != NULL) {
-			if (fseeko(f, off, SEEK_SET) == 0) {
-				n = fread(buf + have, 1, sizeof(buf) - have, f);
-				off += (off_t)n;
-				have += n;
-				used = print_lines(tf, buf, have);
-				memmove(buf, buf + used, have - used);
-				have -= used;
-				if (have == sizeof(buf))
-					have = 0; /* over-long: skip it */
-			}
-			fclose(f);
+			continue; /* the new day at once */
 		}
 		nanosleep(&ts, NULL);
 	}

@@ -834,6 +834,40 @@ def test_au2_cli_tail_follow(auditd_factory, adir):
     assert a.stop() == 0
 
 
+def test_au2_cli_tail_follow_across_midnight(auditd_factory, adir):
+    """`tail -f` at a day's end: the rest of the old day file is read
+    before the new one; it was skipped when the new file appeared
+    between two looks."""
+    import subprocess
+    from conftest import BUILD, child_env
+    midnight = next_midnight() + 86400 * 5
+    a = auditd_factory(clock_offset=offset_to(midnight - 1.5))
+    fill(a, 1)
+    p = subprocess.Popen([os.path.join(BUILD, "cordon"), "audit", "tail",
+                          "-f", "-n", "0", "--home", home_of(adir)],
+                         stdout=subprocess.PIPE, env=child_env())
+    guard = threading.Timer(30, p.kill)
+    guard.start()
+    try:
+        time.sleep(0.5)
+        n = 1
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            fill(a, 1, n)
+            n += 1
+            time.sleep(0.02)
+        got = []  # -n 0: all of it, then what comes
+        while len(got) < n:
+            got.append(json.loads(p.stdout.readline())["seq"])
+        assert got == list(range(1, n + 1)), got
+    finally:
+        guard.cancel()
+        p.kill()
+        p.wait()
+    assert a.stop() == 0
+    assert len(day_files(adir)) == 2
+
+
 def test_au6_disk_full_fails_closed(auditd_factory, tmp_path):
     """No space left: the record that cannot be made durable is answered
     store-failed, never acknowledged, and auditd exits for a restart;
