@@ -66,6 +66,36 @@ cmd_name(const struct sh_cmd *c, int unwrap)
 }
 
 /* Every argument that names a file, and every redirection target. */
+/* cp -r/-R/-a, grep -r/-R, ls -R, chmod -R, or --recursive/--archive. */
+static int
+recursive(const struct sh_cmd *c, size_t k, const char *name)
+{
+	const char *s, *letters;
+	size_t j;
+
+	if (strcmp(name, "cp") == 0)
+		letters = "rRa";
+	else if (strcmp(name, "grep") == 0)
+		letters = "rR";
+	else if (strcmp(name, "ls") == 0 || strcmp(name, "chmod") == 0)
+		letters = "R";
+	else
+		return 0;
+	for (j = k + 1; j < c->c_nw; j++) {
+		s = c->c_w[j].w_s;
+		if (strcmp(s, "--") == 0)
+			break;
+		if (strcmp(s, "--recursive") == 0 ||
+		    strcmp(s, "--dereference-recursive") == 0 ||
+		    (strcmp(name, "cp") == 0 && strcmp(s, "--archive") == 0))
+			return 1;
+		if (s[0] == '-' && s[1] != '-' && s[1] != '\0' &&
+		    strpbrk(s + 1, letters) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
 static int
 check_args(struct gctx *x, const struct sh_cmd *c, size_t k, const char *name,
     struct gres *r)
@@ -75,6 +105,7 @@ check_args(struct gctx *x, const struct sh_cmd *c, size_t k, const char *name,
 	size_t j;
 	int file = schema_in_list(g_filecmds, name), dd = 0;
 	int grep_pat = strcmp(name, "grep") == 0;
+	int tree = recursive(c, k, name);
 
 	for (j = 0; j < c->c_nr; j++) {
 		const struct sh_redir *rd = &c->c_r[j];
@@ -132,7 +163,8 @@ check_args(struct gctx *x, const struct sh_cmd *c, size_t k, const char *name,
 		    gate_check_path(x, s + 1, w[j].w_f, r) == -1)
 			return -1;
 		if ((file || gate_looks_path(s)) &&
-		    gate_check_path(x, s, w[j].w_f, r) == -1)
+		    (tree ? gate_check_tree(x, s, w[j].w_f, r)
+			  : gate_check_path(x, s, w[j].w_f, r)) == -1)
 			return -1;
 	}
 	return 0;

@@ -94,6 +94,7 @@ int gate_resolve_at(struct gctx *, const char *, size_t, char *);
 size_t gate_ncwd(struct gctx *, const char *);
 int gate_query(const char *, unsigned, char *, size_t);
 int gate_check_path(struct gctx *, const char *, unsigned, struct gres *);
+int gate_check_tree(struct gctx *, const char *, unsigned, struct gres *);
 int gate_inside_ws(struct gctx *, const char *, unsigned);
 int gate_looks_path(const char *);
 

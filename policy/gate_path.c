@@ -200,6 +200,37 @@ gate_check_path(struct gctx *x, const char *p, unsigned f, struct gres *r)
 	return 0;
 }
 
+/*
+ * A recursive command's operand (cp -r, grep -r, ls -R, chmod -R): it must
+ * not contain a protected path either (~ holds ~/.ssh), nor be one.
+ */
+int
+gate_check_tree(struct gctx *x, const char *p, unsigned f, struct gres *r)
+{
+	char q[G_PATH_MAX], out[G_PATH_MAX];
+	size_t i;
+
+	if (gate_check_path(x, p, f, r) == -1)
+		return -1;
+	if (*p == '\0' || (f & SH_GLOB))
+		return 0; /* a glob's matches were checked as paths */
+	if (gate_query(p, f, q, sizeof(q)) == -1) {
+		gate_res_set(r, GATE_DENY, "unparseable");
+		return -1;
+	}
+	for (i = 0; i < gate_ncwd(x, q); i++) {
+		if (gate_resolve_at(x, q, i, out) == -1) {
+			gate_res_set(r, GATE_DENY, "unparseable");
+			return -1;
+		}
+		if (protect_root_conflict(x->pc, out) != NULL) {
+			gate_res_set(r, GATE_DENY, "protected-path");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* 1 if every resolution of p lies inside the workspace. */
 int
 gate_inside_ws(struct gctx *x, const char *p, unsigned f)
