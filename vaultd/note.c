@@ -82,7 +82,7 @@ vault_note_chat(const char *agent, const char *prompt, size_t plen,
 	if ((buf = malloc(cap)) == NULL)
 		return -1;
 	r = snprintf(buf, NOTE_HEAD_MAX,
-	    "---\ntype: chat\nstatus: draft\nsource: cordon\nagent: %s\n"
+	    "---\ntype: chat\nstatus: draft\nsource: cordon\nagent: \"%s\"\n"
 	    "created: %04d-%02d-%02dT%02d:%02d:%02d.%03dZ\n---\n\n# ",
 	    agent, u.vu_year, u.vu_mon, u.vu_day, u.vu_hour, u.vu_min, u.vu_sec,
 	    u.vu_ms);

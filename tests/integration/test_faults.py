@@ -45,7 +45,7 @@ ERRCLASS = {"spawn-failed", "timeout", "killed", "non-zero-exit",
 NOTE_RE = re.compile(
     r"(\d{4}-\d{2}-\d{2}-\d{4})-(demo|hermes)-([0-9a-f]{8})(-\d{2})?\.md")
 NOTE_HEAD_RE = re.compile(
-    r"---\ntype: chat\nstatus: draft\nsource: cordon\nagent: (\S+)\n"
+    r"---\ntype: chat\nstatus: draft\nsource: cordon\nagent: \"(\S+)\"\n"
     r"created: \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\n---\n\n"
     r"# [^\n]*\n\n## prompt\n\n(.*)\n\n## response\n\n", re.S)
 

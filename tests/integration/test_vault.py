@@ -24,7 +24,7 @@ def render(prompt, response, agent=AGENT, created=CREATED):
     """The VA-5 layout, for prompts without control characters."""
     title = " ".join(prompt.split("\n"))[:60].strip() or "chat"
     body = (f"---\ntype: chat\nstatus: draft\nsource: cordon\n"
-            f"agent: {agent}\ncreated: {created}\n---\n\n# {title}\n\n"
+            f"agent: \"{agent}\"\ncreated: {created}\n---\n\n# {title}\n\n"
             f"## prompt\n\n{prompt}\n\n## response\n\n{response}")
     return body if body.endswith("\n") else body + "\n"
 
