@@ -908,6 +908,12 @@ cut_ok(struct redact *r, const char *s, size_t c)
 		if (tail_heads(a->b, a->len, r->r_sec[k], r->r_slen[k], 1) ||
 		    tail_heads(a->b, a->len - 1, r->r_sec[k], r->r_slen[k], 1))
 			goto out;
+	/* mask_cut_token: the blank may start a clamp marker after a run. */
+	for (k = a->len - 1; k > 0 && is_cut_tok((unsigned char)a->b[k - 1]);
+	     k--)
+		;
+	if (a->len - 1 - k >= RD_CUT_TOKEN_MIN)
+		goto out;
 	if (memmem(a->b, a->len, "-----BEGIN", 10) != NULL ||
 	    memmem(a->b, a->len, "-----END", 8) != NULL ||
 	    memmem(a->b, a->len, mk, 7) != NULL ||
