@@ -297,7 +297,7 @@ static void
 test_real_group(void **state)
 {
 	char dir[PATH_MAX], name[64];
-	int kind, pfd, dfd, procs, st, p[2];
+	int kind = -1, pfd, dfd, procs, st, p[2];
 	char buf[64];
 	pid_t kid;
 	int i;
