@@ -195,8 +195,7 @@ sandbox_host_probe(void)
 	confine_seccomp_agent_free(&sbx_bpf[1]);
 	if (confine_seccomp_agent_build(0, &sbx_bpf[0]) == -1 ||
 	    confine_seccomp_agent_build(SC_AGENT_NO_NET, &sbx_bpf[1]) == -1) {
-		/* SBX-5: the layer is not offered, so plans and health say so
-		 */
+		/* SBX-5: not offered, so plans and health say so. */
 		log_warn("sandbox: building the agent seccomp layer; runs "
 			 "that need it are refused");
 		sbx_host.sh_seccomp = 0;
