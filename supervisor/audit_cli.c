@@ -610,9 +610,9 @@ tail_follow(const char *dir, const struct tail_filter *tf)
 					used = print_lines(tf, buf, have);
 					memmove(buf, buf + used, have - used);
 					have -= used;
+					/* an over-long line is skipped */
 					if (have == sizeof(buf))
-						have =
-						    0; /* over-long: skipped */
+						have = 0;
 				} while (got > 0);
 			fclose(f);
 		}
