@@ -1,5 +1,5 @@
 // bench_ui: the dashboard's first view and page weight, in the browser's
-// own timing (issue 7: first view under 200 ms on a local connection, whole
+// own timing (target: first view under 200 ms on a local connection, whole
 // dashboard under 150 KB uncompressed).  Never asserted in tests.
 //
 // Starts a real `cordon run --demo` from $CORDON_BUILD (default

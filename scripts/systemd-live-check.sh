@@ -1,5 +1,5 @@
 #!/bin/bash
-# cordon under a live systemd (SU-4, issue 9): boots a Debian 12 root in
+# cordon under a live systemd (SU-4): boots a Debian 12 root in
 # systemd-nspawn, installs this tree with `meson install` into it, follows
 # docs/admin-guide.md "Running under systemd" as written, and checks the
 # result live: status, chat runs, the per-run sandbox under the spawner

@@ -1,4 +1,4 @@
-# Helpers for the audit scenarios (issue 6): read and check the audit dir
+# Helpers for the audit scenarios: read and check the audit dir
 # the way an admin would, scan it for a nonce (AU-5), and drive
 # cordon-auditd directly as cordond does (fd 3 socketpair, the IPC frames
 # of common/ipc.h).  Touches only the temp dirs and processes it creates.

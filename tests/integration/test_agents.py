@@ -1,4 +1,4 @@
-# Agent scenarios over HTTP (issue 3): the built-in manifests against our
+# Agent scenarios over HTTP: the built-in manifests against our
 # fake `claude` and `hermes`, env building, secrets, output cleaning and
 # scrubbing, caps, deadlines, group kills, cancel, busy, actions, audit.
 # Every chat run needs the audit issue's auditd (agent.invoke must be
@@ -782,7 +782,7 @@ def test_api3_client_gone_while_flow_controlled(agents):
     assert rec[0]["status"] == "cancelled"
 
 
-# ---- issue 7: tokens stream as they come (SP-11 early flush) ----
+# ---- tokens stream as they come (SP-11 early flush) ----
 
 SLOWCLAUDE = """
 name: slowclaude

@@ -1,5 +1,5 @@
 # `cordon check --home DIR` over real files (SP-15, SP-5, SEC-3): every
-# manifest problem of issue 3 reported as FILE:LINE:COL with exit 1, the
+# manifest problem reported as FILE:LINE:COL with exit 1, the
 # agentic-os built-ins accepted, input never echoed.  Writes only tmp_path.
 import os
 import shutil

@@ -1,4 +1,4 @@
-# Fault injection (issue 10): a real `cordon run --home --demo` under a
+# Fault injection: a real `cordon run --home --demo` under a
 # steady load of concurrent chat runs, Control Room actions, vault reads
 # and audit tails, while auditd, vaultd, the spawner and the broker are
 # each SIGKILLed in turn, round after round.  Afterwards: every request

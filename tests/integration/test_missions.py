@@ -1,4 +1,4 @@
-# Mission scenarios (issue 8: MI-1 ... MI-4, API-7) on the spawner side,
+# Mission scenarios (MI-1 ... MI-4, API-7) on the spawner side,
 # driven over HTTP and through `cordon check`, the audit trail and the
 # vault: manual runs on the fake `hermes`, permission gates, outputs that
 # fail half-way, timeouts, refused mission files, and the cron scheduler

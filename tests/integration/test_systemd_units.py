@@ -278,7 +278,7 @@ def test_sockets_groups_and_users(root):
 
 
 def test_service_hardening_invariants(root):
-    """SU-4 and issue 9's measured traps: every daemon's own Landlock and
+    """SU-4 and the traps met on a live systemd: every daemon's own Landlock and
     seccomp calls pass the unit filter; no PrivateUsers= where peers are
     checked by SO_PEERCRED; no MemoryDenyWriteExecute= on the spawner
     (agents inherit it); write paths exactly DESIGN.md's table; every

@@ -1,6 +1,6 @@
 /*
  * Unit tests for policy/manifest.c (SP-15, SP-5, SP-3, SEC-3): the two
- * agentic-os built-ins load unchanged, every hostile manifest of issue 3
+ * agentic-os built-ins load unchanged, every hostile manifest
  * is refused with its line:col, and messages never echo input.
  */
 #include <setjmp.h>
