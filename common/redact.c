@@ -21,11 +21,39 @@
 #define RD_KEY_MAX	 128
 #define RD_PARTIAL_MIN	 4 /* shortest cut-off secret prefix masked */
 #define RD_CUT_TOKEN_MIN 8 /* shortest token-like run masked at a cut */
+/*
+ * Known values: a value of RD_FORM_MIN bytes or more is matched in every
+ * derived form (reversed, hex, base64); one of RD_SEP_MIN or more also
+ * with runs of at most RD_SEP_MAX ignorable bytes (blanks, line breaks,
+ * zero-width characters, soft hyphens) between two of its characters.
+ * Shorter values would match ordinary text too often.  The stage holds
+ * only a match still open at the end of what came: at most
+ * len * 3 + (len - 1) * RD_SEP_MAX bytes for a form of len characters.
+ */
+#define RD_FORM_MIN  4
+#define RD_SEP_MIN   8
+#define RD_SEP_MAX   8
+#define RD_KV_RESCAN 4096 /* a longer open tail is rescanned geometrically */
 
 struct sbuf {
 	char *b;
 	size_t len, cap;
 	int oom;
+};
+
+/*
+ * A known value in one of its forms (raw, reversed, hex, base64 ...).
+ * KF_PCT: a character may also come as %XX (either case), a blank as '+';
+ * KF_CI: letters of either case (hex); KF_SEP: up to RD_SEP_MAX ignorable
+ * bytes may stand between two characters.
+ */
+#define KF_PCT 1
+#define KF_CI  2
+#define KF_SEP 4
+struct kform {
+	char *f;
+	size_t len;
+	int flags;
 };
 
 struct redact {
@@ -40,6 +68,13 @@ struct redact {
 	size_t r_retry; /* no early flush before the hold is this long */
 	int r_noearly;	/* a secret could hide in a clamp marker */
 	int r_cut;	/* the stream was cut short (redact_cut) */
+	/* The known-value stage, ahead of the line stage. */
+	struct kform *r_form;
+	size_t r_nform;
+	size_t *r_bucket[256]; /* forms that may start with this byte */
+	size_t r_nbucket[256];
+	struct sbuf r_kv; /* its undecided tail */
+	size_t r_kvnext;  /* no rescan before the tail is this long */
 };
 
 /* --- small buffer ------------------------------------------------------ */
@@ -531,8 +566,401 @@ m_home(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
 	return 1;
 }
 
+/*
+ * The output scrubber's patterns, in DATA.md's order.  A bare run of 40+
+ * token characters (m_long) is not among them: in output it is far more
+ * often a commit id, a digest, a base64 blob or an identifier than a key.
+ * It stays in the "looks like a secret" predicate (manifests, argv).
+ */
 static const rd_match rd_patterns[] = {
-    m_jwt, m_bearer, m_header, m_keyval, m_prefix, m_long, m_home, NULL};
+    m_jwt, m_bearer, m_header, m_keyval, m_prefix, m_home, NULL};
+
+/* --- the known-value stage ------------------------------------------------ */
+
+static int
+hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/*
+ * Does want come at s[i] (form flags fl)?  1 with *adv its bytes, 0 no,
+ * -1 the buffer ends before that can be told.
+ */
+static int
+kv_unit(const char *s, size_t len, size_t i, unsigned char want, int fl,
+    size_t *adv)
+{
+	unsigned char c = (unsigned char)s[i];
+	int h, l;
+
+	*adv = 1;
+	if (!(fl & KF_PCT) || c != '%')
+		return c == want ||
+		       ((fl & KF_PCT) && c == '+' && want == ' ') ||
+		       ((fl & KF_CI) && (c | 0x20) == (want | 0x20) &&
+			   hexval(c) >= 0);
+	/* '%': %XX first, else a '%' of the value itself */
+	if (i + 2 >= len)
+		return -1;
+	h = hexval((unsigned char)s[i + 1]);
+	l = hexval((unsigned char)s[i + 2]);
+	if (h >= 0 && l >= 0 && (h << 4 | l) == want) {
+		*adv = 3;
+		return 1;
+	}
+	return want == '%';
+}
+
+/* The ignorable character at s[i]: its bytes, 0 none, -1 cut short. */
+static int
+kv_ign(const char *s, size_t len, size_t i)
+{
+	const unsigned char *u = (const unsigned char *)s + i;
+	size_t n = len - i;
+
+	switch (u[0]) {
+	case ' ':
+	case '\t':
+	case '\n':
+	case '\r':
+	case '\v':
+	case '\f':
+		return 1;
+	case 0xc2: /* U+00AD soft hyphen */
+		if (n < 2)
+			return -1;
+		return u[1] == 0xad ? 2 : 0;
+	case 0xe2: /* U+200B..U+200D, U+2060 */
+		if (n < 2)
+			return -1;
+		if (u[1] != 0x80 && u[1] != 0x81)
+			return 0;
+		if (n < 3)
+			return -1;
+		return (u[1] == 0x80 && u[2] >= 0x8b && u[2] <= 0x8d) ||
+			       (u[1] == 0x81 && u[2] == 0xa0)
+			   ? 3
+			   : 0;
+	case 0xef: /* U+FEFF */
+		if (n < 2)
+			return -1;
+		if (u[1] != 0xbb)
+			return 0;
+		if (n < 3)
+			return -1;
+		return u[2] == 0xbf ? 3 : 0;
+	}
+	return 0;
+}
+
+/* kv_ign, and in a %-encoded form also '+' and %20, %09, %0A .. %0D. */
+static int
+kv_sep(const char *s, size_t len, size_t i, int fl)
+{
+	int g = kv_ign(s, len, i), h, l;
+
+	if (g != 0 || !(fl & KF_PCT))
+		return g;
+	if (s[i] == '+')
+		return 1;
+	if (s[i] != '%')
+		return 0;
+	if (i + 2 >= len)
+		return -1;
+	h = hexval((unsigned char)s[i + 1]);
+	l = hexval((unsigned char)s[i + 2]);
+	return h == 2 && l == 0 ? 3 : h == 0 && l >= 9 && l <= 13 ? 3 : 0;
+}
+
+/* Form f at s[i]: 1 with *end, 0 no, -1 undecided (the buffer ends). */
+static int
+kv_try(const struct kform *f, const char *s, size_t len, size_t i, size_t *end)
+{
+	size_t k, pos = i, adv, q, skip;
+	int rc, g;
+
+	for (k = 0; k < f->len; k++) {
+		if (pos >= len)
+			return -1;
+		rc = kv_unit(
+		    s, len, pos, (unsigned char)f->f[k], f->flags, &adv);
+		if (rc == 0 && k > 0 && (f->flags & KF_SEP)) {
+			/* a run of ignorables between two characters */
+			for (q = pos, skip = 0;;
+			     q += (size_t)g, skip += (size_t)g) {
+				if (q >= len)
+					return -1;
+				/* the character as soon as it comes ('+' may be
+				 * either) */
+				if (skip > 0 && (rc = kv_unit(s, len, q,
+						     (unsigned char)f->f[k],
+						     f->flags, &adv)) != 0)
+					break;
+				if ((g = kv_sep(s, len, q, f->flags)) <= 0)
+					return g;
+				if (skip + (size_t)g > RD_SEP_MAX)
+					return 0;
+			}
+			pos = q;
+		}
+		if (rc <= 0)
+			return rc;
+		pos += adv;
+	}
+	*end = pos;
+	return 1;
+}
+
+static void line_feed(struct redact *, const char *, size_t, struct evbuffer *);
+
+/*
+ * Mask every form in the held tail, leftmost first, the longest match at
+ * a place; send what is decided on to the line stage and keep the rest
+ * (from the first place where a match is still open).  final: the stream
+ * ends, nothing is open.
+ */
+static void
+kv_run(struct redact *r, int final, struct evbuffer *out)
+{
+	struct sbuf *h = &r->r_kv;
+	const char *s = h->b;
+	size_t n = h->len, i = 0, lit = 0, e, best, k;
+	const size_t *bk;
+	int rc, open;
+
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (r->r_nbucket[c] == 0) {
+			i++;
+			continue;
+		}
+		bk = r->r_bucket[c];
+		best = 0;
+		open = 0;
+		for (k = 0; k < r->r_nbucket[c]; k++) {
+			rc = kv_try(&r->r_form[bk[k]], s, n, i, &e);
+			if (rc < 0 && !final)
+				open = 1;
+			else if (rc > 0 && e > best)
+				best = e;
+		}
+		if (open)
+			break;
+		if (best > 0) {
+			line_feed(r, s + lit, i - lit, out);
+			line_feed(r, REDACT_MASK, 3, out);
+			i = lit = best;
+			continue;
+		}
+		i++;
+	}
+	line_feed(r, s + lit, i - lit, out);
+	if (i > 0) {
+		memmove(h->b, h->b + i, n - i);
+		explicit_bzero(h->b + n - i, i);
+		h->len = n - i;
+	}
+	r->r_kvnext = h->len >= RD_KV_RESCAN ? h->len + h->len / 4 : 0;
+}
+
+static void
+kv_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
+{
+	if (r->r_nform == 0) {
+		line_feed(r, in, len, out);
+		return;
+	}
+	sb_add(&r->r_kv, in, len);
+	if (r->r_kv.oom) {
+		/* Fail closed: drop what is held. */
+		sb_wipe(&r->r_kv);
+		line_feed(r, REDACT_MASK, 3, out);
+		return;
+	}
+	/* A long open match is tried again once the tail grew by a
+	 * quarter: linear overall. */
+	if (r->r_kv.len >= r->r_kvnext)
+		kv_run(r, 0, out);
+}
+
+/* base64 of p[0..n) with alphabet al, no padding; its length. */
+static size_t
+b64_enc(const unsigned char *p, size_t n, const char *al, char *o)
+{
+	size_t i, k = 0;
+	uint32_t v;
+
+	for (i = 0; i < n; i += 3) {
+		v = (uint32_t)p[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		o[k++] = al[v >> 18 & 63];
+		o[k++] = al[v >> 12 & 63];
+		if (i + 1 < n)
+			o[k++] = al[v >> 6 & 63];
+		if (i + 2 < n)
+			o[k++] = al[v & 63];
+	}
+	return k;
+}
+
+/* Add a copy of f[0..len) (unless shorter than RD_FORM_MIN or known). */
+static int
+kv_add(struct redact *r, const char *f, size_t len, int flags, size_t cap)
+{
+	struct kform *x;
+	size_t k;
+
+	if (len < RD_FORM_MIN && !(flags & KF_PCT))
+		return 0;
+	for (k = 0; k < r->r_nform; k++) {
+		x = &r->r_form[k];
+		if (x->len == len && memcmp(x->f, f, len) == 0) {
+			x->flags |= flags;
+			return 0;
+		}
+	}
+	if (r->r_nform == cap ||
+	    (x = &r->r_form[r->r_nform], x->f = malloc(len + 1)) == NULL)
+		return -1;
+	memcpy(x->f, f, len);
+	x->f[len] = '\0';
+	x->len = len;
+	x->flags = flags;
+	r->r_nform++;
+	return 0;
+}
+
+static const char rd_b64[2][65] = {
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"};
+#define KV_FORMS 14 /* per value, at most */
+
+/*
+ * Every form of v: itself (also %XX-encoded), reversed, hex (either
+ * case), and base64 (standard and URL-safe): alone with and without
+ * padding, and the characters that depend on v alone when it sits at
+ * offset 0, 1 or 2 mod 3 inside a larger blob.
+ */
+static int
+kv_derive(struct redact *r, const char *v, size_t cap)
+{
+	static const char hx[] = "0123456789abcdef";
+	size_t n = strlen(v), k, m, a, t, lead;
+	int sep = KF_SEP, rc = -1, g;
+	unsigned char *raw = NULL;
+	char *o = NULL;
+
+	if (n < RD_FORM_MIN)
+		return kv_add(r, v, n, KF_PCT, cap);
+	if ((o = malloc(2 * n + 8)) == NULL || (raw = malloc(n + 2)) == NULL)
+		goto out;
+	/* Itself and reversed: where separators may stand anywhere, the
+	 * value's own ones are separators too. */
+	for (k = 0, m = 0; k<n; k += g> 0 ? (size_t)g : 1)
+		if ((g = kv_ign(v, n, k)) <= 0)
+			o[m++] = v[k];
+	if (m < RD_SEP_MIN) {
+		memcpy(o, v, n);
+		m = n;
+		sep = 0;
+	}
+	if (kv_add(r, o, m, KF_PCT | sep, cap) == -1)
+		goto out;
+	for (k = 0; k < m / 2; k++) {
+		char x = o[k];
+
+		o[k] = o[m - 1 - k];
+		o[m - 1 - k] = x;
+	}
+	if (kv_add(r, o, m, KF_PCT | sep, cap) == -1)
+		goto out;
+	sep = n >= RD_SEP_MIN ? KF_SEP : 0;
+	for (k = 0; k < n; k++) {
+		o[2 * k] = hx[(unsigned char)v[k] >> 4];
+		o[2 * k + 1] = hx[(unsigned char)v[k] & 15];
+	}
+	if (kv_add(r, o, 2 * n, KF_CI | sep, cap) == -1)
+		goto out;
+	for (k = 0; k < 2; k++) {
+		/* alone, with and without '=' */
+		m = b64_enc((const unsigned char *)v, n, rd_b64[k], o);
+		if (kv_add(r, o, m, sep, cap) == -1)
+			goto out;
+		while (m % 4 != 0)
+			o[m++] = '=';
+		if (kv_add(r, o, m, sep, cap) == -1)
+			goto out;
+		/* at offset a in a blob: drop the characters that share
+		 * bits with the bytes around v */
+		for (a = 0; a < 3; a++) {
+			memset(raw, 0, a);
+			memcpy(raw + a, v, n);
+			t = a + n;
+			m = b64_enc(raw, t, rd_b64[k], o);
+			if (t % 3 != 0)
+				m--;
+			lead = a == 0 ? 0 : a == 1 ? 2 : 3;
+			if (m > lead &&
+			    kv_add(r, o + lead, m - lead, sep, cap) == -1)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (o != NULL)
+		explicit_bzero(o, 2 * n + 8);
+	if (raw != NULL)
+		explicit_bzero(raw, n + 2);
+	free(o);
+	free(raw);
+	return rc;
+}
+
+/* May form f start with byte c: its own, either case (hex), '%'. */
+static int
+kv_starts(const struct kform *f, unsigned char c)
+{
+	unsigned char f0 = (unsigned char)f->f[0];
+
+	return c == f0 ||
+	       ((f->flags & KF_CI) && hexval(f0) >= 0 &&
+		   (c | 0x20) == (f0 | 0x20)) ||
+	       ((f->flags & KF_PCT) && (c == '%' || (c == '+' && f0 == ' ')));
+}
+
+static int
+kv_buckets(struct redact *r)
+{
+	size_t k, c;
+
+	for (k = 0; k < r->r_nform; k++) {
+		for (c = 0; c < 256; c++)
+			if (kv_starts(&r->r_form[k], (unsigned char)c))
+				r->r_nbucket[c]++;
+	}
+	for (c = 0; c < 256; c++) {
+		if (r->r_nbucket[c] == 0)
+			continue;
+		if ((r->r_bucket[c] =
+			    calloc(r->r_nbucket[c], sizeof(size_t))) == NULL)
+			return -1;
+		r->r_nbucket[c] = 0;
+	}
+	for (k = 0; k < r->r_nform; k++) {
+		for (c = 0; c < 256; c++)
+			if (kv_starts(&r->r_form[k], (unsigned char)c))
+				r->r_bucket[c][r->r_nbucket[c]++] = k;
+	}
+	return 0;
+}
 
 /* --- passes ------------------------------------------------------------ */
 
@@ -561,26 +989,6 @@ pass(const struct sbuf *in, struct sbuf *out, rd_match m)
 		i++;
 	}
 	sb_add(out, in->b + lit, in->len - lit);
-}
-
-static void
-pass_secrets(
-    struct redact *r, const struct sbuf *in, struct sbuf *out, size_t k)
-{
-	const char *p, *s = in->b;
-	size_t left = in->len;
-
-	out->len = 0;
-	if (s == NULL)
-		return;
-	while (left > 0 &&
-	       (p = memmem(s, left, r->r_sec[k], r->r_slen[k])) != NULL) {
-		sb_add(out, s, (size_t)(p - s));
-		sb_add(out, REDACT_MASK, 3);
-		left -= (size_t)(p - s) + r->r_slen[k];
-		s = p + r->r_slen[k];
-	}
-	sb_add(out, s, left);
 }
 
 static void
@@ -711,12 +1119,9 @@ scrub_line(struct redact *r, const char *line, size_t len, int nl, int final,
 	const char *q;
 	size_t k, e;
 
+	/* Secret values went in the known-value stage already. */
 	a->len = 0;
 	sb_add(a, line, len);
-	for (k = 0; k < r->r_n; k++) {
-		pass_secrets(r, a, b, k);
-		swap(a, b);
-	}
 	if (a->len > 0 && clamp_marker(a, &e)) {
 		if (r->r_n > 0)
 			mask_tail(r, a, b, e);
@@ -893,13 +1298,6 @@ cut_ok(struct redact *r, const char *s, size_t c)
 
 	a->len = 0;
 	sb_add(a, s, c);
-	for (k = 0; k < r->r_n; k++) {
-		if (a->len > 0 &&
-		    tail_heads(a->b, a->len, r->r_sec[k], r->r_slen[k], 1))
-			goto out;
-		pass_secrets(r, a, b, k);
-		swap(a, b);
-	}
 	if (a->len == 0 || !is_blank((unsigned char)a->b[a->len - 1]))
 		goto out;
 	/* mask_tail: a cut-off secret before a clamp marker that starts
@@ -1019,14 +1417,23 @@ redact_new(const char *const *secrets, size_t n)
 			if (marker_end(r->r_sec[i], n0))
 				r->r_noearly = 1;
 	}
+	if (r->r_n > 0 &&
+	    (r->r_form = calloc(r->r_n * KV_FORMS, sizeof(*r->r_form))) == NULL)
+		goto fail;
+	for (i = 0; i < r->r_n; i++)
+		if (kv_derive(r, r->r_sec[i], r->r_n * KV_FORMS) == -1)
+			goto fail;
+	if (kv_buckets(r) == -1)
+		goto fail;
 	return r;
 fail:
 	redact_free(r);
 	return NULL;
 }
 
-void
-redact_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
+/* The line stage: patterns, a line at a time. */
+static void
+line_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
 {
 	char *nl;
 	size_t n, cut, keep, off;
@@ -1079,6 +1486,12 @@ redact_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
 }
 
 void
+redact_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
+{
+	kv_feed(r, in, len, out);
+}
+
+void
 redact_cut(struct redact *r)
 {
 	r->r_cut = 1;
@@ -1087,6 +1500,8 @@ redact_cut(struct redact *r)
 void
 redact_finish(struct redact *r, struct evbuffer *out)
 {
+	if (r->r_kv.len > 0)
+		kv_run(r, 1, out);
 	if (r->r_hold.len > 0)
 		scrub_line(r, r->r_hold.b, r->r_hold.len, 0, 1, out);
 	r->r_hold.len = 0;
@@ -1107,6 +1522,14 @@ redact_free(struct redact *r)
 	}
 	free(r->r_sec);
 	free(r->r_slen);
+	for (i = 0; i < r->r_nform; i++) {
+		explicit_bzero(r->r_form[i].f, r->r_form[i].len);
+		free(r->r_form[i].f);
+	}
+	free(r->r_form);
+	for (i = 0; i < 256; i++)
+		free(r->r_bucket[i]);
+	sb_wipe(&r->r_kv);
 	sb_wipe(&r->r_hold);
 	sb_wipe(&r->r_a);
 	sb_wipe(&r->r_b);
@@ -1138,9 +1561,10 @@ redact_value_secretish(const char *s)
 	if (pem_find(s, strlen(s), "-----BEGIN", &e) != NULL)
 		return 1;
 	sb_add(&a, s, strlen(s));
-	/* m_home is not a secret; stop before it. */
-	for (k = 0; rd_patterns[k] != NULL && rd_patterns[k] != m_home; k++) {
-		pass(&a, &b, rd_patterns[k]);
+	/* m_home is not a secret; the bare long run (m_long) is, here. */
+	for (k = 0; rd_patterns[k] != NULL; k++) {
+		pass(
+		    &a, &b, rd_patterns[k] == m_home ? m_long : rd_patterns[k]);
 		if (b.len != a.len ||
 		    (a.len > 0 && memcmp(a.b, b.b, a.len) != 0))
 			hit = 1;

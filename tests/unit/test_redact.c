@@ -207,7 +207,9 @@ test_sp11_prefixes(void **state)
 	expect("AIzaSyA-abcdefghijklmnopqrstuvwxyz012\n", "***\n");
 	expect("ya29.a0AfH6SMBabcdefghijk\n", "***\n");
 	expect("sk-learn and task-list\n", "sk-learn and task-list\n");
-	expect("h=0123456789abcdef0123456789abcdef01234567 .\n", "h=*** .\n");
+	/* a bare hex or token run is not a key format (a commit id) */
+	expect("h=0123456789abcdef0123456789abcdef01234567 .\n",
+	    "h=0123456789abcdef0123456789abcdef01234567 .\n");
 	expect("a 39-char run aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
 	    "a 39-char run aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n");
 }
@@ -457,7 +459,7 @@ test_sp11_early_flush_markers(void **state)
 	    "-----END RSA PRIVATE KEY----- after it\n",
 	    "pre ***\n after it\n");
 	same_as_lines(NULL, 0,
-	    "x 0123456789abcdefghijABCDEFGHIJ0123456789_- tail\n",
+	    "x ghp_0123456789abcdefghijABCDEFGHIJ0123456789 tail\n",
 	    "x *** tail\n");
 	same_as_lines(NULL, 0, "see /home/user/x and /home/us er/ y\n",
 	    "see ~/x and /home/us er/ y\n");
@@ -597,6 +599,145 @@ test_sp11_token_cut_short(void **state)
 	free(s);
 }
 
+/* --- known values in every form (SP-11) ---------------------------------- */
+
+static const char kv_val[] = "Zq8-wN3rT5yU7iOp";
+
+/* in scrubbed with kv_val loaded: whole, split at every byte with early
+ * flushes, and a byte at a time, always want. */
+static void
+kv_expect(const char *in, const char *want)
+{
+	const char *sec[] = {kv_val};
+
+	same_as_lines(sec, 1, in, want);
+}
+
+static void
+hex_of(const char *v, int upper, char *o)
+{
+	const char *d = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+
+	for (; *v != '\0'; v++) {
+		*o++ = d[(unsigned char)*v >> 4];
+		*o++ = d[(unsigned char)*v & 15];
+	}
+	*o = '\0';
+}
+
+/*
+ * SP-11: a known value with ignorable characters between its characters
+ * (line breaks, tabs, blanks, U+200B..D, U+2060, U+FEFF, U+00AD), one
+ * character per line, or reversed: the whole span goes.
+ */
+static void
+test_sp11_known_value_separated(void **state)
+{
+	(void)state;
+	kv_expect("a Zq8-wN3r\nT5yU7iOp b\n", "a *** b\n");
+	kv_expect("a Zq8-wN3r\n    T5yU7iOp b\n", "a *** b\n");
+	kv_expect("Zq8-wN3r\tT5yU7iOp\n", "***\n");
+	kv_expect("Zq8-w\xe2\x80\x8bN3rT5yU7iOp\n", "***\n");
+	kv_expect("Zq8-wN3rT5\xc2\xadyU7iOp\n", "***\n");
+	kv_expect("Zq\xe2\x81\xa0\x38-wN3rT5yU7i\xef\xbb\xbfOp\n", "***\n");
+	kv_expect("Z\nq\n8\n-\nw\nN\n3\nr\nT\n5\ny\nU\n7\ni\nO\np\n", "***\n");
+	kv_expect("Z q 8 - w N 3 r T 5 y U 7 i O p!\n", "***!\n");
+	kv_expect("rev: pOi7Uy5Tr3Nw-8qZ.\n", "rev: ***.\n");
+	/* the bound: at most 8 ignorable bytes between two characters */
+	kv_expect("Zq8-wN3r        T5yU7iOp\n", "***\n");
+	kv_expect("Zq8-wN3r         T5yU7iOp\n", "Zq8-wN3r         T5yU7iOp\n");
+	/* a head alone is not the value (but is masked at the very end) */
+	kv_expect("Zq8-wN3r\nnext\n", "Zq8-wN3r\nnext\n");
+}
+
+/* SP-11: URL-encoded (%XX either case, partly, '+' for a blank) and hex
+ * (either case) forms of a known value. */
+static void
+test_sp11_known_value_encoded(void **state)
+{
+	const char *sp[] = {"p@ss w/rd+1"};
+	char in[256], h[64];
+
+	(void)state;
+	kv_expect("u=Zq8%2DwN3rT5yU7iOp&x=1\n", "u=***&x=1\n");
+	kv_expect(
+	    "%5A%71%38%2D%77%4E%33%72%54%35%79%55%37%69%4F%70\n", "***\n");
+	kv_expect(
+	    "%5a%71%38%2d%77%4e%33%72%54%35%79%55%37%69%4f%70\n", "***\n");
+	same_as_lines(sp, 1, "q=p%40ss+w%2Frd%2B1 .\n", "q=*** .\n");
+	same_as_lines(sp, 1, "q=p%40ss%20w%2frd%2b1 .\n", "q=*** .\n");
+	hex_of(kv_val, 0, h);
+	snprintf(in, sizeof(in), "hex %s end\n", h);
+	kv_expect(in, "hex *** end\n");
+	hex_of(kv_val, 1, h);
+	snprintf(in, sizeof(in), "hex %s end\n", h);
+	kv_expect(in, "hex *** end\n");
+}
+
+/*
+ * SP-11: base64 forms of a known value: alone (standard and URL-safe,
+ * with and without padding), and inside a larger blob at offset 0, 1 or
+ * 2 mod 3, where only the characters that depend on the value's bits
+ * alone are its own.
+ */
+static void
+test_sp11_known_value_base64(void **state)
+{
+	/* "Zq8-wN3rT5yU7iOp" */
+	kv_expect("b WnE4LXdOM3JUNXlVN2lPcA== e\n", "b *** e\n");
+	kv_expect("b WnE4LXdOM3JUNXlVN2lPcA e\n", "b *** e\n");
+	/* "xxZq8-wN3rT5yU7iOpyy" (offset 2), "xZq8-wN3rT5yU7iOpy" (1),
+	 * "xyzZq8-wN3rT5yU7iOpQ" (0) */
+	kv_expect("eHhacTgtd04zclQ1eVU3aU9weXk=\n", "eHh***eXk=\n");
+	kv_expect("eFpxOC13TjNyVDV5VTdpT3B5\n", "eF***B5\n");
+	kv_expect("eHl6WnE4LXdOM3JUNXlVN2lPcFE=\n", "eHl6***FE=\n");
+	/* wrapped by `base64` at 76 columns, split inside the value */
+	kv_expect("eHl6WnE4LXdOM3\nJUNXlVN2lPcFE=\n", "eHl6***FE=\n");
+	(void)state;
+}
+
+/* SP-11: a value shorter than 8 bytes is matched whole only (no
+ * separators); shorter than 4, only as itself. */
+static void
+test_sp11_known_value_short(void **state)
+{
+	const char *sec[] = {"k9Qz7", "ab"};
+
+	(void)state;
+	same_as_lines(sec, 2, "x k9Qz7 y\n", "x *** y\n");
+	same_as_lines(sec, 2, "x k9 Qz7 y\n", "x k9 Qz7 y\n");
+	same_as_lines(sec, 2, "x 7zQ9k 6b39517a37 y\n", "x *** *** y\n");
+	same_as_lines(sec, 2, "x ab ba 6162 YWI=\n", "x *** ba 6162 YWI=\n");
+}
+
+/*
+ * SP-11 precision: what coding agents print all day is not a secret: a
+ * commit id, a digest, a base64 blob, a run of one letter, a long
+ * identifier, a UUID.  (A known value is still caught inside any.)
+ */
+static void
+test_sp11_ordinary_output_untouched(void **state)
+{
+	const char *lines[] = {
+	    "commit 7d569b65fcaffe155276d18e8bfc5888177297b5\n",
+	    "image: node:20@sha256:"
+	    "0f6e5bb4a1a2c2e8a3b1e2b6d4f0c9a8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2"
+	    "\n",
+	    "\"integrity\": \"sha512-"
+	    "Q2xhdWRlIENvZGUgc3RyZWFtLWpzb24gdHJhbnNjcmlwdCBzYW1wbGUgYmxvYg=="
+	    "\"\n",
+	    "expected 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'\n",
+	    "class TokenRefreshSchedulerForBackgroundServiceWorkers {}\n",
+	    "session_id a3bb189e-8bf9-3888-9912-ace4e6543002 ok\n",
+	    "toolu_01A09q90qw90lq917835lq9 msg_01XFDUDYJgAACzvnptvVoYEL\n",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		expect(lines[i], lines[i]);
+}
+
 int
 main(void)
 {
@@ -622,6 +763,11 @@ main(void)
 	    cmocka_unit_test(test_sp11_early_flush_open_values),
 	    cmocka_unit_test(test_sp11_early_flush_markers),
 	    cmocka_unit_test(test_sp11_early_flush_long_line),
+	    cmocka_unit_test(test_sp11_known_value_separated),
+	    cmocka_unit_test(test_sp11_known_value_encoded),
+	    cmocka_unit_test(test_sp11_known_value_base64),
+	    cmocka_unit_test(test_sp11_known_value_short),
+	    cmocka_unit_test(test_sp11_ordinary_output_untouched),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
