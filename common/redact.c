@@ -300,6 +300,50 @@ redact_key_secretish(const char *key, size_t len)
 typedef int (*rd_match)(
     const char *, size_t, size_t, size_t *, size_t *, const char **);
 
+/*
+ * Could the value v[0..n), followed by the byte after (0: none), be a
+ * credential rather than code or prose?  Not a reference or placeholder
+ * (${X}, $X, %s, {x}, <token>, `x`), a keyword (None, true, null ...), a
+ * call or argument (tok(, tok), tok,), a member (self.token), a short
+ * number.  strict (Bearer, header values, "key: value" with a blank):
+ * not a word of letters alone under 20 ("bearer token", "token: the").
+ */
+static const char *const rd_words[] = {"none", "null", "nil", "true", "false",
+    "undefined", "yes", "no", "on", "off", NULL};
+
+static int
+cred_like(const char *v, size_t n, char after, int strict)
+{
+	size_t k, letters = 0, digits = 0, dots = 0;
+	int ident = 1;
+
+	if (n == 0 || strchr("$%{<[(`*\\", v[0]) != NULL || after == '(')
+		return 0;
+	for (k = 0; rd_words[k] != NULL; k++)
+		if (strlen(rd_words[k]) == n &&
+		    strncasecmp(v, rd_words[k], n) == 0)
+			return 0;
+	for (k = 0; k < n; k++) {
+		unsigned char c = (unsigned char)v[k];
+
+		if (isalpha(c))
+			letters++;
+		else if (isdigit(c))
+			digits++;
+		else if (c == '.' && k > 0 && k + 1 < n && v[k - 1] != '.')
+			dots++;
+		else if (c != '_')
+			ident = 0;
+		if (k == 0 && isdigit(c))
+			ident = 0;
+	}
+	if (ident && (dots > 0 || after == ')' || after == ',' || after == ';'))
+		return 0;
+	if (digits == n && n < 8)
+		return 0;
+	return !(strict && letters == n && n < 20);
+}
+
 /* JWT: eyJ<b64url>.<b64url>.<b64url>* */
 static int
 m_jwt(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
@@ -323,10 +367,10 @@ m_jwt(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
 	return 1;
 }
 
-/* "Bearer <token68>": the word stays. */
+/* "Bearer <token68>": the word stays.  strict: see cred_like. */
 static int
-m_bearer(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
-    const char **rep)
+bearer_at(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
+    const char **rep, int strict)
 {
 	size_t j, t;
 
@@ -340,12 +384,27 @@ m_bearer(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
 	while (j < len && (s[j] == ' ' || s[j] == '\t'))
 		j++;
 	t = run(s, len, j, is_tok68);
-	if (t == 0 || (t == 3 && strncmp(s + j, REDACT_MASK, 3) == 0))
+	if (!cred_like(s + j, t, j + t < len ? s[j + t] : 0, strict))
 		return 0;
 	*rs = j;
 	*re = j + t;
 	*rep = REDACT_MASK;
 	return 1;
+}
+
+static int
+m_bearer(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
+    const char **rep)
+{
+	return bearer_at(s, len, i, rs, re, rep, 1);
+}
+
+/* The predicate's: any token after Bearer (a manifest has no prose). */
+static int
+m_bearer_any(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
+    const char **rep)
+{
+	return bearer_at(s, len, i, rs, re, rep, 0);
 }
 
 static const char *const rd_headers[] = {"proxy-authorization", "authorization",
@@ -391,7 +450,11 @@ m_header(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
 		;
 	while (v > j && (s[v - 1] == ' ' || s[v - 1] == '\t'))
 		v--;
-	if (v == j || (v - j == 3 && strncmp(s + j, REDACT_MASK, 3) == 0))
+	/* "Scheme credentials": the credentials are what is judged */
+	for (k = j; k < v && s[k] != ' '; k++)
+		;
+	k = k < v ? k + 1 : j;
+	if (!cred_like(s + k, run(s, v, k, is_tok68), 0, 0))
 		return 0;
 	*rs = j;
 	*re = v;
@@ -411,6 +474,7 @@ m_keyval(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
     const char **rep)
 {
 	size_t k, j, v;
+	int blank;
 
 	if (!is_key((unsigned char)s[i]) ||
 	    (i > 0 && is_key((unsigned char)s[i - 1])))
@@ -433,12 +497,13 @@ m_keyval(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
 	j++;
 	if (j < len && s[j] == '=')
 		j++; /* key == value */
+	blank = j < len && (s[j] == ' ' || s[j] == '\t');
 	while (j < len && (s[j] == ' ' || s[j] == '\t'))
 		j++;
 	if (j < len && (s[j] == '"' || s[j] == '\''))
-		j++;
+		j++, blank = 0;
 	v = run(s, len, j, is_value);
-	if (v == 0 || (v == 3 && strncmp(s + j, REDACT_MASK, 3) == 0))
+	if (!cred_like(s + j, v, j + v < len ? s[j + v] : 0, blank))
 		return 0;
 	*rs = j;
 	*re = j + v;
@@ -1033,6 +1098,38 @@ pem_find(const char *s, size_t len, const char *what, size_t *endoff)
 }
 
 /*
+ * Can this line be inside an open PEM block: base64 (or a header such as
+ * Proc-Type:, or empty) once the decoration of a diff, a quote, a comment
+ * or a string with "\n" escapes is trimmed?  Any other line (prose, code)
+ * ends the block, so a BEGIN line quoted alone cannot swallow the rest of
+ * the output.
+ */
+static int
+pem_body(const char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && strchr(" \t+->\"'`*#/", s[i]) != NULL)
+		i++;
+	for (;;) {
+		while (len > i && strchr(" \t\"',;`)", s[len - 1]) != NULL)
+			len--;
+		if (len >= i + 2 && s[len - 2] == '\\' && s[len - 1] == 'n')
+			len -= 2;
+		else
+			break;
+	}
+	if (at_ci(s, len, i, "Proc-Type:") || at_ci(s, len, i, "DEK-Info:") ||
+	    at_ci(s, len, i, "Comment:"))
+		return 1;
+	for (; i < len; i++)
+		if (!is_word((unsigned char)s[i]) && s[i] != '+' &&
+		    s[i] != '/' && s[i] != '=')
+			return 0;
+	return 1;
+}
+
+/*
  * A secret cut short, by the cleaner's line clamp (the text before
  * " … [+N chars]") or by the end of the stream (a byte cap): a tail of at
  * least RD_PARTIAL_MIN bytes that is a prefix of a secret goes too.
@@ -1137,7 +1234,13 @@ scrub_line(struct redact *r, const char *line, size_t len, int nl, int final,
 	for (;;) {
 		if (r->r_in_pem) {
 			if ((q = pem_find(a->b, a->len, "-----END", &e)) ==
-			    NULL) {
+				NULL &&
+			    !pem_body(a->b, a->len)) {
+				/* not a key's line: the block ended unseen */
+				r->r_in_pem = 0;
+				continue;
+			}
+			if (q == NULL) {
 				a->len = 0;
 				nl = 0;
 				break;
@@ -1296,6 +1399,9 @@ cut_ok(struct redact *r, const char *s, size_t c)
 	size_t k;
 	int ok = 0;
 
+	/* Whether an open PEM block goes on depends on the whole line. */
+	if (r->r_in_pem)
+		return 0;
 	a->len = 0;
 	sb_add(a, s, c);
 	if (a->len == 0 || !is_blank((unsigned char)a->b[a->len - 1]))
@@ -1561,10 +1667,13 @@ redact_value_secretish(const char *s)
 	if (pem_find(s, strlen(s), "-----BEGIN", &e) != NULL)
 		return 1;
 	sb_add(&a, s, strlen(s));
-	/* m_home is not a secret; the bare long run (m_long) is, here. */
+	/* m_home is not a secret; here a bare long run (m_long) is, and any
+	 * Bearer token. */
 	for (k = 0; rd_patterns[k] != NULL; k++) {
-		pass(
-		    &a, &b, rd_patterns[k] == m_home ? m_long : rd_patterns[k]);
+		pass(&a, &b,
+		    rd_patterns[k] == m_home	 ? m_long
+		    : rd_patterns[k] == m_bearer ? m_bearer_any
+						 : rd_patterns[k]);
 		if (b.len != a.len ||
 		    (a.len > 0 && memcmp(a.b, b.b, a.len) != 0))
 			hit = 1;
