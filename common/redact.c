@@ -1,9 +1,12 @@
 /*
- * Streaming scrubber (SP-11, DATA.md "Output scrubbing").  Holds the
- * partial line, applies, in DATA.md's order, secret values, PEM blocks
- * (across lines), JWTs, Bearer tokens, auth header values, secret-looking
- * key=value, known key prefixes, 40+ runs, then /home/<u>/ -> ~/.  The
- * matchers are fixed token scanners (no regex engine).  Touches only *out.
+ * Streaming scrubber (SP-11, DATA.md "Output scrubbing").  Two stages: the
+ * known-value stage masks every resolved secret value in each of its
+ * forms over the raw stream (across lines and chunks, holding only a match
+ * still open); the line stage holds the partial line and applies, in
+ * DATA.md's order, PEM blocks (across lines), JWTs, Bearer tokens, auth
+ * header values, secret-looking key=value, known key prefixes, then
+ * /home/<u>/ -> ~/.  The matchers are fixed token scanners (no regex
+ * engine).  Touches only *out.
  */
 #include <ctype.h>
 #include <stdint.h>

@@ -1,9 +1,11 @@
 /*
- * Streaming scrubber (SP-11): every resolved secret value and DATA.md's
- * pattern set -> "***", then /home/<user>/ -> "~/".  Line-based (a line
- * is held until its '\n'), except secret values, which are caught across
- * any split; redact_flush_partial lets a held line's settled head out
- * early, with the same bytes in the end.  Pure but for malloc.
+ * Streaming scrubber (SP-11): every resolved secret value (also reversed,
+ * %-encoded, hex, base64, and with ignorable characters between its
+ * characters) and DATA.md's pattern set -> "***", then /home/<user>/ ->
+ * "~/".  Line-based (a line is held until its '\n'), except secret values,
+ * which are caught across any split and line; redact_flush_partial lets a
+ * held line's settled head out early, with the same bytes in the end.
+ * Pure but for malloc.
  */
 #ifndef CORDON_REDACT_H
 #define CORDON_REDACT_H
@@ -16,9 +18,9 @@ struct redact;
 #define REDACT_MASK "***"
 
 /*
- * secrets: resolved values (copied; empty ones ignored).  NULL on
- * allocation or regex failure, or for a value over half the line hold
- * (32 KiB): the caller must then refuse to emit.
+ * secrets: resolved values (copied; empty ones ignored); every form of
+ * each is derived here, once.  NULL on allocation failure, or for a value
+ * over half the line hold (32 KiB): the caller must then refuse to emit.
  */
 struct redact *redact_new(const char *const *secrets, size_t n);
 void redact_feed(
@@ -57,10 +59,10 @@ int redact_buf(const char *const *secrets, size_t n, const char *in, size_t len,
  * secrets in manifests and to redact argv for audit):
  * redact_value_secretish: s contains something the pattern set would
  * scrub (PEM header, JWT, Bearer token, AWS key id, Slack, GitHub,
- * provider prefixes, a run of 40+ [A-Za-z0-9_-], secret-looking
- * key=value).  redact_key_secretish: DATA.md's secret-looking name rule
- * (token, api_key, secret, password, ..., *_pat, *_dsn, db URLs),
- * case-insensitive.  1 yes, 0 no.
+ * provider prefixes, secret-looking key=value; and, unlike output, a
+ * bare run of 40+ [A-Za-z0-9_-] and any Bearer token).  redact_key_secretish:
+ * DATA.md's secret-looking name rule (token, api_key, secret, password, ...,
+ * *_pat, *_dsn, db URLs), case-insensitive.  1 yes, 0 no.
  */
 int redact_value_secretish(const char *s);
 int redact_key_secretish(const char *key, size_t len);
