@@ -47,7 +47,7 @@ static void broker_config_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
     DAEMON_PARENT_ROWS,
-    {MSG_BROKER_CONFIG, PROC_BIT(PROC_PARENT), 2, 4096, IPC_FD_REQUIRED,
+    {MSG_BROKER_CONFIG, PROC_BIT(PROC_PARENT), 2, 16384, IPC_FD_REQUIRED,
 	broker_config_h},
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
@@ -124,6 +124,33 @@ broker_serve(int fd)
 	log_debug("serving on port %u", broker.b_port);
 }
 
+/* PER-5: the sessions an earlier broker issued, as cordond kept them. */
+static void
+broker_sessions(struct json_object *arr)
+{
+	struct broker_session *s;
+	const char *id;
+	long long created;
+	size_t i, n = 0;
+
+	for (i = 0;
+	     i < json_object_array_length(arr) && n < nitems(broker.b_sessions);
+	     i++) {
+		struct json_object *so = json_object_array_get_idx(arr, i);
+
+		if ((id = json_get_str(so, "id", SESSION_HEX)) == NULL ||
+		    strlen(id) != SESSION_HEX ||
+		    strspn(id, "0123456789abcdef") != SESSION_HEX ||
+		    json_get_int(so, "createdMs", 0, INT64_MAX, &created) ==
+			-1 ||
+		    (uint64_t)created > now_ms_mono())
+			continue;
+		s = &broker.b_sessions[n++];
+		memcpy(s->bs_id, id, SESSION_HEX + 1);
+		s->bs_created = (uint64_t)created;
+	}
+}
+
 static void
 broker_config_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
@@ -158,6 +185,10 @@ broker_config_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 				broker.b_origins[broker.b_norigins++] =
 				    strdup(s);
 		}
+
+	if (json_object_object_get_ex(o, "sessions", &arr) &&
+	    json_object_is_type(arr, json_type_array))
+		broker_sessions(arr);
 
 	broker_serve(m->m_fd);
 	m->m_fd = -1;

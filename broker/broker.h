@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "ipc.h"
+#include "msg.h"
 
 struct evhttp;
 struct evhttp_request;
@@ -25,19 +26,23 @@ struct json_object;
 #define BROKER_TIMEOUT_S    10		  /* per-request I/O */
 #define BROKER_REQUEST_S    10		  /* PER-8: a whole request */
 #define BROKER_NOFILE	    256		  /* bounds connections */
-#define BROKER_MAX_SESSIONS 32
+#define BROKER_MAX_SESSIONS MSG_SESSIONS_MAX
 /*
  * A dashboard session lasts 12 h at most: the cookie goes to every port
  * of 127.0.0.1 (threat-model.md), so a copy must not last for ever.
  */
 #define BROKER_SESSION_TTL_S (12 * 3600)
 #define TOKEN_HEX	     64
-#define SESSION_HEX	     64
+#define SESSION_HEX	     SESSION_ID_HEX
 #define NONCE_HEX	     32
 
+/*
+ * PER-5: a dashboard session.  cordond keeps a copy of each (it hands
+ * them to the broker it restarts), so a broker restart signs nobody out.
+ */
 struct broker_session {
 	char bs_id[SESSION_HEX + 1];
-	uint64_t bs_created;
+	uint64_t bs_created; /* CLOCK_MONOTONIC ms, the same in cordond */
 };
 
 struct broker {

@@ -309,8 +309,9 @@ referer_ok(struct evhttp_request *req)
 
 /* ---- dashboard ---- */
 
+/* The compiled-in file at path, answered with status. */
 static void
-serve_asset(struct evhttp_request *req, const char *path)
+serve_asset_status(struct evhttp_request *req, const char *path, int status)
 {
 	const struct web_asset *a = NULL;
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
@@ -355,9 +356,28 @@ serve_asset(struct evhttp_request *req, const char *path)
 		}
 		evbuffer_add(b, p, (size_t)(end - p));
 	}
-	reqlog_end(req, 200, evbuffer_get_length(b));
-	evhttp_send_reply(req, 200, NULL, b);
+	reqlog_end(req, status, evbuffer_get_length(b));
+	evhttp_send_reply(req, status, NULL, b);
 	evbuffer_free(b);
+}
+
+static void
+serve_asset(struct evhttp_request *req, const char *path)
+{
+	serve_asset_status(req, path, 200);
+}
+
+/*
+ * /favicon.ico, which browsers ask for unless a page names its icon (ours
+ * do, /ui/icon.svg): nothing to send, and a success, so not a refusal
+ * to record on every page load (PER-10, reqlog.c).
+ */
+static void
+serve_favicon(struct evhttp_request *req)
+{
+	set_common_headers(req, CSP_NONE);
+	reqlog_end(req, 204, 0);
+	evhttp_send_reply(req, 204, NULL, NULL);
 }
 
 /* ---- API ---- */
@@ -473,11 +493,54 @@ api_body_none(struct evhttp_request *req)
 
 /* ---- login ---- */
 
-/* A fresh session cookie, then to the dashboard. */
+/* The session of a Set-Cookie this request carries, or NULL. */
+static struct broker_session *
+session_of_reply(struct evhttp_request *req)
+{
+	const char *v = evhttp_find_header(
+	    evhttp_request_get_output_headers(req), "Set-Cookie");
+	size_t i;
+
+	if (v == NULL || strncmp(v, "cordon_session=", 15) != 0)
+		return NULL;
+	for (i = 0; i < BROKER_MAX_SESSIONS; i++)
+		if (broker.b_sessions[i].bs_id[0] != '\0' &&
+		    strncmp(v + 15, broker.b_sessions[i].bs_id, SESSION_HEX) ==
+			0)
+			return &broker.b_sessions[i];
+	return NULL;
+}
+
+static void
+session_kept_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct evhttp_request *req = api_release(arg);
+	struct broker_session *s;
+
+	if (req == NULL)
+		return;
+	if (m == NULL || m->m_type != MSG_SESSION_ADD_OK) {
+		/* Not kept by cordond: not handed out either. */
+		if ((s = session_of_reply(req)) != NULL)
+			explicit_bzero(s, sizeof(*s));
+		evhttp_remove_header(
+		    evhttp_request_get_output_headers(req), "Set-Cookie");
+		send_error(req, 503, "unavailable");
+		return;
+	}
+	send_redirect(req, "/ui/");
+}
+
+/*
+ * A fresh session cookie, then to the dashboard.  Under cordond the
+ * cookie is sent once cordond keeps a copy for the brokers it restarts;
+ * a broker of its own (systemd) keeps its sessions to itself.
+ */
 static void
 session_issue(struct evhttp_request *req)
 {
 	struct broker_session *s;
+	struct json_object *o;
 	char cookie[160];
 	size_t i;
 
@@ -502,7 +565,15 @@ session_issue(struct evhttp_request *req)
 	    s->bs_id, BROKER_SESSION_TTL_S);
 	evhttp_add_header(
 	    evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
-	send_redirect(req, "/ui/");
+	if (broker.b_d.d_parent == NULL) {
+		send_redirect(req, "/ui/");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "id", json_object_new_string(s->bs_id));
+	api_ask(req, broker.b_d.d_parent, MSG_SESSION_ADD, o,
+	    MSG_SESSION_ADD_OK, session_kept_cb);
+	json_object_put(o);
 }
 
 static void
@@ -579,7 +650,9 @@ serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
 		return;
 	}
 	if (!ours) {
-		send_error(req, 401, "invalid-login");
+		/* A page for the person who followed the link, saying which
+		 * command prints a fresh one; still 401, nothing echoed. */
+		serve_asset_status(req, "/ui/relogin.html", 401);
 		return;
 	}
 	explicit_bzero(broker.b_login, sizeof(broker.b_login));
@@ -747,6 +820,8 @@ front_route_of(struct evhttp_request *req)
 		return "/";
 	if (strcmp(path, "/ui/login") == 0)
 		return "/ui/login";
+	if (strcmp(path, "/favicon.ico") == 0)
+		return "/favicon.ico";
 	if (strcmp(path, "/ui") == 0 || strncmp(path, "/ui/", 4) == 0)
 		return "/ui";
 	return "other";
@@ -803,6 +878,8 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		serve_login(req, u);
 	else if (strncmp(path, "/ui/", 4) == 0)
 		serve_asset(req, path);
+	else if (strcmp(path, "/favicon.ico") == 0)
+		serve_favicon(req);
 	else
 		send_error(req, 404, "not-found");
 }

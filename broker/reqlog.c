@@ -171,7 +171,8 @@ reqlog_end(struct evhttp_request *req, int status, size_t bytes_out)
 		strcmp(route, "/api/audit") == 0 ||
 		strcmp(route, "/api/agents") == 0 ||
 		strcmp(route, "/api/approvals") == 0 ||
-		strcmp(route, "/ui") == 0))
+		strcmp(route, "/ui") == 0 ||
+		strcmp(route, "/favicon.ico") == 0))
 		return; /* but a login (/ui/login) always: it makes a session */
 	reqlog_send(reqlog_method(cmd), route, status, ms,
 	    evbuffer_get_length(evhttp_request_get_input_buffer(req)),

@@ -7,6 +7,13 @@
 #ifndef CORDON_MSG_H
 #define CORDON_MSG_H
 
+/*
+ * Dashboard sessions cordond keeps for the broker it restarts (PER-5):
+ * at most this many, each an id of SESSION_ID_HEX hex digits.
+ */
+#define MSG_SESSIONS_MAX 32
+#define SESSION_ID_HEX	 64
+
 /* A mission run's payload: the spawner's row, the broker's check. */
 #define MSG_MISSION_RUN_MAX (256 * 1024)
 
@@ -23,12 +30,15 @@ enum msg_type {
 	MSG_PEER_BAD, /* {"peer": name}: it broke framing; no reply */
 
 	/* parent -> broker */
-	MSG_BROKER_CONFIG = 20, /* {token, loginCode, port, origins[]} + fd */
+	MSG_BROKER_CONFIG = 20, /* {token, loginCode, port, origins[],
+				   sessions[]} + fd */
 	/* broker -> parent */
-	MSG_LOGIN_USED,	   /* {}; the one-time login code was spent */
-	MSG_LOGIN_USED_OK, /* {}; cordond will not hand it out again */
-	MSG_HEALTH,	   /* {} */
-	MSG_HEALTH_OK,	   /* {daemons: [...]} */
+	MSG_LOGIN_USED,	    /* {}; the one-time login code was spent */
+	MSG_LOGIN_USED_OK,  /* {}; cordond will not hand it out again */
+	MSG_HEALTH,	    /* {} */
+	MSG_HEALTH_OK,	    /* {daemons: [...]} */
+	MSG_SESSION_ADD,    /* {id}: a dashboard session was issued */
+	MSG_SESSION_ADD_OK, /* {}; cordond hands it to every later broker */
 
 	/* anyone -> auditd (record shapes: common/audit_schema.c) */
 	MSG_AUDIT_RECORD = 30, /* {kind, ...fields} */

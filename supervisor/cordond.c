@@ -73,6 +73,16 @@ static int listen_fd = -1;
 static int listen_port;
 static char token[65];
 static char login_code[33];
+/*
+ * PER-5: the dashboard sessions the broker has issued, with when (the
+ * system-wide monotonic clock), so a restarted broker keeps every
+ * browser signed in.  The broker decides their expiry; the oldest makes
+ * room.
+ */
+static struct session {
+	char s_id[SESSION_ID_HEX + 1];
+	uint64_t s_created;
+} sessions[MSG_SESSIONS_MAX];
 static int stopping;
 static int booting = 1;
 static int exit_code;
@@ -83,11 +93,14 @@ static char cg_name[32];
 
 static void health_h(struct ipc_conn *, struct ipc_msg *, void *);
 static void login_used_h(struct ipc_conn *, struct ipc_msg *, void *);
+static void session_add_h(struct ipc_conn *, struct ipc_msg *, void *);
 static void peer_bad_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
     {MSG_HEALTH, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, health_h},
     {MSG_LOGIN_USED, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, login_used_h},
+    {MSG_SESSION_ADD, PROC_BIT(PROC_BROKER), 2, 128, IPC_FD_NONE,
+	session_add_h},
     {MSG_PEER_BAD,
 	PROC_BIT(PROC_AUDITD) | PROC_BIT(PROC_VAULTD) | PROC_BIT(PROC_SPAWNER) |
 	    PROC_BIT(PROC_BROKER),
@@ -215,6 +228,20 @@ send_broker_config(struct child *ch)
 		json_object_array_add(
 		    arr, json_object_new_string(conf->cf_origins[i]));
 	json_object_object_add(o, "origins", arr);
+	arr = json_object_new_array();
+	for (i = 0; i < nitems(sessions); i++) {
+		struct json_object *so;
+
+		if (sessions[i].s_id[0] == '\0')
+			continue;
+		so = json_object_new_object();
+		json_object_object_add(
+		    so, "id", json_object_new_string(sessions[i].s_id));
+		json_object_object_add(so, "createdMs",
+		    json_object_new_int64((int64_t)sessions[i].s_created));
+		json_object_array_add(arr, so);
+	}
+	json_object_object_add(o, "sessions", arr);
 	if (ipc_send(ch->ch_conn, MSG_BROKER_CONFIG, o, fd) == -1)
 		log_warnx("cannot configure the broker");
 	json_object_put(o);
@@ -725,6 +752,33 @@ login_used_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	ipc_reply(c, m, MSG_LOGIN_USED_OK, NULL, -1);
 }
 
+/* PER-5: keep a session the broker issued for the brokers after it. */
+static void
+session_add_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct session *s = &sessions[0];
+	const char *id;
+	size_t i;
+
+	if ((id = json_get_str(m->m_obj, "id", SESSION_ID_HEX)) == NULL ||
+	    strlen(id) != SESSION_ID_HEX ||
+	    strspn(id, "0123456789abcdef") != SESSION_ID_HEX) {
+		ipc_reply_error(c, m, "bad-request");
+		return;
+	}
+	for (i = 0; i < nitems(sessions); i++) {
+		if (sessions[i].s_id[0] == '\0') {
+			s = &sessions[i];
+			break;
+		}
+		if (sessions[i].s_created < s->s_created)
+			s = &sessions[i];
+	}
+	memcpy(s->s_id, id, SESSION_ID_HEX + 1);
+	s->s_created = now_ms_mono();
+	ipc_reply(c, m, MSG_SESSION_ADD_OK, NULL, -1);
+}
+
 /*
  * A daemon reports that a peer broke framing on their channel: cut the
  * less trusted of the two off entirely (proc_blame); SIGCHLD then
@@ -1019,6 +1073,7 @@ stop:
 	cgroup_teardown();
 	explicit_bzero(token, sizeof(token));
 	explicit_bzero(login_code, sizeof(login_code));
+	explicit_bzero(sessions, sizeof(sessions));
 	close(listen_fd);
 	log_info("stopped");
 	return exit_code;

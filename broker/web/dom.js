@@ -68,8 +68,8 @@ export function unavailablePanel(what) {
 export function signedOutPanel() {
   const p = el('div', 'panel signed-out');
   p.dataset.state = 'signed-out';
-  p.append(h('p', null, 'Not signed in — open the login URL printed by ',
-    el('code', null, 'cordon run')));
+  p.append(h('p', null, 'Not signed in — run ', el('code', null, 'cordon login'),
+    ' on this machine and open the URL it prints.'));
   return p;
 }
 

@@ -224,8 +224,9 @@ function renderSignedOut() {
   $('version').textContent = DASH;
   setStatus('signed-out', 'Not signed in');
   setNotice([
-    document.createTextNode('Not signed in — open the login URL printed by '),
-    el('code', null, 'cordon run'),
+    document.createTextNode('Not signed in — run '),
+    el('code', null, 'cordon login'),
+    document.createTextNode(' on this machine and open the URL it prints.'),
   ]);
 }
 

@@ -257,7 +257,7 @@ export class Room {
       m.error = { errorClass: res.code || 'refused', errorMessage: REFUSED[res.code] || 'cordon refused the run.' };
     } else if (res.kind === 'signed-out') {
       m.state = 'done';
-      m.error = { errorClass: 'signed-out', errorMessage: 'Not signed in — open the login URL printed by cordon run.' };
+      m.error = { errorClass: 'signed-out', errorMessage: 'Not signed in — run cordon login on this machine and open the URL it prints.' };
     } else if (res.kind === 'aborted') {
       m.state = 'stopped';
     } else if (res.kind === 'error') {

@@ -215,7 +215,7 @@ test('DA-3: /ui/ without logging in shows "Not signed in" and no rows', { timeou
     await page.waitForSelector('#health-status[data-status="signed-out"]', { timeout: 10000 });
     assert.equal(await page.textContent('#health-status'), 'Not signed in');
     assert.equal(await page.isVisible('#health-notice'), true);
-    assert.match(await page.textContent('#health-notice'), /^Not signed in — open the login URL printed by cordon run$/);
+    assert.match(await page.textContent('#health-notice'), /^Not signed in — run cordon login on this machine and open the URL it prints\.$/);
     assert.equal(await page.locator('#health-rows tr').count(), 0);
     assert.equal(await page.textContent('#version'), '—');
     assert.equal(await page.isVisible('#agent-sandbox'), false);

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from agents_util import audit_records, wait_audit
 from conftest import HTTP_S, RESTART_S, raw_http, read_all
 
 
@@ -23,6 +24,20 @@ def assert_error(r, status, code):
     assert r is not None, "connection closed without a response"
     assert (r.status, r.body) == (status, err(code)), r
     assert r.header("Content-Type") == "application/json", r
+
+
+def assert_login_refused(r):
+    """PER-5: a used, expired or wrong login link: 401 and a page that
+    names the command printing a fresh URL, under the page CSP; no
+    cookie, nothing of the request echoed."""
+    assert r is not None, "connection closed without a response"
+    assert r.status == 401, r
+    assert r.header("Content-Type") == "text/html; charset=utf-8", r
+    assert r.header("Set-Cookie") is None, r
+    csp = r.header("Content-Security-Policy")
+    assert csp and "default-src 'none'" in csp, r
+    assert b"<code>cordon login</code>" in r.body, r.body[:200]
+    assert b"code=" not in r.body, r.body
 
 
 @pytest.fixture
@@ -341,10 +356,9 @@ def test_per5_login_wrong_code_401(c):
     for code in (wrong, "", "0" * 32, c.code + "0", c.code[:-1],
                  c.code.upper() if c.code != c.code.upper() else "x"):
         r = c.login(code)
-        assert_error(r, 401, "invalid-login")
-        assert r.header("Set-Cookie") is None
+        assert_login_refused(r)
     r = c.request(target="/ui/login", auth=False)
-    assert_error(r, 401, "invalid-login")
+    assert_login_refused(r)
     assert_untouched(c)  # wrong guesses do not burn the real code
 
 
@@ -353,8 +367,7 @@ def test_per5_login_code_is_one_time(c):
     assert r.status == 303, r
     assert r.header("Location") == "/ui/"
     r2 = c.login()
-    assert_error(r2, 401, "invalid-login")
-    assert r2.header("Set-Cookie") is None
+    assert_login_refused(r2)
     assert_untouched(c, code_unspent=False)
 
 
@@ -457,11 +470,49 @@ def test_per5_spent_code_stays_spent_after_broker_restart(cordon_factory):
         if r.status != 401:
             reused.append((i, r.status, r.header("Set-Cookie")))
         else:
-            assert_error(r, 401, "invalid-login")
+            assert_login_refused(r)
         assert c.stop() == 0, c.stderr()
         i += 1
     assert not reused, (f"spent login code accepted again after a broker "
                         f"restart in {len(reused)}/{tries} tries: {reused}")
+
+
+def test_per5_session_survives_broker_restart(cordon):
+    """cordond keeps the sessions the broker issued and hands them to the
+    broker it restarts: a browser stays signed in across a crash, and a
+    session made by the new broker survives the next one too."""
+    sid = session_cookie(cordon.login())
+    for n in (1, 2):
+        old = cordon.daemon_pids()["broker"]
+        os.kill(old, signal.SIGKILL)
+        cordon.health_when(lambda h: h["daemons"][3]["restarts"] == n and
+                           h["daemons"][3]["pid"] not in (None, old) and
+                           h["status"] == "ok", RESTART_S)
+        r = cordon.request(auth=False,
+                           headers=[("Cookie", f"cordon_session={sid}")])
+        assert r.status == 200, (n, r)
+        if n == 1:
+            code = cordon.request("POST", "/api/login-code", headers=[
+                ("Content-Type", "application/json")], body=b"{}")
+            assert code.status == 200, code
+            sid = session_cookie(cordon.login(code.json()["code"]))
+    forged = secrets.token_hex(32)
+    r = cordon.request(auth=False,
+                       headers=[("Cookie", f"cordon_session={forged}")])
+    assert_error(r, 401, "unauthorized")
+
+
+def test_per10_favicon_answered_and_not_recorded(cordon):
+    """/favicon.ico: 204 without a body, not an http.request record on
+    every page load; a refusal after it is recorded as usual."""
+    for _ in range(3):
+        r = cordon.request(target="/favicon.ico", auth=False)
+        assert r.status == 204 and r.body == b"", r
+    assert cordon.request(target="/nope", auth=False).status == 404
+    wait_audit(cordon.home, lambda a: a["kind"] == "http.request" and
+               a["status"] == 404)
+    assert not [a for a in audit_records(cordon.home, "http.request")
+                if a["route"] == "/favicon.ico"]
 
 
 def test_per5_token_never_in_responses(c):
