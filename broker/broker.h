@@ -21,11 +21,18 @@ struct event;
 struct event_base;
 struct json_object;
 
-#define BROKER_MAX_BODY	    (1024 * 1024) /* PER-8 */
-#define BROKER_MAX_HEADERS  (16 * 1024)	  /* PER-8 */
-#define BROKER_TIMEOUT_S    10		  /* per-request I/O */
-#define BROKER_REQUEST_S    10		  /* PER-8: a whole request */
-#define BROKER_NOFILE	    256		  /* bounds connections */
+#define BROKER_MAX_BODY	   (1024 * 1024) /* PER-8 */
+#define BROKER_MAX_HEADERS (16 * 1024)	 /* PER-8 */
+#define BROKER_TIMEOUT_S   10		 /* per-request I/O */
+#define BROKER_REQUEST_S   10		 /* PER-8: a whole request */
+#define BROKER_NOFILE	   256		 /* bounds connections */
+/*
+ * PER-8: connections that have not yet carried the token or a session
+ * (every connection, until its first request) share a small budget of
+ * their own, in count and in time, so the operator always finds room.
+ */
+#define BROKER_ANON_MAX	    32
+#define BROKER_ANON_S	    3
 #define BROKER_MAX_SESSIONS MSG_SESSIONS_MAX
 /*
  * A dashboard session lasts 12 h at most: the cookie goes to every port
@@ -69,6 +76,9 @@ struct ipc_conn *broker_peer(enum proc_id);
 /* ---- conns.c: PER-8, a whole request within BROKER_REQUEST_S ---- */
 
 void conns_init(struct evhttp *, struct event_base *);
+/* The request carried the token or a valid session: its connection
+ * leaves the budget of those that proved nothing (BROKER_ANON_*). */
+void conns_proven(struct evhttp_request *);
 /* A request reached the router: no deadline until it is answered.
  * -1 if its head held a NUL that evhttp cut a value at: refuse it. */
 int conns_request(struct evhttp_request *);

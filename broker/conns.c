@@ -18,6 +18,14 @@
  * read high-water mark bounds what such a bufferevent may still buffer to
  * what a live connection may.
  *
+ * Room for the operator: a connection that has proved nothing yet (no
+ * request of it carried the token or a session cookie) gets
+ * BROKER_ANON_S instead, and at most BROKER_ANON_MAX such connections
+ * are held: a new one makes the oldest idle one leave.  Another local
+ * user can open connections without the token, but can hold only a
+ * handful, briefly; a proven connection is never shed for them, and a
+ * new one of the operator's finds room at once.
+ *
  * PER-9: a request evhttp's own parser refuses (a bad request line or
  * header line, headers or body over the bounds) is answered by evhttp
  * with an HTML page, before the router ever sees it.  Whatever evhttp
@@ -61,6 +69,8 @@ struct conn {
 	struct bufferevent *c_bev;
 	uint64_t c_deadline; /* monotonic ms; 0 while a request is answered */
 	int c_routed;	     /* one of its requests is being answered */
+	int c_proven;	     /* one of its requests carried the token */
+	int c_shed;	     /* cut to make room; gone at evhttp's pace */
 	int c_fixing;	     /* c_fix is scheduled, or has rewritten */
 	struct event *c_fix; /* replaces evhttp's own error page */
 	struct evbuffer_cb_entry *c_outcb;
@@ -117,6 +127,41 @@ conns_sweep(void)
 	}
 	if (conns_n == 0)
 		evtimer_del(conns_tick);
+}
+
+/* The deadline of a connection that now waits for a request. */
+static uint64_t
+conn_deadline(const struct conn *c)
+{
+	return now_ms_mono() +
+	       (c->c_proven ? BROKER_REQUEST_S : BROKER_ANON_S) * 1000;
+}
+
+/*
+ * A new connection is coming: if those that proved nothing are at their
+ * bound, the oldest idle one leaves (the list is in accept order).
+ */
+static void
+conns_make_room(void)
+{
+	struct conn *c, *oldest = NULL;
+	size_t n = 0;
+	int fd;
+
+	TAILQ_FOREACH (c, &conns, c_entry) {
+		if (c->c_proven || c->c_shed || conn_released(c))
+			continue;
+		n++;
+		if (oldest == NULL && !c->c_routed)
+			oldest = c;
+	}
+	if (n < BROKER_ANON_MAX || oldest == NULL)
+		return;
+	oldest->c_shed = 1;
+	oldest->c_deadline = 0;
+	if ((fd = bufferevent_getfd(oldest->c_bev)) != -1)
+		shutdown(fd, SHUT_RDWR);
+	log_debug("connection without credentials shed to make room");
 }
 
 static void
@@ -260,6 +305,7 @@ conns_bevcb(struct event_base *base, void *arg)
 	struct conn *c;
 
 	conns_sweep();
+	conns_make_room();
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("connection");
 	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
@@ -275,7 +321,7 @@ conns_bevcb(struct event_base *base, void *arg)
 	bufferevent_setwatermark(bev, EV_READ, 0, CONN_READ_HIWAT);
 	c->c_bev = bev;
 	c->c_in_head = 1;
-	c->c_deadline = now_ms_mono() + BROKER_REQUEST_S * 1000;
+	c->c_deadline = conn_deadline(c);
 	TAILQ_INSERT_TAIL(&conns, c, c_entry);
 	if (conns_n++ == 0)
 		evtimer_add(conns_tick, &tv);
@@ -305,7 +351,7 @@ conn_answered(struct evhttp_request *req, void *arg)
 	struct conn *c = arg;
 
 	/* The connection is still evhttp's here: c is not swept yet. */
-	c->c_deadline = now_ms_mono() + BROKER_REQUEST_S * 1000;
+	c->c_deadline = conn_deadline(c);
 	c->c_routed = 0;
 	/* What is in the input now is the next request's head. */
 	c->c_in_head = 1;
@@ -324,6 +370,15 @@ conns_request(struct evhttp_request *req)
 	c->c_routed = 1;
 	evhttp_request_set_on_complete_cb(req, conn_answered, c);
 	return c->c_nul ? -1 : 0;
+}
+
+void
+conns_proven(struct evhttp_request *req)
+{
+	struct conn *c;
+
+	if ((c = conn_of(req)) != NULL)
+		c->c_proven = 1;
 }
 
 void

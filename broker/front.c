@@ -859,6 +859,8 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	}
 	if (perimeter(req) == -1)
 		return;
+	if (authenticate(req) != AUTH_NONE)
+		conns_proven(req);
 	if ((u = evhttp_request_get_evhttp_uri(req)) == NULL ||
 	    (path = evhttp_uri_get_path(u)) == NULL) {
 		send_error(req, 400, "bad-request");
