@@ -3,8 +3,11 @@
  * a real run at once.  Streams its answer slowly with ANSI colour (which
  * cordon's cleaner must strip) and writes one line on stderr.
  * Usage: cordon-demo-agent [--version] [PROMPT]   (or the prompt on stdin)
+ *        cordon-demo-agent --env | --confinement   (the demo's read-only
+ *        Control Room actions: what cordon gave it, values never shown)
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +22,45 @@ say(const char *s)
 	nanosleep(&ts, NULL);
 }
 
+extern char **environ;
+
+/* The names of the variables cordon built for it (SP-4), not values. */
+static int
+show_env(void)
+{
+	char **e;
+	int n = 0;
+
+	for (e = environ; *e != NULL; e++, n++)
+		printf("%.*s\n", (int)strcspn(*e, "="), *e);
+	printf("(%d variables; values not shown)\n", n);
+	return 0;
+}
+
+/* Who it runs as and the kernel's view of its confinement. */
+static int
+show_confinement(void)
+{
+	static const char *const keys[] = {"Uid:", "Gid:", "CapEff:",
+	    "NoNewPrivs:", "Seccomp:", "Seccomp_filters:"};
+	char line[256], cwd[512];
+	FILE *f;
+	size_t i;
+
+	if (getcwd(cwd, sizeof(cwd)) != NULL)
+		printf("cwd:\t%s\n", cwd);
+	if ((f = fopen("/proc/self/status", "r")) == NULL) {
+		puts("/proc/self/status: not readable here");
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f) != NULL)
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (strncmp(line, keys[i], strlen(keys[i])) == 0)
+				fputs(line, stdout);
+	fclose(f);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -31,6 +73,10 @@ main(int argc, char **argv)
 		puts("cordon-demo-agent 0.1.0");
 		return 0;
 	}
+	if (argc == 2 && strcmp(argv[1], "--env") == 0)
+		return show_env();
+	if (argc == 2 && strcmp(argv[1], "--confinement") == 0)
+		return show_confinement();
 	if (argc >= 2)
 		prompt = argv[argc - 1];
 	else {

@@ -185,6 +185,9 @@ agent_json(const struct agent *ag, int full)
 	rd = json_object_new_object();
 	add_str(rd, "status", readiness_name(ag->ag_ready));
 	add_str(rd, "version", ag->ag_version[0] ? ag->ag_version : NULL);
+	if (ag->ag_ready != RD_LIVE && ag->ag_ready != RD_UNKNOWN &&
+	    ag->ag_why != NULL)
+		add_str(rd, "reason", ag->ag_why);
 	/* Before its first probe has answered an agent reads "offline"
 	 * (SP-18 has three states); "probed" lets a view say "checking". */
 	json_object_object_add(

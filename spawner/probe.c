@@ -102,13 +102,22 @@ probe_done(struct aproc *ap)
 	struct probe *pr = ap->ap_arg;
 	struct agent *ag = pr->pr_agent;
 
-	if (ap->ap_end == AP_END_TIMEOUT || aproc_exit_code(ap) == 127)
+	ag->ag_why = NULL;
+	if (ap->ap_end == AP_END_TIMEOUT) {
 		ag->ag_ready = RD_OFFLINE;
-	else if (aproc_exit_code(ap) == 0) {
+		ag->ag_why = "probe-timeout";
+	} else if (aproc_exit_code(ap) == 127) {
+		ag->ag_ready = RD_OFFLINE;
+		ag->ag_why = "binary-missing";
+	} else if (aproc_exit_code(ap) == 0) {
 		probe_version(pr);
 		ag->ag_ready = ag->ag_version[0] ? RD_LIVE : RD_DEGRADED;
-	} else
+		if (!ag->ag_version[0])
+			ag->ag_why = "no-version";
+	} else {
 		ag->ag_ready = RD_DEGRADED;
+		ag->ag_why = "probe-exit";
+	}
 	probe_free(pr);
 }
 
@@ -139,6 +148,9 @@ probe_run(struct agent *ag)
 	    agent_resolve_bin(
 		mf->m_probe_cmd[0], pr->pr_envp, path, sizeof(path)) == -1) {
 		ag->ag_ready = RD_OFFLINE;
+		ag->ag_why = mf->m_nprobe_cmd > 0 && pr->pr_envp != NULL
+				 ? "binary-missing"
+				 : "probe-failed";
 		ag->ag_version[0] = '\0';
 		probe_free(pr);
 		return;
@@ -158,6 +170,7 @@ probe_run(struct agent *ag)
 	as.as_agent = mf->m_name;
 	if (aproc_start(&pr->pr_proc, &as, &probe_ops, pr) == -1) {
 		ag->ag_ready = RD_OFFLINE;
+		ag->ag_why = "probe-failed";
 		probe_free(pr);
 		return;
 	}

@@ -36,6 +36,10 @@ struct agent {
 	struct manifest ag_mf;
 	int ag_running; /* chat runs in flight (SP-14) */
 	enum readiness ag_ready;
+	/* Why it is not live, a fixed code (API-2 readiness.reason), or
+	 * NULL: binary-missing, probe-timeout, probe-failed, probe-exit,
+	 * no-version. */
+	const char *ag_why;
 	char ag_version[LIM_PROBE_VERSION_MAX * 4 + 1];
 	struct probe *ag_probe; /* NULL when none is in flight */
 	struct event *ag_probe_timer;

@@ -711,6 +711,47 @@ demo_file(const char *home, const char *rel, const char *text)
 	return close(fd);
 }
 
+/*
+ * The demo agent's manifest names the demo agent's absolute path, which
+ * changes when cordon is rebuilt or installed elsewhere: cordon rewrites
+ * it at every start, as long as its first line is still this one.
+ */
+#define DEMO_MANAGED                                                           \
+	"# Written by cordon at every start; delete this line to keep "        \
+	"your edits.\n"
+
+/* demo_file for a DEMO_MANAGED file: replaced unless the operator took
+ * it over (removed the first line). */
+static int
+demo_file_managed(const char *home, const char *rel, const char *text)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], head[sizeof(DEMO_MANAGED)];
+	ssize_t n;
+	int fd;
+
+	if (join(path, sizeof(path), home, rel) ||
+	    snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp))
+		return -1;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? demo_file(home, rel, text) : -1;
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	if (n != (ssize_t)sizeof(head) - 1 ||
+	    memcmp(head, DEMO_MANAGED, sizeof(head) - 1) != 0)
+		return 0; /* the operator's now */
+	(void)unlink(tmp);
+	fd = open(
+	    tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd == -1)
+		return -1;
+	if (write_full(fd, text, strlen(text)) == -1 || close(fd) == -1 ||
+	    rename(tmp, path) == -1) {
+		(void)unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 demo_dir(const char *home, const char *rel)
 {
@@ -771,7 +812,7 @@ static const char demo_weekly[] =
 int
 home_make_demo(const char *home)
 {
-	char agent[PATH_MAX + 64], manifest[2 * PATH_MAX + 1024],
+	char agent[PATH_MAX + 64], manifest[4 * PATH_MAX + 2048],
 	    weekly[sizeof(demo_weekly) + 64];
 	const char *tz = "Europe/Berlin";
 	struct stat st;
@@ -787,6 +828,7 @@ home_make_demo(const char *home)
 	if (cordon_program("cordon-demo-agent", agent, sizeof(agent)) == -1)
 		return -1;
 	n = snprintf(manifest, sizeof(manifest),
+	    DEMO_MANAGED
 	    "# The demo agent: a tiny program shipped with cordon.\n"
 	    "name: demo\n"
 	    "displayName: Demo agent\n"
@@ -800,8 +842,22 @@ home_make_demo(const char *home)
 	    "healthProbe:\n"
 	    "  type: command\n"
 	    "  command: [\"%s\", \"--version\"]\n"
-	    "  timeoutMs: 2000\n",
-	    agent, agent);
+	    "  timeoutMs: 2000\n"
+	    "# Control Room actions: read-only, bounded, output shown once.\n"
+	    "actions:\n"
+	    "  - id: version\n"
+	    "    label: Version\n"
+	    "    command: [\"%s\", \"--version\"]\n"
+	    "    hint: --version\n"
+	    "  - id: environment\n"
+	    "    label: Environment\n"
+	    "    command: [\"%s\", \"--env\"]\n"
+	    "    hint: names only\n"
+	    "  - id: confinement\n"
+	    "    label: Confinement\n"
+	    "    command: [\"%s\", \"--confinement\"]\n"
+	    "    hint: uid, caps, seccomp\n",
+	    agent, agent, agent, agent, agent);
 	if (n < 0 || (size_t)n >= sizeof(manifest))
 		return -1;
 	/* Without zone data the weekly review keeps to UTC. */
@@ -811,7 +867,7 @@ home_make_demo(const char *home)
 	n = snprintf(weekly, sizeof(weekly), demo_weekly, tz, tz);
 	if (n < 0 || (size_t)n >= sizeof(weekly))
 		return -1;
-	if (demo_file(home, "agents/demo.yaml", manifest) ||
+	if (demo_file_managed(home, "agents/demo.yaml", manifest) ||
 	    demo_file(home, "missions/daily-summary.yaml", demo_daily) ||
 	    demo_file(home, "missions/weekly-review.yaml", weekly) ||
 	    demo_file(home, "vault/Welcome.md",

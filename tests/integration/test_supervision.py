@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import (BACK_S, DAEMONS, RESTART_S, make_home,
+from conftest import (BACK_S, DAEMONS, HTTP_S, RESTART_S, make_home,
                       proc_starttime, proc_status, run_once, uid_of)
 
 
@@ -380,3 +380,53 @@ def test_demo_on_a_fresh_account(tmp_path, monkeypatch):
     assert (state.stat().st_mode & 0o777) == 0o700
     assert (state / "cordon-demo" / "agents").is_dir()
     assert (state / "cordon-demo" / "missions" / "daily-summary.yaml").exists()
+
+
+def demo_agent(c):
+    """The demo agent once its first probe has answered."""
+    deadline = time.monotonic() + HTTP_S
+    while True:
+        a = c.request("GET", "/api/agents/demo").json()["agent"]
+        if a["readiness"]["probed"] or time.monotonic() > deadline:
+            return a
+        time.sleep(0.2)
+
+
+def test_api2_demo_manifest_follows_the_build_and_shows_actions(
+        cordon_factory, tmp_path):
+    """The demo manifest names the demo agent's absolute path: one left
+    by a build elsewhere is rewritten at start (while its first line is
+    cordon's), so the demo agent is live, and its three read-only
+    Control Room actions answer.  A manifest the operator took over (that
+    line removed) is kept, and its agent offline with a reason."""
+    home = tmp_path / "demo"
+    (home / "agents").mkdir(parents=True)
+    stale = ("# Written by cordon at every start; delete this line to keep "
+             "your edits.\nname: demo\ntransport: subprocess\n"
+             "transportConfig:\n  bin: /nonexistent/build/cordon-demo-agent\n"
+             "  args: [\"{prompt}\"]\n")
+    (home / "agents" / "demo.yaml").write_text(stale)
+    c = cordon_factory(extra_args=("--allow-root", "--demo"), home=home)
+    text = (home / "agents" / "demo.yaml").read_text()
+    assert "/nonexistent/" not in text
+    a = demo_agent(c)
+    assert a["readiness"]["status"] == "live", a
+    assert [x["id"] for x in a["actions"]] == [
+        "version", "environment", "confinement"]
+    out = {}
+    for x in a["actions"]:
+        r = c.request("POST", f"/api/agents/demo/actions/{x['id']}",
+                      headers=[("Content-Type", "application/json")],
+                      body=b"{}")
+        assert r.status == 200 and r.json()["ok"] is True, (x, r)
+        out[x["id"]] = r.json()["stdout"]
+    assert out["version"].startswith("cordon-demo-agent ")
+    assert "PATH\n" in out["environment"] and "=" not in out["environment"]
+    assert "NoNewPrivs:\t1" in out["confinement"], out["confinement"]
+    assert c.stop() == 0
+
+    (home / "agents" / "demo.yaml").write_text(stale.split("\n", 1)[1])
+    c = cordon_factory(extra_args=("--allow-root", "--demo"), home=home)
+    assert "/nonexistent/" in (home / "agents" / "demo.yaml").read_text()
+    r = demo_agent(c)["readiness"]
+    assert (r["status"], r.get("reason")) == ("offline", "binary-missing"), r
