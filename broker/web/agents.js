@@ -4,7 +4,7 @@
 
 import { getJSON, pollDelay, seg } from './api.js';
 import {
-  el, h, button, pill, fmt, viewHead, panelFor, loadingPanel, errorPanel,
+  el, h, button, pill, fmt, viewHead, panelFor, loadingPanel, errorPanel, notLive,
 } from './dom.js';
 import * as store from './chatstore.js';
 import { Room } from './room.js';
@@ -21,7 +21,9 @@ function readiness(a) {
   const p = pill(st, READY[st] || 'muted');
   p.classList.add('readiness');
   p.dataset.status = st;
-  return { pill: p, version: typeof r.version === 'string' ? r.version : null };
+  const why = st === 'checking' ? null : notLive(r);
+  if (why) p.title = why;
+  return { pill: p, version: typeof r.version === 'string' ? r.version : null, why };
 }
 
 function names(list) {
@@ -50,6 +52,7 @@ function agentCard(a) {
   title.href = `#agent/${encodeURIComponent(a.name)}`;
   card.append(h('div', 'card-head', h('h3', null, title), r.pill));
   if (typeof a.description === 'string') card.append(el('p', 'card-desc', a.description));
+  if (r.why) card.append(el('p', 'notice not-live', `Not live: ${r.why}.`));
   const dl = el('dl', 'facts');
   const fact = (k, v, cls) => {
     const d = el('dd', cls, v);
@@ -112,13 +115,31 @@ function chatSettings() {
   return box;
 }
 
+function firstRunHint() {
+  const p = el('div', 'panel first-run');
+  const health = el('a', null, 'Health');
+  health.href = '#health';
+  const vault = el('a', null, 'Vault');
+  vault.href = '#vault';
+  p.append(el('h3', null, 'Getting started'),
+    el('p', null, 'Open an agent’s room to send it a prompt: the answer streams in ' +
+      'and is saved as a draft note. The Control Room beside the chat runs the ' +
+      'agent’s read-only actions.'),
+    h('p', null, 'Saved answers are in the ', vault, '; ', health,
+      ' shows each part of cordon and how it is confined.'));
+  return p;
+}
+
 export const agentsView = {
   title: 'Agents',
   mount(root) {
     this.root = root;
     this.body = el('div', 'agents-body');
     this.body.append(loadingPanel());
-    root.replaceChildren(viewHead('Agents'), this.body, chatSettings());
+    const parts = [viewHead('Agents')];
+    // First run: no chat in this browser yet.
+    if (!store.any()) parts.push(firstRunHint());
+    root.replaceChildren(...parts, this.body, chatSettings());
     this.gen = (this.gen || 0) + 1;
     this.tick(this.gen);
   },
@@ -178,6 +199,7 @@ export const agentView = {
     const head = viewHead(typeof a.displayName === 'string' ? a.displayName : a.name,
       h('div', 'agent-status', r.pill, el('span', 'version', fmt(r.version)), back));
     const parts = [head];
+    if (r.why) parts.push(el('p', 'notice not-live', `Not live: ${r.why}.`));
     if (missing.length)
       parts.push(el('p', 'notice', `Missing secrets: ${missing.join(', ')}. Runs will be refused until they are set.`));
     parts.push(h('div', 'agent-grid', this.room.root, this.control.root));

@@ -3,17 +3,17 @@
 // the signed-out banner.  Runs under the PER-6 CSP: DOM built with
 // createElement/textContent only; no inline styles, no string evaluation.
 //
-// The first view (Health) needs only api.js, dom.js and health.js, which
-// index.html preloads beside this file: every other view's module is
-// imported when it is first shown, and all of them right after the first
-// view's data has come, so the first view waits for no module it does not
-// use and a later click waits for none (bench/bench_ui.mjs).
+// The first view is Agents; its modules and Health's are preloaded by
+// index.html beside this file: every other view's module is imported when
+// it is first shown, and all of them right after the first view's data
+// has come, so the first view waits for no module it does not use and a
+// later click waits for none (bench/bench_ui.mjs).
 
 import { auth, onAuth, onRuns, runCount, stopAll } from './api.js';
 import { $, errorPanel } from './dom.js';
 import { health } from './health.js';
 
-const DEFAULT_VIEW = 'health';
+const DEFAULT_VIEW = 'agents';
 
 const healthView = {
   title: 'Health',

@@ -144,6 +144,12 @@ export function clear(agent) {
   if (s) s.removeItem(PREFIX + agent);
 }
 
+// Whether this browser holds any chat (stored or in memory).
+export function any() {
+  const s = storage();
+  return memory.size > 0 || (s ? chatKeys(s).length > 0 : false);
+}
+
 // "Clear all chat cache": every room, stored or in memory.
 export function clearAll() {
   const s = storage();

@@ -26,7 +26,6 @@ export class ControlRoom {
     this.ctrl = new AbortController();
     this.viewer = el('div', 'viewer');
     this.viewer.setAttribute('aria-live', 'polite');
-    this.viewer.append(el('p', 'viewer-empty', 'Choose an action to run it.'));
     const chips = el('div', 'chips');
     for (const a of actions) {
       if (!a || typeof a.id !== 'string') continue;
@@ -42,6 +41,8 @@ export class ControlRoom {
     }
     if (!chips.childElementCount)
       chips.append(el('p', 'muted', 'This agent declares no actions.'));
+    else
+      this.viewer.append(el('p', 'viewer-empty', 'Choose an action to run it.'));
     this.root = h('section', 'control',
       el('h3', null, 'Control Room'), chips, this.viewer);
   }

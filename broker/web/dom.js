@@ -51,6 +51,20 @@ export function fmtTime(ts) {
 }
 
 // A small coloured label; kind is one of ok, warn, bad, muted.
+// API-2 readiness.reason: why an agent is not live, in words.
+export const NOT_LIVE = {
+  'binary-missing': 'its program was not found',
+  'probe-timeout': 'its health probe timed out',
+  'probe-failed': 'its health probe could not be started',
+  'probe-exit': 'its health probe failed',
+  'no-version': 'its health probe printed no version',
+};
+
+export function notLive(r) {
+  return r && typeof r.reason === 'string' && Object.hasOwn(NOT_LIVE, r.reason) ?
+    NOT_LIVE[r.reason] : null;
+}
+
 export function pill(text, kind) {
   const p = el('span', `pill pill-${kind || 'muted'}`, text);
   return p;

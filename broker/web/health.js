@@ -3,7 +3,7 @@
 // while signed out.
 
 import { getJSON, pollDelay } from './api.js';
-import { $, el, h, fmt, DASH } from './dom.js';
+import { $, el, h, fmt, DASH, notLive } from './dom.js';
 
 const POLL_MS = 2000;
 const AGENTS_POLL_MS = 10000; // manifests change rarely; each GET is audited
@@ -214,6 +214,33 @@ function renderSandboxes(agents) {
     agents.filter((a) => a && typeof a.name === 'string' && a.sandbox && typeof a.sandbox === 'object') : [];
   $('sandbox-rows').replaceChildren(...list.map(sandboxRow));
   $('sandbox-wrap').hidden = list.length === 0;
+  renderAgentsSummary(agents);
+}
+
+// The summary's agent count, and each agent that is not live with why.
+function renderAgentsSummary(agents) {
+  const off = $('health-offline');
+  if (!Array.isArray(agents)) {
+    $('health-agents').textContent = DASH;
+    off.replaceChildren();
+    off.hidden = true;
+    return;
+  }
+  const list = agents.filter((a) => a && typeof a.name === 'string');
+  const down = list.filter((a) => a.readiness && typeof a.readiness === 'object' &&
+    a.readiness.probed !== false && a.readiness.status !== 'live');
+  const n = list.length;
+  $('health-agents').textContent = `${n} agent${n === 1 ? '' : 's'}` +
+    (down.length ? `, ${down.length} not live` : '');
+  $('health-agents').dataset.down = String(down.length);
+  off.replaceChildren(...down.map((a) => {
+    const li = h('li', 'not-live', el('strong', null, a.name),
+      ` ${typeof a.readiness.status === 'string' ? a.readiness.status : 'unknown'}: ` +
+      `${notLive(a.readiness) || 'no reason given'}.`);
+    li.dataset.agent = a.name;
+    return li;
+  }));
+  off.hidden = down.length === 0;
 }
 
 function renderSignedOut() {

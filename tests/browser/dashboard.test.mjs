@@ -371,7 +371,7 @@ test('DA-1: a signed-out page backs off instead of hammering the API', { timeout
     const p = await other.newPage();
     const hits = [];
     p.on('request', (r) => { if (new URL(r.url()).pathname.startsWith('/api/')) hits.push(Date.now()); });
-    await p.goto(`${cordon.base}/ui/`, { waitUntil: 'load' });
+    await p.goto(`${cordon.base}/ui/#health`, { waitUntil: 'load' });
     await p.waitForSelector('#health-status[data-status="signed-out"]');
     await new Promise((r) => setTimeout(r, 10000));
     // Polling every 2 s would be 5-6 calls; the back-off doubles: 0, 2, 6, 14 s.

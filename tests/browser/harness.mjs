@@ -259,14 +259,6 @@ function cspInitScript() {
   });
 }
 
-function isFavicon404(msg) {
-  try {
-    return new URL(msg.location().url).pathname === '/favicon.ico' && /\b404\b/.test(msg.text());
-  } catch {
-    return false;
-  }
-}
-
 function isApiUrl(u) {
   try {
     return new URL(u).pathname.startsWith('/api/');
@@ -313,7 +305,6 @@ export async function watch(context, { allow = [] } = {}) {
         return;
       }
       if (msg.type() !== 'error') return;
-      if (isFavicon404(msg)) return;
       if (/status of 501 \(Not Implemented\)/.test(text) && isApiUrl(where)) {
         w.unavailable.push(where);
         return;

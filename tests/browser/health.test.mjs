@@ -70,7 +70,10 @@ test('DA-3/PER-6: login URL lands on /ui/ and shows all four daemons up and conf
   assert.equal((await resp.request().redirectedFrom().response()).status(), 303);
   assert.match(resp.headers()['content-security-policy'] ?? '', CSP_RE);
 
-  // Default view is Health; wait for the first /api/health answer to render.
+  // The default view is Agents (firsthour.test.mjs); go to Health and
+  // wait for the first /api/health answer to render.
+  await page.waitForSelector('#view-dynamic[data-view="agents"]');
+  await page.evaluate(() => { location.hash = 'health'; });
   await page.waitForSelector('#health-status[data-status="ok"]', { timeout: 10000 });
   await page.waitForFunction(() => document.querySelectorAll('#health-rows tr').length === 4,
     null, { timeout: 5000 });
@@ -208,7 +211,7 @@ test('DA-3: /ui/ without logging in shows "Not signed in" and no rows', { timeou
     const page = await ctx.newPage();
     const apiStatus = page.waitForResponse(
       (r) => new URL(r.url()).pathname === '/api/health', { timeout: 10000 });
-    const resp = await page.goto(`${cordon.base}/ui/`, { waitUntil: 'load', timeout: 10000 });
+    const resp = await page.goto(`${cordon.base}/ui/#health`, { waitUntil: 'load', timeout: 10000 });
     assert.equal(resp.status(), 200);
     assert.equal((await apiStatus).status(), 401);
 

@@ -1,0 +1,107 @@
+// The operator's first hour (DA-1, DA-3, PER-5, PER-6, API-2), against a
+// real `cordon run --demo` plus an agent whose program is missing: the
+// dashboard lands on Agents with a first-run hint, Health counts the
+// agents that are not live with the reason, the demo agent has Control
+// Room actions, an agent without any says so once, every view fits a
+// phone (390×844) without horizontal overflow, no request for a missing
+// favicon, and a used login link gets a page naming `cordon login`.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startCordon, launchBrowser, watch } from './harness.mjs';
+
+const T = 60000;
+const BROKEN = `name: broken
+displayName: Broken agent
+transport: subprocess
+transportConfig:
+  bin: /nonexistent/cordon-test/agent
+  args: ["{prompt}"]
+`;
+
+let cordon;
+let browser;
+let ctx;
+let w;
+let page;
+
+before(async () => {
+  cordon = await startCordon({ demo: true, files: { 'agents/broken.yaml': BROKEN } });
+  browser = await launchBrowser();
+  ctx = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  w = await watch(ctx, { allow: [(m) => /status of 401/.test(m.text()) && /\/ui\/login/.test(m.location()?.url || '')] });
+  page = await ctx.newPage();
+  await page.goto(cordon.loginUrl);
+});
+
+after(async () => {
+  await browser?.close();
+  await cordon?.kill();
+});
+
+test('DA-1: the login lands on Agents with a first-run hint', { timeout: T }, async () => {
+  await page.waitForSelector('#view-dynamic[data-view="agents"] .first-run');
+  assert.equal(new URL(page.url()).pathname, '/ui/');
+  assert.match(await page.textContent('.first-run'), /Open an agent’s room/);
+  assert.equal(await page.getAttribute('#nav a[data-view="agents"]', 'aria-current'), 'page');
+});
+
+test('API-2/DA-1: an agent that is not live says why, on its card and in Health', { timeout: T }, async () => {
+  await page.waitForSelector('.agent-card[data-agent="broken"] .not-live', { timeout: 20000 });
+  assert.match(await page.textContent('.agent-card[data-agent="broken"] .not-live'),
+    /its program was not found/);
+  await page.evaluate(() => { location.hash = 'health'; });
+  await page.waitForSelector('#health-offline li[data-agent="broken"]');
+  assert.match(await page.textContent('#health-agents'), /^2 agents, 1 not live$/);
+  assert.match(await page.textContent('#health-offline li[data-agent="broken"]'),
+    /broken offline: its program was not found/);
+});
+
+test('DA-1: the demo agent has actions that run; no actions is said once', { timeout: T }, async () => {
+  await page.evaluate(() => { location.hash = 'agent/demo'; });
+  await page.waitForSelector('.control .chip[data-action="version"]');
+  assert.equal(await page.locator('.control .chip').count(), 3);
+  await page.click('.control .chip[data-action="version"]');
+  await page.waitForSelector('.viewer[data-state="ok"]');
+  assert.match(await page.textContent('.viewer .stdout'), /cordon-demo-agent/);
+  await page.evaluate(() => { location.hash = 'agent/broken'; });
+  await page.waitForSelector('.control .muted');
+  assert.equal(await page.textContent('.control .muted'), 'This agent declares no actions.');
+  assert.equal(await page.locator('.control .viewer-empty').count(), 0);
+});
+
+test('DA-1: every view fits a 390 px phone screen', { timeout: T }, async () => {
+  const views = ['agents', 'agent/demo', 'vault', 'missions', 'activity', 'approvals', 'health'];
+  const wide = [];
+  for (const v of views) {
+    await page.evaluate((h) => { location.hash = h; }, v);
+    await page.waitForFunction((name) => {
+      const d = document.getElementById('view-dynamic');
+      return name === 'health' ? !document.getElementById('view-health').hidden :
+        d.dataset.view === name.split('/')[0] && !d.querySelector('.panel.loading, [data-state="loading"]');
+    }, v);
+    await page.waitForTimeout(300); // data painted
+    const m = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, iw: innerWidth }));
+    if (m.sw > m.iw) wide.push(`${v}: ${m.sw} > ${m.iw}`);
+    if (v === "activity") {
+      const off = await page.evaluate(() => [...document.querySelectorAll(".records td.details")].filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5).length);
+      if (off) wide.push(`activity: ${off} details cells off-screen`);
+    }
+  }
+  assert.deepEqual(wide, []);
+});
+
+test('PER-5: a used login link gets a page naming cordon login', { timeout: T }, async () => {
+  const p2 = await ctx.newPage();
+  const r = await p2.goto(cordon.loginUrl);
+  assert.equal(r.status(), 401);
+  assert.match(await p2.textContent('main'), /cordon login/);
+  assert.equal(await p2.locator('a[href="/ui/"]').count(), 1);
+  await p2.close();
+});
+
+test('DA-3/PER-6: no CSP violation, no console error (no favicon 404)', { timeout: T }, async () => {
+  assert.deepEqual(w.csp, []);
+  assert.deepEqual(w.pageErrors, []);
+  assert.deepEqual(w.consoleErrors, []);
+});
