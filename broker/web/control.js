@@ -4,7 +4,9 @@
 // stock message (never text derived from stderr).
 
 import { postJSON, seg } from './api.js';
-import { el, h, pill, fmtMs, unavailablePanel, signedOutPanel } from './dom.js';
+import {
+  el, h, pill, fmtMs, fmtElapsed, ticker, unavailablePanel, signedOutPanel,
+} from './dom.js';
 
 const ACTION_MS = 70000; // SP-8 clamps actions to 60 s; allow the grace
 
@@ -51,11 +53,14 @@ export class ControlRoom {
     for (const c of this.root.querySelectorAll('.chip')) c.disabled = true;
     chip.classList.add('is-running');
     const label = typeof a.label === 'string' ? a.label : a.id;
-    this.viewer.replaceChildren(h('div', 'viewer-head', el('strong', null, label),
-      pill('running…', 'muted')));
+    const run = pill('running…', 'muted');
+    run.classList.add('elapsed');
+    this.viewer.replaceChildren(h('div', 'viewer-head', el('strong', null, label), run));
     this.viewer.dataset.state = 'running';
+    const stop = ticker((s) => { run.textContent = `running… ${fmtElapsed(s)}`; });
     const res = await postJSON(`/api/agents/${seg(this.agent)}/actions/${seg(a.id)}`,
       {}, this.ctrl.signal, ACTION_MS);
+    stop();
     if (res.kind === 'aborted') return;
     chip.classList.remove('is-running');
     for (const c of this.root.querySelectorAll('.chip')) c.disabled = false;

@@ -65,6 +65,20 @@ export function notLive(r) {
     NOT_LIVE[r.reason] : null;
 }
 
+// Long work shows its elapsed time: calls show(seconds) now and every
+// second until the returned function is called.
+export function ticker(show) {
+  const t0 = Date.now();
+  const f = () => show(Math.floor((Date.now() - t0) / 1000));
+  f();
+  const id = setInterval(f, 1000);
+  return () => clearInterval(id);
+}
+
+export function fmtElapsed(s) {
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
 export function pill(text, kind) {
   const p = el('span', `pill pill-${kind || 'muted'}`, text);
   return p;

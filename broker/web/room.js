@@ -7,7 +7,9 @@ import {
   streamNDJSON, cancelRun, runAdd, runSetId, runDone, seg,
 } from './api.js';
 import * as store from './chatstore.js';
-import { el, h, button, pill, fmtMs, fmtBytes } from './dom.js';
+import {
+  el, h, button, pill, fmtMs, fmtBytes, fmtElapsed, ticker,
+} from './dom.js';
 
 const MAX_PROMPT = 256000;
 const SAVE_EVERY_MS = 400;
@@ -164,6 +166,7 @@ export class Room {
     r.box.replaceWith(fresh.box);
     r.box = fresh.box;
     r.textNode = fresh.textNode;
+    this.showElapsed(r);
   }
 
   persist(force) {
@@ -196,9 +199,12 @@ export class Room {
     this.persist(true);
     this.render();
     this.sync();
+    run.secs = 0;
+    const stopTick = ticker((s) => { run.secs = s; this.showElapsed(run); });
 
     const res = await streamNDJSON(`/api/agents/${seg(this.agent)}/run`,
       { prompt, session: this.chat.session }, ctrl.signal, (ev) => this.event(run, ev));
+    stopTick();
     clearTimeout(run.grace);
     runDone(run.key);
     if (run.gen !== store.generation(this.agent)) return; // cleared or left
@@ -272,12 +278,22 @@ export class Room {
     this.sync();
   }
 
+  // The running answer's pill: elapsed time, and "stopping…" after Stop.
+  showElapsed(run) {
+    if (run.gen !== store.generation(this.agent) || run.msg.state !== 'running') return;
+    const p = this.log.querySelector('.msg-agent[data-state="running"] .msg-meta .pill');
+    if (!p) return;
+    p.classList.add('elapsed');
+    p.textContent = `${run.stopping ? 'stopping…' : 'streaming…'} ${fmtElapsed(run.secs || 0)}`;
+  }
+
   // API-4 when the run id is known; the stream then ends with "done".
   // Without an id (or if cancelling fails) closing the stream cancels it.
   async stopRun(run) {
     if (run.stopping && !run.runId) return;
     run.stopping = true;
     this.sync();
+    this.showElapsed(run);
     clearTimeout(run.grace);
     run.grace = setTimeout(() => run.ctrl.abort(), STOP_GRACE_MS);
     if (!run.runId) return; // 'start' not seen yet: stop when it comes

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { HERE } from './harness.mjs';
 
 const WEB = path.resolve(HERE, '../../broker/web');
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
 
 export const AGENT = {
   name: 'demo',
@@ -133,7 +133,7 @@ export async function startContract({ notImplemented = false, skewMs = 0 } = {})
     const p = u.pathname;
     if (p.startsWith('/ui/')) {
       const name = p === '/ui/' ? 'index.html' : p.slice(4);
-      if (!/^[a-z]+\.(html|js|css)$/.test(name)) return json(res, 404, { ok: false, error: 'not-found' });
+      if (!/^[a-z]+\.(html|js|css|svg)$/.test(name)) return json(res, 404, { ok: false, error: 'not-found' });
       let data;
       try {
         data = readFileSync(path.join(WEB, name), 'utf8');

@@ -100,6 +100,34 @@ test('PER-5: a used login link gets a page naming cordon login', { timeout: T },
   await p2.close();
 });
 
+test('DA-1: a running chat and action show elapsed time; Stop says "stopping…"', { timeout: T }, async () => {
+  await page.evaluate(() => { location.hash = 'agent/demo'; });
+  await page.waitForSelector('#prompt');
+  // Hold the stream open: the answer's pill counts while the run is live.
+  await page.route('**/api/agents/demo/run', async () => {}); // never answered
+  await page.fill('#prompt', 'count the seconds');
+  await page.click('button.send');
+  await page.waitForFunction(() => /^streaming… [1-9]\d* s$/.test(
+    document.querySelector('.msg-agent[data-state="running"] .msg-meta .pill')?.textContent || ''),
+  null, { timeout: 10000 });
+  await page.click('button.stop');
+  // Without a run id the page waits STOP_GRACE_MS (6 s) before closing.
+  await page.waitForFunction(() => /^stopping… \d+ s$/.test(
+    document.querySelector('.msg-agent[data-state="running"] .msg-meta .pill')?.textContent || ''),
+  null, { timeout: 5000 });
+  await page.unroute('**/api/agents/demo/run');
+  await page.waitForSelector('.msg-agent:last-child[data-state="stopped"]', { timeout: 15000 });
+  await page.route('**/api/agents/demo/actions/version', async (r) => {
+    await new Promise((res) => setTimeout(res, 2500));
+    await r.continue();
+  });
+  await page.click('.control .chip[data-action="version"]');
+  await page.waitForFunction(() => /^running… [1-9]\d* s$/.test(
+    document.querySelector('.viewer .elapsed')?.textContent || ''), null, { timeout: 10000 });
+  await page.waitForSelector('.viewer[data-state="ok"]', { timeout: 15000 });
+  await page.unroute('**/api/agents/demo/actions/version');
+});
+
 test('DA-3/PER-6: no CSP violation, no console error (no favicon 404)', { timeout: T }, async () => {
   assert.deepEqual(w.csp, []);
   assert.deepEqual(w.pageErrors, []);
