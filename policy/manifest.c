@@ -85,6 +85,8 @@ mp_enum(struct schema *p, struct json_object *obj, const char *key,
 {
 	struct json_object *v;
 	const char *s;
+	char msg[96];
+	size_t n;
 	int i;
 
 	if (!schema_get(obj, key, &v))
@@ -94,7 +96,19 @@ mp_enum(struct schema *p, struct json_object *obj, const char *key,
 	for (i = 0; vals[i] != NULL; i++)
 		if (strcmp(vals[i], s) == 0)
 			return i;
-	schema_err(p, v, obj, path, "unsupported value");
+	/* The accepted values, never the one written. */
+	if (text_nearest(s, vals) != NULL) {
+		snprintf(msg, sizeof(msg),
+		    "unsupported value; did you mean %s?",
+		    text_nearest(s, vals));
+		schema_errc(p, v, obj, path, "unsupported-value", msg);
+		return def;
+	}
+	n = (size_t)snprintf(msg, sizeof(msg), "unsupported value; one of");
+	for (i = 0; vals[i] != NULL && n < sizeof(msg); i++)
+		n += (size_t)snprintf(
+		    msg + n, sizeof(msg) - n, "%s %s", i ? "," : "", vals[i]);
+	schema_errc(p, v, obj, path, "unsupported-value", msg);
 	return def;
 }
 

@@ -344,6 +344,9 @@ pattern_cost_ok(const char *s, size_t len)
 	return sum[0] <= MI_PATTERN_COST;
 }
 
+_Static_assert(MI_PATTERN_MAX == 256 && MI_PROMPT_MAX == 16384,
+    "the limits the messages below name");
+
 /* An options pattern: bounded, no backreference, cheap, compiles. */
 static const char *
 pattern_refusal(const char *s)
@@ -352,7 +355,7 @@ pattern_refusal(const char *s)
 	size_t i, len = strlen(s);
 
 	if (len == 0 || len > MI_PATTERN_MAX)
-		return "length out of range";
+		return "length must be 1..256 bytes";
 	for (i = 0; i < len; i++)
 		if (s[i] == '\\' && i + 1 < len && s[i + 1] >= '0' &&
 		    s[i + 1] <= '9')
@@ -643,7 +646,8 @@ ms_prompt(struct schema *p, struct mission *m, struct json_object *root)
 	    NULL)
 		return;
 	if (strlen(s) > MI_PROMPT_MAX) {
-		schema_err(p, v, root, "prompt", "length out of range");
+		schema_err(
+		    p, v, root, "prompt", "length must be at most 16384 bytes");
 		return;
 	}
 	if ((why = template_refusal(m, s)) != NULL) {

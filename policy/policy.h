@@ -1,6 +1,7 @@
 /*
  * Shared types of the pure policy layer: the one error record every
- * validator fills.  Messages are fixed phrases; they never quote input.
+ * validator fills.  Messages are fixed phrases; they never quote a value
+ * of the input (a key name, when it is a plain name, may be shown).
  */
 #ifndef CORDON_POLICY_POLICY_H
 #define CORDON_POLICY_POLICY_H
@@ -10,7 +11,8 @@
 struct policy_err {
 	unsigned long pe_line; /* 1-based; 0 if unknown */
 	unsigned long pe_col;  /* 1-based; 0 if unknown */
-	char pe_msg[160];      /* neutral phrase, e.g. "unknown key" */
+	char pe_msg[160];      /* "key.path: phrase", e.g. "name: missing" */
+	const char *pe_code;   /* a fixed code, e.g. "unknown-key" */
 };
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * The strict-validator toolkit shared by the policy parsers: see schema.h.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "cordon_limits.h"
+#include "redact.h"
 #include "schema.h"
 #include "text.h"
 #include "yamljson.h"
@@ -15,6 +17,14 @@
 void
 schema_err(struct schema *p, struct json_object *at, struct json_object *parent,
     const char *path, const char *msg)
+{
+	schema_errc(p, at, parent, path, "invalid", msg);
+}
+
+void
+schema_errc(struct schema *p, struct json_object *at,
+    struct json_object *parent, const char *path, const char *code,
+    const char *msg)
 {
 	struct policy_err *e;
 	unsigned long l, c;
@@ -27,6 +37,7 @@ schema_err(struct schema *p, struct json_object *at, struct json_object *parent,
 		e->pe_col = c;
 		snprintf(e->pe_msg, sizeof(e->pe_msg), "%s%s%s",
 		    path ? path : "", path && *path ? ": " : "", msg);
+		e->pe_code = code;
 	}
 	p->n++;
 }
@@ -54,9 +65,27 @@ void
 schema_keys(struct schema *p, struct json_object *obj, const char *path,
     const char *const *allowed)
 {
+	char kpath[160], msg[96];
+	const char *near;
+
 	json_object_object_foreach (obj, k, v) {
-		if (!schema_in_list(allowed, k))
-			schema_err(p, v, obj, path, "unknown key");
+		if (schema_in_list(allowed, k))
+			continue;
+		/* A plain name is shown; anything else only classified. */
+		if (!text_word_showable(k, SCHEMA_KEY_SHOW_MAX) ||
+		    redact_value_secretish(k)) {
+			schema_errc(p, v, obj, path, "unknown-key",
+			    "unknown key (name not shown: not a plain name)");
+			continue;
+		}
+		snprintf(kpath, sizeof(kpath), "%s%s%s", path ? path : "",
+		    path && *path ? "." : "", k);
+		if ((near = text_nearest(k, allowed)) != NULL)
+			snprintf(msg, sizeof(msg),
+			    "unknown key; did you mean %s?", near);
+		else
+			snprintf(msg, sizeof(msg), "unknown key");
+		schema_errc(p, v, obj, kpath, "unknown-key", msg);
 	}
 }
 
@@ -73,7 +102,7 @@ schema_key(struct schema *p, struct json_object *obj, const char *key,
 	if (schema_get(obj, key, v))
 		return 1;
 	if (required)
-		schema_err(p, NULL, obj, path, "missing");
+		schema_errc(p, NULL, obj, path, "missing", "missing");
 	return 0;
 }
 
@@ -88,7 +117,8 @@ schema_string(struct schema *p, struct json_object *v,
     struct json_object *parent, const char *path, size_t *len)
 {
 	if (!schema_is(v, json_type_string)) {
-		schema_err(p, v, parent, path, "must be a string");
+		schema_errc(
+		    p, v, parent, path, "wrong-type", "must be a string");
 		return NULL;
 	}
 	*len = (size_t)json_object_get_string_len(v);
@@ -101,9 +131,12 @@ schema_chars(struct schema *p, struct json_object *v,
     size_t minc, size_t maxc)
 {
 	size_t n = text_utf8_chars(s, len);
+	char msg[80];
 
 	if (n < minc || n > maxc) {
-		schema_err(p, v, parent, path, "length out of range");
+		snprintf(msg, sizeof(msg), "length must be %zu..%zu characters",
+		    minc, maxc);
+		schema_errc(p, v, parent, path, "bad-length", msg);
 		return -1;
 	}
 	return 0;
@@ -114,15 +147,24 @@ schema_intval(struct schema *p, struct json_object *v,
     struct json_object *parent, const char *path, long long min, long long max,
     long long *out)
 {
+	char msg[80];
 	long long x;
 
 	if (!schema_is(v, json_type_int)) {
-		schema_err(p, v, parent, path, "must be an integer");
+		schema_errc(
+		    p, v, parent, path, "wrong-type", "must be an integer");
 		return -1;
 	}
 	x = (long long)json_object_get_int64(v);
 	if (x < min || x > max) {
-		schema_err(p, v, parent, path, "out of range");
+		/* The range, never the value. */
+		if (max == INT64_MAX)
+			snprintf(
+			    msg, sizeof(msg), "must be at least %lld", min);
+		else
+			snprintf(
+			    msg, sizeof(msg), "must be %lld..%lld", min, max);
+		schema_errc(p, v, parent, path, "out-of-range", msg);
 		return -1;
 	}
 	*out = x;
@@ -149,7 +191,8 @@ schema_bool(struct schema *p, struct json_object *obj, const char *key,
 	if (!schema_get(obj, key, &v))
 		return def;
 	if (!schema_is(v, json_type_boolean)) {
-		schema_err(p, v, obj, path, "must be true or false");
+		schema_errc(
+		    p, v, obj, path, "wrong-type", "must be true or false");
 		return def;
 	}
 	return json_object_get_boolean(v) ? 1 : 0;

@@ -3,7 +3,9 @@
  * the gate's `commands:` block): an error collector that records each
  * problem at its YAML line:col as "path: msg", and the small readers over a
  * json-c tree built by yaml_load_*.  Pure: no I/O, no globals.  Messages are
- * fixed phrases; no key or value of the input is ever quoted.
+ * fixed phrases with a fixed code; no value of the input is ever quoted, and
+ * an unknown key is named only when it is a plain name that does not look
+ * like a secret (with the nearest allowed key: "did you mean").
  */
 #ifndef CORDON_POLICY_SCHEMA_H
 #define CORDON_POLICY_SCHEMA_H
@@ -26,14 +28,23 @@ struct schema {
 		.errs = (e), .max = (m), .n = 0, .oom = 0                      \
 	}
 
-/* Record "path: msg" at the mark of at, else of parent (0:0 if neither). */
+#define SCHEMA_KEY_SHOW_MAX 64
+
+/* Record "path: msg" with code at the mark of at, else of parent (0:0 if
+ * neither).  code is a static string: "unknown-key", "missing",
+ * "wrong-type", "bad-length", "out-of-range", "unsupported-value", ... */
+void schema_errc(struct schema *, struct json_object *at,
+    struct json_object *parent, const char *path, const char *code,
+    const char *msg);
+/* schema_errc with the code "invalid". */
 void schema_err(struct schema *, struct json_object *at,
     struct json_object *parent, const char *path, const char *msg);
 /* strdup that sets oom on failure. */
 char *schema_dup(struct schema *, const char *);
 /* 1 if s is one of the NULL-terminated list l. */
 int schema_in_list(const char *const *l, const char *s);
-/* "unknown key" for each key of obj not in allowed. */
+/* "PATH.KEY: unknown key; did you mean K?" for each key of obj not in
+ * allowed. */
 void schema_keys(struct schema *, struct json_object *obj, const char *path,
     const char *const *allowed);
 /* The value at key: 1 present (*v may be NULL for a YAML null), 0 not. */

@@ -35,3 +35,75 @@ text_utf8_chars(const char *s, size_t len)
 			n++;
 	return n;
 }
+
+/* Edit distance of a and b (both at most TEXT_NEAR_MAX bytes), ASCII case
+ * folded; adjacent swaps count one. */
+static size_t
+text_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t d[TEXT_NEAR_MAX + 1][TEXT_NEAR_MAX + 1], i, j, x, y;
+
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			x = d[i - 1][j - 1] +
+			    (text_lower(a[i - 1]) != text_lower(b[j - 1]));
+			y = d[i - 1][j] + 1;
+			x = y < x ? y : x;
+			y = d[i][j - 1] + 1;
+			x = y < x ? y : x;
+			if (i > 1 && j > 1 &&
+			    text_lower(a[i - 1]) == text_lower(b[j - 2]) &&
+			    text_lower(a[i - 2]) == text_lower(b[j - 1]) &&
+			    d[i - 2][j - 2] + 1 < x)
+				x = d[i - 2][j - 2] + 1;
+			d[i][j] = x;
+		}
+	return d[la][lb];
+}
+
+const char *
+text_nearest(const char *word, const char *const *cands)
+{
+	const char *best = NULL;
+	size_t lw = strlen(word), lc, dist, bestd, limit;
+
+	if (lw == 0 || lw > TEXT_NEAR_MAX)
+		return NULL;
+	/* A third of the word, at least one and at most three edits. */
+	limit = lw / 3 < 1 ? 1 : lw / 3 > 3 ? 3 : lw / 3;
+	bestd = limit + 1;
+	for (; *cands != NULL; cands++) {
+		if ((lc = strlen(*cands)) > TEXT_NEAR_MAX)
+			continue;
+		dist = text_distance(word, lw, *cands, lc);
+		/* A word that starts a known one ("stat") is near it. */
+		if (dist > limit && lw >= 3 && lw < lc &&
+		    text_span_ci_eq(*cands, lw, word))
+			dist = limit;
+		if (dist < bestd) {
+			bestd = dist;
+			best = *cands;
+		}
+	}
+	return best;
+}
+
+int
+text_word_showable(const char *s, size_t max)
+{
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len > max)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= 'A' && s[i] <= 'Z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+			s[i] == '-' || s[i] == '.'))
+			return 0;
+	return 1;
+}

@@ -1,7 +1,8 @@
 /*
  * Small pure text helpers shared by the policy rules (and by daemons
- * that need the same counting): ASCII case-insensitive span compare and
- * UTF-8 code point counting.  No I/O, no allocation.
+ * that need the same counting): ASCII case-insensitive span compare,
+ * UTF-8 code point counting and the nearest known word.  No I/O, no
+ * allocation.
  */
 #ifndef CORDON_POLICY_TEXT_H
 #define CORDON_POLICY_TEXT_H
@@ -12,5 +13,15 @@
 int text_span_ci_eq(const char *s, size_t len, const char *lit);
 /* Code points in a valid UTF-8 span (the bytes that are not continuations). */
 size_t text_utf8_chars(const char *s, size_t len);
+
+#define TEXT_NEAR_MAX 40
+/*
+ * "Did you mean": the candidate of the NULL-terminated list nearest to
+ * word (edit distance, ASCII case folded, at most a third of the word; a
+ * word that begins a candidate counts as near), or NULL if none is near.
+ */
+const char *text_nearest(const char *word, const char *const *cands);
+/* s is 1..max of [A-Za-z0-9_.-]: a name that may be shown as it is. */
+int text_word_showable(const char *s, size_t max);
 
 #endif

@@ -136,11 +136,28 @@ def test_sp15_transport_http(tmp_path):
                    "transport: unsupported value")
 
 
-# SP-15: unknown keys refused at the key, never echoed
-def test_sp15_unknown_key_not_echoed(tmp_path):
-    r = expect_problem(tmp_path, HEAD + "NONCEKEY7731: NONCEVALUE7731\n", 6, 1,
-                       "unknown key")
-    assert "NONCE" not in r.stdout + r.stderr
+# SP-15: unknown keys refused at the key, named when plain, values never
+def test_sp15_unknown_key_named_value_not_echoed(tmp_path):
+    r = expect_problem(tmp_path, HEAD + "nonceKey7731: NONCEVALUE7731\n", 6, 1,
+                       "nonceKey7731: unknown key")
+    assert "NONCEVALUE" not in r.stdout + r.stderr
+    secret = "sk-ant-api03-" + "N0NCE" * 10
+    r = expect_problem(tmp_path, HEAD + secret + ": 1\n", 6, 1,
+                       "unknown key (name not shown", secret=secret)
+    assert "N0NCE" not in r.stdout + r.stderr
+
+
+# SP-15: which key, and the nearest allowed one
+def test_sp15_unknown_key_did_you_mean(tmp_path):
+    expect_problem(tmp_path, HEAD + "  arg: [x]\n", 6, 3,
+                   "transportConfig.arg: unknown key; did you mean args?")
+
+
+# SP-15: a range is named, the value is not
+def test_sp15_probe_timeout_range_named(tmp_path):
+    r = expect_problem(tmp_path, HEAD + "healthProbe:\n  timeoutMs: 12345\n",
+                       7, 3, "healthProbe.timeoutMs: must be 1..10000")
+    assert "12345" not in r.stdout
 
 
 # SP-15: every problem of every file is printed, in file order

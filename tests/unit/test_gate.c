@@ -670,8 +670,8 @@ test_sbx6_policy_parse(void **state)
 	    "cannot allow a command that runs others");
 	refused_at("commands:\n  allow: [find]\n", 2, 11,
 	    "cannot allow a command that runs others");
-	refused_at("commands:\n  askTimeoutSec: 4\n", 2, 3, "out of range");
-	refused_at("commands:\n  askTimeoutSec: 601\n", 2, 3, "out of range");
+	refused_at("commands:\n  askTimeoutSec: 4\n", 2, 3, "must be 5..600");
+	refused_at("commands:\n  askTimeoutSec: 601\n", 2, 3, "must be 5..600");
 	refused_at(
 	    "commands:\n  askTimeoutSec: '60'\n", 2, 3, "must be an integer");
 	refused_at("commands:\n  hosts: [Api.GitHub.com]\n", 2, 11,

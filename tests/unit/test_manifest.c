@@ -454,10 +454,50 @@ test_sp15_unknown_keys_refused(void **state)
 	refused_at(HEAD "limits:\n  stack: 1\n", 7, 3, "unknown key");
 	refused_at(HEAD "sandbox:\n  mode: x\n", 7, 3, "unknown key");
 	refused_at(HEAD "healthProbe:\n  url: x\n", 7, 3, "unknown key");
-	assert_int_equal(
-	    parse(HEAD "SECRETMARKER_KEY: SECRETMARKER\n", &m), -1);
+	/* A plain key is named, its value never. */
+	assert_int_equal(parse(HEAD "plainKey: SECRETMARKER\n", &m), -1);
 	for (i = 0; i < nerrs; i++)
 		assert_null(strstr(errs[i].pe_msg, "SECRETMARKER"));
+	refused_at(
+	    HEAD "plainKey: SECRETMARKER\n", 6, 1, "plainKey: unknown key");
+	/* A key that looks like a secret, or is no plain name, is not. */
+	assert_int_equal(
+	    parse(HEAD "sk-ant-api03-SECRETMARKERSECRETMARKERSECRET"
+		       "MARKERSECRETMARKER: 1\nbad key: 1\n",
+		&m),
+	    -1);
+	assert_int_equal(nerrs, 2);
+	for (i = 0; i < nerrs; i++) {
+		assert_null(strstr(errs[i].pe_msg, "SECRETMARKER"));
+		assert_null(strstr(errs[i].pe_msg, "bad"));
+		assert_string_equal(errs[i].pe_code, "unknown-key");
+	}
+}
+
+/* SP-15: an unknown key says which, and the nearest allowed one. */
+static void
+test_sp15_unknown_key_did_you_mean(void **state)
+{
+	(void)state;
+	refused_at(HEAD "  arg: [x]\n", 6, 3,
+	    "transportConfig.arg: unknown key; did you mean args?");
+	refused_at(HEAD "healthProbe:\n  timeout: 5\n", 7, 3,
+	    "healthProbe.timeout: unknown key; did you mean timeoutMs?");
+	refused_at(HEAD "displayname: x\n", 6, 1,
+	    "displayname: unknown key; did you mean displayName?");
+	refused_at(HEAD "zzzzzz: 1\n", 6, 1, "zzzzzz: unknown key");
+	assert_null(strstr(errs[0].pe_msg, "did you mean"));
+}
+
+/* SP-15: a range names its bounds (never the value written). */
+static void
+test_sp15_range_named(void **state)
+{
+	(void)state;
+	refused_at(HEAD "healthProbe:\n  timeoutMs: 10001\n", 7, 3,
+	    "healthProbe.timeoutMs: must be 1..10000");
+	assert_string_equal(errs[0].pe_code, "out-of-range");
+	assert_null(strstr(errs[0].pe_msg, "10001"));
 }
 
 /* SP-15: every problem is collected, not just the first. */
@@ -656,6 +696,8 @@ main(void)
 	    cmocka_unit_test(test_sec3_secret_in_env_refused),
 	    cmocka_unit_test(test_sp15_transport_http_refused),
 	    cmocka_unit_test(test_sp15_unknown_keys_refused),
+	    cmocka_unit_test(test_sp15_unknown_key_did_you_mean),
+	    cmocka_unit_test(test_sp15_range_named),
 	    cmocka_unit_test(test_sp15_all_problems_collected),
 	    cmocka_unit_test(test_sp3_prompt_placeholder_rules),
 	    cmocka_unit_test(test_sp15_fields_refused),
