@@ -728,9 +728,9 @@ static const char *const top_keys[] = {"name", "displayName", "description",
 static const char *const transports[] = {"subprocess", "streamJson", NULL};
 static const char *const prompt_vias[] = {"argv", "stdin", NULL};
 
-int
-manifest_parse(struct json_object *root, struct manifest *out,
-    struct policy_err *errs, size_t maxerrs, size_t *nerrs)
+static int
+mp_parse(struct json_object *root, struct manifest *out,
+    struct policy_err *errs, size_t maxerrs, size_t *nerrs, int keep)
 {
 	struct schema p = SCHEMA_INIT(errs, maxerrs);
 	struct manifest *m = out;
@@ -771,10 +771,25 @@ manifest_parse(struct json_object *root, struct manifest *out,
 	mp_commands(&p, m, root);
 done:
 	if (schema_finish(&p, root, nerrs) == -1) {
-		manifest_free(m);
+		if (!keep)
+			manifest_free(m);
 		return -1;
 	}
 	return 0;
+}
+
+int
+manifest_parse(struct json_object *root, struct manifest *out,
+    struct policy_err *errs, size_t maxerrs, size_t *nerrs)
+{
+	return mp_parse(root, out, errs, maxerrs, nerrs, 0);
+}
+
+int
+manifest_parse_partial(struct json_object *root, struct manifest *out,
+    struct policy_err *errs, size_t maxerrs, size_t *nerrs)
+{
+	return mp_parse(root, out, errs, maxerrs, nerrs, 1);
 }
 
 void

@@ -112,6 +112,13 @@ struct manifest {
  */
 int manifest_parse(struct json_object *root, struct manifest *out,
     struct policy_err *errs, size_t maxerrs, size_t *nerrs);
+/*
+ * The same, but *out keeps what did validate even when -1 is returned
+ * (members that did not are NULL or empty), for `cordon check` to look
+ * further in one pass.  Never to be run: the caller always frees it.
+ */
+int manifest_parse_partial(struct json_object *root, struct manifest *out,
+    struct policy_err *errs, size_t maxerrs, size_t *nerrs);
 void manifest_free(struct manifest *);
 
 /* The action with this id, or NULL. */

@@ -311,7 +311,7 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		action_fail_early(x, "unknown");
 		return;
 	}
-	if (secrets_resolve(&ag->ag_mf, &x->x_ss) == -1) {
+	if (secrets_resolve(sp.sp_secrets, &ag->ag_mf, &x->x_ss) == -1) {
 		action_fail_early(x, "missing-secret");
 		return;
 	}

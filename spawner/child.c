@@ -55,52 +55,6 @@ agent_env(const struct manifest *mf, const struct secret_set *ss, char ***envp,
 	    (const char *const *)ss->ss_values, ss->ss_n, envp, errcode);
 }
 
-static int
-exec_file_ok(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	       access(path, X_OK) == 0;
-}
-
-/* SP-1: bin as written, resolved against the built env's PATH. */
-int
-agent_resolve_bin(const char *bin, char *const *envp, char *out, size_t outsz)
-{
-	const char *path = NULL, *p, *e;
-	size_t i, dl;
-
-	if (bin == NULL || bin[0] == '\0')
-		return -1;
-	if (strchr(bin, '/') != NULL) {
-		if (bin[0] != '/' || !exec_file_ok(bin) ||
-		    snprintf(out, outsz, "%s", bin) >= (int)outsz)
-			return -1;
-		return 0;
-	}
-	for (i = 0; envp[i] != NULL; i++)
-		if (strncmp(envp[i], "PATH=", 5) == 0)
-			path = envp[i] + 5;
-	if (path == NULL)
-		return -1;
-	for (p = path; *p != '\0'; p = *e ? e + 1 : e) {
-		e = strchr(p, ':');
-		if (e == NULL)
-			e = p + strlen(p);
-		dl = (size_t)(e - p);
-		/* Relative entries (and "") never resolve an agent. */
-		if (dl == 0 || p[0] != '/')
-			continue;
-		if (snprintf(out, outsz, "%.*s/%s", (int)dl, p, bin) >=
-		    (int)outsz)
-			continue;
-		if (exec_file_ok(out))
-			return 0;
-	}
-	return -1;
-}
-
 static void aproc_check(struct aproc *);
 static void aproc_cgroup_end(struct aproc *);
 

@@ -195,7 +195,7 @@ agent_json(const struct agent *ag, int full)
 	json_object_object_add(o, "readiness", rd);
 
 	/* Resolve, keep only names and flags, wipe the values at once. */
-	secrets_resolve(mf, &ss);
+	secrets_resolve(sp.sp_secrets, mf, &ss);
 	miss = json_object_new_array();
 	has = json_object_new_object();
 	for (i = 0; i < mf->m_nsecrets; i++) {

@@ -70,7 +70,7 @@ agent_exists(const char *name, void *arg)
 
 static void
 report_log(const char *file, unsigned long line, unsigned long col,
-    const char *msg, void *arg)
+    const char *code, const char *msg, void *arg)
 {
 	log_warnx(
 	    "missions/%s:%lu:%lu: %s; mission disabled", file, line, col, msg);

@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "mission_load.h"
+#include "vaultpath.h"
 #include "util.h"
 #include "yamljson.h"
 
@@ -26,14 +27,14 @@ struct mload {
 };
 
 static void
-mload_at(
-    struct mload *ld, const char *file, struct json_object *at, const char *msg)
+mload_at(struct mload *ld, const char *file, struct json_object *at,
+    const char *code, const char *msg)
 {
 	unsigned long line = 0, col = 0;
 
 	if (at != NULL)
 		(void)yaml_mark(at, &line, &col);
-	ld->ld_report(file, line, col, msg, ld->ld_arg);
+	ld->ld_report(file, line, col, code, msg, ld->ld_arg);
 	ld->ld_problems++;
 }
 
@@ -87,27 +88,46 @@ node_of(struct json_object *root, const char *k1, const char *k2)
 	return v;
 }
 
-/* The checks beyond the file itself; 0 or -1 (reported). */
+/* A string member of root, or NULL. */
+static const char *
+str_of(struct json_object *root, const char *k1, const char *k2)
+{
+	struct json_object *v = node_of(root, k1, k2);
+
+	if (v == root || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/*
+ * The checks beyond the file itself; 0 or -1 (reported).  m is NULL when
+ * the file has problems of its own: the agent and the zone are checked
+ * on the tree then, so that one pass reports them all.
+ */
 static int
 mload_world(struct mload *ld, const char *file, struct json_object *root,
     const struct mission *m)
 {
 	struct json_object *opts, *o;
+	const char *agent, *tz;
 	int bad = 0;
 	size_t i;
 
-	if (!ld->ld_agent(m->mi_agent, ld->ld_arg)) {
+	agent = m != NULL ? m->mi_agent : str_of(root, "agent", NULL);
+	tz = m != NULL ? m->mi_tz : str_of(root, "trigger", "timezone");
+	if (agent != NULL && vaultpath_name_ok(agent, strlen(agent)) &&
+	    !ld->ld_agent(agent, ld->ld_arg)) {
 		mload_at(ld, file, node_of(root, "agent", NULL),
-		    "agent: no valid agent of that name");
+		    "unknown-agent", "agent: no valid agent of that name");
 		bad = 1;
 	}
-	if (!mission_tz_ok(m->mi_tz)) {
+	if (tz != NULL && !mission_tz_ok(tz)) {
 		mload_at(ld, file, node_of(root, "trigger", "timezone"),
-		    "trigger.timezone: unknown time zone");
+		    "unknown-timezone", "trigger.timezone: unknown time zone");
 		bad = 1;
 	}
 	/* A cron run has nobody to ask: every option needs a default. */
-	if (m->mi_has_cron) {
+	if (m != NULL && m->mi_has_cron) {
 		opts = node_of(root, "options", NULL);
 		for (i = 0; i < m->mi_nopts; i++) {
 			if (m->mi_opts[i].o_has_default)
@@ -116,7 +136,7 @@ mload_world(struct mload *ld, const char *file, struct json_object *root,
 			if (opts != root &&
 			    json_object_is_type(opts, json_type_object))
 				o = node_of(opts, m->mi_opts[i].o_name, NULL);
-			mload_at(ld, file, o,
+			mload_at(ld, file, o, "cron-needs-default",
 			    "options: a cron mission needs a default for "
 			    "every option");
 			bad = 1;
@@ -139,12 +159,12 @@ mload_file(struct mload *ld, const char *dir, const char *file,
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path)) {
-		mload_at(ld, file, NULL, "path too long");
+		mload_at(ld, file, NULL, "invalid", "path too long");
 		return -1;
 	}
 	memset(&ye, 0, sizeof(ye));
 	if ((root = yaml_load_file(path, &ye)) == NULL) {
-		ld->ld_report(file, ye.ye_line, ye.ye_col,
+		ld->ld_report(file, ye.ye_line, ye.ye_col, "yaml",
 		    ye.ye_msg[0] ? ye.ye_msg : "cannot be loaded", ld->ld_arg);
 		ld->ld_problems++;
 		return -1;
@@ -153,10 +173,12 @@ mload_file(struct mload *ld, const char *dir, const char *file,
 	    -1) {
 		for (i = 0; i < nerrs && i < MISSION_ERRS_MAX; i++)
 			ld->ld_report(file, errs[i].pe_line, errs[i].pe_col,
-			    errs[i].pe_msg, ld->ld_arg);
+			    errs[i].pe_code, errs[i].pe_msg, ld->ld_arg);
 		ld->ld_problems += nerrs > 0 ? nerrs : 1;
 		if (nerrs == 0)
-			ld->ld_report(file, 0, 0, "invalid", ld->ld_arg);
+			ld->ld_report(
+			    file, 0, 0, "invalid", "invalid", ld->ld_arg);
+		(void)mload_world(ld, file, root, NULL);
 		json_object_put(root);
 		return -1;
 	}
@@ -165,8 +187,10 @@ mload_file(struct mload *ld, const char *dir, const char *file,
 		json_object_put(root);
 		return -1;
 	}
-	out->ml_line = out->ml_col = 0;
+	out->ml_line = out->ml_col = out->ml_pline = out->ml_pcol = 0;
 	(void)yaml_mark(node_of(root, "id", NULL), &out->ml_line, &out->ml_col);
+	(void)yaml_mark(
+	    node_of(root, "permissions", NULL), &out->ml_pline, &out->ml_pcol);
 	json_object_put(root);
 	snprintf(out->ml_file, sizeof(out->ml_file), "%s", file);
 	return 0;
@@ -195,15 +219,16 @@ missions_load_dir(const char *dir, mload_agent_fn agent_fn,
 	*n = 0;
 	if ((files = dir_names(dir, is_yaml, &nfiles)) == NULL) {
 		if (errno == E2BIG)
-			mload_at(&ld, ".", NULL, "too many files");
+			mload_at(&ld, ".", NULL, "too-many", "too many files");
 		else if (errno != ENOENT)
-			mload_at(&ld, ".", NULL, "cannot be read");
+			mload_at(
+			    &ld, ".", NULL, "unreadable", "cannot be read");
 		return ld.ld_problems;
 	}
 	/* The first files by name load; the same ones on every host. */
 	for (i = 0; i < nfiles; i++) {
 		if (i >= limit)
-			mload_at(&ld, files[i], NULL,
+			mload_at(&ld, files[i], NULL, "too-many",
 			    "too many missions; file ignored");
 		else if (mload_file(&ld, dir, files[i], &out[*n]) == 0)
 			(*n)++;
@@ -218,6 +243,7 @@ missions_load_dir(const char *dir, mload_agent_fn agent_fn,
 	for (i = 0, k = 0; i < *n; i++) {
 		if (dup[i]) {
 			report(out[i].ml_file, out[i].ml_line, out[i].ml_col,
+			    "duplicate-id",
 			    "id: used by another mission; both disabled", arg);
 			ld.ld_problems++;
 			mission_free(&out[i].ml_m);

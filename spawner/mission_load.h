@@ -20,15 +20,17 @@
 
 struct mission_loaded {
 	struct mission ml_m;
-	char ml_file[MISSION_FILE_MAX]; /* NAME.yaml */
-	unsigned long ml_line, ml_col;	/* of its id */
+	char ml_file[MISSION_FILE_MAX];	 /* NAME.yaml */
+	unsigned long ml_line, ml_col;	 /* of its id */
+	unsigned long ml_pline, ml_pcol; /* of its permissions (or the file) */
 };
 
 /* 1 if an agent of that name is loaded (valid manifest). */
 typedef int (*mload_agent_fn)(const char *name, void *arg);
-/* One problem: file is NAME.yaml; line and col 1-based, 0 if unknown. */
+/* One problem: file is NAME.yaml; line and col 1-based, 0 if unknown;
+ * code a fixed word ("unknown-key", "unknown-agent", ...). */
 typedef void (*mload_report_fn)(const char *file, unsigned long line,
-    unsigned long col, const char *msg, void *arg);
+    unsigned long col, const char *code, const char *msg, void *arg);
 
 /*
  * Load dir into out[0 .. *n) (at most max, by file name), reporting every

@@ -34,4 +34,13 @@ void roots_free(struct roots *);
 /* The protect_ctx for this process: pc_home from $HOME (resolved). */
 int roots_protect_init(struct protect_ctx *, char *homebuf, size_t homesz);
 
+/*
+ * SP-1: an agent's bin as written (an absolute path), else resolved on
+ * the PATH of envp (absolute entries only): the first executable regular
+ * file.  The spawner before each spawn and `cordon check` use it.  0 and
+ * out filled, or -1.
+ */
+int agent_resolve_bin(
+    const char *bin, char *const *envp, char *out, size_t outsz);
+
 #endif

@@ -758,7 +758,7 @@ run_prepare(struct run *r, const char **code, const char **ec)
 		code) == -1)
 		return -1;
 	/* SP-13, SEC-2: every secret, or nothing is spawned. */
-	if (secrets_resolve(&ag->ag_mf, &r->r_ss) == -1) {
+	if (secrets_resolve(sp.sp_secrets, &ag->ag_mf, &r->r_ss) == -1) {
 		*code = *ec = "missing-secret";
 		return -1;
 	}

@@ -17,7 +17,7 @@
 
 #include "json.h"
 #include "log.h"
-#include "spawner.h"
+#include "secrets.h"
 #include "util.h"
 #include "yamljson.h"
 
@@ -28,7 +28,7 @@
  * the read).  NULL when absent or refused; refusals are logged neutrally.
  */
 static struct json_object *
-secrets_load(void)
+secrets_load(const char *path)
 {
 	struct json_object *root = NULL;
 	struct yaml_err ye;
@@ -38,7 +38,7 @@ secrets_load(void)
 	ssize_t n;
 	int fd;
 
-	fd = open(sp.sp_secrets, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 	if (fd == -1) {
 		if (errno != ENOENT)
 			log_warnx("secrets.yaml cannot be opened; refused");
@@ -119,13 +119,9 @@ secret_value_ok(const char *v)
 	       strlen(v) <= LIM_SECRET_VALUE_MAX;
 }
 
-/*
- * Resolve every secret the manifest maps.  0 with all values, or -1 with
- * ss_missing naming what could not be found (or on allocation failure,
- * with ss_nmissing 0).  The caller always calls secrets_clear().
- */
 int
-secrets_resolve(const struct manifest *mf, struct secret_set *ss)
+secrets_resolve(
+    const char *path, const struct manifest *mf, struct secret_set *ss)
 {
 	struct json_object *root = NULL;
 	const char *v;
@@ -144,7 +140,7 @@ secrets_resolve(const struct manifest *mf, struct secret_set *ss)
 		v = getenv(mf->m_secrets[i].s_env);
 		if (!secret_value_ok(v)) {
 			if (!loaded) {
-				root = secrets_load();
+				root = secrets_load(path);
 				loaded = 1;
 			}
 			v = root ? secrets_path(root, mf->m_secrets[i].s_path)

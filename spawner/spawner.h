@@ -17,7 +17,9 @@
 #include "ipc.h"
 #include "manifest.h"
 #include "protect.h"
+#include "roots.h"
 #include "sandbox.h"
+#include "secrets.h"
 
 struct event;
 struct json_object;
@@ -144,22 +146,9 @@ void agents_load(void);
 struct agent *agent_find(const char *name);
 struct json_object *agent_json(const struct agent *, int full);
 
-/* secrets.c (SEC-1, SEC-2): resolve every secret of a manifest. */
-struct secret_set {
-	char **ss_names;
-	char **ss_values;
-	size_t ss_n;
-	size_t ss_nmissing;
-	const char *ss_missing[LIM_SECRETS_MAX]; /* names (the manifest's) */
-};
-int secrets_resolve(const struct manifest *, struct secret_set *);
-void secrets_clear(struct secret_set *);
-
 /* child.c: env, binary resolution, start, kill, reaping. */
 int agent_env(const struct manifest *, const struct secret_set *, char ***envp,
     const char **cwd, const char **errcode);
-int agent_resolve_bin(
-    const char *bin, char *const *envp, char *out, size_t outsz);
 int aproc_start(struct aproc *, const struct aproc_spec *,
     const struct aproc_ops *, void *arg);
 void aproc_stop(struct aproc *, enum aproc_end, long grace_ms);

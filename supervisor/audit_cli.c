@@ -18,9 +18,11 @@
 #include <json-c/json.h>
 
 #include "audit_schema.h"
+#include "cli.h"
 #include "cordond.h"
 #include "json.h"
 #include "sha256.h"
+#include "text.h"
 #include "util.h"
 
 #define DAY_LEN	  10
@@ -656,7 +658,9 @@ cmd_audit(int argc, char **argv)
 	static char days[MAX_DAYS][DAY_LEN + 1];
 	struct cordon_config cf;
 	struct tail_filter tf = {NULL, NULL};
-	const char *home = NULL, *heads = NULL, *sub;
+	static const char *const subs[] = {"verify", "tail", NULL};
+	const char *home = NULL, *heads = NULL, *sub, *near;
+	char word[CLI_WORD_MAX + 8];
 	long long want = 20;
 	char *end;
 	size_t ndays;
@@ -665,14 +669,20 @@ cmd_audit(int argc, char **argv)
 	if (argc < 2)
 		return usage();
 	sub = argv[1];
-	if (strcmp(sub, "verify") != 0 && strcmp(sub, "tail") != 0)
+	if (strcmp(sub, "verify") != 0 && strcmp(sub, "tail") != 0) {
+		cli_clean(sub, strlen(sub), word, sizeof(word));
+		near = text_nearest(sub, subs);
+		fprintf(stderr, "cordon audit: unknown command %s%s%s%s\n",
+		    word, near ? "; did you mean " : "", near ? near : "",
+		    near ? "?" : "");
 		return usage();
+	}
 	verify = strcmp(sub, "verify") == 0;
 	argc--;
 	argv++;
 	optind = 1;
-	while ((ch = getopt_long(
-		    argc, argv, verify ? "" : "fn:", opts, NULL)) != -1) {
+	while ((ch = cli_getopt(verify ? "audit verify" : "audit tail", argc,
+		    argv, verify ? "" : "fn:", opts)) != -1) {
 		switch (ch) {
 		case 'h':
 			home = optarg;

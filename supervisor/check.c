@@ -1,11 +1,15 @@
 /*
- * cordon check [--home DIR]: load every agents/NAME.yaml with the same
- * loader and validator the spawner uses, print every problem as
- * FILE:LINE:COL: message, exit 1 if any (2 on bad usage).  Sandbox roots
- * are resolved and checked against the protected set exactly as the
- * spawner does at load (SBX-2).  Missions (the sibling missions/ dir) go
- * through the spawner's own loader (spawner/mission_load.c), against the
- * valid manifests.  Reads only.
+ * cordon check [--home DIR] [--json]: load every agents/NAME.yaml with the
+ * same loader and validator the spawner uses and report every problem of
+ * every file in one pass, as FILE:LINE:COL: KEY: message (or one JSON
+ * document), exit 1 if any (2 on bad usage).  Beyond the schema it
+ * foresees what would refuse a run later: sandbox roots resolved and
+ * checked against the protected set as the spawner does at load (SBX-2),
+ * binaries not on the PATH cordon would have (SP-1), secrets that do not
+ * resolve (SEC-2, SP-13).  Missions (the sibling missions/ dir) go through
+ * the spawner's own loader (spawner/mission_load.c), against the valid
+ * manifests, and their outputs against their permissions (MI-2).  Reads
+ * only; a secret's value is never shown, only its manifest name.
  */
 #include <sys/stat.h>
 
@@ -17,27 +21,136 @@
 
 #include <json-c/json.h>
 
-#include "cordond.h"
 #include "../spawner/mission_load.h"
 #include "../spawner/roots.h"
+#include "../spawner/secrets.h"
+#include "cli.h"
+#include "cordond.h"
 #include "manifest.h"
 #include "util.h"
 #include "yamljson.h"
 
 #define CHECK_MAX_FILES 256
 #define CHECK_MAX_ERRS	64
+#define CHECK_PATH_SHOW 200 /* bytes of $PATH named in a problem */
 
-/* Problems in file order. */
+#define CHECK_PENDING_MAX 128
+
+/* One problem of the file at hand, until the file is done. */
+struct pending {
+	unsigned long pd_line, pd_col;
+	size_t pd_seq;
+	const char *pd_code;
+	char pd_msg[CHECK_PATH_SHOW + 160];
+};
+
+/* Where the problems go: each file's in line order, printed or gathered
+ * for --json. */
+struct check {
+	int ck_json;
+	struct json_object *ck_problems; /* --json: the array */
+	size_t ck_n;			 /* problems so far */
+	char ck_secrets[PATH_MAX + 16];	 /* secrets.yaml beside agents/ */
+	char ck_file[PATH_MAX + MISSION_FILE_MAX]; /* the file at hand */
+	struct pending ck_pend[CHECK_PENDING_MAX];
+	size_t ck_npend;
+};
+
 static int
-check_errcmp(const void *a, const void *b)
+check_pendcmp(const void *a, const void *b)
 {
-	const struct policy_err *x = a, *y = b;
+	const struct pending *x = a, *y = b;
 
-	if (x->pe_line != y->pe_line)
-		return x->pe_line < y->pe_line ? -1 : 1;
-	if (x->pe_col != y->pe_col)
-		return x->pe_col < y->pe_col ? -1 : 1;
-	return 0;
+	if (x->pd_line != y->pd_line)
+		return x->pd_line < y->pd_line ? -1 : 1;
+	if (x->pd_col != y->pd_col)
+		return x->pd_col < y->pd_col ? -1 : 1;
+	return x->pd_seq < y->pd_seq ? -1 : 1;
+}
+
+/*
+ * The file at hand's problems, in line order.  A message is "key.path:
+ * phrase" or a bare phrase; the JSON form splits the key off.  Nothing
+ * here is a value of the file.
+ */
+static void
+check_flush(struct check *ck)
+{
+	struct json_object *o;
+	const struct pending *p;
+	const char *sep;
+	size_t i, klen;
+
+	qsort(ck->ck_pend, ck->ck_npend, sizeof(ck->ck_pend[0]), check_pendcmp);
+	for (i = 0; i < ck->ck_npend; i++) {
+		p = &ck->ck_pend[i];
+		if (!ck->ck_json) {
+			if (p->pd_line > 0)
+				printf("%s:%lu:%lu: %s\n", ck->ck_file,
+				    p->pd_line, p->pd_col, p->pd_msg);
+			else
+				printf("%s: %s\n", ck->ck_file, p->pd_msg);
+			continue;
+		}
+		/* A key path is a run of [A-Za-z0-9_.[]]. */
+		sep = strstr(p->pd_msg, ": ");
+		klen = sep != NULL ? (size_t)(sep - p->pd_msg) : 0;
+		if (klen == 0 || strspn(p->pd_msg, "abcdefghijklmnopqrstuvwxyz"
+						   "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+						   "0123456789_.[]") != klen)
+			klen = 0;
+		o = json_object_new_object();
+		json_object_object_add(
+		    o, "file", json_object_new_string(ck->ck_file));
+		json_object_object_add(
+		    o, "line", json_object_new_int64((int64_t)p->pd_line));
+		json_object_object_add(
+		    o, "column", json_object_new_int64((int64_t)p->pd_col));
+		json_object_object_add(o, "key",
+		    klen ? json_object_new_string_len(p->pd_msg, (int)klen)
+			 : NULL);
+		json_object_object_add(o, "code",
+		    json_object_new_string(
+			p->pd_code != NULL ? p->pd_code : "invalid"));
+		json_object_object_add(o, "message",
+		    json_object_new_string(
+			klen ? p->pd_msg + klen + 2 : p->pd_msg));
+		json_object_array_add(ck->ck_problems, o);
+	}
+	ck->ck_npend = 0;
+}
+
+/* One problem of file (line 0: of the file as a whole). */
+static void
+check_report(struct check *ck, const char *file, unsigned long line,
+    unsigned long col, const char *code, const char *msg)
+{
+	struct pending *p;
+
+	if (strcmp(file, ck->ck_file) != 0) {
+		check_flush(ck);
+		snprintf(ck->ck_file, sizeof(ck->ck_file), "%s", file);
+	}
+	if (ck->ck_npend == CHECK_PENDING_MAX)
+		check_flush(ck);
+	p = &ck->ck_pend[ck->ck_npend];
+	p->pd_line = line;
+	p->pd_col = col;
+	p->pd_seq = ck->ck_n++;
+	p->pd_code = code;
+	snprintf(p->pd_msg, sizeof(p->pd_msg), "%s", msg);
+	ck->ck_npend++;
+}
+
+/* The same at a node of the tree (its line:col). */
+static void
+check_report_at(struct check *ck, const char *file, struct json_object *at,
+    const char *code, const char *msg)
+{
+	unsigned long l = 0, c = 0;
+
+	(void)yaml_mark(at, &l, &c);
+	check_report(ck, file, l, c, code, msg);
 }
 
 static int
@@ -48,69 +161,203 @@ check_is_yaml(const char *n)
 	return n[0] != '.' && l > 5 && strcmp(n + l - 5, ".yaml") == 0;
 }
 
-/* One manifest file; returns the number of problems printed. */
-static size_t
-check_file(const char *path, const struct protect_ctx *pc, char **names,
-    size_t *nnames)
+/* The node of root[k1][k2][idx] for line:col, or the nearest parent. */
+static struct json_object *
+check_node(struct json_object *root, const char *k1, const char *k2, int idx)
+{
+	struct json_object *v, *w;
+
+	if (!json_object_object_get_ex(root, k1, &v) || v == NULL)
+		return root;
+	if (k2 != NULL && json_object_is_type(v, json_type_object) &&
+	    json_object_object_get_ex(v, k2, &w) && w != NULL)
+		v = w;
+	if (idx >= 0 && json_object_is_type(v, json_type_array) &&
+	    (size_t)idx < json_object_array_length(v))
+		v = json_object_array_get_idx(v, (size_t)idx);
+	return v;
+}
+
+/*
+ * SP-1: a program the spawner would not find.  The PATH is the one
+ * cordon run would pass on (the manifest's env PATH, else this shell's),
+ * named, cut and cleaned; the program's name is not repeated.
+ */
+static void
+check_bin(struct check *ck, const char *file, const struct manifest *m,
+    const char *bin, struct json_object *at, const char *key)
+{
+	const char *path = getenv("PATH");
+	char env[PATH_MAX + 8], *envp[2] = {env, NULL}, out[PATH_MAX];
+	char shown[CHECK_PATH_SHOW + 4], msg[CHECK_PATH_SHOW + 160];
+	size_t i;
+	int own = 0;
+
+	for (i = 0; i < m->m_nenv; i++)
+		if (strcmp(m->m_env[i].e_name, "PATH") == 0) {
+			path = m->m_env[i].e_value;
+			own = 1;
+		}
+	if (path == NULL)
+		path = "";
+	snprintf(env, sizeof(env), "PATH=%s", path);
+	if (bin == NULL || agent_resolve_bin(bin, envp, out, sizeof(out)) == 0)
+		return;
+	if (bin[0] == '/') {
+		snprintf(msg, sizeof(msg),
+		    "%s: no executable file at that path; runs would fail "
+		    "(spawn-failed)",
+		    key);
+		check_report_at(ck, file, at, "bin-not-found", msg);
+		return;
+	}
+	for (i = 0; path[i] != '\0' && i < CHECK_PATH_SHOW; i++)
+		shown[i] = path[i] > 0x1f && path[i] != 0x7f ? path[i] : '?';
+	snprintf(shown + i, sizeof(shown) - i, "%s", path[i] ? "..." : "");
+	snprintf(msg, sizeof(msg),
+	    "%s: not found on %s PATH %s; runs would fail (spawn-failed)", key,
+	    own ? "the manifest's env" : "cordon's",
+	    shown[0] ? shown : "(empty)");
+	check_report_at(ck, file, at, "bin-not-found", msg);
+}
+
+/* SEC-2, SP-13: each secret the manifest maps resolves, or is named. */
+static void
+check_secrets(struct check *ck, const char *file, const struct manifest *m,
+    struct json_object *root)
+{
+	struct secret_set ss;
+	char msg[160];
+	size_t i;
+
+	if (m->m_nsecrets == 0)
+		return;
+	if (secrets_resolve(ck->ck_secrets, m, &ss) == -1)
+		for (i = 0; i < ss.ss_nmissing; i++) {
+			snprintf(msg, sizeof(msg),
+			    "secrets.%s: not set in cordon's environment nor "
+			    "in secrets.yaml; runs would be refused "
+			    "(missing-secret)",
+			    ss.ss_missing[i]);
+			check_report_at(ck, file,
+			    check_node(root, "secrets", ss.ss_missing[i], -1),
+			    "missing-secret", msg);
+		}
+	secrets_clear(&ss); /* wipes every value */
+}
+
+/*
+ * SP-1, SP-18, SEC-2: what runs, probes and actions would execute, and
+ * the secrets they would need.
+ */
+static void
+check_runtime(struct check *ck, const char *path, const struct manifest *m,
+    struct json_object *root)
+{
+	struct json_object *nv;
+	size_t i;
+
+	check_bin(ck, path, m, m->m_bin,
+	    check_node(root, "transportConfig", "bin", -1),
+	    "transportConfig.bin");
+	if (m->m_nprobe_cmd > 0 && m->m_probe_cmd != NULL &&
+	    json_object_object_get_ex(root, "healthProbe", &nv))
+		check_bin(ck, path, m, m->m_probe_cmd[0],
+		    check_node(root, "healthProbe", "command", 0),
+		    "healthProbe.command[0]");
+	for (i = 0; i < m->m_nactions; i++)
+		if (m->m_actions[i].a_ncommand > 0 &&
+		    m->m_actions[i].a_command != NULL &&
+		    m->m_actions[i].a_command[0][0] != '\0') {
+			nv = check_node(root, "actions", NULL, (int)i);
+			check_bin(ck, path, m, m->m_actions[i].a_command[0],
+			    check_node(nv, "command", NULL, 0),
+			    "actions.command[0]");
+		}
+	check_secrets(ck, path, m, root);
+}
+
+/* One manifest file; 1 if it loaded (its problems may be foreseen ones). */
+static int
+check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
+    char **names, size_t *nnames)
 {
 	struct policy_err errs[CHECK_MAX_ERRS];
 	struct roots r;
-	char why[PATH_MAX];
+	char why[PATH_MAX], msg[64];
 	struct yaml_err yerr;
 	struct json_object *root, *nv;
 	struct manifest m;
 	size_t i, n = 0;
-	unsigned long l, c;
 
 	memset(&yerr, 0, sizeof(yerr));
 	if ((root = yaml_load_file(path, &yerr)) == NULL) {
-		printf("%s:%lu:%lu: %s\n", path, yerr.ye_line, yerr.ye_col,
+		check_report(ck, path, yerr.ye_line ? yerr.ye_line : 0,
+		    yerr.ye_col, "yaml",
 		    yerr.ye_msg[0] ? yerr.ye_msg : "cannot be loaded");
-		return 1;
+		return 0;
 	}
-	if (manifest_parse(root, &m, errs, CHECK_MAX_ERRS, &n) == -1) {
-		qsort(errs, n < CHECK_MAX_ERRS ? n : CHECK_MAX_ERRS,
-		    sizeof(errs[0]), check_errcmp);
+	if (manifest_parse_partial(root, &m, errs, CHECK_MAX_ERRS, &n) == -1) {
 		for (i = 0; i < n && i < CHECK_MAX_ERRS; i++)
-			printf("%s:%lu:%lu: %s\n", path, errs[i].pe_line,
-			    errs[i].pe_col, errs[i].pe_msg);
-		if (n > CHECK_MAX_ERRS)
-			printf("%s: %zu more problems\n", path,
-			    n - CHECK_MAX_ERRS);
+			check_report(ck, path, errs[i].pe_line, errs[i].pe_col,
+			    errs[i].pe_code, errs[i].pe_msg);
+		if (n > CHECK_MAX_ERRS || n == 0) {
+			snprintf(msg, sizeof(msg), "%zu more problems",
+			    n > CHECK_MAX_ERRS ? n - CHECK_MAX_ERRS : 1);
+			check_report(ck, path, 0, 0, "invalid", msg);
+		}
+		/* What did validate is looked at further, in this pass. */
+		check_runtime(ck, path, &m, root);
+		manifest_free(&m);
 		json_object_put(root);
-		return n > 0 ? n : 1;
+		return 0;
 	}
 	/* An agent name must be unique across files. */
 	for (i = 0; i < *nnames; i++)
 		if (strcmp(names[i], m.m_name) == 0)
 			break;
-	if (i < *nnames) {
-		(void)json_object_object_get_ex(root, "name", &nv);
-		(void)yaml_mark(nv, &l, &c);
-		printf("%s:%lu:%lu: name: duplicate agent name\n", path, l, c);
-		n = 1;
-	} else if ((names[*nnames] = strdup(m.m_name)) != NULL)
+	if (i < *nnames)
+		check_report_at(ck, path, check_node(root, "name", NULL, -1),
+		    "duplicate-name", "name: duplicate agent name");
+	else if ((names[*nnames] = strdup(m.m_name)) != NULL)
 		(*nnames)++;
 	/* SBX-2: the spawner resolves the roots the same way at load. */
 	if (roots_resolve(&m, pc, &r, why, sizeof(why)) == -1) {
 		if (!json_object_object_get_ex(root, "sandbox", &nv) &&
 		    !json_object_object_get_ex(root, "transportConfig", &nv))
 			nv = root;
-		(void)yaml_mark(nv, &l, &c);
-		printf("%s:%lu:%lu: %s; the agent would be disabled\n", path, l,
-		    c, why);
-		n++;
+		strncat(why, "; the agent would be disabled",
+		    sizeof(why) - strlen(why) - 1);
+		check_report_at(ck, path, nv, "root-refused", why);
 	} else
 		roots_free(&r);
+	/* SP-1, SP-18: what runs, probes and actions would execute. */
+	check_bin(ck, path, &m, m.m_bin,
+	    check_node(root, "transportConfig", "bin", -1),
+	    "transportConfig.bin");
+	if (m.m_nprobe_cmd > 0 &&
+	    json_object_object_get_ex(root, "healthProbe", &nv))
+		check_bin(ck, path, &m, m.m_probe_cmd[0],
+		    check_node(root, "healthProbe", "command", 0),
+		    "healthProbe.command[0]");
+	for (i = 0; i < m.m_nactions; i++)
+		if (m.m_actions[i].a_ncommand > 0) {
+			nv = check_node(root, "actions", NULL, (int)i);
+			check_bin(ck, path, &m, m.m_actions[i].a_command[0],
+			    check_node(nv, "command", NULL, 0),
+			    "actions.command[0]");
+		}
+	check_secrets(ck, path, &m, root);
 	manifest_free(&m);
 	json_object_put(root);
-	return n;
+	return 1;
 }
 
 struct check_names {
 	char **cn_names;
 	size_t cn_n;
 	const char *cn_dir;
+	struct check *cn_ck;
 };
 
 static int
@@ -127,21 +374,55 @@ check_agent_known(const char *name, void *arg)
 
 static void
 check_mission_problem(const char *file, unsigned long line, unsigned long col,
-    const char *msg, void *arg)
+    const char *code, const char *msg, void *arg)
 {
 	const struct check_names *cn = arg;
+	char path[PATH_MAX + MISSION_FILE_MAX];
 
-	printf("%s/%s:%lu:%lu: %s\n", cn->cn_dir, file, line, col, msg);
+	snprintf(path, sizeof(path), "%s/%s", cn->cn_dir, file);
+	check_report(cn->cn_ck, path, line, col, code, msg);
 }
 
-/* MI-1: the missions dir beside agents/; returns the problems printed. */
-static size_t
-check_missions(const char *agents_dir, char **names, size_t nnames)
+/*
+ * MI-2: outputs a mission's permissions do not cover; the spawner
+ * refuses each run of it (permission-denied), so it is a problem now.
+ */
+static void
+check_permissions(struct check_names *cn, const struct mission_loaded *ml)
 {
-	struct check_names cn = {names, nnames, NULL};
+	const struct mission *m = &ml->ml_m;
+	int note = 0, event = 0;
+	size_t i;
+
+	if (mission_permitted(m) == 0)
+		return;
+	for (i = 0; i < m->mi_nouts; i++)
+		if (m->mi_outs[i].u_type == MI_OUT_VAULT_NOTE)
+			note |= !(m->mi_perms & MI_PERM_VAULT_WRITE);
+		else
+			event |= !(m->mi_perms & MI_PERM_EVENT_EMIT);
+	check_mission_problem(ml->ml_file, ml->ml_pline, ml->ml_pcol,
+	    "permission-denied",
+	    note && event ? "permissions: a vault-note output needs "
+			    "vault-write and an event output event-emit; "
+			    "runs would be refused (permission-denied)"
+	    : note	  ? "permissions: a vault-note output needs "
+			    "vault-write; runs would be refused "
+			    "(permission-denied)"
+			  : "permissions: an event output needs event-emit; "
+			    "runs would be refused (permission-denied)",
+	    cn);
+}
+
+/* MI-1: the missions dir beside agents/; returns the missions loaded. */
+static size_t
+check_missions(
+    struct check *ck, const char *agents_dir, char **names, size_t nnames)
+{
+	struct check_names cn = {names, nnames, NULL, ck};
 	struct mission_loaded *ml;
 	char dir[PATH_MAX], *slash;
-	size_t n = 0, i, problems;
+	size_t n = 0, i;
 	struct stat st;
 
 	snprintf(dir, sizeof(dir), "%s", agents_dir);
@@ -153,105 +434,164 @@ check_missions(const char *agents_dir, char **names, size_t nnames)
 		return 0;
 	cn.cn_dir = dir;
 	if ((ml = calloc(MISSIONS_MAX, sizeof(*ml))) == NULL) {
-		printf("%s: out of memory\n", dir);
-		return 1;
+		check_report(ck, dir, 0, 0, "internal", "out of memory");
+		return 0;
 	}
-	problems = missions_load_dir(dir, check_agent_known,
-	    check_mission_problem, &cn, ml, MISSIONS_MAX, &n);
-	for (i = 0; i < n; i++)
+	(void)missions_load_dir(dir, check_agent_known, check_mission_problem,
+	    &cn, ml, MISSIONS_MAX, &n);
+	for (i = 0; i < n; i++) {
+		check_permissions(&cn, &ml[i]);
 		mission_free(&ml[i].ml_m);
+	}
 	free(ml);
-	if (problems == 0)
-		printf("ok %zu missions\n", n);
-	return problems;
+	return n;
+}
+
+/* The protected set of the spawner: its config dir, audit dir, vault. */
+static int
+check_protect(const struct cordon_config *cf, struct protect_ctx *pc,
+    char *homebuf, size_t homesz, char (*buf)[PATH_MAX], char *cfgdir)
+{
+	const char *extra[3];
+	char *slash;
+	size_t i;
+
+	if (roots_protect_init(pc, homebuf, homesz) == -1)
+		return -1;
+	snprintf(cfgdir, PATH_MAX, "%s", cf->cf_agents);
+	if ((slash = strrchr(cfgdir, '/')) != NULL && slash != cfgdir)
+		*slash = '\0';
+	extra[0] = cfgdir;
+	extra[1] = cf->cf_audit;
+	extra[2] = cf->cf_vault;
+	for (i = 0; i < 3; i++) {
+		if (extra[i][0] != '/')
+			continue;
+		if (realpath(extra[i], buf[i]) == NULL)
+			snprintf(buf[i], PATH_MAX, "%s", extra[i]);
+		pc->pc_extra[pc->pc_nextra++] = buf[i];
+	}
+	return 0;
+}
+
+/* Every NAME.yaml of agents/; returns the number that loaded. */
+static size_t
+check_agents(struct check *ck, const struct cordon_config *cf,
+    const struct protect_ctx *pc, char **names, size_t *nnames)
+{
+	char **list, path[PATH_MAX];
+	size_t nlist = 0, nfiles = 0, ok = 0, i;
+
+	if ((list = dir_names(cf->cf_agents, check_is_yaml, &nlist)) == NULL) {
+		if (errno == E2BIG)
+			check_report(ck, cf->cf_agents, 0, 0, "too-many",
+			    "too many files");
+		else if (errno != ENOENT)
+			check_report(ck, cf->cf_agents, 0, 0, "unreadable",
+			    "cannot be read");
+		return 0;
+	}
+	for (i = 0; i < nlist; i++) {
+		/* In name order, the first CHECK_MAX_FILES. */
+		if (nfiles == CHECK_MAX_FILES) {
+			check_report(ck, cf->cf_agents, 0, 0, "too-many",
+			    "too many manifests");
+			break;
+		}
+		if (snprintf(path, sizeof(path), "%s/%s", cf->cf_agents,
+			list[i]) >= (int)sizeof(path)) {
+			check_report(
+			    ck, list[i], 0, 0, "invalid", "name too long");
+			continue;
+		}
+		ok += (size_t)check_file(ck, path, pc, names, nnames);
+		nfiles++;
+	}
+	dir_names_free(list, nlist);
+	return ok;
 }
 
 int
 cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"home", required_argument, NULL, 'H'}, {NULL, 0, NULL, 0}};
+	    {"home", required_argument, NULL, 'H'},
+	    {"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
+	static struct check ck;
 	struct cordon_config cf;
+	struct json_object *doc;
 	const char *home = NULL;
-	char **list, *names[CHECK_MAX_FILES], path[PATH_MAX];
+	char *names[CHECK_MAX_FILES];
 	char homebuf[PATH_MAX], cfgdir[PATH_MAX], protect_buf[3][PATH_MAX];
-	char *slash;
-	const char *extra[3];
 	struct protect_ctx pc;
-	size_t nfiles = 0, nlist = 0, nnames = 0, problems = 0, i;
+	size_t nagents, nmissions, nnames = 0, i, before;
 	int ch;
 
+	memset(&ck, 0, sizeof(ck));
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch != 'H') {
-			fprintf(stderr, "usage: cordon check [--home DIR]\n");
+	while ((ch = cli_getopt("check", argc, argv, "", opts)) != -1) {
+		if (ch == 'H')
+			home = optarg;
+		else if (ch == 'j')
+			ck.ck_json = 1;
+		else
 			return 2;
-		}
-		home = optarg;
 	}
-	if (optind != argc) {
-		fprintf(stderr, "usage: cordon check [--home DIR]\n");
-		return 2;
-	}
+	if (optind != argc)
+		return cli_extra_arg("check", argv[optind]);
 	memset(&cf, 0, sizeof(cf));
 	if (home_resolve(&cf, home) == -1) {
 		fprintf(stderr, "cordon: check: cannot resolve the home\n");
 		return 2;
 	}
-	/* The spawner's protected set: its config dir, audit dir, vault. */
-	if (config_load(&cf) == -1)
-		return 1; /* it printed file:line:col */
-	if (roots_protect_init(&pc, homebuf, sizeof(homebuf)) == -1) {
+	if (ck.ck_json)
+		ck.ck_problems = json_object_new_array();
+	/* The spawner's protected set needs the config (vault, audit). */
+	if (config_load(&cf) == -1) {
+		/* It printed FILE:LINE:COL on stderr. */
+		check_report(&ck, cf.cf_config, 0, 0, "config-invalid",
+		    "cordon.yaml is invalid; cordon run would not start");
+		nagents = nmissions = 0;
+		check_flush(&ck);
+		goto out;
+	}
+	if (check_protect(&cf, &pc, homebuf, sizeof(homebuf), protect_buf,
+		cfgdir) == -1) {
 		fprintf(stderr, "cordon: check: no home directory\n");
+		json_object_put(ck.ck_problems);
 		return 2;
 	}
-	snprintf(cfgdir, sizeof(cfgdir), "%s", cf.cf_agents);
-	if ((slash = strrchr(cfgdir, '/')) != NULL && slash != cfgdir)
-		*slash = '\0';
-	extra[0] = cfgdir;
-	extra[1] = cf.cf_audit;
-	extra[2] = cf.cf_vault;
-	for (i = 0; i < 3; i++) {
-		if (extra[i][0] != '/')
-			continue;
-		if (realpath(extra[i], protect_buf[i]) == NULL)
-			snprintf(protect_buf[i], PATH_MAX, "%s", extra[i]);
-		pc.pc_extra[pc.pc_nextra++] = protect_buf[i];
-	}
-	if ((list = dir_names(cf.cf_agents, check_is_yaml, &nlist)) != NULL) {
-		for (i = 0; i < nlist; i++) {
-			/* In name order, the first CHECK_MAX_FILES. */
-			if (nfiles == CHECK_MAX_FILES) {
-				printf(
-				    "%s: too many manifests\n", cf.cf_agents);
-				problems++;
-				break;
-			}
-			if (snprintf(path, sizeof(path), "%s/%s", cf.cf_agents,
-				list[i]) >= (int)sizeof(path)) {
-				printf("%s: name too long\n", list[i]);
-				problems++;
-				continue;
-			}
-			problems += check_file(path, &pc, names, &nnames);
-			nfiles++;
-		}
-		dir_names_free(list, nlist);
-	} else if (errno == E2BIG) {
-		printf("%s: too many files\n", cf.cf_agents);
-		problems++;
-	} else if (errno != ENOENT) {
-		printf("%s: cannot be read\n", cf.cf_agents);
-		problems++;
-	}
-	if (problems == 0)
-		printf("ok %zu agents\n", nfiles);
-	problems += check_missions(cf.cf_agents, names, nnames);
+	snprintf(
+	    ck.ck_secrets, sizeof(ck.ck_secrets), "%s/secrets.yaml", cfgdir);
+	nagents = check_agents(&ck, &cf, &pc, names, &nnames);
+	check_flush(&ck);
+	if (ck.ck_n == 0 && !ck.ck_json)
+		printf("ok %zu agents\n", nagents);
+	before = ck.ck_n;
+	nmissions = check_missions(&ck, cf.cf_agents, names, nnames);
+	check_flush(&ck);
+	if (ck.ck_n == before && nmissions > 0 && !ck.ck_json)
+		printf("ok %zu missions\n", nmissions);
 	for (i = 0; i < nnames; i++)
 		free(names[i]);
-	if (problems > 0) {
-		fprintf(stderr, "cordon: check: %zu problem%s\n", problems,
-		    problems == 1 ? "" : "s");
+out:
+	if (ck.ck_json) {
+		doc = json_object_new_object();
+		json_object_object_add(
+		    doc, "ok", json_object_new_boolean(ck.ck_n == 0));
+		json_object_object_add(
+		    doc, "agents", json_object_new_int64((int64_t)nagents));
+		json_object_object_add(
+		    doc, "missions", json_object_new_int64((int64_t)nmissions));
+		json_object_object_add(doc, "problems", ck.ck_problems);
+		printf("%s\n", json_object_to_json_string_ext(
+				   doc, JSON_C_TO_STRING_PLAIN |
+					    JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(doc);
+	}
+	if (ck.ck_n > 0) {
+		fprintf(stderr, "cordon: check: %zu problem%s\n", ck.ck_n,
+		    ck.ck_n == 1 ? "" : "s");
 		return 1;
 	}
 	return 0;

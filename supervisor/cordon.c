@@ -14,47 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
+#include "cordon_vcs.h"
 #include "cordond.h"
 #include "log.h"
-
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-	    "usage: cordon run [--home DIR] [--port N] [--demo] [--user NAME]\n"
-	    "                  [--allow-root] [--debug]\n"
-	    "       cordon check [--home DIR]\n"
-	    "       cordon status [--home DIR | --port N --token-file F] "
-	    "[--json]\n"
-	    "       cordon login [--home DIR | --port N --token-file F]\n"
-	    "       cordon token FILE\n"
-	    "       cordon audit verify|tail [--home DIR] [...]\n"
-	    "       cordon gate [-- CMD ARGS...]\n"
-	    "       cordon version\n"
-	    "\n"
-	    "  run      start cordon in the foreground and print the\n"
-	    "           dashboard's one-time login URL\n"
-	    "  --home   keep config, agents, audit, run files and the vault\n"
-	    "           under DIR (default: the XDG directories)\n"
-	    "  --port   listen port on 127.0.0.1 (0 picks a free one)\n"
-	    "  --demo   create and use a demo home with a demo vault and\n"
-	    "           agent (default DIR: $XDG_STATE_HOME/cordon-demo)\n"
-	    "  --user   when started as root: the operator whose uid the\n"
-	    "           spawner, vaultd and auditd take\n"
-	    "  --allow-root  when started as root without --user: accept\n"
-	    "           that agents would run as root (still without any\n"
-	    "           capability)\n"
-	    "  status   each daemon's confinement, the sandbox layers of\n"
-	    "           this host and of each agent, from the running cordon\n"
-	    "  login    a fresh one-time dashboard login URL (--port and\n"
-	    "           --token-file: cordon under systemd)\n"
-	    "  token    write a new API token to FILE (0600), for the\n"
-	    "           broker's systemd credential\n"
-	    "  gate     an agent's pre-tool hook inside a run: the command\n"
-	    "           on stdin (Claude Code PreToolUse JSON) or after --\n"
-	    "           is allowed (exit 0) or refused (exit 2; 1 after --)\n");
-}
+#include "text.h"
+#include "util.h"
 
 static int
 parse_port(const char *s, int *out)
@@ -121,7 +87,7 @@ cmd_run(int argc, char **argv)
 
 	memset(&cf, 0, sizeof(cf));
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("run", argc, argv, "", opts)) != -1) {
 		switch (ch) {
 		case 'h':
 			home = optarg;
@@ -146,14 +112,11 @@ cmd_run(int argc, char **argv)
 			cf.cf_debug = 1;
 			break;
 		default:
-			usage(stderr);
 			return 2;
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		return cli_extra_arg("run", argv[optind]);
 	log_init("cordond", cf.cf_debug);
 
 	if (getuid() == 0) {
@@ -217,7 +180,7 @@ cmd_run(int argc, char **argv)
  * (argv[0] "audit").  Returns only if it cannot be executed.
  */
 static int
-exec_audit(char **argv)
+exec_audit_cmd(int argc, char **argv)
 {
 	char path[PATH_MAX + 32];
 
@@ -227,37 +190,199 @@ exec_audit(char **argv)
 	return 2;
 }
 
+static int cmd_version(int, char **);
+static int cmd_help(int, char **);
+static int unknown_command(const char *);
+
+/*
+ * Every command: its synopsis and its help.  `cordon --help` lists them
+ * in this order; the bash completion offers the same names (a test
+ * compares the two).
+ */
+static const struct command {
+	const char *c_name;
+	int (*c_fn)(int, char **);
+	const char *c_summary; /* one line for `cordon --help` */
+	const char *c_usage;   /* synopsis: "cordon NAME ..." lines */
+	const char *c_help;    /* its options */
+} commands[] = {
+    {"run", cmd_run, "start cordon in the foreground",
+	"cordon run [--home DIR] [--port N] [--demo] [--user NAME]\n"
+	"           [--allow-root] [--debug]\n",
+	"Start cordond in the foreground and print the dashboard's one-time\n"
+	"login URL.\n\n"
+	"  --home DIR     keep config, agents, audit, run files and the\n"
+	"                 vault under DIR (default: the XDG directories)\n"
+	"  --port N       listen port on 127.0.0.1 (0 picks a free one)\n"
+	"  --demo         create and use a demo home with a demo vault and\n"
+	"                 agent (default DIR: $XDG_STATE_HOME/cordon-demo)\n"
+	"  --user NAME    when started as root: the operator whose uid the\n"
+	"                 spawner, vaultd and auditd take\n"
+	"  --allow-root   when started as root without --user: accept that\n"
+	"                 agents run as root (still without any capability)\n"
+	"  --debug        log debug lines\n"},
+    {"check", cmd_check, "validate agents and missions without running",
+	"cordon check [--home DIR] [--json]\n",
+	"Validate every agents/*.yaml and missions/*.yaml as cordon would at\n"
+	"start, and report every problem at once as FILE:LINE:COL: KEY:\n"
+	"MESSAGE, including what would refuse a run later (a binary not on\n"
+	"PATH, a secret that does not resolve, a missing permission).\n"
+	"Exit 0 if none, 1 if any.\n\n"
+	"  --home DIR     the home to check (default: the XDG directories)\n"
+	"  --json         one JSON document: {ok, agents, missions,\n"
+	"                 problems: [{file, line, column, key, code,\n"
+	"                 message}]}\n"},
+    {"status", cmd_status, "each daemon's confinement and each agent's sandbox",
+	"cordon status [--home DIR | --port N --token-file FILE] [--json]\n",
+	"Ask the running cordon for each daemon's confinement, the sandbox\n"
+	"layers of this host and of each agent.\n\n"
+	"  --home DIR         the home whose running cordon to ask\n"
+	"  --port N           cordon under systemd: the broker's port ...\n"
+	"  --token-file FILE  ... and the token file it was given\n"
+	"  --json             one JSON document: {ok, health, agents}\n"},
+    {"login", cmd_login, "a fresh one-time dashboard login URL",
+	"cordon login [--home DIR | --port N --token-file FILE]\n",
+	"Print a fresh one-time dashboard login URL from the running "
+	"cordon.\n\n"
+	"  --home DIR         the home whose running cordon to ask\n"
+	"  --port N           cordon under systemd: the broker's port ...\n"
+	"  --token-file FILE  ... and the token file it was given\n"},
+    {"token", cmd_token, "write a new API token file", "cordon token FILE\n",
+	"Write a new API token to FILE (0600, never over an existing file),\n"
+	"for the broker's systemd credential.\n"},
+    {"audit", exec_audit_cmd, "verify or read the audit trail",
+	"cordon audit verify [--home DIR] [--heads FILE]\n"
+	"cordon audit tail [-f] [-n N] [--kind K] [--agent A] [--home DIR]\n",
+	"verify  walk every day file: the hash chain, the schema and the\n"
+	"        anchored heads; name the first broken link (exit 1).  On a\n"
+	"        terminal, progress is shown on stderr.\n"
+	"tail    print the last N (20) records, oldest first, for jq;\n"
+	"        -f follows new ones; --kind and --agent filter.\n\n"
+	"  --home DIR     the home whose audit dir to read\n"
+	"  --heads FILE   anchors to check against (lines with\n"
+	"                 \"cordon-audit-head\", e.g. from the journal)\n"},
+    {"gate", cmd_gate, "an agent's pre-tool hook inside a run",
+	"cordon gate [-- CMD ARGS...]\n",
+	"An agent CLI's pre-tool hook inside a cordon run: the command on\n"
+	"stdin (Claude Code PreToolUse JSON) or after -- is allowed (exit 0)\n"
+	"or refused (exit 2; 1 after --).\n"},
+    {"version", cmd_version, "the version, commit and build type",
+	"cordon version\n", "Also: cordon --version.\n"},
+    {"help", cmd_help, "this help, or a command's", "cordon help [COMMAND]\n",
+	"Also: cordon -h, cordon --help, cordon COMMAND --help.\n"},
+};
+
+static const struct command *
+command_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(commands); i++)
+		if (strcmp(commands[i].c_name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void
+usage_all(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: cordon COMMAND [OPTIONS]\n\ncommands:\n");
+	for (i = 0; i < nitems(commands); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].c_name,
+		    commands[i].c_summary);
+	fprintf(f, "\n'cordon COMMAND --help' shows a command's options; "
+		   "'cordon --version' the build.\n"
+		   "Exit codes: 0 ok, 1 failure, 2 bad usage or config.\n");
+}
+
+static void
+usage_one(FILE *f, const struct command *c)
+{
+	const char *p = c->c_usage, *nl;
+	int first = 1;
+
+	/* Each synopsis line after "usage: " or aligned under it. */
+	for (; *p != '\0'; p = nl + 1, first = 0) {
+		nl = strchr(p, '\n');
+		fprintf(f, "%s%.*s\n", first ? "usage: " : "       ",
+		    (int)(nl - p), p);
+	}
+	fprintf(f, "\n%s", c->c_help);
+}
+
+static int
+cmd_version(int argc, char **argv)
+{
+	if (argc > 1)
+		return cli_extra_arg("version", argv[1]);
+	printf("cordon %s (commit %s, %s build)\n", CORDON_VERSION,
+	    CORDON_COMMIT, CORDON_BUILDTYPE);
+	return 0;
+}
+
+static int
+cmd_help(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc < 2) {
+		usage_all(stdout);
+		return 0;
+	}
+	if (argc > 2)
+		return cli_extra_arg("help", argv[2]);
+	if ((c = command_find(argv[1])) == NULL)
+		return unknown_command(argv[1]);
+	usage_one(stdout, c);
+	return 0;
+}
+
+static int
+unknown_command(const char *word)
+{
+	static const char *const top_opts[] = {"--help", "--version", NULL};
+	const char *names[nitems(commands) + 1], *near;
+	char clean[CLI_WORD_MAX + 8];
+	size_t i;
+
+	for (i = 0; i < nitems(commands); i++)
+		names[i] = commands[i].c_name;
+	names[i] = NULL;
+	cli_clean(word, strlen(word), clean, sizeof(clean));
+	if (word[0] == '-')
+		fprintf(stderr, "cordon: unknown option %s", clean);
+	else
+		fprintf(stderr, "cordon: unknown command %s", clean);
+	if ((near = text_nearest(word, word[0] == '-' ? top_opts : names)) !=
+	    NULL)
+		fprintf(stderr, "; did you mean %s?\n", near);
+	else
+		fprintf(stderr, " ('cordon --help' lists the commands)\n");
+	return 2;
+}
+
 int
 main(int argc, char **argv)
 {
+	const struct command *c;
+
 	log_init("cordon", 0);
 	if (argc < 2) {
-		usage(stderr);
+		usage_all(stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "run") == 0)
-		return cmd_run(argc - 1, argv + 1);
-	if (strcmp(argv[1], "check") == 0)
-		return cmd_check(argc - 1, argv + 1);
-	if (strcmp(argv[1], "audit") == 0)
-		return exec_audit(argv + 1);
-	if (strcmp(argv[1], "status") == 0)
-		return cmd_status(argc - 1, argv + 1);
-	if (strcmp(argv[1], "login") == 0)
-		return cmd_login(argc - 1, argv + 1);
-	if (strcmp(argv[1], "token") == 0)
-		return cmd_token(argc - 1, argv + 1);
-	if (strcmp(argv[1], "gate") == 0)
-		return cmd_gate(argc - 1, argv + 1);
-	if (strcmp(argv[1], "version") == 0 ||
-	    strcmp(argv[1], "--version") == 0) {
-		printf("cordon %s\n", CORDON_VERSION);
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
+		return cmd_help(argc - 1, argv + 1);
+	if (strcmp(argv[1], "--version") == 0)
+		return cmd_version(argc - 1, argv + 1);
+	if ((c = command_find(argv[1])) == NULL)
+		return unknown_command(argv[1]);
+	/* SUB --help and SUB -h, before the command parses anything. */
+	if (cli_wants_help(argc - 1, argv + 1)) {
+		usage_one(stdout, c);
 		return 0;
 	}
-	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
-		return 0;
-	}
-	usage(stderr);
-	return 2;
+	return c->c_fn(argc - 1, argv + 1);
 }

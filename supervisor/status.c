@@ -5,7 +5,7 @@
  *
  *   cordon status [--json]: /api/health and /api/agents, printed as each
  *     daemon's confinement (SU-2), the sandbox layers this host offers
- *     and those each agent gets (SBX-5);
+ *     and those each agent gets (SBX-5), or as one JSON document;
  *   cordon login: a fresh one-time dashboard login URL
  *     (POST /api/login-code);
  *
@@ -27,6 +27,7 @@
 #include <event2/keyvalq_struct.h>
 #include <json-c/json.h>
 
+#include "cli.h"
 #include "cordond.h"
 #include "json.h"
 #include "util.h"
@@ -322,7 +323,7 @@ endpoint_args(
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cli_getopt(cmd, argc, argv, "", opts)) != -1) {
 		if (ch == 'H')
 			home = optarg;
 		else if (ch == 'p')
@@ -332,10 +333,10 @@ endpoint_args(
 		else if (ch == 'j' && json != NULL)
 			*json = 1;
 		else
-			return 2;
+			return ch == 'j' ? cli_extra_arg(cmd, "--json") : 2;
 	}
 	if (optind != argc)
-		return 2;
+		return cli_extra_arg(cmd, argv[optind]);
 	return endpoint_resolve(cmd, home, port_s, tokfile, ep) == -1 ? 1 : 0;
 }
 
@@ -343,7 +344,7 @@ int
 cmd_status(int argc, char **argv)
 {
 	struct event_base *base;
-	struct json_object *health, *agents;
+	struct json_object *health, *agents, *doc;
 	struct endpoint ep;
 	int json = 0, st_h = 0, st_a = 0, rc;
 
@@ -363,11 +364,17 @@ cmd_status(int argc, char **argv)
 		fprintf(stderr, "cordon: status: no answer (%d)\n", st_h);
 		rc = 1;
 	} else if (json) {
+		/* One document: {ok, health, agents} (agents null if none). */
+		doc = json_object_new_object();
+		json_object_object_add(doc, "ok",
+		    json_object_new_boolean(
+			strcmp(str_at(health, "status"), "ok") == 0));
+		json_object_object_add(doc, "health", json_object_get(health));
+		json_object_object_add(doc, "agents", json_object_get(agents));
 		printf("%s\n", json_object_to_json_string_ext(
-				   health, JSON_C_TO_STRING_PLAIN));
-		if (agents != NULL)
-			printf("%s\n", json_object_to_json_string_ext(
-					   agents, JSON_C_TO_STRING_PLAIN));
+				   doc, JSON_C_TO_STRING_PLAIN |
+					    JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(doc);
 	} else {
 		print_daemons(health);
 		if (agents != NULL)

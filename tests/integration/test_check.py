@@ -1,9 +1,11 @@
 # `cordon check --home DIR` over real files (SP-15, SP-5, SEC-3): every
 # manifest problem reported as FILE:LINE:COL with exit 1, the
 # agentic-os built-ins accepted, input never echoed.  Writes only tmp_path.
+import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -21,10 +23,28 @@ HEAD = (
 )
 
 
-def check(home, *extra):
+# SP-1: the programs the manifests below name, on the PATH `cordon check`
+# resolves them on (a missing one is a problem of its own).
+FAKE_BINS = ("t", "x", "y", "claude", "hermes")
+
+
+def fake_path(tmp_path):
+    d = tmp_path / "fakebin"
+    d.mkdir(exist_ok=True)
+    for name in FAKE_BINS:
+        f = d / name
+        f.write_text("#!/bin/sh\nexit 0\n")
+        f.chmod(0o755)
+    return f"{d}:/usr/bin:/bin"
+
+
+def check(home, *extra, path=None):
+    env = child_env()
+    if path or (home and Path(home).is_dir()):
+        env["PATH"] = path or fake_path(Path(home))
     return subprocess.run(
         [cordon_bin(), "check", *extra] + (["--home", str(home)] if home else []),
-        capture_output=True, text=True, timeout=30, env=child_env())
+        capture_output=True, text=True, timeout=30, env=env)
 
 
 def home_with(tmp_path, files):
@@ -310,3 +330,95 @@ def test_sbx2_vault_and_audit_protected(tmp_path):
                                                           "00_Inbox")]))
     assert r.returncode == 1, r.stdout + r.stderr
     assert "sandbox.readRoots[0]: is inside a protected path" in r.stdout
+
+
+# SP-1, SEC-2, SP-13, MI-2: what would refuse a run later is reported in
+# the same pass as the schema's problems: a binary not on cordon's PATH
+# (the PATH named), a secret that does not resolve (its manifest name,
+# never a value), a mission whose vault-note output lacks vault-write.
+def test_sp1_check_foresees_runtime_refusals(tmp_path):
+    home = home_with(tmp_path, {
+        "a.yaml": HEAD.replace("bin: t", "bin: nowhere-bin")
+        + "secrets:\n  MY_API_KEY: prov.apiKey\n"
+        + "actions:\n  - {id: s, label: S, command: [no-such-verb]}\n"
+        + "junk: 1\n",
+        "b.yaml": HEAD.replace("name: t", "name: b"),
+    })
+    sec = home / "secrets.yaml"
+    sec.write_text("prov:\n  other: sk-ant-api03-" + "S3CR3T" * 8 + "\n")
+    sec.chmod(0o600)
+    (home / "missions").mkdir()
+    (home / "missions" / "m.yaml").write_text(
+        "id: m1\nlabel: M\nagent: b\nprompt: hi\n"
+        "outputs:\n  - {type: vault-note, folder: 00_Inbox/cordon/missions/m1,"
+        " filenameHint: x}\n"
+        "permissions: []\n")
+    (home / "missions" / "n.yaml").write_text(
+        "id: m2\nlabel: M\nagent: nobody\nprompt: hi\nbogus: 1\n")
+    env_path = fake_path(tmp_path)
+    r = check(home, path=env_path)
+    out = r.stdout
+    assert r.returncode == 1, out + r.stderr
+    a = os.path.join(str(home.resolve()), "agents", "a.yaml")
+    assert (f"{a}:4:3: transportConfig.bin: not found on cordon's PATH "
+            f"{env_path}; runs would fail (spawn-failed)") in out, out
+    assert f"{a}:9:33: actions.command[0]: not found on cordon's PATH" in out
+    assert (f"{a}:7:3: secrets.MY_API_KEY: not set in cordon's environment "
+            "nor in secrets.yaml; runs would be refused (missing-secret)") \
+        in out, out
+    assert f"{a}:10:1: junk: unknown key" in out
+    assert "nowhere-bin" not in out and "no-such-verb" not in out
+    assert "S3CR3T" not in out + r.stderr
+    m = os.path.join(str(home.resolve()), "missions")
+    assert (f"{m}/m.yaml:7:1: permissions: a vault-note output needs "
+            "vault-write; runs would be refused (permission-denied)") in out
+    # A file with problems of its own still has its agent checked.
+    assert f"{m}/n.yaml:5:1: bogus: unknown key" in out
+    assert f"{m}/n.yaml:3:1: agent: no valid agent of that name" in out
+    # Each file's problems in line order.
+    nums = [tuple(int(x) for x in l[len(a) + 1:].split(":")[:2])
+            for l in out.splitlines() if l.startswith(a + ":")]
+    assert nums == sorted(nums) and len(nums) == 4
+
+
+# SP-1: the manifest's own env PATH is the one a run gets
+def test_sp1_check_bin_on_manifest_path(tmp_path):
+    bindir = tmp_path / "own"
+    bindir.mkdir()
+    prog = bindir / "mine"
+    prog.write_text("#!/bin/sh\n")
+    prog.chmod(0o755)
+    text = HEAD.replace("bin: t", "bin: mine")
+    home = home_with(tmp_path, {"a.yaml": text + f"  env:\n    PATH: {bindir}\n"})
+    r = check(home)
+    assert r.returncode == 0, r.stdout
+    (home / "agents" / "a.yaml").write_text(
+        text + "  env:\n    PATH: /nonexistent\n")
+    r = check(home)
+    assert r.returncode == 1
+    assert ("transportConfig.bin: not found on the manifest's env PATH "
+            "/nonexistent") in r.stdout
+
+
+# SP-15: --json is one document with every problem
+def test_sp15_check_json_one_document(tmp_path):
+    home = home_with(tmp_path, {
+        "a.yaml": HEAD + "  arg: [x]\nhealthProbe:\n  timeoutMs: 0\n",
+        "ok.yaml": HEAD.replace("name: t", "name: ok"),
+    })
+    r = check(home, "--json")
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)  # one document, nothing else on stdout
+    assert doc["ok"] is False and doc["agents"] == 1 and doc["missions"] == 0
+    a = os.path.join(str(home.resolve()), "agents", "a.yaml")
+    assert doc["problems"] == [
+        {"file": a, "line": 6, "column": 3, "key": "transportConfig.arg",
+         "code": "unknown-key", "message": "unknown key; did you mean args?"},
+        {"file": a, "line": 8, "column": 3, "key": "healthProbe.timeoutMs",
+         "code": "out-of-range", "message": "must be 1..10000"},
+    ]
+    (home / "agents" / "a.yaml").unlink()
+    r = check(home, "--json")
+    assert r.returncode == 0, r.stdout
+    assert json.loads(r.stdout) == {"ok": True, "agents": 1, "missions": 0,
+                                    "problems": []}

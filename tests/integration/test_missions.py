@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from agents_util import (audit_lines, audit_records, make_agents_home,
+from agents_util import (FAKE_DIR, audit_lines, audit_records, make_agents_home,
                          post_json, server_env, wait_audit)
 from audit_util import assert_nonce_absent, walk_values
 from conftest import BUILD, HTTP_S, RESTART_S, SLOW, child_env, cordon_bin
@@ -215,8 +215,10 @@ def mission_records(home, mid=None):
 
 
 def check(home):
+    # The PATH `cordon run` gets here (SP-1: check resolves binaries on it).
+    env = dict(child_env(), PATH=FAKE_DIR + ":/usr/bin:/bin")
     return subprocess.run([cordon_bin(), "check", "--home", str(home)],
-                          capture_output=True, text=True, env=child_env(),
+                          capture_output=True, text=True, env=env,
                           timeout=HTTP_S)
 
 
@@ -236,7 +238,9 @@ def test_mi1_check_reports_each_bad_mission(tmp_path):
             line, col, msg = rest.split(":", 2)
             assert line.isdigit() and col.isdigit() and msg.strip(), ln
     for name in GOOD:
-        assert f"/{name}.yaml:" not in r.stdout, r.stdout
+        if name != "noperm":
+            assert f"/{name}.yaml:" not in r.stdout, r.stdout
+    assert_noperm_foreseen(r, mdir)
     assert any("both disabled" in ln for ln in lines
                if "/dup1.yaml:" in ln), r.stdout
     assert any("time zone" in ln for ln in lines if "/nozone.yaml:" in ln)
@@ -247,11 +251,28 @@ def test_mi1_check_reports_each_bad_mission(tmp_path):
     assert "--model" not in r.stdout
 
 
+def assert_noperm_foreseen(r, mdir):
+    """MI-2: the mission loads, but check says its runs would be refused."""
+    lines = [ln for ln in r.stdout.splitlines()
+             if ln.startswith(f"{mdir}/noperm.yaml:")]
+    assert len(lines) == 1 and lines[0].endswith(
+        ": permissions: a vault-note output needs vault-write; runs would "
+        "be refused (permission-denied)"), r.stdout
+
+
 def test_mi1_check_good_missions_only(tmp_path):
     home = missions_home(tmp_path, bad=False)
     r = check(home)
-    assert r.returncode == 0, r
-    assert r.stdout.splitlines()[-1] == f"ok {len(GOOD)} missions"
+    mdir = os.path.join(str(home.resolve()), "missions")
+    # Only what runs would refuse: noperm's missing permission (and the
+    # agents made broken on purpose: a missing binary, an unset secret).
+    assert r.returncode == 1, r
+    assert_noperm_foreseen(r, mdir)
+    assert [ln for ln in r.stdout.splitlines() if ln.startswith(mdir)
+            and "/noperm.yaml:" not in ln] == [], r.stdout
+    (home / "missions" / "noperm.yaml").unlink()
+    r = check(home)
+    assert r.stdout.splitlines()[-1] == f"ok {len(GOOD) - 1} missions"
 
 
 def test_mi1_list_has_valid_missions_only_and_nothing_private(mc):

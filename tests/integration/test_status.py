@@ -46,7 +46,9 @@ def test_su2_status_names_every_daemon(cordon):
 def test_su2_status_json_is_the_api(cordon):
     r = status(cordon.home, "--json")
     assert r.returncode == 0, r.stderr
-    health, agents = [json.loads(l) for l in r.stdout.splitlines()]
+    doc = json.loads(r.stdout)  # one document, nothing else
+    assert set(doc) == {"ok", "health", "agents"} and doc["ok"] is True
+    health, agents = doc["health"], doc["agents"]
     assert health == {**health, "ok": True, "status": "ok"}
     assert [d["name"] for d in health["daemons"]] == [
         "auditd", "vaultd", "spawner", "broker"]
