@@ -51,6 +51,11 @@ struct verify {
 	int v_explained; /* a retention record deleted an older day */
 	char (*v_deleted)[DAY_LEN + 1]; /* every day retention deleted */
 	size_t v_ndeleted, v_capdeleted;
+	/* Progress on a terminal (stderr), never when piped. */
+	int v_tty;
+	unsigned long long v_bytes, v_bytes_done;
+	size_t v_day; /* the day file being read, 0-based */
+	struct timespec v_start, v_shown;
 };
 
 static int
@@ -168,9 +173,21 @@ day_open(const char *path)
 	return f;
 }
 
+/* A progress line is on the terminal: cleared before any verdict. */
+static int progress_drawn;
+
+static void
+progress_end(void)
+{
+	if (progress_drawn)
+		fprintf(stderr, "\r\033[K");
+	progress_drawn = 0;
+}
+
 static int
 fail(const char *file, unsigned long lineno, const char *msg)
 {
+	progress_end();
 	printf("%s:%lu: %s\n", file, lineno, msg);
 	return -1;
 }
@@ -349,6 +366,59 @@ out:
 	return rc;
 }
 
+#define PROGRESS_EVERY_NS (250 * 1000 * 1000)
+
+static long long
+elapsed_ns(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000000000LL +
+	       (b->tv_nsec - a->tv_nsec);
+}
+
+/* The size of every day file, for the percentage. */
+static void
+progress_start(struct verify *v)
+{
+	char path[PATH_MAX + 32];
+	struct stat sb;
+	size_t i;
+
+	if (!(v->v_tty = isatty(STDERR_FILENO)))
+		return;
+	for (i = 0; i < v->v_ndays; i++) {
+		snprintf(
+		    path, sizeof(path), "%s/%s.jsonl", v->v_dir, v->v_days[i]);
+		if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+			v->v_bytes += (unsigned long long)sb.st_size;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &v->v_start);
+	v->v_shown.tv_sec = 0;
+}
+
+/* One status line, redrawn in place at most every 250 ms (and at 0). */
+static void
+progress_show(struct verify *v, int force)
+{
+	struct timespec now;
+	unsigned long long pct;
+
+	if (!v->v_tty)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!force && v->v_shown.tv_sec != 0 &&
+	    elapsed_ns(&v->v_shown, &now) < PROGRESS_EVERY_NS)
+		return;
+	v->v_shown = now;
+	progress_drawn = 1;
+	pct = v->v_bytes ? v->v_bytes_done * 100 / v->v_bytes : 100;
+	fprintf(stderr,
+	    "\rcordon audit verify: %3llu%%, %llu records, day %zu of %zu, "
+	    "%llds elapsed\033[K",
+	    pct > 100 ? 100 : pct, (unsigned long long)v->v_count,
+	    v->v_day + (v->v_ndays > 0), v->v_ndays,
+	    elapsed_ns(&v->v_start, &now) / 1000000000LL);
+}
+
 static int
 verify_file(struct verify *v, const char *day)
 {
@@ -371,6 +441,9 @@ verify_file(struct verify *v, const char *day)
 			break;
 		}
 		rc = verify_line(v, name, ln, line, (size_t)n - 1, f);
+		v->v_bytes_done += (unsigned long long)n;
+		if ((ln & 255) == 0)
+			progress_show(v, 0);
 	}
 	free(line);
 	fclose(f);
@@ -440,9 +513,15 @@ audit_verify(const char *dir, const char *heads)
 		free(v.v_heads);
 		return 2;
 	}
-	for (i = 0; i < v.v_ndays; i++)
+	progress_start(&v);
+	for (i = 0; i < v.v_ndays; i++) {
+		v.v_day = i;
+		progress_show(&v, i == 0);
 		if (verify_file(&v, v.v_days[i]) == -1)
 			goto broken;
+	}
+	progress_show(&v, 1);
+	progress_end();
 	if (v.v_midchain && !v.v_explained) {
 		fail(v.v_ndays ? v.v_days[0] : "audit", 1,
 		    "the chain does not start at genesis and no "
@@ -466,6 +545,7 @@ audit_verify(const char *dir, const char *heads)
 	free(v.v_deleted);
 	return 0;
 broken:
+	progress_end();
 	free(v.v_heads);
 	free(v.v_deleted);
 	return 1;

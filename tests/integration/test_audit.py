@@ -916,3 +916,71 @@ def test_au6_one_way_record_written_never_answered(auditd_factory, adir):
     assert br.stray == []
     assert a.stop() == 0
     assert [r["durationMs"] for r in check_chain(adir)] == [1, 2]
+
+
+# ---- AU-7: `cordon audit verify` shows progress on a terminal only ----
+
+def extend_trail(path, extra):
+    """Append `extra` chained copies of the trail's last record."""
+    with open(path, "rb") as f:
+        last = f.read().split(b"\n")[-2]
+    rec = json.loads(last)
+    out = []
+    for i in range(extra):
+        rec["seq"] += 1
+        rec["prev"] = hashlib.sha256(last).hexdigest()
+        rec["id"] = rec["id"][:14] + f"{i:08x}"
+        last = json.dumps(rec, separators=(",", ":")).encode()
+        out.append(last + b"\n")
+    with open(path, "ab") as f:
+        f.write(b"".join(out))
+
+
+def verify_on_pty(adir):
+    """verify with stderr on a pseudo-terminal; (rc, stdout, stderr)."""
+    import pty
+    import subprocess
+    from conftest import BUILD, child_env
+    master, slave = pty.openpty()
+    p = subprocess.Popen([os.path.join(BUILD, "cordon"), "audit", "verify",
+                          "--home", home_of(adir)], stdout=subprocess.PIPE,
+                         stderr=slave, env=child_env())
+    os.close(slave)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every writer closed the terminal
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(master)
+    out = p.stdout.read()
+    p.stdout.close()
+    return p.wait(timeout=60), out.decode(), err.decode()
+
+
+def test_au7_verify_progress_on_a_terminal(auditd_factory, adir):
+    path = make_trail(auditd_factory, adir)
+    extend_trail(path, 30000)
+    rc, out, err = verify_on_pty(adir)
+    assert rc == 0 and out.startswith("ok 30020 records\n"), (out, err)
+    assert "\rcordon audit verify:   0%, 0 records, day 1 of 1, 0s elapsed" \
+        in err, err
+    assert re.search(r"\rcordon audit verify: 100%, 30020 records, day 1 of "
+                     r"1, \d+s elapsed", err), err
+    assert err.endswith("\r\x1b[K")  # the line cleared before the verdict
+    # Piped (as every test and script reads it): nothing on stderr.
+    r = verify(adir)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+def test_au7_verify_progress_cleared_before_a_failure(auditd_factory, adir):
+    path = make_trail(auditd_factory, adir)
+    extend_trail(path, 2000)
+    rewrite(path, lambda ls: b"\n".join(ls[:1000] + ls[1001:]) + b"\n")
+    rc, out, err = verify_on_pty(adir)
+    assert rc == 1
+    assert "records missing: seq 1001 to 1001" in out, out
+    assert err.endswith("\r\x1b[K"), err
