@@ -112,7 +112,7 @@ mission_result(struct json_object *in)
 	static const char *const statuses[] = {
 	    "success", "error", "denied", "skipped"};
 	static const char *const classes[] = {"permission-denied",
-	    "options-invalid", "timeout", "spawn-failed", "exit-nonzero",
+	    "options-invalid", "timeout", "spawn-failed", "non-zero-exit",
 	    "killed", "output-failed", "agent-unavailable", "skipped-missed",
 	    "busy"};
 	struct json_object *o, *v;

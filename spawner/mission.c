@@ -299,7 +299,7 @@ mission_errclass(const char *ec)
 	} map[] = {
 	    {"timeout", "timeout"},
 	    {"killed", "killed"},
-	    {"non-zero-exit", "exit-nonzero"},
+	    {"non-zero-exit", "non-zero-exit"},
 	    {"missing-secret", "agent-unavailable"},
 	    {"transport-error", "output-failed"},
 	};

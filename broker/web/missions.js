@@ -28,7 +28,7 @@ const ERROR_TEXT = {
   'options-invalid': 'The options do not fit the mission\'s schema; nothing ran.',
   timeout: 'The agent ran past the mission\'s timeout and was stopped.',
   'spawn-failed': 'The agent could not be started.',
-  'exit-nonzero': 'The agent ended with an error.',
+  'non-zero-exit': 'The agent ended with an error.',
   killed: 'The agent was stopped.',
   'output-failed': 'An output could not be written; the outputs after it were not attempted.',
   'agent-unavailable': 'The mission\'s agent is not available.',

@@ -955,7 +955,7 @@ def test_mi_secret_printed_by_agent_scrubbed_from_note(c, world, how):
 def test_mi_secret_on_stderr_fails_cleanly(c, world):
     clear_notes(world, "secret")
     b = result(mission_run(c, "secret", {"options": {"how": "stderr"}}),
-               "error", "exit-nonzero")
+               "error", "non-zero-exit")
     assert b["outputsPersisted"] == 0 and notes(world, "secret") == {}
 
 

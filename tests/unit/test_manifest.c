@@ -1,7 +1,8 @@
 /*
  * Unit tests for policy/manifest.c (SP-15, SP-5, SP-3, SEC-3): the two
- * agentic-os built-ins load unchanged, every hostile manifest
- * is refused with its line:col, and messages never echo input.
+ * agentic-os built-ins load unchanged, every hostile manifest is refused
+ * with its line:col, and messages never echo a value (a plain unknown key
+ * is named, with the nearest allowed one).
  */
 #include <setjmp.h>
 #include <stdarg.h>
