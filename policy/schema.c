@@ -72,7 +72,7 @@ schema_keys(struct schema *p, struct json_object *obj, const char *path,
 		if (schema_in_list(allowed, k))
 			continue;
 		/* A plain name is shown; anything else only classified. */
-		if (!text_word_showable(k, SCHEMA_KEY_SHOW_MAX) ||
+		if (!schema_token_ok(k, SCHEMA_KEY_SHOW_MAX) ||
 		    redact_value_secretish(k)) {
 			schema_errc(p, v, obj, path, "unknown-key",
 			    "unknown key (name not shown: not a plain name)");

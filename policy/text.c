@@ -91,19 +91,3 @@ text_nearest(const char *word, const char *const *cands)
 	}
 	return best;
 }
-
-int
-text_word_showable(const char *s, size_t max)
-{
-	size_t i, len = strlen(s);
-
-	if (len == 0 || len > max)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= 'A' && s[i] <= 'Z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
-			s[i] == '-' || s[i] == '.'))
-			return 0;
-	return 1;
-}

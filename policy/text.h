@@ -21,7 +21,5 @@ size_t text_utf8_chars(const char *s, size_t len);
  * word that begins a candidate counts as near), or NULL if none is near.
  */
 const char *text_nearest(const char *word, const char *const *cands);
-/* s is 1..max of [A-Za-z0-9_.-]: a name that may be shown as it is. */
-int text_word_showable(const char *s, size_t max);
 
 #endif

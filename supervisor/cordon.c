@@ -379,8 +379,15 @@ main(int argc, char **argv)
 		return cmd_version(argc - 1, argv + 1);
 	if ((c = command_find(argv[1])) == NULL)
 		return unknown_command(argv[1]);
-	/* SUB --help and SUB -h, before the command parses anything. */
-	if (cli_wants_help(argc - 1, argv + 1)) {
+	/*
+	 * SUB --help and SUB -h, before the command parses anything.  The
+	 * gate only alone: its exit 0 is an allow (SBX-6), so no word of a
+	 * command to judge may turn it into help.
+	 */
+	if (c->c_fn == cmd_gate
+		? argc == 3 && (strcmp(argv[2], "-h") == 0 ||
+				   strcmp(argv[2], "--help") == 0)
+		: cli_wants_help(argc - 1, argv + 1)) {
 		usage_one(stdout, c);
 		return 0;
 	}

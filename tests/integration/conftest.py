@@ -27,6 +27,19 @@ def cordon_bin():
     return os.path.join(BUILD, "cordon")
 
 
+def help_commands(text):
+    """The command names `cordon --help` lists under "commands:"."""
+    names, inside = [], False
+    for line in text.splitlines():
+        if line == "commands:":
+            inside = True
+        elif inside and line.startswith("  ") and line.strip():
+            names.append(line.split()[0])
+        elif inside:
+            break
+    return names
+
+
 def child_env():
     env = dict(os.environ)
     # Sanitizer builds: keep the caller's options, but LeakSanitizer cannot

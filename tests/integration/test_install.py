@@ -4,6 +4,7 @@
 # are checked by groff's warnings (when groff is here), the completion
 # against `cordon --help` and `cordon COMMAND --help`.  Writes only
 # tmp_path.
+import json
 import os
 import re
 import shutil
@@ -11,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, child_env, cordon_bin
+from conftest import BUILD, child_env, cordon_bin, help_commands
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -25,7 +26,6 @@ def meson_option(name):
     out = subprocess.run(["meson", "introspect", "--buildoptions", BUILD],
                          capture_output=True, text=True, timeout=60,
                          check=True).stdout
-    import json
     return {o["name"]: o["value"] for o in json.loads(out)}[name]
 
 
@@ -91,20 +91,12 @@ def help_text(*args):
     return r.stdout
 
 
-def help_commands():
-    names, inside = [], False
-    for line in help_text("--help").splitlines():
-        if line == "commands:":
-            inside = True
-        elif inside and line.startswith("  ") and line.strip():
-            names.append(line.split()[0])
-        elif inside:
-            break
-    return names
+def cordon_commands():
+    return help_commands(help_text("--help"))
 
 
 def test_completion_lists_every_command():
-    cmds = help_commands()
+    cmds = cordon_commands()
     assert "run" in cmds and "audit" in cmds
     assert complete("") == sorted(cmds)
     assert complete("st") == ["status"]
@@ -112,7 +104,7 @@ def test_completion_lists_every_command():
 
 def test_completion_offers_every_option_of_each_command():
     """Every --option a command's help names is offered, and no other."""
-    for cmd in help_commands():
+    for cmd in cordon_commands():
         if cmd == "audit":
             continue
         want = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)",
