@@ -10,6 +10,7 @@
 #include <event2/buffer.h>
 
 #include "sanitize.h"
+#include "unicode.h"
 
 #define CLEAN_LINE_MAX_DEF 1000 /* LIM_LINE_MAX; common/ sits below policy/ */
 #define REPL		   0xFFFDu
@@ -118,6 +119,27 @@ emit_text(struct clean *c, struct clean_out *o, uint32_t cp)
 	out_cp(c, o, cp);
 }
 
+/*
+ * An invisible or reordering code point (SBX-7): shown as "<U+XXXX>", a
+ * whole marker or none.  One that no longer fits ends the line's kept
+ * part, so what follows is cut too and the order is never changed.
+ */
+static void
+emit_hidden(struct clean *c, struct clean_out *o, uint32_t cp)
+{
+	char m[UNI_MARK_MAX];
+	size_t n = uni_mark(cp, m);
+
+	if (c->c_line_chars + n > c->c_line_max) {
+		c->c_line_chars = c->c_line_max;
+		c->c_dropped++;
+		return;
+	}
+	out_bytes(c, o, m, n);
+	c->c_out_chars += n;
+	c->c_line_chars += n;
+}
+
 static void
 emit_newline(struct clean *c, struct clean_out *o)
 {
@@ -171,6 +193,10 @@ ground(struct clean *c, struct clean_out *o, uint32_t cp)
 {
 	if (cp == '\n') {
 		emit_newline(c, o);
+		return;
+	}
+	if (cp >= 0xA0 && uni_class(cp) == UNI_HIDDEN) {
+		emit_hidden(c, o, cp);
 		return;
 	}
 	if (cp == '\t' ||

@@ -38,7 +38,9 @@ void clean_init(struct clean *, size_t line_max);
  * sequences, a lone ESC, C0 controls but \n and \t, DEL and C1 controls;
  * drops every CR (so CRLF -> LF and bare CR vanishes); cuts lines over
  * line_max code points with " … [+N chars]" at the line's end, never
- * inside a code point; invalid UTF-8 -> U+FFFD.
+ * inside a code point; invalid UTF-8 -> U+FFFD; an invisible or
+ * reordering code point (unicode.h, UNI_HIDDEN) -> "<U+XXXX>", which
+ * counts as that many characters of its line and is never cut in two.
  */
 void clean_feed(
     struct clean *, const char *in, size_t len, struct evbuffer *out);

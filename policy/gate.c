@@ -12,6 +12,7 @@
 
 #include "env.h"
 #include "gate_impl.h"
+#include "unicode.h"
 #include "util.h"
 
 _Static_assert(GATE_WORDS_MAX <= SHLEX_WORDS_MAX, "argv must fit a sh_cmd");
@@ -447,6 +448,27 @@ gate_argv(struct gctx *x, char *const *argv, size_t argc, struct gres *r)
 static const struct gate_policy gate_defaults = {
     .gp_ask_timeout_sec = GATE_ASK_TIMEOUT};
 
+/* A refused code point in the line, an argument or the cwd. */
+static int
+gate_hidden(const struct gate_req *req)
+{
+	size_t i, n;
+
+	if (uni_gate_refused(req->gr_cwd, strlen(req->gr_cwd)))
+		return 1;
+	if (req->gr_line != NULL) {
+		n = req->gr_linelen ? req->gr_linelen : strlen(req->gr_line);
+		/* A NUL is the parser's to refuse (unparseable). */
+		return memchr(req->gr_line, '\0', n) == NULL &&
+		       uni_gate_refused(req->gr_line, n);
+	}
+	for (i = 0; i < req->gr_argc; i++)
+		if (req->gr_argv[i] != NULL &&
+		    uni_gate_refused(req->gr_argv[i], strlen(req->gr_argv[i])))
+			return 1;
+	return 0;
+}
+
 int
 gate_check(const struct gate_policy *gp, const struct gate_req *req,
     const struct protect_ctx *pc, gate_resolve_fn resolve, void *arg,
@@ -466,6 +488,13 @@ gate_check(const struct gate_policy *gp, const struct gate_req *req,
 	    req->gr_workspace == NULL || req->gr_workspace[0] != '/' ||
 	    req->gr_cwd == NULL || req->gr_cwd[0] != '/')
 		return -1;
+	/* SBX-7: what the operator would see must be what runs, and no
+	 * name check may be fooled by a character nobody sees. */
+	if (gate_hidden(req)) {
+		snprintf(
+		    res->g_rule, sizeof(res->g_rule), "invisible-characters");
+		return 0;
+	}
 	if ((x = calloc(1, sizeof(*x))) == NULL)
 		return -1;
 	x->gp = gp != NULL ? gp : &gate_defaults;

@@ -90,7 +90,11 @@ struct gate_result {
 	 * lookup variable), "kill-target", "rm-outside-workspace",
 	 * "script-outside-workspace", "net-option" (curl/wget options
 	 * that re-route or read config), "url-refused" (a URL that does
-	 * not parse or is not http/https), "docker-option". */
+	 * not parse or is not http/https), "docker-option",
+	 * "invisible-characters" (SBX-7: a bidi control, an invisible or
+	 * non-ASCII space code point, a control character but tab and
+	 * newline, or invalid UTF-8 in the line, an argument or the cwd;
+	 * such a command is refused, never held for the operator). */
 	char g_rule[65];
 };
 

@@ -1,7 +1,8 @@
 /*
  * libFuzzer target for common/sanitize.c and common/redact.c: whatever the
  * bytes and however they are split, the cleaner emits valid UTF-8 with no
- * ESC, no C0 but \n \t, no C1, the same output for any split; the scrubber
+ * ESC, no C0 but \n \t, no C1, no invisible or reordering code point
+ * (SBX-7: shown as <U+XXXX>), the same output for any split; the scrubber
  * never lets a known secret through.
  */
 #include <stddef.h>
@@ -13,6 +14,7 @@
 
 #include "redact.h"
 #include "sanitize.h"
+#include "unicode.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -56,6 +58,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		abort();
 	if (!utf8_valid(a, al))
 		abort();
+	for (i = 0; i < al;) {
+		uint32_t cp;
+
+		if (uni_utf8_next(a, al, &i, &cp) == -1 ||
+		    uni_class(cp) == UNI_HIDDEN)
+			abort();
+	}
 	for (i = 0; i < al; i++) {
 		unsigned char ch = (unsigned char)a[i];
 

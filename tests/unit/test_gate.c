@@ -341,8 +341,19 @@ static const struct row rows[] = {
     {"ls &&", D, "unparseable", "?"},
     {"ls >", D, "unparseable", "?"},
     {"", D, "unparseable", "?"},
-    {"ls \x1b[31m", D, "unparseable", "?"},
-    {"ls \xff", D, "unparseable", "?"},
+
+    /* SBX-7: what nobody sees is refused, never held or allowed */
+    {"ls \x1b[31m", D, "invisible-characters", "?"},
+    {"ls \xff", D, "invisible-characters", "?"},
+    {"git push \xe2\x80\xaeniam nigiro\xe2\x80\xac", D, "invisible-characters",
+	"?"},
+    {"l\xe2\x80\x8bs", D, "invisible-characters", "?"},
+    {"ls\xe2\x81\xa0 -la", D, "invisible-characters", "?"},
+    {"rm\xc2\xa0-rf x", D, "invisible-characters", "?"},
+    {"cat README.md\xc2\xad", D, "invisible-characters", "?"},
+    {"ls \xf3\xa0\x80\x81", D, "invisible-characters", "?"},
+    {"git status\r", D, "invisible-characters", "?"},
+    {"ls caf\xc3\xa9", A, "allowlist", "ls"},
     {"echo hi > *.txt", D, "unparseable", "echo"},
 
     /* environment assignments */
@@ -536,6 +547,8 @@ test_sbx6_argv(void **state)
 	static char *const env[] = {"cat", ".env"};
 	static char *const tl[] = {"cat", "~/.ssh/config"};
 	static char *const asg[] = {"PATH=/x", "ls"};
+	static char *const zw[] = {"l\xe2\x80\x8cs", "-la"};
+	static char *const bidi[] = {"git", "push", "\xe2\x81\xa7x"};
 	struct gate_req req;
 	struct gate_result res;
 
@@ -562,6 +575,13 @@ test_sbx6_argv(void **state)
 	ARGV(tl, GATE_ALLOW, "allowlist");
 	/* no shell: "PATH=/x" is the program name */
 	ARGV(asg, GATE_DENY, "not-allowlisted");
+	/* SBX-7: a zero-width joiner in the name, an isolate in an arg */
+	ARGV(zw, GATE_DENY, "invisible-characters");
+	ARGV(bidi, GATE_DENY, "invisible-characters");
+	/* SBX-7: the cwd is shown to the operator too */
+	req.gr_cwd = WS "/a\xe2\x80\x8f";
+	ARGV(ls, GATE_DENY, "invisible-characters");
+	req.gr_cwd = WS;
 	req.gr_argc = 0;
 	assert_int_equal(
 	    gate_check(NULL, &req, &pctx, fake_resolve, NULL, &res), 0);

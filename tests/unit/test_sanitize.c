@@ -277,6 +277,9 @@ static const char *const split_cases[] = {
     "line\r\nnext\rover\n",
     "\033\033[mq\0337\033(B\033",
     "\033_apc\033[31mz",
+    /* SBX-7: bidi and zero-width code points, split anywhere */
+    "git push \342\200\256niam nigiro\342\200\254",
+    "a\342\200\213b\302\255c\363\240\200\201d\357\273\277",
 };
 
 /* SP-10: every split position over two feeds gives the same output. */
@@ -355,6 +358,56 @@ test_sp10_long_ascii_lines(void **state)
 	free(in);
 }
 
+/* SBX-7, SP-10: invisible and reordering code points are shown. */
+static void
+test_sbx7_hidden_code_points_shown(void **state)
+{
+	(void)state;
+	/* U+202E U+202C: the reversal the operator would not see */
+	EXPECT("git push \xe2\x80\xaeniam nigiro\xe2\x80\xac",
+	    "git push <U+202E>niam nigiro<U+202C>");
+	/* zero-width space, soft hyphen, tag 'A', BOM, LRI, ALM */
+	EXPECT("a\xe2\x80\x8b"
+	       "b\xc2\xad"
+	       "c\xf3\xa0\x81\x81"
+	       "d\xef\xbb\xbf"
+	       "e\xe2\x81\xa6"
+	       "f\xd8\x9c",
+	    "a<U+200B>b<U+00AD>c<U+E0041>d<U+FEFF>e<U+2066>f<U+061C>");
+	/* line separator and variation selector-16; NBSP and é unchanged */
+	EXPECT("x\xe2\x80\xa8y\xef\xb8\x8fz\xc2\xa0\xc3\xa9",
+	    "x<U+2028>y<U+FE0F>z\xc2\xa0\xc3\xa9");
+}
+
+/* SBX-7, SP-10: a marker is whole or cut with what follows, never split
+ * and never reordered; it counts as its characters of the line. */
+static void
+test_sbx7_hidden_marker_and_clamp(void **state)
+{
+	struct clean c;
+	char *s;
+
+	(void)state;
+	/* "ab" + 8-char marker fits 10 exactly */
+	s = cleaned("ab\xe2\x80\xae"
+		    "cd\nok",
+	    10, 10, 0, NULL);
+	assert_string_equal(s, "ab<U+202E> \xe2\x80\xa6 [+2 chars]\nok");
+	free(s);
+	/* "abc" + marker does not fit 10: cut there, "d" after it too */
+	s = cleaned("abc\xe2\x80\xae"
+		    "d",
+	    7, 10, 0, NULL);
+	assert_string_equal(s, "abc \xe2\x80\xa6 [+2 chars]");
+	free(s);
+	/* byte by byte: the same, and the counts are of what went out */
+	s = cleaned("ab\xe2\x80\x8b", 5, 0, 1, &c);
+	assert_string_equal(s, "ab<U+200B>");
+	assert_int_equal(clean_chars(&c), 10);
+	assert_int_equal(clean_bytes(&c), 10);
+	free(s);
+}
+
 /* SP-10: the one-shot helper. */
 static void
 test_sp10_clean_buf(void **state)
@@ -386,6 +439,8 @@ main(void)
 	    cmocka_unit_test(test_sp10_clamp_per_line),
 	    cmocka_unit_test(test_sp10_long_ascii_lines),
 	    cmocka_unit_test(test_sp10_clean_buf),
+	    cmocka_unit_test(test_sbx7_hidden_code_points_shown),
+	    cmocka_unit_test(test_sbx7_hidden_marker_and_clamp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

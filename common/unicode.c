@@ -1,0 +1,138 @@
+/*
+ * Invisible and reordering code points (see unicode.h).  One sorted table
+ * of ranges; everything else is plain text.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "unicode.h"
+
+struct uni_range {
+	uint32_t ur_lo, ur_hi;
+	enum uni_class ur_class;
+};
+
+/*
+ * Sorted, not overlapping.  UNI_HIDDEN: the bidi controls, every default-
+ * ignorable or format (Cf) code point that renders as nothing, the
+ * fillers that render as blank letters, and U+2028/U+2029 (a line break
+ * no line-based check sees).  UNI_SPACE: the Zs separators but U+0020.
+ */
+static const struct uni_range uni_table[] = {
+    {0x00A0, 0x00A0, UNI_SPACE},    /* no-break space */
+    {0x00AD, 0x00AD, UNI_HIDDEN},   /* soft hyphen */
+    {0x034F, 0x034F, UNI_HIDDEN},   /* combining grapheme joiner */
+    {0x061C, 0x061C, UNI_HIDDEN},   /* Arabic letter mark */
+    {0x115F, 0x1160, UNI_HIDDEN},   /* Hangul fillers */
+    {0x1680, 0x1680, UNI_SPACE},    /* Ogham space mark */
+    {0x17B4, 0x17B5, UNI_HIDDEN},   /* Khmer inherent vowels */
+    {0x180B, 0x180F, UNI_HIDDEN},   /* Mongolian selectors, vowel sep. */
+    {0x2000, 0x200A, UNI_SPACE},    /* en quad .. hair space */
+    {0x200B, 0x200F, UNI_HIDDEN},   /* ZWSP ZWNJ ZWJ LRM RLM */
+    {0x2028, 0x202E, UNI_HIDDEN},   /* LS PS LRE RLE PDF LRO RLO */
+    {0x202F, 0x202F, UNI_SPACE},    /* narrow no-break space */
+    {0x205F, 0x205F, UNI_SPACE},    /* medium mathematical space */
+    {0x2060, 0x206F, UNI_HIDDEN},   /* WJ, invisible operators, isolates */
+    {0x2800, 0x2800, UNI_HIDDEN},   /* Braille blank */
+    {0x3000, 0x3000, UNI_SPACE},    /* ideographic space */
+    {0x3164, 0x3164, UNI_HIDDEN},   /* Hangul filler */
+    {0xFE00, 0xFE0F, UNI_HIDDEN},   /* variation selectors */
+    {0xFEFF, 0xFEFF, UNI_HIDDEN},   /* BOM, zero-width no-break space */
+    {0xFFA0, 0xFFA0, UNI_HIDDEN},   /* halfwidth Hangul filler */
+    {0xFFF9, 0xFFFB, UNI_HIDDEN},   /* interlinear annotation */
+    {0x1D173, 0x1D17A, UNI_HIDDEN}, /* musical format controls */
+    {0xE0000, 0xE007F, UNI_HIDDEN}, /* tags */
+    {0xE0100, 0xE01EF, UNI_HIDDEN}, /* variation selectors supplement */
+};
+
+enum uni_class
+uni_class(uint32_t cp)
+{
+	size_t lo = 0, hi = sizeof(uni_table) / sizeof(uni_table[0]), mid;
+
+	if (cp < 0xA0)
+		return UNI_PLAIN;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cp < uni_table[mid].ur_lo)
+			hi = mid;
+		else if (cp > uni_table[mid].ur_hi)
+			lo = mid + 1;
+		else
+			return uni_table[mid].ur_class;
+	}
+	return UNI_PLAIN;
+}
+
+size_t
+uni_mark(uint32_t cp, char m[UNI_MARK_MAX])
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t nd = cp > 0xFFFFF ? 6 : cp > 0xFFFF ? 5 : 4, i;
+
+	memcpy(m, "<U+", 3);
+	for (i = 0; i < nd; i++)
+		m[3 + i] = hex[(cp >> (4 * (nd - 1 - i))) & 0xF];
+	m[3 + nd] = '>';
+	return 4 + nd;
+}
+
+int
+uni_utf8_next(const char *s, size_t len, size_t *i, uint32_t *cp)
+{
+	const unsigned char *p = (const unsigned char *)s + *i;
+	size_t left = len - *i, need, k;
+	uint32_t v, min;
+
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		(*i)++;
+		return 0;
+	}
+	if (p[0] >= 0xC2 && p[0] <= 0xDF) {
+		need = 1;
+		v = p[0] & 0x1F;
+		min = 0x80;
+	} else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
+		need = 2;
+		v = p[0] & 0x0F;
+		min = 0x800;
+	} else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
+		need = 3;
+		v = p[0] & 0x07;
+		min = 0x10000;
+	} else
+		goto bad;
+	if (left <= need)
+		goto bad;
+	for (k = 1; k <= need; k++) {
+		if ((p[k] & 0xC0) != 0x80)
+			goto bad;
+		v = (v << 6) | (p[k] & 0x3F);
+	}
+	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+		goto bad;
+	*cp = v;
+	*i += need + 1;
+	return 0;
+bad:
+	*cp = 0xFFFD;
+	(*i)++;
+	return -1;
+}
+
+int
+uni_gate_refused(const char *s, size_t len)
+{
+	size_t i = 0;
+	uint32_t cp;
+
+	while (i < len) {
+		if (uni_utf8_next(s, len, &i, &cp) == -1 ||
+		    uni_class(cp) != UNI_PLAIN ||
+		    (cp < 0x20 && cp != '\t' && cp != '\n') ||
+		    (cp >= 0x7F && cp <= 0x9F))
+			return 1;
+	}
+	return 0;
+}
