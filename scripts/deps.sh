@@ -35,6 +35,7 @@ test_pkgs=(
 	git                      # the sandbox test agent runs `git status`
 	systemd                  # systemd-analyze, -sysusers, -tmpfiles,
 	                         # -socket-activate (SU-4 unit tests)
+	cmark                    # the vault note test parses notes (VA-5)
 	curl ca-certificates
 )
 

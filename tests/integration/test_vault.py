@@ -5,11 +5,13 @@
 import ctypes
 import json
 import os
+import re
 import threading
 import time
 
 import pytest
 
+import note_md as nm
 import vault_util as vu
 from vault_util import (CHAT_OK, ERROR, LIST_OK, MISSION_OK, READ_OK,
                         sha8, temps, tree)
@@ -20,12 +22,30 @@ CREATED = "2026-05-16T10:12:13.456Z"
 CHATS = "00_Inbox/cordon/chats"
 
 
+def literal(text):
+    """VA-5's rendering of plain text without leading blanks, controls
+    or invisible code points: ASCII punctuation escaped, hard breaks
+    inside a paragraph, blank lines between paragraphs."""
+    out, prev = [], False
+    for ln in re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text).split("\n"):
+        if not ln.strip(" \t"):
+            prev = False
+            continue
+        if prev or out:
+            out.append("\\\n" if prev else "\n\n")
+        out.append(ln)
+        prev = True
+    return "".join(out)
+
+
 def render(prompt, response, agent=AGENT, created=CREATED):
-    """The VA-5 layout, for prompts without control characters."""
-    title = " ".join(prompt.split("\n"))[:60].strip() or "chat"
+    """The VA-5 layout, for prompts of at most 60 characters on a line
+    without control characters."""
+    title = literal(" ".join(prompt.split())) or "chat"
     body = (f"---\ntype: chat\nstatus: draft\nsource: cordon\n"
             f"agent: \"{agent}\"\ncreated: {created}\n---\n\n# {title}\n\n"
-            f"## prompt\n\n{prompt}\n\n## response\n\n{response}")
+            f"## prompt\n\n{literal(prompt)}\n\n## response\n\n"
+            f"{literal(response)}")
     return body if body.endswith("\n") else body + "\n"
 
 
@@ -100,8 +120,46 @@ def test_va5_control_characters_removed(vd):
     data = (vd.root / r["path"]).read_bytes().decode()
     for ch in "\x1b\x07\r\x7f\u0085\x00":
         assert ch not in data
-    assert "red [31mtext bell\ndel c1 \ttab" in data
-    assert "\n\n## response\n\na]0;x\nz\n" in data
+    assert "red \\[31mtext bell\\\ndel c1 \ttab" in data
+    assert "\n\n## response\n\na\\]0\\;x\\\nz\n" in data
+
+
+# VA-5: every hostile construct, as prompt and as response, alone and
+# combined, is literal text to a real CommonMark parser; the title, the
+# headings and the frontmatter are cordon's alone.
+@pytest.mark.parametrize("i", range(len(nm.HOSTILE) + 1))
+def test_va5_hostile_note_is_literal(vd, i):
+    text = nm.HOSTILE[i] if i < len(nm.HOSTILE) else \
+        "\n".join(nm.HOSTILE) + "".join(nm.HOSTILE)
+    t, r = vd.chat(prompt="say " + text, response=text)
+    assert t == CHAT_OK, r
+    data = (vd.root / r["path"]).read_text()
+    # Templater and Dataview read the raw file: none of their openers.
+    for opener in ("<%", "::", "%%", "[[", "](", "`="):
+        assert opener not in data, opener
+    note = nm.parse_note(data)
+    assert note["prompt"] == nm.shown("say " + text)
+    assert note["response"] == nm.shown(text)
+    assert nm.shown("say " + text).startswith(note["title"].rstrip("…"))
+
+
+def test_va5_title_cut_at_a_word(vd):
+    prompt = ("Please summarise the following rather long prompt about "
+              "several interesting things")
+    t, r = vd.chat(prompt=prompt, response="ok")
+    assert t == CHAT_OK, r
+    note = nm.parse_note((vd.root / r["path"]).read_text())
+    assert note["title"] == \
+        "Please summarise the following rather long prompt about…"
+
+
+def test_va5_mission_note_is_literal(vd):
+    text = "\n".join(nm.HOSTILE)
+    t, r = vd.mission("daily", M, "hostile", text)
+    assert t == MISSION_OK, r
+    data = (vd.root / M / "hostile.md").read_text()
+    assert "<%" not in data and "::" not in data
+    assert nm.parse_body(data) == nm.shown(text)
 
 
 @pytest.mark.parametrize("obj", [
@@ -201,14 +259,14 @@ def test_va3_mission_note_create_then_update(vd):
     assert vd.mission("daily", folder, "report", "one\n") == \
         (MISSION_OK, {"bytes": 4})
     assert vd.mission("daily", folder + "/", "report.md", "two!\n") == \
-        (MISSION_OK, {"bytes": 5})
-    assert (vd.root / folder / "report.md").read_text() == "two!\n"
+        (MISSION_OK, {"bytes": 6})
+    assert (vd.root / folder / "report.md").read_text() == "two\\!\n"
     # MI-4: no path in the answer nor in the records.
     assert vd.records == [
         {"kind": "vault.write", "missionId": "daily", "action": "create",
          "bytes": 4},
         {"kind": "vault.update", "missionId": "daily", "action": "update",
-         "bytes": 5}]
+         "bytes": 6}]
 
 
 def test_va3_mission_folder_url_decoded_once(vd):
