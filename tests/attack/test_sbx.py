@@ -10,7 +10,7 @@ import socket
 
 import pytest
 
-from agents_util import run, text_of
+from agents_util import audit_records, run, text_of
 from conftest import ESCAPE, run_world
 from test_gate import gate_manifest
 from test_sandbox import manifest
@@ -210,3 +210,57 @@ def test_sbx6_gate_command_line(c, world, gated, rid, want):
     assert got["exit"] == want, got
     for n in world.nonces:  # refusals never echo the command
         assert n not in got["stderr"] and n not in got["stdout"], got
+
+
+# ---- SBX-7: what the operator would approve must be what runs ----
+
+# Commands that would be held for approval (git push asks) or allowed,
+# each showing the operator something other than what runs.  Every one
+# is refused at once (invisible-characters), never held.
+SPOOFS = [
+    ("lre-pdf", {"bash": "git push origin \u202amain\u202c"}),
+    ("rlo-args", {"bash": "git push \u202eniam nigiro\u202c"}),
+    ("fsi-pdi", {"bash": "git push origin \u2068main\u2069"}),
+    ("alm", {"bash": "git push origin \u061cmain"}),
+    ("lrm-rlm", {"bash": "git push \u200eorigin\u200f main"}),
+    ("word-joiner", {"bash": "git push origin main\u2060"}),
+    ("invisible-times", {"bash": "git push origin ma\u2062in"}),
+    ("zwnj-name", {"bash": "gi\u200ct push origin main"}),
+    ("hangul-filler", {"bash": "git push origin \u3164"}),
+    ("ideographic-space", {"bash": "git push\u3000origin main"}),
+    ("narrow-nbsp", {"bash": "git push origin\u202fmain"}),
+    ("vs16", {"bash": "git push origin main\ufe0f"}),
+    ("vs-supplement", {"bash": "git push origin main\U000E0100"}),
+    ("tags", {"bash": "git push origin main\U000E0072\U000E006D"}),
+    ("para-sep", {"bash": "git push origin main\u2029rm -rf ."}),
+    ("cr-overprint", {"bash": "rm -rf .git\rgit push origin main"}),
+    ("del", {"bash": "git push origin ma\u007fin"}),
+    ("lri-name", {"bash": "\u2066git\u2069 push origin main"}),
+    ("zwsp-in-cwd-arg", {"plain": ["git", "push", "origin", "ma\u200bin"]}),
+    ("bom-name", {"plain": ["\ufeffls", "-la"]}),
+]
+
+
+def test_sbx7_spoofed_commands_refused_never_held(c, world):
+    n = world.nonce()
+    calls = [json.loads(json.dumps(call).replace("main", "main" + n))
+             for _, call in SPOOFS]
+    r, ev = run(c, "gatebot", json.dumps(calls))
+    assert r.status == 200, r
+    res = {}
+    for ln in text_of(ev).splitlines():
+        o = json.loads(ln)
+        if "i" in o:
+            res[o["i"]] = o
+    assert len(res) == len(SPOOFS), ev
+    for i, (rid, call) in enumerate(SPOOFS):
+        assert res[i]["exit"] == (1 if "plain" in call else 2), \
+            (rid, res[i])
+        assert n not in res[i]["stderr"] + res[i]["stdout"], (rid, res[i])
+        assert "invisible-characters" in res[i]["stderr"], (rid, res[i])
+    recs = [x for x in audit_records(world.home, "verb.run")
+            if x["rule"] == "invisible-characters"]
+    assert len(recs) >= len(SPOOFS), recs
+    assert all(x["verdict"] == "deny" for x in recs), recs
+    r = c.request("GET", "/api/approvals")
+    assert r.status == 200 and r.json()["approvals"] == [], r

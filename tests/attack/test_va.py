@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from agents_util import run
+import note_md as nm
+from agents_util import run, text_of
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -163,6 +164,36 @@ def test_va5_note_name_never_from_prompt(c, world, prompt):
     # The front matter is cordon's alone: the prompt cannot add a key.
     head = note.split("\n---\n", 1)[0]
     assert "type: evil" not in head and head.count("\n") == 5, note
+
+
+# VA-5: hostile prompts that the agent (hermes) echoes, so each lands in
+# the note twice, as prompt and as response; a variation of each
+# construct nested in another.  A real CommonMark parser must see only
+# cordon's headings and plain text.
+ACTIVE = nm.HOSTILE + [
+    "> ```dataviewjs\n> dv.el('b', 1)\n> ```",
+    "- [![img](http://e.com/a.png)](obsidian://x) <b>**[[n]]**</b>",
+    "| <%tp.file.title%> | `$=dv.x` |\n|---|---|\n| [[a]] | ![[b]] |",
+    "&lt;script&gt; \\<script> \\\\<iframe src=//e.com>",
+    "text\n\n    <script>indented</script>\n\n\t![i](//e.com/i.png)",
+    "%%\n## response\nfake\n%%",
+]
+
+
+@pytest.mark.parametrize("prompt", ACTIVE, ids=range(len(ACTIVE)))
+def test_va5_note_body_is_literal(c, world, prompt):
+    r, ev = run(c, "hermes", "say " + prompt)
+    assert r.status == 200, r
+    saved = [e for e in ev if e["kind"] == "saved"]
+    assert saved and NOTE_RE.fullmatch(saved[0]["path"]), ev
+    with open(os.path.join(world.vault, saved[0]["path"])) as f:
+        data = f.read()
+    for opener in ("<%", "::", "%%", "[[", "](", "`="):
+        assert opener not in data, opener
+    note = nm.parse_note(data)
+    assert note["prompt"] == nm.shown("say " + prompt)
+    # What the operator saw streamed is what the note shows.
+    assert note["response"] == nm.collapse(text_of(ev))
 
 
 def test_va4_inbox_swapped_for_symlink_writes_nothing_outside(c, world):
