@@ -192,8 +192,10 @@ def test_va5_note_body_is_literal(c, world, prompt):
         assert opener not in data, opener
     note = nm.parse_note(data)
     assert note["prompt"] == nm.shown("say " + prompt)
-    # What the operator saw streamed is what the note shows.
+    # What the operator saw streamed is what the note shows, and the
+    # stream shows invisible code points too (SBX-7, SP-10).
     assert note["response"] == nm.collapse(text_of(ev))
+    assert nm.shown("say " + prompt) in note["response"]
 
 
 def test_va4_inbox_swapped_for_symlink_writes_nothing_outside(c, world):
