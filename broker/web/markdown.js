@@ -40,32 +40,44 @@ export function vaultTarget(href, base) {
 // ![alt](src) (shown as its alt text only).
 const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\n]+\*|\b_[^_\n]+_\b)|(!?\[[^\]\n]*\]\([^)\s]*\))|(\[\[[^\]\n]+\]\])/g;
 
-function inline(parent, text, ctx) {
+// CommonMark backslash escapes (cordon writes prompt and agent text in
+// notes this way, VA-5): an escaped ASCII punctuation character is only
+// that character, so INLINE sees a private-use stand-in for it, and text
+// gets the character back.  A note that holds such stand-ins itself is
+// read without escapes.
+const ESCAPED = /\\([!-/:-@[-`{-~])/g;
+const STANDIN = /[\uE021-\uE07E]/;
+const STANDINS = /[\uE021-\uE07E]/g;
+
+function inline(parent, rawText, ctx) {
+  const esc = !STANDIN.test(rawText);
+  const text = esc ? rawText.replace(ESCAPED, (_, c) => String.fromCharCode(0xE000 + c.charCodeAt(0))) : rawText;
+  const u = (s) => (esc ? s.replace(STANDINS, (c) => String.fromCharCode(c.charCodeAt(0) - 0xE000)) : s);
   let last = 0;
   for (const m of text.matchAll(INLINE)) {
-    if (m.index > last) parent.append(document.createTextNode(text.slice(last, m.index)));
+    if (m.index > last) parent.append(document.createTextNode(u(text.slice(last, m.index))));
     last = m.index + m[0].length;
     const t = m[0];
     if (m[1]) {
-      parent.append(el('code', null, t.slice(1, -1)));
+      parent.append(el('code', null, u(t.slice(1, -1))));
     } else if (m[2]) {
-      parent.append(el('strong', null, t.slice(2, -2)));
+      parent.append(el('strong', null, u(t.slice(2, -2))));
     } else if (m[3]) {
-      parent.append(el('em', null, t.slice(1, -1)));
+      parent.append(el('em', null, u(t.slice(1, -1))));
     } else if (m[4]) {
       const img = t.startsWith('!');
       const close = t.lastIndexOf('](');
-      const label = t.slice(img ? 2 : 1, close);
-      const href = t.slice(close + 2, -1);
+      const label = u(t.slice(img ? 2 : 1, close));
+      const href = u(t.slice(close + 2, -1));
       if (img) parent.append(el('span', 'md-image', `[image: ${label}]`));
       else parent.append(link(label || href, vaultTarget(href, ctx.path), href, ctx));
     } else {
-      const inner = t.slice(2, -2);
+      const inner = u(t.slice(2, -2));
       const [target, alias] = inner.split('|');
       parent.append(link(alias || target, vaultTarget(target.trim(), ''), target, ctx));
     }
   }
-  if (last < text.length) parent.append(document.createTextNode(text.slice(last)));
+  if (last < text.length) parent.append(document.createTextNode(u(text.slice(last))));
 }
 
 function link(label, target, raw, ctx) {
@@ -157,9 +169,20 @@ export function renderMarkdown(text, ctx) {
     const para = [];
     for (; i < lines.length && !/^\s*$/.test(lines[i]) &&
         !/^(#{1,6}\s|```|~~~|>)/.test(lines[i]) && !li.test(lines[i]); i++)
-      para.push(lines[i].trim());
+      para.push(lines[i].replace(/^&#(32|9);/, ' ').trim());
+    // A line ending in an odd number of backslashes is a hard break.
     const p = el('p');
-    inline(p, para.join(' '), ctx);
+    let run = [];
+    for (const ln of para) {
+      const hard = /(^|[^\\])(\\\\)*\\$/.test(ln);
+      run.push(hard ? ln.slice(0, -1) : ln);
+      if (hard) {
+        inline(p, run.join(' '), ctx);
+        p.append(el('br'));
+        run = [];
+      }
+    }
+    if (run.length) inline(p, run.join(' '), ctx);
     root.append(p);
   }
   return root;

@@ -55,6 +55,9 @@ A [foreign link](http://127.0.0.1:9/x) and a [script link](javascript:window.__p
 an [inside link](10_Projects/cordon.md) and a wiki link [[Welcome]].
 
 ![tracker](http://127.0.0.1:9/pixel.png)
+
+Escaped \\*not em\\* \\[\\[NotLinked\\]\\] \\[x\\]\\(javascript\\:window\\.\\_\\_pwned\\=4\\) src\\/a\\.py\\
+&#32;   indented\\\\
 `;
 
 let cordon;
@@ -151,12 +154,18 @@ test('DA-1/VA-2: Vault tree and a safe Markdown reader', { timeout: T }, async (
       hrefs: [...md.querySelectorAll('a')].map((a) => a.getAttribute('href')),
       inert: [...md.querySelectorAll('.md-link-inert')].map((s) => s.textContent),
       text: md.textContent,
+      brs: md.querySelectorAll('p br').length,
       pwned: window.__pwned,
     };
   });
   assert.equal(r.scripts, 0);
   assert.equal(r.pwned, undefined);
   assert.ok(r.text.includes('<script>'), 'raw HTML shown as text');
+  // VA-5: cordon's escaped text reads as the plain text it stands for.
+  assert.ok(r.text.includes('Escaped *not em* [[NotLinked]] [x](javascript:window.__pwned=4) src/a.py'),
+    'backslash escapes shown as their characters');
+  assert.ok(r.text.includes('indented\\'), 'an escaped backslash kept');
+  assert.equal(r.brs, 1, 'one hard break');
   assert.deepEqual(r.inert, ['foreign link', 'script link']);
   assert.deepEqual(r.hrefs, ['#vault/10_Projects/cordon.md', '#vault/Welcome.md']);
   await shot('vault.png');
