@@ -97,7 +97,7 @@ def test_mission_error_classes_agree():
     assert "non-zero-exit" in broker
 
 
-HISTORY = [r"#\d", r"\bissues?\b", r"\bthis session\b", r"\bpreviously\b",
+HISTORY = [r"(?<![&\w])#\d", r"\bissues?\b", r"\bthis session\b", r"\bpreviously\b",
            r"\bwas added\b", r"\bsessions'", r"\bother sessions\b",
            r"\b(first|second|third|\w+th) session\b"]
 
