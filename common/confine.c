@@ -37,6 +37,11 @@
 #include "log.h"
 #include "util.h"
 
+/* Debian 12's headers predate fchmodat2 (Linux 6.6). */
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
 /* Landlock state, recorded here so confine_status_json() needs no probe. */
 static int ll_abi = -2;	 /* -2: not probed yet, -1: unavailable */
 static int ll_abi_errno; /* why the probe failed */
@@ -809,21 +814,130 @@ sc_add_quiet(
 	return 0;
 }
 
-/* socket(2) or socketpair(2) of AF_UNIX datagrams: EACCES. */
+/* One rule: EPERM when (arg & mask) == val, with up to one more test. */
 static int
-sc_add_unix_dgram(scmp_filter_ctx ctx, int nr)
+sc_add_masked(scmp_filter_ctx ctx, uint32_t action, int nr, unsigned int arg,
+    scmp_datum_t mask, scmp_datum_t val, const struct scmp_arg_cmp *also)
 {
 	struct scmp_arg_cmp cmp[2];
+	unsigned int n = 1;
+	int r;
 
 	memset(cmp, 0, sizeof(cmp));
-	cmp[0].arg = 0;
-	cmp[0].op = SCMP_CMP_EQ;
-	cmp[0].datum_a = AF_UNIX;
-	cmp[1].arg = 1; /* the type, without SOCK_NONBLOCK | SOCK_CLOEXEC */
-	cmp[1].op = SCMP_CMP_MASKED_EQ;
-	cmp[1].datum_a = 0xf;
-	cmp[1].datum_b = SOCK_DGRAM;
-	return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EACCES), nr, 2, cmp);
+	cmp[0].arg = arg;
+	cmp[0].op = SCMP_CMP_MASKED_EQ;
+	cmp[0].datum_a = mask;
+	cmp[0].datum_b = val;
+	if (also != NULL)
+		cmp[n++] = *also;
+	if ((r = seccomp_rule_add_array(ctx, action, nr, n, cmp)) < 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * SBX-4: no S_ISUID or S_ISGID from any call that sets a mode, so nothing
+ * an agent leaves runs with its ids for another user (the bits are the
+ * host file system's, whatever the agent's mounts say).  {nr, mode arg,
+ * flags arg or -1}: open modes count only when the call creates a file
+ * (O_CREAT, O_TMPFILE), since glibc passes 0 otherwise but a raw caller
+ * may pass anything.  openat2's mode lives in a struct seccomp cannot
+ * read: ENOSYS, and libc falls back to openat.
+ */
+static const struct {
+	int sm_nr;
+	int sm_mode;
+	int sm_flags;
+} sc_setmode[] = {
+    {SCMP_SYS(chmod), 1, -1},
+    {SCMP_SYS(fchmod), 1, -1},
+    {SCMP_SYS(fchmodat), 2, -1},
+    {SYS_fchmodat2, 2, -1},
+    {SCMP_SYS(creat), 1, -1},
+    {SCMP_SYS(mkdir), 1, -1},
+    {SCMP_SYS(mkdirat), 2, -1},
+    {SCMP_SYS(mknod), 1, -1},
+    {SCMP_SYS(mknodat), 2, -1},
+    {SCMP_SYS(open), 2, 1},
+    {SCMP_SYS(openat), 3, 2},
+};
+
+static int
+sc_add_no_setid(scmp_filter_ctx ctx)
+{
+	static const scmp_datum_t bits[] = {S_ISUID, S_ISGID};
+	static const scmp_datum_t creating[] = {
+	    O_CREAT, O_TMPFILE & ~O_DIRECTORY};
+	struct scmp_arg_cmp fl;
+	size_t i, b, c;
+	int r;
+
+	for (i = 0; i < nitems(sc_setmode); i++)
+		for (b = 0; b < nitems(bits); b++) {
+			if (sc_setmode[i].sm_flags == -1) {
+				if (sc_add_masked(ctx, SCMP_ACT_ERRNO(EPERM),
+					sc_setmode[i].sm_nr,
+					(unsigned int)sc_setmode[i].sm_mode,
+					bits[b], bits[b], NULL) == -1)
+					return -1;
+				continue;
+			}
+			for (c = 0; c < nitems(creating); c++) {
+				memset(&fl, 0, sizeof(fl));
+				fl.arg = (unsigned int)sc_setmode[i].sm_flags;
+				fl.op = SCMP_CMP_MASKED_EQ;
+				fl.datum_a = creating[c];
+				fl.datum_b = creating[c];
+				if (sc_add_masked(ctx, SCMP_ACT_ERRNO(EPERM),
+					sc_setmode[i].sm_nr,
+					(unsigned int)sc_setmode[i].sm_mode,
+					bits[b], bits[b], &fl) == -1)
+					return -1;
+			}
+		}
+	if ((r = seccomp_rule_add(
+		 ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0)) < 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * SBX-3: AF_UNIX sockets that could name a peer outside the run.  A path
+ * socket names a host inode whatever the mount namespace shows, so the
+ * syscall layer holds the line: socket(2) gives AF_UNIX streams only
+ * (SOCK_RAW is a datagram socket to the kernel; a seqpacket socket is
+ * useless without connect), and socketpair(2) no datagram pair, whose
+ * sendto(2) may still name any path.  A stream or seqpacket socket
+ * refuses an address in sendto/sendmsg (EISCONN, EOPNOTSUPP), and
+ * connect(2) is refused outright, so msg_name, which seccomp cannot
+ * read, never reaches a peer.  The type is masked to its low four bits
+ * (SOCK_NONBLOCK and SOCK_CLOEXEC lie above; other bits are EINVAL).
+ */
+static int
+sc_add_unix_types(scmp_filter_ctx ctx)
+{
+	struct scmp_arg_cmp fam;
+	scmp_datum_t t;
+
+	memset(&fam, 0, sizeof(fam));
+	fam.arg = 0;
+	fam.op = SCMP_CMP_EQ;
+	fam.datum_a = AF_UNIX;
+	for (t = 0; t <= 0xf; t++) {
+		if (t != SOCK_STREAM &&
+		    sc_add_masked(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket),
+			1, 0xf, t, &fam) == -1)
+			return -1;
+		if ((t == SOCK_DGRAM || t == SOCK_RAW) &&
+		    sc_add_masked(ctx, SCMP_ACT_ERRNO(EACCES),
+			SCMP_SYS(socketpair), 1, 0xf, t, &fam) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 static int
@@ -866,23 +980,21 @@ sc_build_agent(scmp_filter_ctx ctx, unsigned int groups)
 		 * The namespace does not cover unix sockets with a path, nor
 		 * does Landlock: a host daemon's socket (the user's bus,
 		 * systemd, gpg-agent, docker) answers anyone who reaches it.
-		 * So no connect(2) at all, and no datagram socket, whose
-		 * sendto(2) names its own destination: an agent keeps
+		 * So no connect(2) at all, and no socket that names its own
+		 * destination (sc_add_unix_types): an agent keeps
 		 * socketpair(2) streams and the descriptors it was given.
 		 */
 		if (r == 0)
 			r = seccomp_rule_add(
 			    ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(connect), 0);
-		if (r == 0)
-			r = sc_add_unix_dgram(ctx, SCMP_SYS(socket));
-		if (r == 0)
-			r = sc_add_unix_dgram(ctx, SCMP_SYS(socketpair));
 		if (r < 0) {
 			errno = -r;
 			return -1;
 		}
+		if (sc_add_unix_types(ctx) == -1)
+			return -1;
 	}
-	return 0;
+	return sc_add_no_setid(ctx);
 }
 
 /*

@@ -671,13 +671,85 @@ test_sbx1_deny_mode(void **state)
 /* Set: probe_agent installs this program, built once in the parent. */
 static struct sock_fprog agent_prog;
 
+/*
+ * SBX-3: AF_UNIX sockets that could name a peer (any type but a stream;
+ * no datagram pair) refused whatever the flags; streams and stream or
+ * seqpacket pairs kept.
+ */
+static int
+probe_agent_unix(void)
+{
+	static const int bad[] = {SOCK_DGRAM, SOCK_RAW, SOCK_SEQPACKET,
+	    SOCK_RDM, SOCK_DGRAM | SOCK_CLOEXEC, SOCK_RAW | SOCK_NONBLOCK};
+	size_t i;
+	int s, sv[2];
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (socket(AF_UNIX, bad[i], 0) != -1 || errno != EACCES)
+			return 40;
+		if (bad[i] != SOCK_SEQPACKET && bad[i] != SOCK_RDM &&
+		    (socketpair(AF_UNIX, bad[i], 0, sv) != -1 ||
+			errno != EACCES))
+			return 41;
+	}
+	if ((s = socket(
+		 AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1)
+		return 42;
+	close(s);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == -1)
+		return 43;
+	close(sv[0]);
+	close(sv[1]);
+	return 0;
+}
+
+/*
+ * SBX-4: every call that sets a mode refuses S_ISUID and S_ISGID (EPERM
+ * before the kernel looks at the path, which does not exist), and only
+ * those bits; open counts only when it creates.  openat2 is ENOSYS.
+ */
+/* -1 with errno want, else the case number. */
+#define SETID_CASE(n, call, want)                                              \
+	do {                                                                   \
+		errno = 0;                                                     \
+		if ((call) != -1 || errno != (want))                           \
+			return 50 + (n);                                       \
+	} while (0)
+
+static int
+probe_agent_setid(void)
+{
+	const char *p = "/nonexistent-cordon/x";
+
+	SETID_CASE(0, chmod(p, 04755), EPERM);
+	SETID_CASE(1, chmod(p, 02755), EPERM);
+	SETID_CASE(2, chmod(p, 0755), ENOENT);
+	SETID_CASE(3, fchmod(-1, 04755), EPERM);
+	SETID_CASE(4, fchmod(-1, 0755), EBADF);
+	SETID_CASE(5, fchmodat(AT_FDCWD, p, 06755, 0), EPERM);
+	SETID_CASE(6, syscall(452, AT_FDCWD, p, 04755, 0), EPERM);
+	SETID_CASE(7, open(p, O_WRONLY | O_CREAT, 04755), EPERM);
+	SETID_CASE(8, open(p, O_WRONLY | O_CREAT, 0755), ENOENT);
+	SETID_CASE(9, open(p, O_RDONLY, 04755), ENOENT);
+	SETID_CASE(10, open(p, O_WRONLY | O_TMPFILE, 02755), EPERM);
+	SETID_CASE(11, openat(AT_FDCWD, p, O_WRONLY | O_CREAT, 02755), EPERM);
+	SETID_CASE(12, syscall(SYS_creat, p, 04755), EPERM);
+	SETID_CASE(13, mkdir(p, 02755), EPERM);
+	SETID_CASE(14, mkdir(p, 0755), ENOENT);
+	SETID_CASE(15, mkdirat(AT_FDCWD, p, 04755), EPERM);
+	SETID_CASE(16, mknod(p, S_IFREG | 04755, 0), EPERM);
+	SETID_CASE(17, mknodat(AT_FDCWD, p, S_IFREG | 02755, 0), EPERM);
+	SETID_CASE(18, syscall(SYS_openat2, AT_FDCWD, p, NULL, 0), ENOSYS);
+	return 0;
+}
+
 static int
 probe_agent(void *arg)
 {
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
 	pid_t pid;
-	int fd, s, st;
+	int fd, r, s, st;
 
 	fd = agent_prog.filter != NULL
 		 ? confine_seccomp_agent_install(&agent_prog)
@@ -697,6 +769,10 @@ probe_agent(void *arg)
 	if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
 		return 26;
 	close(s);
+	if ((r = probe_agent_unix()) != 0)
+		return r;
+	if ((r = probe_agent_setid()) != 0)
+		return r;
 	if (syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0) != -1 ||
 	    errno != EPERM)
 		return 27;
