@@ -25,8 +25,8 @@ sandboxed(const struct sandbox_plan *pl, struct spawn_req *base)
 	int ns[2], st, rc = -1, nfd;
 	pid_t pid;
 
-	if (sandbox_run_prepare(&sx, pl, base->sr_path, "/", base->sr_envp) ==
-	    -1)
+	if (sandbox_run_prepare(&sx, pl, base->sr_path, "/", base->sr_envp,
+		LIM_TMP_BYTES_DEF) == -1)
 		return -1;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ns) == -1)
 		goto out;

@@ -431,6 +431,18 @@ fail:
 	return -1;
 }
 
+int
+cgroup_set_memory(int dfd, unsigned long long max)
+{
+	char num[24];
+
+	if (max == 0 ||
+	    faccessat(dfd, "memory.max", F_OK, AT_SYMLINK_NOFOLLOW) == -1)
+		return 1;
+	snprintf(num, sizeof(num), "%llu", max);
+	return write_at(dfd, "memory.max", num) == -1 ? -1 : 0;
+}
+
 /* The pids listed in dfd's cgroup.procs: count, or -1. */
 static int
 procs_read(int dfd, pid_t *pids, size_t max)

@@ -75,6 +75,13 @@ int cgroup_kind_of(int dfd);
  */
 int cgroup_make(int pfd, const char *name, long max, int *dfd);
 
+/*
+ * SP-7: memory.max = max in the group at dfd, where the memory
+ * controller is enabled there (cgroup2): 0 set, 1 no controller (or max
+ * 0), -1 a write that failed.
+ */
+int cgroup_set_memory(int dfd, unsigned long long max);
+
 /* cgroup_remove flags */
 #define CGROUP_RM_IF_EMPTY 0x1 /* a group holding a process: EBUSY, no kill */
 #define CGROUP_RM_NOWAIT   0x2 /* one kill pass, one rmdir, never a sleep */

@@ -42,7 +42,12 @@
 #define LIM_LINE_MAX 1000
 /* API-3: session id ^[A-Za-z0-9._-]{1,96}$. */
 #define LIM_SESSION_MAX 96
-/* SP-7: rlimits (default, ceiling).  memBytes 0 = no limit. */
+/*
+ * SP-7: rlimits (default, ceiling).  memBytes 0 = no limit; it bounds the
+ * run's memory.max where its cgroup has the memory controller, and each
+ * process's RLIMIT_DATA (not RLIMIT_AS: V8 reserves far more address
+ * space than it uses).  tmpBytes: the size of the run's private /tmp.
+ */
 #define LIM_CPU_SEC_DEF	   300
 #define LIM_CPU_SEC_MAX	   3600
 #define LIM_FILE_BYTES_DEF (100ULL * 1024 * 1024)
@@ -51,8 +56,11 @@
 #define LIM_NOFILE_MAX	   4096
 #define LIM_NPROC_DEF	   50
 #define LIM_NPROC_MAX	   512
-#define LIM_MEM_BYTES_DEF  0ULL
+#define LIM_MEM_BYTES_DEF  (2ULL * 1024 * 1024 * 1024)
 #define LIM_MEM_BYTES_MAX  (64ULL * 1024 * 1024 * 1024)
+#define LIM_TMP_BYTES_MIN  (1024ULL * 1024)
+#define LIM_TMP_BYTES_DEF  (512ULL * 1024 * 1024)
+#define LIM_TMP_BYTES_MAX  (8ULL * 1024 * 1024 * 1024)
 /* SP-8/SP-17: SIGTERM, then SIGKILL after this grace. */
 #define LIM_KILL_GRACE_MS 2000
 /* API-4: cancel grace. */

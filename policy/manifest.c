@@ -588,6 +588,8 @@ static const struct lim_def lim_defs[] = {
 	LIM_NPROC_MAX},
     {"memBytes", offsetof(struct mf_limits, l_mem_bytes), 0, LIM_MEM_BYTES_DEF,
 	LIM_MEM_BYTES_MAX},
+    {"tmpBytes", offsetof(struct mf_limits, l_tmp_bytes), LIM_TMP_BYTES_MIN,
+	LIM_TMP_BYTES_DEF, LIM_TMP_BYTES_MAX},
     {"runOutputBytes", offsetof(struct mf_limits, l_run_output_bytes), 1,
 	LIM_RUN_OUTPUT_DEF, LIM_RUN_OUTPUT_MAX},
     {"actionOutputBytes", offsetof(struct mf_limits, l_action_output_bytes), 1,
@@ -598,7 +600,8 @@ static void
 mp_limits(struct schema *p, struct manifest *m, struct json_object *root)
 {
 	static const char *const keys[] = {"cpuSec", "fileBytes", "nofile",
-	    "nproc", "memBytes", "runOutputBytes", "actionOutputBytes", NULL};
+	    "nproc", "memBytes", "tmpBytes", "runOutputBytes",
+	    "actionOutputBytes", NULL};
 	struct json_object *lv;
 	unsigned long long *f;
 	size_t i;

@@ -47,6 +47,7 @@ struct mf_limits { /* SP-7, SP-9: defaults filled, clamped to ceilings */
 	unsigned long long l_nofile;
 	unsigned long long l_nproc;
 	unsigned long long l_mem_bytes; /* 0 = no limit */
+	unsigned long long l_tmp_bytes; /* the private /tmp's size */
 	unsigned long long l_run_output_bytes;
 	unsigned long long l_action_output_bytes;
 };

@@ -605,7 +605,7 @@ aproc_start_failed(struct aproc *ap, const struct spawn_status *st)
  * 0 with *procs set (or -1 when no group is used), or -1: refused.
  */
 static int
-aproc_cgroup_make(struct aproc *ap, unsigned long long nproc, int *procs)
+aproc_cgroup_make(struct aproc *ap, const struct mf_limits *lim, int *procs)
 {
 	static unsigned long seq;
 	struct spawn_status st;
@@ -621,13 +621,22 @@ aproc_cgroup_make(struct aproc *ap, unsigned long long nproc, int *procs)
 	for (i = 0; i < 16; i++) {
 		snprintf(
 		    ap->ap_cgroup, sizeof(ap->ap_cgroup), "run.%lu", ++seq);
-		if (cgroup_make(sp.sp_cgfd, ap->ap_cgroup, (long)nproc, &dfd) ==
-			0 ||
+		if (cgroup_make(sp.sp_cgfd, ap->ap_cgroup, (long)lim->l_nproc,
+			&dfd) == 0 ||
 		    errno != EEXIST)
 			break;
 	}
 	if (dfd == -1) {
 		ap->ap_cgroup[0] = '\0';
+		goto fail;
+	}
+	/* Where the memory controller reaches the group, it bounds the run
+	 * as a whole; RLIMIT_DATA bounds each process either way. */
+	if (cgroup_set_memory(dfd, lim->l_mem_bytes) == -1) {
+		i = errno;
+		close(dfd);
+		aproc_cgroup_end(ap);
+		errno = i;
 		goto fail;
 	}
 	*procs = openat(dfd, "cgroup.procs", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -702,7 +711,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	rl[nrl].sl_resource = RLIMIT_CORE;
 	rl[nrl++].sl_value = 0;
 	if (as->as_limits->l_mem_bytes != 0) {
-		rl[nrl].sl_resource = RLIMIT_AS;
+		rl[nrl].sl_resource = RLIMIT_DATA; /* not AS: V8 (SP-7) */
 		rl[nrl++].sl_value = as->as_limits->l_mem_bytes;
 	}
 	if (pi[0] != -1) {
@@ -733,7 +742,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	}
 	if ((ap->ap_sbx = calloc(1, sizeof(*ap->ap_sbx))) == NULL ||
 	    sandbox_run_prepare(ap->ap_sbx, as->as_sandbox, as->as_path,
-		as->as_cwd, as->as_envp) == -1) {
+		as->as_cwd, as->as_envp, as->as_limits->l_tmp_bytes) == -1) {
 		log_warn("agent %s: sandbox: preparing the run",
 		    as->as_agent != NULL ? as->as_agent : "?");
 		free(ap->ap_sbx);
@@ -741,7 +750,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 		goto fail;
 	}
 	/* SP-7: the child joins the run's group first thing in the hook. */
-	if (aproc_cgroup_make(ap, as->as_limits->l_nproc, &cgp) == -1)
+	if (aproc_cgroup_make(ap, as->as_limits, &cgp) == -1)
 		goto fail;
 	if (cgp != -1) {
 		fds[nfd].sf_src = cgp;

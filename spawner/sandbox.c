@@ -317,8 +317,11 @@ sandbox_plan_build(const struct manifest *mf, const struct protect_ctx *pc,
 	pl->pl_required = sb->sb_present ? sb->sb_required : 1;
 	want = SBX_L_CAPS | SBX_L_NNP | SBX_L_LANDLOCK | SBX_L_SECCOMP |
 	       SBX_L_PRIV_TMP | SBX_L_SECRETS;
-	if (pl->pl_isolation == MF_ISO_NAMESPACE)
-		want |= SBX_L_USERNS | SBX_L_MOUNTNS | SBX_L_PIDNS;
+	/*
+	 * SBX-4: every run, whatever isolation says (landlock is kept so
+	 * that older manifests load; it weakens nothing now).
+	 */
+	want |= SBX_L_USERNS | SBX_L_MOUNTNS | SBX_L_PIDNS;
 	if (pl->pl_network == MF_NET_NONE)
 		want |= SBX_L_USERNS | SBX_L_NETNS | SBX_L_SC_NET;
 	have = host_layers(pl->pl_network);
@@ -344,13 +347,6 @@ sandbox_plan_build(const struct manifest *mf, const struct protect_ctx *pc,
 	extra = have & (SBX_L_LL_NET | SBX_L_LL_SCOPE | SBX_L_LL_LOG);
 	if (!(have & SBX_L_LANDLOCK))
 		extra = 0;
-	/*
-	 * SP-17: where the host can, every run is pid 1 of its own pid
-	 * namespace (inside a user namespace), so a descendant that leaves
-	 * the process group (setsid, a double fork) still dies with the run.
-	 * Not required: landlock isolation runs without it elsewhere.
-	 */
-	extra |= have & (SBX_L_USERNS | SBX_L_PIDNS);
 	/*
 	 * SP-7: never in want, so that sandbox.required: false cannot make
 	 * a root run without it; aproc_start refuses that run instead.
@@ -385,10 +381,10 @@ sandbox_plan_json(const struct sandbox_plan *pl)
 	struct json_object *o = json_object_new_object(), *a;
 	size_t i;
 
+	/* What runs get, not what the manifest wrote (SBX-4, SBX-5). */
 	json_object_object_add(o, "isolation",
-	    json_object_new_string(pl->pl_isolation == MF_ISO_NAMESPACE
-				       ? "namespace"
-				       : "landlock"));
+	    json_object_new_string(
+		(pl->pl_layers & SBX_L_MOUNTNS) ? "namespace" : "landlock"));
 	json_object_object_add(o, "network",
 	    json_object_new_string(
 		pl->pl_network == MF_NET_NONE ? "none" : "allow"));
@@ -429,7 +425,8 @@ env_is_tmp(const char *e)
 
 int
 sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
-    const char *bin, const char *cwd, char *const *envp)
+    const char *bin, const char *cwd, char *const *envp,
+    unsigned long long tmp_bytes)
 {
 	static const char *const tmpvars[] = {"TMPDIR", "TMP", "TEMP"};
 	const struct roots *rt = &pl->pl_roots;
@@ -447,8 +444,8 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 	if ((pl->pl_layers & (SBX_L_USERNS | SBX_L_PIDNS)) ==
 	    (SBX_L_USERNS | SBX_L_PIDNS))
 		sx->sx_clone |= CLONE_NEWPID;
-	if (pl->pl_isolation == MF_ISO_NAMESPACE &&
-	    (pl->pl_layers & SBX_L_MOUNTNS))
+	/* SBX-4: whatever isolation says, wherever the host allows it. */
+	if (pl->pl_layers & SBX_L_MOUNTNS)
 		sx->sx_clone |= CLONE_NEWNS;
 	if (pl->pl_network == MF_NET_NONE && (pl->pl_layers & SBX_L_NETNS))
 		sx->sx_clone |= CLONE_NEWNET;
@@ -458,12 +455,18 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 		errno = ENOENT; /* sandbox_tmp_open failed: refuse the run */
 		return -1;
 	}
-	if (snprintf(sx->sx_tmp, sizeof(sx->sx_tmp), "%s/cordon-run.XXXXXX",
-		sbx_runs) >= (int)sizeof(sx->sx_tmp) ||
-	    mkdtemp(sx->sx_tmp) == NULL) {
+	/*
+	 * A mount namespace gets a tmpfs of its own (tmp_tree) but for a
+	 * root spawner, whose ids it cannot map: a dir here, as without one.
+	 */
+	if ((!(sx->sx_clone & CLONE_NEWNS) || sx->sx_uid == 0) &&
+	    (snprintf(sx->sx_tmp, sizeof(sx->sx_tmp), "%s/cordon-run.XXXXXX",
+		 sbx_runs) >= (int)sizeof(sx->sx_tmp) ||
+		mkdtemp(sx->sx_tmp) == NULL)) {
 		sx->sx_tmp[0] = '\0';
 		return -1;
 	}
+	sx->sx_tmp_bytes = tmp_bytes;
 	tmpview = (sx->sx_clone & CLONE_NEWNS) ? "/tmp" : sx->sx_tmp;
 
 	for (n = 0; envp[n] != NULL; n++)
@@ -838,7 +841,8 @@ child_idmap(const struct sandbox_run *sx)
 }
 
 static int
-setattr(const char *path, unsigned int flags, uint64_t set, uint64_t clr)
+setattr_at(
+    int dfd, const char *path, unsigned int flags, uint64_t set, uint64_t clr)
 {
 	struct mount_attr ma;
 
@@ -846,7 +850,97 @@ setattr(const char *path, unsigned int flags, uint64_t set, uint64_t clr)
 	ma.attr_set = set;
 	ma.attr_clr = clr;
 	return (int)syscall(
-	    SYS_mount_setattr, AT_FDCWD, path, flags, &ma, sizeof(ma));
+	    SYS_mount_setattr, dfd, path, flags, &ma, sizeof(ma));
+}
+
+/* What every mount an agent sees carries, rw or not (SBX-4). */
+#define SBX_MNT_SAFE (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+#define SBX_MNT_RO   (MOUNT_ATTR_RDONLY | SBX_MNT_SAFE)
+#define SBX_MNT_DEAD (SBX_MNT_RO | MOUNT_ATTR_NOEXEC) /* covers */
+
+/*
+ * Mounts are made detached and attached by handle: a path an agent or
+ * a sibling run can rename is looked up once, as an O_PATH fd, and the
+ * mount lands on that very object (move_mount to an empty path), never
+ * on whatever the path names a moment later (SBX-2, SBX-4).
+ */
+
+/* A detached copy of the tree at fd with attrs set (and RDONLY cleared
+ * on its top when rw): its fd, or -1. */
+static int
+tree_clone(int fd, uint64_t set, int rw)
+{
+	int t, e;
+
+	t = (int)syscall(SYS_open_tree, fd, "",
+	    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (t == -1)
+		return -1;
+	if (setattr_at(t, "", AT_EMPTY_PATH | AT_RECURSIVE, set, 0) == -1 ||
+	    (rw &&
+		setattr_at(t, "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY) == -1)) {
+		e = errno;
+		close(t);
+		errno = e;
+		return -1;
+	}
+	return t;
+}
+
+/* A detached tmpfs of size bytes and mode: its mount fd, or -1. */
+static int
+tmpfs_new(unsigned long long size, const char *mode, uint64_t attrs)
+{
+	char num[24];
+	int fs, m, e;
+
+	snprintf(num, sizeof(num), "%llu", size);
+	if ((fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC)) == -1)
+		return -1;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", num, 0) ==
+		-1 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", mode, 0) ==
+		-1 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) ==
+		-1) {
+		e = errno;
+		close(fs);
+		errno = e;
+		return -1;
+	}
+	m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
+	e = errno;
+	close(fs);
+	errno = e;
+	return m;
+}
+
+/* Attach the detached mount m onto what to (an O_PATH fd) holds; closes m. */
+static int
+attach_fd(int m, int to)
+{
+	int r, e;
+
+	r = (int)syscall(SYS_move_mount, m, "", to, "",
+	    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	e = errno;
+	close(m);
+	errno = e;
+	return r;
+}
+
+/* Onto a fixed system path (/tmp, the socket dir) no agent can rename. */
+static int
+attach_path(int m, const char *path)
+{
+	int r, e;
+
+	r = (int)syscall(
+	    SYS_move_mount, m, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH);
+	e = errno;
+	close(m);
+	errno = e;
+	return r;
 }
 
 /* 1 if path is /tmp or beneath it. */
@@ -891,25 +985,101 @@ mkdirs_at(int dfd, const char *rel)
 	return 0;
 }
 
-static int
-fd_path(int fd, char *buf, size_t sz)
-{
-	return snprintf(buf, sz, "/proc/self/fd/%d", fd) >= (int)sz ? -1 : 0;
-}
+/*
+ * The secret-file cover (SBX-2), by handle: each hit is opened beneath
+ * the dir fd the scan holds (O_PATH | O_NOFOLLOW), checked to be what the
+ * scan saw, and covered on that object.  Then the scan runs again: a
+ * sibling run sharing the root may have moved a folder across the walk,
+ * so a pass that covered anything is followed by another, and the run is
+ * refused if the tree will not hold still (SBX_SCAN_PASSES).
+ */
+#define SBX_SCAN_PASSES 4
+#define SBX_COVERS_MAX	256 /* folder covers per run */
 
 struct scan {
 	const struct sandbox_run *sc_sx;
 	int sc_shadow;	/* 1: shadow hits; 0: refuse on the first */
 	int sc_emptyfd; /* the empty file shadows bind from */
+	struct stat sc_empty;
 	size_t sc_entries;
-	char sc_path[PATH_MAX];
+	size_t sc_covered;		 /* this pass */
+	dev_t sc_dirdev[SBX_COVERS_MAX]; /* each folder cover's tmpfs */
+	size_t sc_ndirs;
 };
+
+/* 1 if what fd holds is one of this run's covers already. */
+static int
+scan_covered(const struct scan *sc, const struct stat *st)
+{
+	size_t i;
+
+	if (!S_ISDIR(st->st_mode))
+		return st->st_dev == sc->sc_empty.st_dev &&
+		       st->st_ino == sc->sc_empty.st_ino;
+	for (i = 0; i < sc->sc_ndirs; i++)
+		if (st->st_dev == sc->sc_dirdev[i])
+			return 1;
+	return 0;
+}
+
+/* Cover name beneath dfd, if it still is a dir (isdir) or a file. */
+static int
+scan_cover(struct scan *sc, int dfd, const char *name, int isdir)
+{
+	struct stat st;
+	int t, m, r;
+
+	if (!sc->sc_shadow) {
+		errno = EEXIST;
+		return SBX_STEP_SECRET_FILE;
+	}
+	t = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (t == -1)
+		return errno == ENOENT ? 0 : SBX_STEP_SHADOW; /* gone */
+	if (fstat(t, &st) == -1)
+		goto fail;
+	/* Swapped for a link, or a dir for a file: the next pass decides. */
+	if (S_ISLNK(st.st_mode) || (S_ISDIR(st.st_mode) != isdir)) {
+		sc->sc_covered++;
+		close(t);
+		return 0;
+	}
+	if (scan_covered(sc, &st)) {
+		close(t);
+		return 0;
+	}
+	if (isdir) {
+		if (sc->sc_ndirs == SBX_COVERS_MAX) {
+			errno = E2BIG;
+			close(t);
+			return SBX_STEP_SCAN_BOUND;
+		}
+		m = tmpfs_new(4096, "0555", SBX_MNT_DEAD);
+	} else
+		m = tree_clone(sc->sc_emptyfd, SBX_MNT_DEAD, 0);
+	if (m == -1 || attach_fd(m, t) == -1)
+		goto fail;
+	if (isdir) {
+		/* The cover's own dev, for the passes after this one. */
+		r = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW);
+		if (r == 0)
+			sc->sc_dirdev[sc->sc_ndirs++] = st.st_dev;
+	}
+	sc->sc_covered++;
+	close(t);
+	return 0;
+fail:
+	r = errno;
+	close(t);
+	errno = r;
+	return SBX_STEP_SHADOW;
+}
 
 /* Bounded walk of one directory; never follows a symlink. */
 static int
-scan_dir(struct scan *sc, int dfd, size_t plen, int depth)
+scan_dir(struct scan *sc, int dfd, int depth)
 {
-	char buf[4096] __attribute__((aligned(8))), src[64];
+	char buf[4096] __attribute__((aligned(8)));
 	struct stat st;
 	long n, off;
 	int sub, r;
@@ -946,58 +1116,37 @@ scan_dir(struct scan *sc, int dfd, size_t plen, int depth)
 			else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) ==
 				 -1)
 				continue; /* gone meanwhile */
-			if (snprintf(sc->sc_path + plen,
-				sizeof(sc->sc_path) - plen, "/%s",
-				name) >= (int)(sizeof(sc->sc_path) - plen)) {
-				errno = ENAMETOOLONG;
-				return SBX_STEP_SCAN_BOUND;
-			}
+			if (S_ISLNK(st.st_mode))
+				continue;
 			/*
 			 * A folder with a secret's name (secrets/,
 			 * credentials/) holds secrets: covered with an empty
 			 * read-only tmpfs, or the run refused, like a file.
 			 */
-			if (S_ISDIR(st.st_mode) && protect_name_secret(name)) {
-				if (!sc->sc_shadow) {
-					errno = EEXIST;
-					return SBX_STEP_SECRET_FILE;
-				}
-				if (mount("none", sc->sc_path, "tmpfs",
-					MS_RDONLY | MS_NOSUID | MS_NODEV |
-					    MS_NOEXEC,
-					"size=4k,mode=0555") == -1)
-					return SBX_STEP_SHADOW;
-				continue;
-			}
-			if (S_ISDIR(st.st_mode)) {
-				sub = openat(dfd, name,
-				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					O_CLOEXEC);
-				/* Unreadable now, but its owner could chmod
-				 * it later: fail closed. */
-				if (sub == -1 && errno == ENOENT)
-					continue;
-				if (sub == -1)
-					return SBX_STEP_SCAN_BOUND;
-				r = scan_dir(
-				    sc, sub, strlen(sc->sc_path), depth + 1);
-				close(sub);
-				if (r != 0)
+			if (protect_name_secret(name)) {
+				if ((r = scan_cover(sc, dfd, name,
+					 S_ISDIR(st.st_mode))) != 0)
 					return r;
 				continue;
 			}
-			if (S_ISLNK(st.st_mode) || !protect_name_secret(name))
+			if (!S_ISDIR(st.st_mode))
 				continue;
-			if (!sc->sc_shadow) {
-				errno = EEXIST;
-				return SBX_STEP_SECRET_FILE;
+			sub = openat(dfd, name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			/* Unreadable now, but its owner could chmod it later:
+			 * fail closed. */
+			if (sub == -1 && errno == ENOENT)
+				continue;
+			if (sub == -1 && errno == ENOTDIR) {
+				sc->sc_covered++; /* swapped: look again */
+				continue;
 			}
-			if (fd_path(sc->sc_emptyfd, src, sizeof(src)) == -1 ||
-			    mount(src, sc->sc_path, NULL, MS_BIND, NULL) ==
-				-1 ||
-			    setattr(sc->sc_path, 0,
-				MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) == -1)
-				return SBX_STEP_SHADOW;
+			if (sub == -1)
+				return SBX_STEP_SCAN_BOUND;
+			r = scan_dir(sc, sub, depth + 1);
+			close(sub);
+			if (r != 0)
+				return r;
 		}
 	}
 }
@@ -1008,36 +1157,40 @@ scan_roots(const struct sandbox_run *sx, int shadow, int emptyfd)
 	const struct roots *rt = &sx->sx_plan->pl_roots;
 	struct scan sc;
 	size_t i;
-	int dfd, r;
+	int dfd, pass, r;
 
 	memset(&sc, 0, sizeof(sc));
 	sc.sc_sx = sx;
 	sc.sc_shadow = shadow;
 	sc.sc_emptyfd = emptyfd;
-	for (i = 0; i < rt->r_nwrite; i++) {
-		if (snprintf(sc.sc_path, sizeof(sc.sc_path), "%s",
-			rt->r_write[i]) >= (int)sizeof(sc.sc_path)) {
-			errno = ENAMETOOLONG;
-			return SBX_STEP_SCAN_BOUND;
+	if (shadow && fstat(emptyfd, &sc.sc_empty) == -1)
+		return SBX_STEP_SHADOW;
+	for (pass = 0; pass < SBX_SCAN_PASSES; pass++) {
+		sc.sc_entries = 0;
+		sc.sc_covered = 0;
+		for (i = 0; i < rt->r_nwrite; i++) {
+			dfd = open(rt->r_write[i],
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (dfd == -1 && errno == ENOTDIR)
+				continue; /* a file root: named at load */
+			if (dfd == -1)
+				return SBX_STEP_ROOT; /* a root that vanished */
+			r = scan_dir(&sc, dfd, 0);
+			close(dfd);
+			if (r != 0)
+				return r;
 		}
-		dfd = open(rt->r_write[i],
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dfd == -1 && errno == ENOTDIR)
-			continue; /* a file root: its name is checked at load */
-		if (dfd == -1)
-			return SBX_STEP_ROOT; /* a root that vanished */
-		r = scan_dir(&sc, dfd, strlen(sc.sc_path), 0);
-		close(dfd);
-		if (r != 0)
-			return r;
+		if (sc.sc_covered == 0)
+			return 0;
 	}
-	return 0;
+	errno = EAGAIN; /* the tree kept moving under the scan */
+	return SBX_STEP_SHADOW;
 }
 
-/* A root under /tmp, re-shown inside the private /tmp. */
+/* A path of the ruleset, shown again in the agent's view by handle. */
 struct tmproot {
 	const char *tr_path;
-	int tr_fd;
+	int tr_tree;   /* its detached copy */
 	int tr_dir;    /* a directory (else a file) */
 	int tr_nested; /* beneath another root under /tmp */
 };
@@ -1068,25 +1221,47 @@ tmp_mountpoint(int tmpfd, const struct tmproot *tr)
 }
 
 /*
- * Namespace isolation: everything read-only but the write roots, the
- * private tmp bound on /tmp (roots under /tmp shown again inside it), a
- * fresh /proc, secret-looking files in write roots shadowed.
+ * The run's /tmp, detached: a tmpfs of its own bounded size (SP-7), or,
+ * for a spawner running as root (whose ids the user namespace cannot
+ * map, so it could create nothing in a tmpfs made there), a copy of
+ * the per-run dir sandbox_run_prepare made.  Both nosuid,nodev.
+ */
+static int
+tmp_tree(const struct sandbox_run *sx)
+{
+	int fd, t;
+
+	if (sx->sx_tmp[0] == '\0')
+		return tmpfs_new(sx->sx_tmp_bytes, "0700", SBX_MNT_SAFE);
+	if ((fd = open(sx->sx_tmp,
+		 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	t = tree_clone(fd, SBX_MNT_RO, 1);
+	close(fd);
+	return t;
+}
+
+/*
+ * Namespace isolation (SBX-4): the whole host read-only, nosuid, nodev;
+ * the write roots copied in by handle and writable (still nosuid,
+ * nodev); a private /tmp (roots under /tmp shown again inside it); a
+ * fresh /proc; secret-looking files in write roots covered.
  */
 static int
 child_mounts(const struct sandbox_run *sx)
 {
 	const struct roots *rt = &sx->sx_plan->pl_roots;
 	struct tmproot tr[SBX_PATHS_MAX];
+	int wtree[LIM_ROOTS_MAX], wfd[LIM_ROOTS_MAX];
 	struct stat st;
-	char src[64];
-	size_t i, j, ntr = 0;
-	int tmpfd, emptyfd, r;
+	size_t i, j, ntr = 0, nw = 0;
+	int fd, tmpm, tmpfd, emptyfd, r, m;
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return SBX_STEP_PRIVATE;
 	/*
 	 * Every path of the ruleset under /tmp (roots, the agent's binary,
-	 * `cordon` for the gate), before /tmp is covered.
+	 * `cordon` for the gate), copied before /tmp is covered.
 	 */
 	for (i = 0; i < sx->sx_npaths; i++) {
 		const char *p = sx->sx_paths[i].cp_path;
@@ -1096,27 +1271,40 @@ child_mounts(const struct sandbox_run *sx)
 			continue;
 		tr[ntr].tr_path = p;
 		tr[ntr].tr_nested = 0;
-		if ((tr[ntr].tr_fd = open(p, O_PATH | O_CLOEXEC)) == -1 &&
+		fd = open(p, O_PATH | O_CLOEXEC);
+		if (fd == -1 &&
 		    (sx->sx_paths[i].cp_access & CONFINE_LL_OPTIONAL))
 			continue;
-		if (tr[ntr].tr_fd == -1 || fstat(tr[ntr].tr_fd, &st) == -1)
+		if (fd == -1 || fstat(fd, &st) == -1)
 			return SBX_STEP_ROOT;
 		tr[ntr].tr_dir = S_ISDIR(st.st_mode);
+		tr[ntr].tr_tree = tree_clone(fd, SBX_MNT_RO,
+		    (sx->sx_paths[i].cp_access & CONFINE_LL_WRITE) != 0);
+		close(fd);
+		if (tr[ntr].tr_tree == -1)
+			return SBX_STEP_ROOT;
 		ntr++;
 	}
 	for (i = 0; i < ntr; i++)
 		for (j = 0; j < ntr; j++)
 			if (i != j && beneath(tr[i].tr_path, tr[j].tr_path))
 				tr[i].tr_nested = 1;
-	/* Write roots elsewhere: bound onto themselves, made rw below. */
-	for (i = 0; i < rt->r_nwrite; i++)
-		if (!under_tmp(rt->r_write[i]) &&
-		    mount(rt->r_write[i], rt->r_write[i], NULL,
-			MS_BIND | MS_REC, NULL) == -1)
+	/* Write roots elsewhere: held, and copied writable, by handle. */
+	for (i = 0; i < rt->r_nwrite && nw < nitems(wfd); i++) {
+		if (under_tmp(rt->r_write[i]))
+			continue;
+		if ((wfd[nw] = open(rt->r_write[i],
+			 O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
 			return SBX_STEP_ROOT;
+		if ((wtree[nw] = tree_clone(wfd[nw], SBX_MNT_RO, 1)) == -1)
+			return SBX_STEP_WRITABLE;
+		nw++;
+	}
 	/* The private tmp, its shadow source and the mountpoints in it. */
-	if ((tmpfd = open(sx->sx_tmp,
-		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if ((tmpm = tmp_tree(sx)) == -1)
+		return SBX_STEP_TMP;
+	if ((tmpfd = openat(tmpm, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
 		return SBX_STEP_TMP;
 	if ((emptyfd = openat(tmpfd, ".cordon-shadow",
 		 O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400)) ==
@@ -1126,36 +1314,48 @@ child_mounts(const struct sandbox_run *sx)
 		if (!tr[i].tr_nested && tr[i].tr_path[4] != '\0' &&
 		    tmp_mountpoint(tmpfd, &tr[i]) == -1)
 			return SBX_STEP_TMP;
-	if (mount(sx->sx_tmp, "/tmp", NULL, MS_BIND, NULL) == -1)
+	/* Everything the agent did not get a copy of: read-only. */
+	if (setattr_at(AT_FDCWD, "/", AT_RECURSIVE, SBX_MNT_RO, 0) == -1)
+		return SBX_STEP_READONLY;
+	/*
+	 * But /dev itself (not /dev/shm, /dev/pts): /dev/null and the few
+	 * others of sbx_system are devices; Landlock lets an agent open
+	 * those and nothing else there, and no agent can make a node.
+	 */
+	if (stat("/dev", &st) == 0 &&
+	    setattr_at(AT_FDCWD, "/dev", 0, 0, MOUNT_ATTR_NODEV) == -1 &&
+	    errno != EINVAL)
+		return SBX_STEP_READONLY;
+	for (i = 0; i < nw; i++) {
+		r = attach_fd(wtree[i], wfd[i]);
+		close(wfd[i]);
+		if (r == -1)
+			return SBX_STEP_WRITABLE;
+	}
+	if (attach_path(tmpm, "/tmp") == -1)
 		return SBX_STEP_TMP;
-	/* Parents before the roots nested in them. */
+	/*
+	 * Parents before the roots nested in them.  The mountpoints are in
+	 * this run's own tmp; a nested one lies in a root copied just now.
+	 */
 	for (r = 0; r < 2; r++)
 		for (i = 0; i < ntr; i++) {
 			if (tr[i].tr_nested != r)
 				continue;
-			if (fd_path(tr[i].tr_fd, src, sizeof(src)) == -1 ||
-			    mount(src, tr[i].tr_path, NULL, MS_BIND | MS_REC,
-				NULL) == -1)
+			if ((fd = open(tr[i].tr_path,
+				 O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+			    attach_fd(tr[i].tr_tree, fd) == -1)
 				return SBX_STEP_ROOT;
+			close(fd);
 		}
-	for (i = 0; i < ntr; i++)
-		close(tr[i].tr_fd);
-	if (setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID,
-		0) == -1)
-		return SBX_STEP_READONLY;
-	if (setattr("/tmp", 0, 0, MOUNT_ATTR_RDONLY) == -1)
-		return SBX_STEP_WRITABLE;
-	for (i = 0; i < rt->r_nwrite; i++)
-		if (setattr(rt->r_write[i], 0, 0, MOUNT_ATTR_RDONLY) == -1)
-			return SBX_STEP_WRITABLE;
 	if ((sx->sx_clone & CLONE_NEWPID) &&
 	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		NULL) == -1)
 		return SBX_STEP_PROC;
 	/* cordon's own sockets: nothing there for an agent to dial. */
 	if (sbx_hide != NULL && stat(sbx_hide, &st) == 0 &&
-	    mount("none", sbx_hide, "tmpfs",
-		MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k") == -1)
+	    ((m = tmpfs_new(4096, "0555", SBX_MNT_DEAD)) == -1 ||
+		attach_path(m, sbx_hide) == -1))
 		return SBX_STEP_HIDE;
 	if ((r = scan_roots(sx, 1, emptyfd)) != 0)
 		return r;

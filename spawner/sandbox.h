@@ -21,8 +21,9 @@
 struct json_object;
 
 /* Layers, as health names them (sandbox_layer_names). */
-#define SBX_L_USERNS   0x0001u
-#define SBX_L_MOUNTNS  0x0002u /* + read-only view, private /tmp */
+#define SBX_L_USERNS  0x0001u
+#define SBX_L_MOUNTNS 0x0002u  /* + read-only nosuid,nodev view, private /tmp  \
+				*/
 #define SBX_L_PIDNS    0x0004u /* + a fresh /proc */
 #define SBX_L_NETNS    0x0008u
 #define SBX_L_CAPS     0x0010u
@@ -115,8 +116,10 @@ struct sandbox_run {
 	gid_t sx_gid;
 	unsigned long sx_clone; /* CLONE_NEW* for the spawn helper */
 	const char *sx_cwd;
-	char sx_tmp[PATH_MAX]; /* the run's private tmp, in sandbox_tmp_open's
-				  dir */
+	char sx_tmp[PATH_MAX];		 /* the run's private tmp dir, in
+					    sandbox_tmp_open's; empty when the run
+					    gets a tmpfs */
+	unsigned long long sx_tmp_bytes; /* that tmpfs's size (SP-7) */
 	struct confine_path sx_paths[SBX_PATHS_MAX];
 	size_t sx_npaths;
 	char **sx_envp; /* the run's env with TMPDIR/TMP/TEMP = private tmp */
@@ -161,7 +164,8 @@ struct json_object *sandbox_plan_json(const struct sandbox_plan *);
  * success; sandbox_run_end removes it (fd-based, never following links).
  */
 int sandbox_run_prepare(struct sandbox_run *, const struct sandbox_plan *,
-    const char *bin, const char *cwd, char *const *envp);
+    const char *bin, const char *cwd, char *const *envp,
+    unsigned long long tmp_bytes);
 void sandbox_run_end(struct sandbox_run *);
 
 /* The spawn helper's hook. */

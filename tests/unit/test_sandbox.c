@@ -107,11 +107,27 @@ test_sbx5_missing_layer_refuses(void **state)
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
 	assert_string_equal(
 	    why, "sandbox: this host lacks userns mountns pidns netns");
-	/* No sandbox: block at all is the default sandbox, required too. */
+	/*
+	 * No sandbox: block at all is the default sandbox, required too;
+	 * SBX-4: isolation landlock wants the namespaces all the same.
+	 */
 	mf_init(MF_ISO_LANDLOCK, MF_NET_NONE, 0, 0);
 	assert_int_equal(
 	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
-	assert_string_equal(why, "sandbox: this host lacks userns netns");
+	assert_string_equal(
+	    why, "sandbox: this host lacks userns mountns pidns netns");
+	mf_init(MF_ISO_LANDLOCK, MF_NET_ALLOW, 1, 1);
+	assert_int_equal(
+	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), -1);
+	assert_string_equal(
+	    why, "sandbox: this host lacks userns mountns pidns");
+	/* required: false runs without them, and says so. */
+	mf_init(MF_ISO_LANDLOCK, MF_NET_ALLOW, 1, 0);
+	assert_int_equal(
+	    sandbox_plan_build(&mf, &pc, &pl, why, sizeof(why)), 0);
+	assert_string_equal(pl.pl_reason, "host lacks userns mountns pidns "
+					  "(sandbox.required is false)");
+	sandbox_plan_free(&pl);
 	/* No dir for the runs' tmps: refused, even with required: false. */
 	host_set(7, 1, 1, 0);
 	mf_init(MF_ISO_LANDLOCK, MF_NET_ALLOW, 1, 0);
