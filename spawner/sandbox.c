@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -30,6 +31,7 @@
 
 #include <json-c/json.h>
 #include <linux/filter.h>
+#include <linux/magic.h>
 
 #include "confine.h"
 #include "ipc.h"
@@ -988,10 +990,12 @@ mkdirs_at(int dfd, const char *rel)
 /*
  * The secret-file cover (SBX-2), by handle: each hit is opened beneath
  * the dir fd the scan holds (O_PATH | O_NOFOLLOW), checked to be what the
- * scan saw, and covered on that object.  Then the scan runs again: a
- * sibling run sharing the root may have moved a folder across the walk,
- * so a pass that covered anything is followed by another, and the run is
- * refused if the tree will not hold still (SBX_SCAN_PASSES).
+ * scan saw (the inode getdents listed), and covered on that object.  A
+ * sibling run sharing the root may rename or exchange folders across the
+ * walk: an entry that is gone or is another inode than listed makes the
+ * pass untrusted, and a pass that covered or missed anything is followed
+ * by another; the run is refused if the tree will not hold still
+ * (SBX_SCAN_PASSES).
  */
 #define SBX_SCAN_PASSES 4
 #define SBX_COVERS_MAX	256 /* folder covers per run */
@@ -1002,7 +1006,8 @@ struct scan {
 	int sc_emptyfd; /* the empty file shadows bind from */
 	struct stat sc_empty;
 	size_t sc_entries;
-	size_t sc_covered;		 /* this pass */
+	size_t sc_moved; /* covers made, entries moved: this pass */
+	int sc_inocheck; /* getdents inodes are the ones opened */
 	dev_t sc_dirdev[SBX_COVERS_MAX]; /* each folder cover's tmpfs */
 	size_t sc_ndirs;
 };
@@ -1022,9 +1027,31 @@ scan_covered(const struct scan *sc, const struct stat *st)
 	return 0;
 }
 
+/*
+ * 1 if what fd holds is not the entry the scan listed (ino from
+ * getdents): renamed or exchanged meanwhile, so the pass is not to be
+ * trusted.  A mount root (a cover, a mount in the root) lists the inode
+ * beneath it; overlayfs may list another inode than it gives: both kept.
+ */
+static int
+scan_moved(const struct scan *sc, int fd, ino_t ino)
+{
+	struct statx stx;
+
+	if (!sc->sc_inocheck || ino == 0)
+		return 0;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_INO,
+		&stx) == -1)
+		return 1;
+	if (stx.stx_attributes_mask & stx.stx_attributes &
+	    STATX_ATTR_MOUNT_ROOT)
+		return 0;
+	return stx.stx_ino != ino;
+}
+
 /* Cover name beneath dfd, if it still is a dir (isdir) or a file. */
 static int
-scan_cover(struct scan *sc, int dfd, const char *name, int isdir)
+scan_cover(struct scan *sc, int dfd, const char *name, int isdir, ino_t ino)
 {
 	struct stat st;
 	int t, m, r;
@@ -1034,17 +1061,22 @@ scan_cover(struct scan *sc, int dfd, const char *name, int isdir)
 		return SBX_STEP_SECRET_FILE;
 	}
 	t = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (t == -1 && errno == ENOENT) {
+		sc->sc_moved++; /* gone since listed: look again */
+		return 0;
+	}
 	if (t == -1)
-		return errno == ENOENT ? 0 : SBX_STEP_SHADOW; /* gone */
+		return SBX_STEP_SHADOW;
 	if (fstat(t, &st) == -1)
 		goto fail;
-	/* Swapped for a link, or a dir for a file: the next pass decides. */
-	if (S_ISLNK(st.st_mode) || (S_ISDIR(st.st_mode) != isdir)) {
-		sc->sc_covered++;
+	if (scan_covered(sc, &st)) {
 		close(t);
 		return 0;
 	}
-	if (scan_covered(sc, &st)) {
+	/* Swapped for a link, a dir for a file, another entry: look again. */
+	if (S_ISLNK(st.st_mode) || (S_ISDIR(st.st_mode) != isdir) ||
+	    scan_moved(sc, t, ino)) {
+		sc->sc_moved++;
 		close(t);
 		return 0;
 	}
@@ -1065,7 +1097,7 @@ scan_cover(struct scan *sc, int dfd, const char *name, int isdir)
 		if (r == 0)
 			sc->sc_dirdev[sc->sc_ndirs++] = st.st_dev;
 	}
-	sc->sc_covered++;
+	sc->sc_moved++; /* a pass that covered something is checked again */
 	close(t);
 	return 0;
 fail:
@@ -1125,7 +1157,7 @@ scan_dir(struct scan *sc, int dfd, int depth)
 			 */
 			if (protect_name_secret(name)) {
 				if ((r = scan_cover(sc, dfd, name,
-					 S_ISDIR(st.st_mode))) != 0)
+					 S_ISDIR(st.st_mode), de->d_ino)) != 0)
 					return r;
 				continue;
 			}
@@ -1135,14 +1167,18 @@ scan_dir(struct scan *sc, int dfd, int depth)
 			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			/* Unreadable now, but its owner could chmod it later:
 			 * fail closed. */
-			if (sub == -1 && errno == ENOENT)
-				continue;
-			if (sub == -1 && errno == ENOTDIR) {
-				sc->sc_covered++; /* swapped: look again */
+			if (sub == -1 &&
+			    (errno == ENOENT || errno == ENOTDIR)) {
+				sc->sc_moved++; /* moved since listed */
 				continue;
 			}
 			if (sub == -1)
 				return SBX_STEP_SCAN_BOUND;
+			if (scan_moved(sc, sub, de->d_ino)) {
+				sc->sc_moved++; /* another dir by that name */
+				close(sub);
+				continue;
+			}
 			r = scan_dir(sc, sub, depth + 1);
 			close(sub);
 			if (r != 0)
@@ -1155,6 +1191,7 @@ static int
 scan_roots(const struct sandbox_run *sx, int shadow, int emptyfd)
 {
 	const struct roots *rt = &sx->sx_plan->pl_roots;
+	struct statfs sf;
 	struct scan sc;
 	size_t i;
 	int dfd, pass, r;
@@ -1167,7 +1204,7 @@ scan_roots(const struct sandbox_run *sx, int shadow, int emptyfd)
 		return SBX_STEP_SHADOW;
 	for (pass = 0; pass < SBX_SCAN_PASSES; pass++) {
 		sc.sc_entries = 0;
-		sc.sc_covered = 0;
+		sc.sc_moved = 0;
 		for (i = 0; i < rt->r_nwrite; i++) {
 			dfd = open(rt->r_write[i],
 			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1175,12 +1212,14 @@ scan_roots(const struct sandbox_run *sx, int shadow, int emptyfd)
 				continue; /* a file root: named at load */
 			if (dfd == -1)
 				return SBX_STEP_ROOT; /* a root that vanished */
+			sc.sc_inocheck = fstatfs(dfd, &sf) == 0 &&
+					 sf.f_type != OVERLAYFS_SUPER_MAGIC;
 			r = scan_dir(&sc, dfd, 0);
 			close(dfd);
 			if (r != 0)
 				return r;
 		}
-		if (sc.sc_covered == 0)
+		if (sc.sc_moved == 0)
 			return 0;
 	}
 	errno = EAGAIN; /* the tree kept moving under the scan */
