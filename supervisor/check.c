@@ -277,6 +277,32 @@ check_runtime(struct check *ck, const char *path, const struct manifest *m,
 	check_secrets(ck, path, m, root);
 }
 
+/*
+ * Notes, not problems (stderr; the exit status is unchanged): what a
+ * manifest's settings expose, or no longer change (SBX-4).
+ */
+static void
+check_notes(
+    const char *path, struct json_object *root, const struct manifest *m)
+{
+	struct json_object *sb, *iso;
+
+	if (m->m_prompt_via == MF_PROMPT_ARGV)
+		fprintf(stderr,
+		    "%s: note: promptVia argv: while a run lives, its prompt "
+		    "is in its argv, which every user of this host can read "
+		    "in /proc/PID/cmdline; promptVia: stdin keeps it out\n",
+		    path);
+	if (json_object_object_get_ex(root, "sandbox", &sb) &&
+	    json_object_object_get_ex(sb, "isolation", &iso) &&
+	    strcmp(json_object_get_string(iso), "landlock") == 0)
+		fprintf(stderr,
+		    "%s: note: sandbox.isolation landlock weakens nothing: "
+		    "every run gets namespace isolation where the host "
+		    "allows it\n",
+		    path);
+}
+
 /* One manifest file; 1 if it loaded (its problems may be foreseen ones). */
 static int
 check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
@@ -321,6 +347,7 @@ check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
 		    "duplicate-name", "name: duplicate agent name");
 	else if ((names[*nnames] = strdup(m.m_name)) != NULL)
 		(*nnames)++;
+	check_notes(path, root, &m);
 	/* SBX-2: the spawner resolves the roots the same way at load. */
 	if (roots_resolve(&m, pc, &r, why, sizeof(why)) == -1) {
 		if (!json_object_object_get_ex(root, "sandbox", &nv) &&

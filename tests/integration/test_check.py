@@ -422,3 +422,27 @@ def test_sp15_check_json_one_document(tmp_path):
     assert r.returncode == 0, r.stdout
     assert json.loads(r.stdout) == {"ok": True, "agents": 1, "missions": 0,
                                     "problems": []}
+
+
+def test_sbx4_check_notes_argv_and_landlock(tmp_path):
+    """SBX-4: `cordon check` says what promptVia argv exposes and that
+    isolation landlock weakens nothing; notes, on stderr, not problems."""
+    home = tmp_path / "home"
+    (home / "agents").mkdir(parents=True)
+    (home / "agents" / "a.yaml").write_text(
+        "name: a\ntransport: subprocess\ntransportConfig:\n"
+        "  bin: /bin/true\n  args: [\"{prompt}\"]\n"
+        "sandbox:\n  isolation: landlock\n")
+    (home / "agents" / "b.yaml").write_text(
+        "name: b\ntransport: subprocess\ntransportConfig:\n"
+        "  bin: /bin/true\n  args: []\npromptVia: stdin\n")
+    r = subprocess.run([cordon_bin(), "check", "--home", str(home)],
+                       capture_output=True, text=True, timeout=30,
+                       env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == "ok 2 agents"
+    assert "a.yaml: note: promptVia argv:" in r.stderr
+    assert "/proc/PID/cmdline" in r.stderr
+    assert "a.yaml: note: sandbox.isolation landlock weakens nothing" \
+        in r.stderr
+    assert "b.yaml: note" not in r.stderr
