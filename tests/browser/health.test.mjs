@@ -27,7 +27,8 @@ transportConfig:
   args: ["{prompt}"]
 ${sandbox}`;
 const AGENTS = {
-  walled: { isolation: 'landlock', network: 'none' },
+  // SBX-4: what runs get; `isolation: landlock` weakens nothing.
+  walled: { isolation: 'namespace', network: 'none' },
   roomy: { isolation: 'namespace', network: 'allow' },
 };
 

@@ -521,28 +521,18 @@ def test_su4_live_channel_never_displaced(machine):
 
 
 def test_su4_agents_cannot_pose_as_the_spawner(machine):
-    """SU-4, SBX-1: a namespace-isolation agent finds cordon's socket dir
-    covered (nothing to dial); a landlock-isolation agent with network:
-    allow can dial, since it shares the spawner's uid, but the spawner's
-    live channel is never displaced: the impostor is refused and logged.
-    With network: none no agent can dial at all."""
+    """SU-4, SBX-1, SBX-4: an agent finds cordon's socket dir covered
+    (nothing to dial), whatever isolation its manifest writes: landlock
+    weakens nothing now.  With network: none no agent can dial at all."""
     machine.wait_health_ok()
-    for agent, sock in (("dialns", "auditd"), ("dialns", "vaultd")):
+    for agent, sock in (("dialns", "auditd"), ("dialns", "vaultd"),
+                        ("dialll", "auditd"), ("dialll", "vaultd")):
         st, _, body = machine.request(
             "POST", f"/api/agents/{agent}/run", {"prompt": machine.sock(sock)})
         assert st == 200, body
         text = "".join(json.loads(x).get("text", "")
                        for x in body.decode().splitlines() if x)
         assert "unreachable 2" in text, text  # ENOENT: an empty dir
-    before = machine.log("auditd").count("refused a second connection")
-    st, _, body = machine.request(
-        "POST", "/api/agents/dialll/run", {"prompt": machine.sock("auditd")})
-    assert st == 200, body
-    text = "".join(json.loads(x).get("text", "")
-                   for x in body.decode().splitlines() if x)
-    assert "dialled True" in text, text  # connected, then closed at once
-    assert machine.log("auditd").count(
-        "refused a second connection as spawner") > before
     # SBX-3: with network: none (the default) no agent can even dial.
     st, _, body = machine.request(
         "POST", "/api/agents/dialnone/run", {"prompt": machine.sock("auditd")})
