@@ -21,9 +21,8 @@
 struct json_object;
 
 /* Layers, as health names them (sandbox_layer_names). */
-#define SBX_L_USERNS  0x0001u
-#define SBX_L_MOUNTNS 0x0002u  /* + read-only nosuid,nodev view, private /tmp  \
-				*/
+#define SBX_L_USERNS   0x0001u
+#define SBX_L_MOUNTNS  0x0002u /* + read-only nosuid,nodev view, own /tmp */
 #define SBX_L_PIDNS    0x0004u /* + a fresh /proc */
 #define SBX_L_NETNS    0x0008u
 #define SBX_L_CAPS     0x0010u
