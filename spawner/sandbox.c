@@ -1324,6 +1324,31 @@ child_mounts(const struct sandbox_run *sx)
 			return SBX_STEP_ROOT;
 		ntr++;
 	}
+	/*
+	 * A cwd under /tmp beneath no root (an operator's HOME there) is
+	 * shown too, read-only: the agent may enter it, and Landlock still
+	 * decides what it may read, as for any other path of the host.
+	 */
+	if (sx->sx_cwd != NULL && under_tmp(sx->sx_cwd) &&
+	    strcmp(sx->sx_cwd, "/tmp") != 0 && ntr < nitems(tr)) {
+		for (j = 0; j < ntr; j++)
+			if (strcmp(sx->sx_cwd, tr[j].tr_path) == 0 ||
+			    beneath(sx->sx_cwd, tr[j].tr_path))
+				break;
+		if (j == ntr) {
+			if ((fd = open(sx->sx_cwd,
+				 O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+				return SBX_STEP_CHDIR;
+			tr[ntr].tr_path = sx->sx_cwd;
+			tr[ntr].tr_nested = 0;
+			tr[ntr].tr_dir = 1;
+			tr[ntr].tr_tree = tree_clone(fd, SBX_MNT_RO, 0);
+			close(fd);
+			if (tr[ntr].tr_tree == -1)
+				return SBX_STEP_CHDIR;
+			ntr++;
+		}
+	}
 	for (i = 0; i < ntr; i++)
 		for (j = 0; j < ntr; j++)
 			if (i != j && beneath(tr[i].tr_path, tr[j].tr_path))
