@@ -86,10 +86,10 @@ static struct session {
 static int stopping;
 static int booting = 1;
 static int exit_code;
-/* SP-7: cordond's own pids cgroup dir, and cordon.<pid> in it. */
+/* SP-7: cordond's own pids cgroup dir, and cordon.<pidns>.<pid> in it. */
 static int cg_parent = -1;
 static int cg_fd = -1;
-static char cg_name[32];
+static char cg_name[64];
 
 static void health_h(struct ipc_conn *, struct ipc_msg *, void *);
 static void login_used_h(struct ipc_conn *, struct ipc_msg *, void *);
@@ -848,7 +848,7 @@ audit_system(const char *kind, const char *key, const char *val)
 /* ---- the pids cgroup of agent runs (SP-7) ---- */
 
 /*
- * As root: make cordon.<pid> beneath cordond's own cgroup in the pids
+ * As root: make cordon.<pidns>.<pid> beneath cordond's own cgroup in the pids
  * hierarchy and delegate it to the spawner (its uid owns it), which
  * makes one child group per run with pids.max = limits.nproc.  Without
  * one, a spawner running as root refuses every run (it says so in
@@ -858,8 +858,9 @@ audit_system(const char *kind, const char *key, const char *val)
 static void
 cgroup_setup(void)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], prefix[40];
 	struct passwd *pw;
+	struct stat nst;
 	uid_t uid = 0;
 	gid_t gid = 0;
 	/* What a spawner without the group does instead. */
@@ -897,11 +898,21 @@ cgroup_setup(void)
 		log_warn("pids cgroup: open");
 		return;
 	}
-	/* cordon.<pid> groups of cordonds killed with -9, once empty. */
-	if (cgroup_sweep(cg_parent, "cordon.", 1) > 0)
+	/*
+	 * cordon.<pidns>.<pid>: a pid means something only in its own pid
+	 * namespace, and cordons in other namespaces (containers, chroots
+	 * with their own /proc) share this hierarchy.  Only the groups of
+	 * our namespace whose cordond was killed with -9 are swept, once
+	 * empty; another namespace's groups are never touched.
+	 */
+	if (stat("/proc/self/ns/pid", &nst) == -1)
+		nst.st_ino = 0;
+	snprintf(
+	    prefix, sizeof(prefix), "cordon.%lu.", (unsigned long)nst.st_ino);
+	if (cgroup_sweep(cg_parent, prefix, 1) > 0)
 		log_warnx("pids cgroups of dead cordons still hold processes; "
 			  "left in place");
-	snprintf(cg_name, sizeof(cg_name), "cordon.%d", (int)getpid());
+	snprintf(cg_name, sizeof(cg_name), "%s%d", prefix, (int)getpid());
 	if ((kind == CGROUP_V2 && cgroup_enable_pids(cg_parent) == -1) ||
 	    cgroup_make(cg_parent, cg_name, 0, &cg_fd) == -1) {
 		log_warn("pids cgroup: cannot make cordon's group (%s)", then);
@@ -914,8 +925,8 @@ cgroup_setup(void)
 	}
 	/*
 	 * The directory only: the spawner makes and removes run groups in
-	 * it.  cordon.<pid>'s own cgroup.procs stays root's, so nothing of
-	 * that uid can move a process into it, out of its run's bound.
+	 * it.  cordon.<pidns>.<pid>'s own cgroup.procs stays root's, so nothing
+	 * of that uid can move a process into it, out of its run's bound.
 	 */
 	if (uid != 0 && fchown(cg_fd, uid, gid) == -1) {
 		log_warn("pids cgroup: chown (%s)", then);

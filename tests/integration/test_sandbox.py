@@ -620,6 +620,11 @@ def pids_hierarchy():
     return v1_hierarchy("pids")
 
 
+def cordon_group(pid):
+    """cordond's group: named by its pid namespace and its pid there."""
+    return f"cordon.{os.stat('/proc/self/ns/pid').st_ino}.{pid}"
+
+
 def bomb_agent(w, name="bomb", nproc=9):
     add_agent(w, name, (
         f"name: {name}\ntransport: subprocess\ntransportConfig:\n"
@@ -681,14 +686,14 @@ def hostile_procs(word):
 
 
 def test_sp7_pids_cgroup_per_run_as_root(world, cordon_factory):
-    """SP-7 for root agents: cordond delegates cordon.<pid> in the pids
+    """SP-7 for root agents: cordond delegates cordon.<pidns>.<pid> in the pids
     hierarchy, each run gets run.N with pids.max = limits.nproc, joined
     before execve, and the group is gone once the run ended."""
     pids = pids_hierarchy()
     w = world
     bomb_agent(w)
     c = cordon_factory(home=w["home"])
-    cg = os.path.join(pids, f"cordon.{c.pid}")
+    cg = os.path.join(pids, cordon_group(c.pid))
     assert os.path.isdir(cg), c.stderr()
     # health says the layer is on, and each agent lists it
     sp = [d for d in c.health()["daemons"] if d["name"] == "spawner"][0]
@@ -741,7 +746,7 @@ def test_sp17_sp7_a_descendant_that_cannot_die_holds_nothing(
     w = world
     bomb_agent(w)
     c = cordon_factory(home=w["home"])
-    cg = os.path.join(pids, f"cordon.{c.pid}")
+    cg = os.path.join(pids, cordon_group(c.pid))
     os.mkdir(freezer)
     state = os.path.join(freezer, "freezer.state")
     try:
@@ -917,7 +922,7 @@ def test_sp7_descendant_leaving_the_group_dies_with_the_run(
     w = world
     bomb_agent(w, "leaver")
     c = cordon_factory(home=w["home"])
-    cg = os.path.join(pids, f"cordon.{c.pid}")
+    cg = os.path.join(pids, cordon_group(c.pid))
     prompt = f"{mode} {os.urandom(6).hex()}"  # its argv, unique
     r, ev = run(c, "leaver", prompt)
     assert r.status == 200, r
@@ -928,19 +933,23 @@ def test_sp7_descendant_leaving_the_group_dies_with_the_run(
 
 
 def test_sp7_stale_cgroups_of_dead_cordons(world, cordon_factory):
-    """cordond removes the cordon.<pid> groups of cordons that are gone
+    """cordond removes the cordon.<pidns>.<pid> groups of cordons that are gone
     (kill -9), when nothing runs in them; one still holding a process is
-    left alone."""
+    left alone, and so is an empty group of another pid namespace, whose
+    pid means nothing here (a cordon in a container or chroot)."""
     pids = pids_hierarchy()
     dead = []
     for _ in range(2):
         p = subprocess.Popen(["/bin/true"])
         p.wait()
         dead.append(p.pid)
-    empty = os.path.join(pids, f"cordon.{dead[0]}")
-    busy = os.path.join(pids, f"cordon.{dead[1]}")
+    empty = os.path.join(pids, cordon_group(dead[0]))
+    busy = os.path.join(pids, cordon_group(dead[1]))
+    other_ns = os.stat("/proc/self/ns/pid").st_ino + 1
+    foreign = os.path.join(pids, f"cordon.{other_ns}.{dead[0]}")
     sleeper = None
     try:
+        os.makedirs(os.path.join(foreign, "run.2"))
         os.makedirs(os.path.join(empty, "run.3"))
         os.makedirs(os.path.join(busy, "run.1"))
         sleeper = subprocess.Popen(["/bin/sleep", "60"])
@@ -948,6 +957,7 @@ def test_sp7_stale_cgroups_of_dead_cordons(world, cordon_factory):
             f.write(str(sleeper.pid))
         c = cordon_factory(home=world["home"])
         assert not os.path.exists(empty), c.stderr()
+        assert os.path.isdir(os.path.join(foreign, "run.2"))
         assert os.path.isdir(os.path.join(busy, "run.1"))
         assert sleeper.poll() is None
         assert "pids cgroups of dead cordons still hold processes" in \
@@ -957,6 +967,7 @@ def test_sp7_stale_cgroups_of_dead_cordons(world, cordon_factory):
             sleeper.kill()
             sleeper.wait()
         for d in (os.path.join(empty, "run.3"), empty,
+                  os.path.join(foreign, "run.2"), foreign,
                   os.path.join(busy, "run.1"), busy):
             wait_for(lambda: _rmdir(d), 2)
 
@@ -996,11 +1007,11 @@ def test_sp7_root_without_pids_cgroup_refuses_runs(world, cordon_factory):
     r, _ = run(c, "bomb", "forkbomb 3")
     assert r.status == 502 and r.json()["error"] == "spawn-failed", r
     assert "agent bomb: sandbox: pids cgroup: ENODEV" in c.stderr()
-    assert not os.path.exists(os.path.join(pids, f"cordon.{c.pid}"))
+    assert not os.path.exists(os.path.join(pids, cordon_group(c.pid)))
 
 
 def test_sp7_pids_cgroup_delegated_to_user(world):
-    """Started as root with --user NAME: cordon.<pid> belongs to NAME's
+    """Started as root with --user NAME: cordon.<pidns>.<pid> belongs to NAME's
     uid, and the spawner (running as NAME) makes each run's group in it."""
     from conftest import Cordon, finish
     pids = pids_hierarchy()
@@ -1011,7 +1022,7 @@ def test_sp7_pids_cgroup_delegated_to_user(world):
     c = Cordon(w["home"], extra_args=("--user", USER))
     try:
         c.start()
-        cg = os.path.join(pids, f"cordon.{c.pid}")
+        cg = os.path.join(pids, cordon_group(c.pid))
         st = os.stat(cg)
         assert (st.st_uid, st.st_gid) == (u.pw_uid, u.pw_gid)
         s, agent = neverexit_run(c)
