@@ -591,7 +591,18 @@ m_prefix(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
 	return 0;
 }
 
-/* Any run of 40+ [A-Za-z0-9_-]. */
+static int
+is_flagword(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || c == '-';
+}
+
+/*
+ * Any run of 40+ [A-Za-z0-9_-] but words: a run of lowercase letters and
+ * hyphens (--dangerously-bypass-approvals-and-sandbox) is a flag or a
+ * name; a random key of that length all but never avoids digits,
+ * capitals and '_'.
+ */
 static int
 m_long(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
     const char **rep)
@@ -602,7 +613,7 @@ m_long(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
 	    (i > 0 && is_word((unsigned char)s[i - 1])))
 		return 0;
 	r = run(s, len, i, is_word);
-	if (r < 40)
+	if (r < 40 || run(s, len, i, is_flagword) == r)
 		return 0;
 	*rs = i;
 	*re = i + r;

@@ -398,6 +398,43 @@ test_sec3_secret_in_args_refused(void **state)
 	    7, 16, "secret in arguments");
 }
 
+/*
+ * SEC-3: a flag made of lowercase words and hyphens is not a secret, however
+ * long (Codex's externally-sandboxed flag); a long key beside it still is.
+ */
+static void
+test_sec3_long_flag_not_secret(void **state)
+{
+	struct manifest m;
+
+	(void)state;
+	assert_int_equal(parse("name: t\n"
+			       "transport: subprocess\n"
+			       "transportConfig:\n"
+			       "  bin: codex\n"
+			       "  args: [exec, "
+			       "--dangerously-bypass-approvals-and-sandbox, "
+			       "\"{prompt}\"]\n",
+			     &m),
+	    0);
+	manifest_free(&m);
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "transportConfig:\n"
+		   "  bin: codex\n"
+		   "  args: [--dangerously-bypass-approvals-and-sandbox, "
+		   "k3Yq9ZpLm2Xv8RtW4nBc7HdF1sGj6KeA0uVyTo5i, "
+		   "\"{prompt}\"]\n",
+	    5, 54, "secret in arguments");
+	refused_at("name: t\n"
+		   "transport: subprocess\n"
+		   "transportConfig:\n"
+		   "  bin: t\n"
+		   "  args: [--dangerously-bypass-approvals-and-sandbox="
+		   "sk-abcdefghijklmnopqrstuvwxyz, \"{prompt}\"]\n",
+	    5, 10, "secret in arguments");
+}
+
 /* SEC-3: env values and names. */
 static void
 test_sec3_secret_in_env_refused(void **state)
@@ -694,6 +731,7 @@ main(void)
 	    cmocka_unit_test(test_sp5_env_value_newline_refused),
 	    cmocka_unit_test(test_sp5_env_too_many_refused),
 	    cmocka_unit_test(test_sec3_secret_in_args_refused),
+	    cmocka_unit_test(test_sec3_long_flag_not_secret),
 	    cmocka_unit_test(test_sec3_secret_in_env_refused),
 	    cmocka_unit_test(test_sp15_transport_http_refused),
 	    cmocka_unit_test(test_sp15_unknown_keys_refused),

@@ -550,6 +550,18 @@ test_sec3_secretish_predicates(void **state)
 	    redact_value_secretish("--output-format=stream-json"), 0);
 	assert_int_equal(
 	    redact_value_secretish("--include-partial-messages"), 0);
+	assert_int_equal(redact_value_secretish(
+			     "--dangerously-bypass-approvals-and-sandbox"),
+	    0);
+	assert_int_equal(redact_value_secretish(
+			     "--Dangerously-bypass-approvals-and-sandbox"),
+	    1);
+	assert_int_equal(redact_value_secretish(
+			     "--dangerously-bypass-approvals-and-sandbox2"),
+	    1);
+	assert_int_equal(
+	    redact_value_secretish("k3Yq9ZpLm2Xv8RtW4nBc7HdF1sGj6KeA0uVyTo5i"),
+	    1);
 	assert_int_equal(redact_value_secretish("{prompt}"), 0);
 	assert_int_equal(redact_value_secretish(""), 0);
 	assert_int_equal(redact_key_secretish("GITHUB_TOKEN", 12), 1);
