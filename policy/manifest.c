@@ -18,6 +18,7 @@
 #include "redact.h"
 #include "schema.h"
 #include "util.h"
+#include "yamljson.h"
 
 /* A control character other than those in allow. */
 static int
@@ -725,9 +726,77 @@ mp_commands(struct schema *p, struct manifest *m, struct json_object *root)
 	p->n += n;
 }
 
+/*
+ * SP-15: capabilities as a list of names, or as agentic-os writes them, a
+ * mapping of name to true/false (the true ones are kept).
+ */
+static void
+mp_capabilities(struct schema *p, struct manifest *m, struct json_object *root)
+{
+	struct json_object *v;
+	char path[LIM_CAPABILITY_MAX + 16];
+	size_t n = 0;
+
+	if (!schema_get(root, "capabilities", &v) ||
+	    !schema_is(v, json_type_object)) {
+		m->m_capabilities = mp_strlist(p, root, "capabilities",
+		    "capabilities", LIM_CAPABILITIES_MAX, LIM_CAPABILITY_MAX, 0,
+		    &m->m_ncapabilities);
+		return;
+	}
+	if ((size_t)json_object_object_length(v) > LIM_CAPABILITIES_MAX) {
+		schema_err(p, v, root, "capabilities", "must be a short list");
+		return;
+	}
+	if ((m->m_capabilities = calloc(
+		 (size_t)json_object_object_length(v) + 1, sizeof(char *))) ==
+	    NULL) {
+		p->oom = 1;
+		return;
+	}
+	json_object_object_foreach (v, k, on) {
+		if (!schema_token_ok(k, LIM_CAPABILITY_MAX)) {
+			schema_errc(p, on, v, "capabilities", "invalid",
+			    "must name capabilities with plain names");
+			continue;
+		}
+		snprintf(path, sizeof(path), "capabilities.%s", k);
+		if (!schema_is(on, json_type_boolean))
+			schema_errc(p, on, v, path, "wrong-type",
+			    "must be true or false");
+		else if (json_object_get_boolean(on))
+			m->m_capabilities[n++] = schema_dup(p, k);
+	}
+	m->m_ncapabilities = n;
+}
+
+/*
+ * Keys of the agentic-os schema that cordon does not act on: accepted
+ * whatever they hold, and listed for `cordon check` to warn about.  Any
+ * other unknown key is refused.
+ */
+static const char *const ignored_keys[] = {"postRunUsage", NULL};
+
+static void
+mp_ignored(struct manifest *m, struct json_object *root)
+{
+	struct json_object *v;
+	size_t i;
+
+	for (i = 0; ignored_keys[i] != NULL && m->m_nignored < MF_IGNORED_MAX;
+	     i++)
+		if (schema_get(root, ignored_keys[i], &v)) {
+			m->m_ignored[m->m_nignored].ig_key = ignored_keys[i];
+			(void)yaml_mark(v, &m->m_ignored[m->m_nignored].ig_line,
+			    &m->m_ignored[m->m_nignored].ig_col);
+			m->m_nignored++;
+		}
+}
+
 static const char *const top_keys[] = {"name", "displayName", "description",
     "transport", "transportConfig", "capabilities", "healthProbe", "actions",
-    "secrets", "promptVia", "limits", "sandbox", "commands", NULL};
+    "secrets", "promptVia", "limits", "sandbox", "commands", "postRunUsage",
+    NULL};
 static const char *const transports[] = {"subprocess", "streamJson", NULL};
 static const char *const prompt_vias[] = {"argv", "stdin", NULL};
 
@@ -765,8 +834,8 @@ mp_parse(struct json_object *root, struct manifest *out,
 	/* secrets first: args and env are checked against the mapping */
 	mp_secrets(&p, m, root);
 	mp_transport_config(&p, m, root);
-	m->m_capabilities = mp_strlist(&p, root, "capabilities", "capabilities",
-	    LIM_CAPABILITIES_MAX, LIM_CAPABILITY_MAX, 0, &m->m_ncapabilities);
+	mp_capabilities(&p, m, root);
+	mp_ignored(m, root);
 	mp_probe(&p, m, root);
 	mp_actions(&p, m, root);
 	mp_limits(&p, m, root);

@@ -14,6 +14,8 @@
 
 struct json_object;
 
+#define MF_IGNORED_MAX 4 /* agentic-os keys cordon does not act on */
+
 enum mf_transport { MF_SUBPROCESS, MF_STREAMJSON };
 enum mf_output { MF_OUT_TEXT, MF_OUT_JSON };
 enum mf_prompt_via { MF_PROMPT_ARGV, MF_PROMPT_STDIN };
@@ -82,8 +84,14 @@ struct manifest {
 	size_t m_nenv;
 	char *m_cwd; /* absolute, or NULL if absent */
 
-	char **m_capabilities;
+	char **m_capabilities; /* a list, or a mapping's true names */
 	size_t m_ncapabilities;
+	/* agentic-os keys present that cordon does not act on (SP-15) */
+	struct mf_ignored {
+		const char *ig_key; /* static */
+		unsigned long ig_line, ig_col;
+	} m_ignored[MF_IGNORED_MAX];
+	size_t m_nignored;
 
 	/* healthProbe (SP-18): default command [bin, "--version"] */
 	char **m_probe_cmd;

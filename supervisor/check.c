@@ -40,6 +40,7 @@
 struct pending {
 	unsigned long pd_line, pd_col;
 	size_t pd_seq;
+	int pd_warn; /* a warning: reported, not a problem */
 	const char *pd_code;
 	char pd_msg[CHECK_PATH_SHOW + 160];
 };
@@ -49,7 +50,9 @@ struct pending {
 struct check {
 	int ck_json;
 	struct json_object *ck_problems; /* --json: the array */
+	struct json_object *ck_warnings; /* --json: the array */
 	size_t ck_n;			 /* problems so far */
+	size_t ck_seq;			 /* problems and warnings so far */
 	char ck_secrets[PATH_MAX + 16];	 /* secrets.yaml beside agents/ */
 	char ck_file[PATH_MAX + MISSION_FILE_MAX]; /* the file at hand */
 	struct pending ck_pend[CHECK_PENDING_MAX];
@@ -86,10 +89,12 @@ check_flush(struct check *ck)
 		p = &ck->ck_pend[i];
 		if (!ck->ck_json) {
 			if (p->pd_line > 0)
-				printf("%s:%lu:%lu: %s\n", ck->ck_file,
-				    p->pd_line, p->pd_col, p->pd_msg);
+				printf("%s:%lu:%lu: %s%s\n", ck->ck_file,
+				    p->pd_line, p->pd_col,
+				    p->pd_warn ? "warning: " : "", p->pd_msg);
 			else
-				printf("%s: %s\n", ck->ck_file, p->pd_msg);
+				printf("%s: %s%s\n", ck->ck_file,
+				    p->pd_warn ? "warning: " : "", p->pd_msg);
 			continue;
 		}
 		/* A key path is a run of [A-Za-z0-9_.[]]. */
@@ -115,15 +120,16 @@ check_flush(struct check *ck)
 		json_object_object_add(o, "message",
 		    json_object_new_string(
 			klen ? p->pd_msg + klen + 2 : p->pd_msg));
-		json_object_array_add(ck->ck_problems, o);
+		json_object_array_add(
+		    p->pd_warn ? ck->ck_warnings : ck->ck_problems, o);
 	}
 	ck->ck_npend = 0;
 }
 
-/* One problem of file (line 0: of the file as a whole). */
+/* One problem (or warning) of file (line 0: of the file as a whole). */
 static void
-check_report(struct check *ck, const char *file, unsigned long line,
-    unsigned long col, const char *code, const char *msg)
+check_note(struct check *ck, const char *file, unsigned long line,
+    unsigned long col, const char *code, const char *msg, int warn)
 {
 	struct pending *p;
 
@@ -136,10 +142,36 @@ check_report(struct check *ck, const char *file, unsigned long line,
 	p = &ck->ck_pend[ck->ck_npend];
 	p->pd_line = line;
 	p->pd_col = col;
-	p->pd_seq = ck->ck_n++;
+	p->pd_seq = ck->ck_seq++;
+	p->pd_warn = warn;
 	p->pd_code = code;
 	snprintf(p->pd_msg, sizeof(p->pd_msg), "%s", msg);
 	ck->ck_npend++;
+	if (!warn)
+		ck->ck_n++;
+}
+
+static void
+check_report(struct check *ck, const char *file, unsigned long line,
+    unsigned long col, const char *code, const char *msg)
+{
+	check_note(ck, file, line, col, code, msg, 0);
+}
+
+/* SP-15: agentic-os keys the manifest holds that cordon does not act on. */
+static void
+check_ignored(struct check *ck, const char *file, const struct manifest *m)
+{
+	char msg[160];
+	size_t i;
+
+	for (i = 0; i < m->m_nignored; i++) {
+		snprintf(msg, sizeof(msg),
+		    "%s: ignored (an agentic-os key cordon does not act on)",
+		    m->m_ignored[i].ig_key);
+		check_note(ck, file, m->m_ignored[i].ig_line,
+		    m->m_ignored[i].ig_col, "ignored-key", msg, 1);
+	}
 }
 
 /* The same at a node of the tree (its line:col). */
@@ -324,6 +356,7 @@ check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
 		return 0;
 	}
 	if (manifest_parse_partial(root, &m, errs, CHECK_MAX_ERRS, &n) == -1) {
+		check_ignored(ck, path, &m);
 		for (i = 0; i < n && i < CHECK_MAX_ERRS; i++)
 			check_report(ck, path, errs[i].pe_line, errs[i].pe_col,
 			    errs[i].pe_code, errs[i].pe_msg);
@@ -338,6 +371,7 @@ check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
 		json_object_put(root);
 		return 0;
 	}
+	check_ignored(ck, path, &m);
 	/* An agent name must be unique across files. */
 	for (i = 0; i < *nnames; i++)
 		if (strcmp(names[i], m.m_name) == 0)
@@ -571,8 +605,10 @@ cmd_check(int argc, char **argv)
 		fprintf(stderr, "cordon: check: cannot resolve the home\n");
 		return 2;
 	}
-	if (ck.ck_json)
+	if (ck.ck_json) {
 		ck.ck_problems = json_object_new_array();
+		ck.ck_warnings = json_object_new_array();
+	}
 	/* The spawner's protected set needs the config (vault, audit). */
 	if (config_load(&cf) == -1) {
 		/* It printed FILE:LINE:COL on stderr. */
@@ -586,6 +622,7 @@ cmd_check(int argc, char **argv)
 		cfgdir) == -1) {
 		fprintf(stderr, "cordon: check: no home directory\n");
 		json_object_put(ck.ck_problems);
+		json_object_put(ck.ck_warnings);
 		return 2;
 	}
 	snprintf(
@@ -611,6 +648,7 @@ out:
 		json_object_object_add(
 		    doc, "missions", json_object_new_int64((int64_t)nmissions));
 		json_object_object_add(doc, "problems", ck.ck_problems);
+		json_object_object_add(doc, "warnings", ck.ck_warnings);
 		printf("%s\n", json_object_to_json_string_ext(
 				   doc, JSON_C_TO_STRING_PLAIN |
 					    JSON_C_TO_STRING_NOSLASHESCAPE));

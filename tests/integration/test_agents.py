@@ -646,15 +646,15 @@ def test_api3_client_gone_cancels(agents):
 # ---- API-5 ----
 
 def test_api5_hermes_actions(agents):
-    for a in ("status", "sessions", "doctor", "insights", "version",
-              "config", "tools"):
+    for a in ("status", "sessions", "skills", "plugins", "kanban", "doctor",
+              "insights"):
         r = post_json(agents, f"/api/agents/hermes/actions/{a}", {})
         assert r.status == 200, (a, r)
         body = r.json()
         assert body["ok"] is True and body["exitCode"] == 0, body
         assert body["truncated"] is False
     rec = wait_audit(agents.home, lambda x: x["kind"] == "agent.action" and
-                     x["actionId"] == "tools")
+                     x["actionId"] == "insights")
     assert rec[0]["status"] == "success"
     assert "stdout" not in rec[0]
 

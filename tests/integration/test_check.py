@@ -76,7 +76,33 @@ def test_sp15_builtin_fixtures_accepted(tmp_path):
         shutil.copy(os.path.join(FIXTURES, f), agents / f)
     r = check(tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.strip() == "ok 2 agents"
+    hermes = os.path.join(str(tmp_path.resolve()), "agents", "hermes.yaml")
+    assert r.stdout.splitlines() == [
+        f"{hermes}:28:1: warning: postRunUsage: ignored "
+        "(an agentic-os key cordon does not act on)",
+        "ok 2 agents"]
+
+
+# SP-15: a key agentic-os knows and cordon does not act on is a warning in
+# both forms; a key unknown to both stays a problem.
+def test_sp15_ignored_key_warns(tmp_path):
+    home = home_with(tmp_path, {
+        "a.yaml": HEAD + "capabilities: {chat: true}\n"
+                  "postRunUsage: {parser: hermes-session-export}\n"})
+    r = check(home, "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    a = os.path.join(str(home.resolve()), "agents", "a.yaml")
+    assert doc["ok"] is True and doc["problems"] == []
+    assert doc["warnings"] == [
+        {"file": a, "line": 7, "column": 1, "key": "postRunUsage",
+         "code": "ignored-key",
+         "message": "ignored (an agentic-os key cordon does not act on)"}]
+    (home / "agents" / "a.yaml").unlink()
+    r = expect_problem(home, HEAD + "postRunUsage: {}\npostRunUsageX: {}\n",
+                       7, 1, "postRunUsageX: unknown key; did you mean "
+                       "postRunUsage?")
+    assert "bad.yaml:6:1: warning: postRunUsage: ignored" in r.stdout
 
 
 # SP-15
@@ -421,7 +447,7 @@ def test_sp15_check_json_one_document(tmp_path):
     r = check(home, "--json")
     assert r.returncode == 0, r.stdout
     assert json.loads(r.stdout) == {"ok": True, "agents": 1, "missions": 0,
-                                    "problems": []}
+                                    "problems": [], "warnings": []}
 
 
 def test_sbx4_check_notes_argv_and_landlock(tmp_path):

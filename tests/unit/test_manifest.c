@@ -82,7 +82,10 @@ read_fixture(const char *name)
 	return buf;
 }
 
-/* SP-15: the built-in claude-code manifest loads unchanged. */
+/*
+ * SP-15: the agentic-os built-in claude-code manifest (the file as that
+ * project ships it) loads unchanged; its capabilities are a mapping.
+ */
 static void
 test_sp15_fixture_claude_code(void **state)
 {
@@ -103,12 +106,21 @@ test_sp15_fixture_claude_code(void **state)
 	assert_int_equal(m.m_prompt_via, MF_PROMPT_ARGV);
 	assert_int_equal(m.m_nactions, 0);
 	assert_int_equal(m.m_nprobe_cmd, 2);
+	assert_int_equal(m.m_probe_timeout_ms, 3000);
+	assert_int_equal(m.m_ncapabilities, 2);
+	assert_string_equal(m.m_capabilities[0], "chat");
+	assert_string_equal(m.m_capabilities[1], "streamingChat");
+	assert_int_equal(m.m_nignored, 0);
 	assert_int_equal(m.m_limits.l_run_output_bytes, 8 * 1024 * 1024);
 	manifest_free(&m);
 	free(y);
 }
 
-/* SP-15: the built-in hermes manifest with seven actions. */
+/*
+ * SP-15: the agentic-os built-in hermes manifest, seven actions and a
+ * postRunUsage block cordon does not act on (kept as ignored, with its
+ * line:col for `cordon check`).
+ */
 static void
 test_sp15_fixture_hermes(void **state)
 {
@@ -126,7 +138,18 @@ test_sp15_fixture_hermes(void **state)
 	assert_non_null(a);
 	assert_int_equal(a->a_ncommand, 3);
 	assert_string_equal(a->a_command[2], "list");
-	assert_int_equal(a->a_timeout_ms, 10000);
+	assert_int_equal(a->a_timeout_ms, 15000);
+	a = manifest_action(&m, "insights");
+	assert_non_null(a);
+	assert_int_equal(a->a_timeout_ms, 45000);
+	assert_int_equal(m.m_ncapabilities, 1);
+	assert_string_equal(m.m_capabilities[0], "chat");
+	assert_int_equal(m.m_nignored, 1);
+	assert_string_equal(m.m_ignored[0].ig_key, "postRunUsage");
+	assert_int_equal(m.m_ignored[0].ig_line, 28);
+	assert_int_equal(m.m_ignored[0].ig_col, 1);
+	assert_int_equal(m.m_nenv, 1);
+	assert_string_equal(m.m_env[0].e_name, "NO_COLOR");
 	a = manifest_action(&m, "status");
 	assert_non_null(a);
 	assert_int_equal(a->a_timeout_ms, 5000); /* default */
@@ -435,6 +458,43 @@ test_sec3_long_flag_not_secret(void **state)
 	    5, 10, "secret in arguments");
 }
 
+/*
+ * SP-15: capabilities as a list or a mapping of booleans; anything else,
+ * and keys unknown to both cordon and agentic-os, refused.
+ */
+static void
+test_sp15_capabilities_forms(void **state)
+{
+	struct manifest m;
+
+	(void)state;
+	assert_int_equal(parse(HEAD "capabilities: [chat, code]\n", &m), 0);
+	assert_int_equal(m.m_ncapabilities, 2);
+	assert_string_equal(m.m_capabilities[1], "code");
+	manifest_free(&m);
+	assert_int_equal(
+	    parse(
+		HEAD "capabilities: {chat: true, streamingChat: false}\n", &m),
+	    0);
+	assert_int_equal(m.m_ncapabilities, 1);
+	assert_string_equal(m.m_capabilities[0], "chat");
+	assert_null(m.m_capabilities[1]);
+	manifest_free(&m);
+	refused_at(HEAD "capabilities: {chat: yes please}\n", 6, 16,
+	    "capabilities.chat: must be true or false");
+	refused_at(HEAD "capabilities: {a/b: true}\n", 6, 16,
+	    "capabilities: must name capabilities with plain names");
+	refused_at(HEAD "capabilities: chat\n", 6, 1,
+	    "capabilities: must be a short list");
+	refused_at(HEAD "postRunUsages: {parser: x}\n", 6, 1,
+	    "postRunUsages: unknown key; did you mean postRunUsage?");
+	assert_int_equal(
+	    parse(HEAD "postRunUsage: [anything, at, all]\n", &m), 0);
+	assert_int_equal(m.m_nignored, 1);
+	assert_int_equal(m.m_ignored[0].ig_line, 6);
+	manifest_free(&m);
+}
+
 /* SEC-3: env values and names. */
 static void
 test_sec3_secret_in_env_refused(void **state)
@@ -732,6 +792,7 @@ main(void)
 	    cmocka_unit_test(test_sp5_env_too_many_refused),
 	    cmocka_unit_test(test_sec3_secret_in_args_refused),
 	    cmocka_unit_test(test_sec3_long_flag_not_secret),
+	    cmocka_unit_test(test_sp15_capabilities_forms),
 	    cmocka_unit_test(test_sec3_secret_in_env_refused),
 	    cmocka_unit_test(test_sp15_transport_http_refused),
 	    cmocka_unit_test(test_sp15_unknown_keys_refused),
