@@ -25,6 +25,7 @@
 
 #include "gate.h"
 #include "gatechan.h"
+#include "hook.h"
 #include "json.h"
 #include "log.h"
 #include "msg.h"
@@ -69,21 +70,6 @@ struct gate_item {
 
 static TAILQ_HEAD(, gate_item) items = TAILQ_HEAD_INITIALIZER(items);
 static size_t nheld;
-
-/* The file tools whose path the gate checks; writers must stay inside. */
-static const struct {
-	const char *ft_name;
-	int ft_writes;
-	int ft_path_optional; /* Glob, Grep: default is the cwd */
-} file_tools[] = {
-    {"Read", 0, 0},
-    {"Write", 1, 0},
-    {"Edit", 1, 0},
-    {"MultiEdit", 1, 0},
-    {"NotebookEdit", 1, 0},
-    {"Glob", 0, 1},
-    {"Grep", 0, 1},
-};
 
 /* Copy with truncation reported (-1); dst is always terminated. */
 static int
@@ -229,6 +215,7 @@ rule_set(char *dst, size_t dstsz, const char *src)
 
 struct gate_call {
 	const char *gk_tool;
+	int gk_kind; /* enum hook_kind, or GK_EXEC */
 	const char *gk_line;
 	char *gk_argv[GATE_WORDS_MAX + 1];
 	size_t gk_argc;
@@ -246,18 +233,28 @@ tool_name_ok(const char *s)
 			 "0123456789_.-") == n;
 }
 
+#define GK_EXEC (-2) /* the plain form's argv */
+
 /*
- * {tool, cwd, line | argv, filePath?} and nothing else: a shell line for
- * "Bash", an argv for the plain form ("exec"), a path for file tools.
+ * {tool, kind, cwd, line | argv | filePath?} and nothing else: a shell
+ * line for kind "shell", an argv for the plain form (kind "exec"), a path
+ * (optional for "search") for "read", "write" and "search"; the tool is
+ * the CLI's own name, for the audit (SBX-8, policy/hook.h).
  */
 static int
 gate_call_parse(struct json_object *o, struct gate_call *k)
 {
 	struct json_object *v, *w;
-	size_t nkeys = 2, i, total = 0;
+	const char *kind;
+	size_t nkeys = 3, i, total = 0;
 
 	memset(k, 0, sizeof(*k));
-	if ((k->gk_tool = json_get_str(o, "tool", 64)) == NULL ||
+	if ((kind = json_get_str(o, "kind", 16)) == NULL)
+		return -1;
+	k->gk_kind =
+	    strcmp(kind, "exec") == 0 ? GK_EXEC : hook_kind_parse(kind);
+	if (k->gk_kind == -1 ||
+	    (k->gk_tool = json_get_str(o, "tool", 64)) == NULL ||
 	    !tool_name_ok(k->gk_tool) ||
 	    (k->gk_cwd = json_get_str(o, "cwd", PATH_MAX - 1)) == NULL ||
 	    k->gk_cwd[0] != '/')
@@ -266,20 +263,22 @@ gate_call_parse(struct json_object *o, struct gate_call *k)
 		nkeys++;
 		if ((k->gk_path = json_get_str(o, "filePath", PATH_MAX - 1)) ==
 			NULL ||
-		    k->gk_path[0] == '\0')
+		    k->gk_path[0] == '\0' ||
+		    (k->gk_kind != HK_READ && k->gk_kind != HK_WRITE &&
+			k->gk_kind != HK_SEARCH))
 			return -1;
 	}
 	if (json_object_object_get_ex(o, "line", &v)) {
 		nkeys++;
 		if ((k->gk_line = json_get_str(o, "line", GATE_LINE_MAX)) ==
 			NULL ||
-		    strcmp(k->gk_tool, "Bash") != 0)
+		    k->gk_kind != HK_SHELL)
 			return -1;
 	}
 	if (json_object_object_get_ex(o, "argv", &v)) {
 		nkeys++;
 		if (!json_object_is_type(v, json_type_array) ||
-		    strcmp(k->gk_tool, "exec") != 0 ||
+		    k->gk_kind != GK_EXEC ||
 		    (k->gk_argc = json_object_array_length(v)) == 0 ||
 		    k->gk_argc > GATE_WORDS_MAX)
 			return -1;
@@ -297,10 +296,11 @@ gate_call_parse(struct json_object *o, struct gate_call *k)
 	}
 	if ((size_t)json_object_object_length(o) != nkeys)
 		return -1;
-	/* The command tools carry exactly their command. */
-	if ((strcmp(k->gk_tool, "Bash") == 0 && k->gk_line == NULL) ||
-	    (strcmp(k->gk_tool, "exec") == 0 && k->gk_argc == 0) ||
-	    ((k->gk_line != NULL || k->gk_argc > 0) && k->gk_path != NULL))
+	/* Each kind carries exactly what its check needs. */
+	if ((k->gk_kind == HK_SHELL && k->gk_line == NULL) ||
+	    (k->gk_kind == GK_EXEC && k->gk_argc == 0) ||
+	    ((k->gk_kind == HK_READ || k->gk_kind == HK_WRITE) &&
+		k->gk_path == NULL))
 		return -1;
 	return 0;
 }
@@ -339,20 +339,25 @@ gate_decide(const struct gate_chan *ch, const struct gate_call *k, char *cwd,
     size_t cwdsz, struct gate_result *res)
 {
 	struct gate_req req;
-	size_t i;
 
 	memset(res, 0, sizeof(*res));
-	if (k->gk_line == NULL && k->gk_argc == 0) {
-		for (i = 0; i < nitems(file_tools); i++)
-			if (strcmp(k->gk_tool, file_tools[i].ft_name) == 0)
-				break;
-		if (i == nitems(file_tools))
-			result_set(res, GATE_ALLOW, k->gk_tool, "other-tool");
-		else if (k->gk_path == NULL && !file_tools[i].ft_path_optional)
-			result_set(res, GATE_DENY, k->gk_tool, "bad-request");
-		else
-			gate_file(ch, k, file_tools[i].ft_writes, res);
+	switch (k->gk_kind) {
+	case HK_READ:
+	case HK_SEARCH:
+	case HK_WRITE:
+		gate_file(ch, k, k->gk_kind == HK_WRITE, res);
 		return;
+	case HK_WEB: /* the sandbox's network policy decides (SBX-3) */
+		result_set(res, GATE_ALLOW, k->gk_tool, "web-tool");
+		return;
+	case HK_INERT:
+		result_set(res, GATE_ALLOW, k->gk_tool, "other-tool");
+		return;
+	case HK_UNKNOWN: /* SBX-6 fails closed */
+		result_set(res, GATE_DENY, k->gk_tool, "unknown-tool");
+		return;
+	default: /* HK_SHELL, GK_EXEC */
+		break;
 	}
 	if (gate_resolve(k->gk_cwd, "/", cwd, cwdsz, NULL) == -1) {
 		result_set(res, GATE_DENY, "-", "unresolvable-path");

@@ -6,9 +6,11 @@
  * spawner's verdict.  No channel, or any failure, is a deny.  Reads
  * stdin; touches no file.
  *
- *   hook form:  Claude Code PreToolUse JSON on stdin; allow exits 0 with
- *               hookSpecificOutput.permissionDecision "allow" on stdout,
- *               deny exits 2 with one line on stderr.
+ *   hook form:  a pre-tool hook's JSON on stdin (Claude Code, Codex or
+ *               Gemini CLI, SBX-8; policy/hook.c reads it); the answer
+ *               is the one that CLI expects, deny always exit 2 with one
+ *               line on stderr.  A call that needs several checks (a
+ *               patch of several files) is allowed only if each is.
  *   plain form: cordon gate -- CMD ARGS...; allow exits 0, deny exits 1.
  */
 #include <sys/socket.h>
@@ -24,6 +26,7 @@
 #include <json-c/json.h>
 
 #include "cordond.h"
+#include "hook.h"
 #include "ipc.h"
 #include "json.h"
 #include "msg.h"
@@ -34,20 +37,10 @@
 #define GATE_WAIT_MS   (660 * 1000) /* the longest ask (600 s) + margin */
 #define GATE_FD_MAXNUM 1023
 
-enum gate_form { GF_HOOK, GF_PLAIN };
-
-/* The file tools and the tool_input key naming their path. */
-static const struct {
-	const char *t_name;
-	const char *t_key;
-} gate_file_keys[] = {
-    {"Read", "file_path"},
-    {"Write", "file_path"},
-    {"Edit", "file_path"},
-    {"MultiEdit", "file_path"},
-    {"NotebookEdit", "notebook_path"},
-    {"Glob", "path"},
-    {"Grep", "path"},
+/* The plain form, or the hook protocol of one CLI. */
+struct gate_form {
+	int gf_plain;
+	enum hook_cli gf_cli;
 };
 
 /*
@@ -55,35 +48,32 @@ static const struct {
  * phrase and a rule code: never the command or its arguments.
  */
 static int
-gate_out(enum gate_form form, int allow, const char *rule, const char *msg)
+gate_out(
+    const struct gate_form *form, int allow, const char *rule, const char *msg)
 {
-	struct json_object *o, *h;
+	char out[HOOK_ANSWER_MAX], err[HOOK_ANSWER_MAX];
+	int status;
 
-	if (allow) {
-		if (form == GF_HOOK) {
-			o = json_object_new_object();
-			h = json_object_new_object();
-			json_object_object_add(h, "hookEventName",
-			    json_object_new_string("PreToolUse"));
-			json_object_object_add(h, "permissionDecision",
-			    json_object_new_string("allow"));
-			json_object_object_add(h, "permissionDecisionReason",
-			    json_object_new_string("cordon gate: allowed"));
-			json_object_object_add(o, "hookSpecificOutput", h);
-			printf("%s\n", json_object_to_json_string_ext(
-					   o, JSON_C_TO_STRING_PLAIN));
-			json_object_put(o);
-			if (fflush(stdout) == EOF)
-				return 2; /* an unseen allow is no allow */
-		}
-		return 0;
+	if (form->gf_plain) {
+		if (!allow)
+			fprintf(stderr, "cordon gate: %s (%s)\n", msg, rule);
+		return allow ? 0 : 1;
 	}
-	fprintf(stderr, "cordon gate: %s (%s)\n", msg, rule);
-	return form == GF_HOOK ? 2 : 1;
+	if (hook_answer(form->gf_cli, allow, rule, msg, out, sizeof(out), err,
+		sizeof(err), &status) == -1) {
+		fprintf(stderr, "cordon gate: no verdict (internal)\n");
+		return 2;
+	}
+	if (out[0] != '\0' &&
+	    (fputs(out, stdout) == EOF || fflush(stdout) == EOF))
+		return 2; /* an unseen allow is no allow */
+	if (err[0] != '\0')
+		fputs(err, stderr);
+	return status;
 }
 
 static int
-gate_fail(enum gate_form form, const char *rule, const char *msg)
+gate_fail(const struct gate_form *form, const char *rule, const char *msg)
 {
 	return gate_out(form, 0, rule, msg);
 }
@@ -148,64 +138,46 @@ read_stdin(size_t *lenp)
 	return buf;
 }
 
-static const char *
-jstr(struct json_object *o, const char *key)
+/* The request for one check of a decoded hook call. */
+static struct json_object *
+gate_request(const struct hook_call *hc, const struct hook_check *ck)
 {
-	struct json_object *v;
+	struct json_object *req = json_object_new_object();
 
-	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
+	json_object_object_add(
+	    req, "tool", json_object_new_string(hc->hk_tool));
+	json_object_object_add(
+	    req, "kind", json_object_new_string(hook_kind_name(ck->hc_kind)));
+	if (hc->hk_cwd != NULL)
+		json_object_object_add(
+		    req, "cwd", json_object_new_string(hc->hk_cwd));
+	if (ck->hc_line != NULL)
+		json_object_object_add(
+		    req, "line", json_object_new_string(ck->hc_line));
+	if (ck->hc_path != NULL)
+		json_object_object_add(
+		    req, "filePath", json_object_new_string(ck->hc_path));
+	return req;
 }
 
-/* The PreToolUse call as the spawner's request, or a rule on failure. */
-static const char *
-gate_from_hook(struct json_object *req)
-{
-	struct json_object *in, *input;
-	const char *ev, *tool, *cwd, *s;
-	size_t len, i;
-	char *buf;
+/* A verdict: allowed, and else the rule and phrase that refused. */
+struct gate_verdict {
+	int gv_allow;
+	char gv_rule[GATE_REPLY_MAX];
+	char gv_msg[GATE_REPLY_MAX];
+};
 
-	if ((buf = read_stdin(&len)) == NULL)
-		return "bad-input";
-	in = json_parse_object(buf, len, JSON_MAX_DEPTH);
-	free(buf);
-	if (in == NULL)
-		return "bad-input";
-	/* Only what we need is read: newer fields are not our concern. */
-	ev = jstr(in, "hook_event_name");
-	tool = jstr(in, "tool_name");
-	if ((ev != NULL && strcmp(ev, "PreToolUse") != 0) || tool == NULL ||
-	    !json_object_object_get_ex(in, "tool_input", &input) ||
-	    !json_object_is_type(input, json_type_object)) {
-		json_object_put(in);
-		return "bad-input";
-	}
-	json_object_object_add(req, "tool", json_object_new_string(tool));
-	if ((cwd = jstr(in, "cwd")) != NULL)
-		json_object_object_add(req, "cwd", json_object_new_string(cwd));
-	if (strcmp(tool, "Bash") == 0) {
-		if ((s = jstr(input, "command")) == NULL) {
-			json_object_put(in);
-			return "bad-input";
-		}
-		json_object_object_add(req, "line", json_object_new_string(s));
-	}
-	for (i = 0; i < sizeof(gate_file_keys) / sizeof(gate_file_keys[0]); i++)
-		if (strcmp(tool, gate_file_keys[i].t_name) == 0 &&
-		    (s = jstr(input, gate_file_keys[i].t_key)) != NULL &&
-		    s[0] != '\0')
-			json_object_object_add(
-			    req, "filePath", json_object_new_string(s));
-	json_object_put(in);
-	return NULL;
+static void
+gate_refused(struct gate_verdict *gv, const char *rule, const char *msg)
+{
+	gv->gv_allow = 0;
+	snprintf(gv->gv_rule, sizeof(gv->gv_rule), "%s", rule);
+	snprintf(gv->gv_msg, sizeof(gv->gv_msg), "%s", msg);
 }
 
 /* One datagram out with the reply socket, one verdict back. */
-static int
-gate_ask(enum gate_form form, int chan, struct json_object *req)
+static void
+gate_ask(int chan, struct json_object *req, struct gate_verdict *gv)
 {
 	static uint8_t buf[GATE_SEND_MAX];
 	uint8_t rbuf[GATE_REPLY_MAX + 1];
@@ -217,16 +189,19 @@ gate_ask(enum gate_form form, int chan, struct json_object *req)
 	int sv[2], rc;
 
 	if ((n = ipc_dgram_encode(
-		 MSG_GATE_CHECK, IPC_FLAG_FD, req, buf, sizeof(buf))) == -1)
-		return gate_fail(form, "too-large", "the call is too large");
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
-		return gate_fail(
-		    form, "channel-failed", "the gate channel failed");
+		 MSG_GATE_CHECK, IPC_FLAG_FD, req, buf, sizeof(buf))) == -1) {
+		gate_refused(gv, "too-large", "the call is too large");
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		gate_refused(gv, "channel-failed", "the gate channel failed");
+		return;
+	}
 	if (ipc_sendmsg_fd(chan, buf, (size_t)n, sv[1]) != n) {
 		close(sv[0]);
 		close(sv[1]);
-		return gate_fail(
-		    form, "channel-failed", "the gate channel failed");
+		gate_refused(gv, "channel-failed", "the gate channel failed");
+		return;
 	}
 	close(sv[1]);
 	pfd.fd = sv[0];
@@ -236,8 +211,10 @@ gate_ask(enum gate_form form, int chan, struct json_object *req)
 	} while (rc == -1 && errno == EINTR);
 	n = rc == 1 ? recv(sv[0], rbuf, sizeof(rbuf), 0) : -1;
 	close(sv[0]);
-	if (n <= 0 || n > GATE_REPLY_MAX)
-		return gate_fail(form, "no-verdict", "no verdict from cordon");
+	if (n <= 0 || n > GATE_REPLY_MAX) {
+		gate_refused(gv, "no-verdict", "no verdict from cordon");
+		return;
+	}
 	if ((v = ipc_dgram_decode(rbuf, (size_t)n, &h)) == NULL ||
 	    h.type != MSG_GATE_VERDICT || h.flags != IPC_FLAG_REPLY ||
 	    (verdict = json_get_str(v, "verdict", 8)) == NULL ||
@@ -249,24 +226,46 @@ gate_ask(enum gate_form form, int chan, struct json_object *req)
 		"abcdefghijklmnopqrstuvwxyz"
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,'-") != strlen(msg)) {
 		json_object_put(v);
-		return gate_fail(form, "no-verdict", "no verdict from cordon");
+		gate_refused(gv, "no-verdict", "no verdict from cordon");
+		return;
 	}
-	rc = gate_out(form, strcmp(verdict, "allow") == 0, rule, msg);
+	gate_refused(gv, rule, msg);
+	gv->gv_allow = strcmp(verdict, "allow") == 0;
 	json_object_put(v);
-	return rc;
+}
+
+/* The hook input on stdin, decoded; NULL (refused) if it is not usable. */
+static struct json_object *
+gate_read_hook(struct hook_call *hc)
+{
+	struct json_object *in;
+	size_t len;
+	char *buf;
+
+	if ((buf = read_stdin(&len)) == NULL)
+		return NULL;
+	in = json_parse_object(buf, len, JSON_MAX_DEPTH);
+	free(buf);
+	if (in != NULL && hook_decode(in, hc) == -1) {
+		json_object_put(in);
+		in = NULL;
+	}
+	return in;
 }
 
 int
 cmd_gate(int argc, char **argv)
 {
-	struct json_object *req, *arr;
-	enum gate_form form = GF_HOOK;
-	const char *why = NULL;
+	static struct hook_call hc;
+	struct gate_form form = {0, HOOK_CLAUDE};
+	struct gate_verdict gv;
+	struct json_object *in = NULL, *req, *arr;
 	char cwd[PATH_MAX];
-	int chan, i, rc;
+	size_t k;
+	int chan, i;
 
 	if (argc >= 2 && strcmp(argv[1], "--") == 0) {
-		form = GF_PLAIN;
+		form.gf_plain = 1;
 		if (argc < 3) {
 			fprintf(
 			    stderr, "usage: cordon gate [-- CMD ARGS...]\n");
@@ -278,32 +277,44 @@ cmd_gate(int argc, char **argv)
 	}
 	/* Outside a cordon run there is nobody to ask: refuse. */
 	if ((chan = gate_channel()) == -1)
-		return gate_fail(form, "no-gate-channel",
+		return gate_fail(&form, "no-gate-channel",
 		    "not inside a cordon run (no CORDON_GATE_FD)");
-	req = json_object_new_object();
-	if (form == GF_PLAIN) {
+	if (!form.gf_plain) {
+		if ((in = gate_read_hook(&hc)) == NULL)
+			return gate_fail(
+			    &form, "bad-input", "the hook input is not usable");
+		form.gf_cli = hc.hk_cli;
+	}
+	if (getcwd(cwd, sizeof(cwd)) == NULL) {
+		json_object_put(in);
+		return gate_fail(&form, "no-cwd", "no working directory");
+	}
+	if (form.gf_plain) {
+		req = json_object_new_object();
 		json_object_object_add(
 		    req, "tool", json_object_new_string("exec"));
+		json_object_object_add(
+		    req, "kind", json_object_new_string("exec"));
+		json_object_object_add(req, "cwd", json_object_new_string(cwd));
 		arr = json_object_new_array();
 		for (i = 2; i < argc; i++)
 			json_object_array_add(
 			    arr, json_object_new_string(argv[i]));
 		json_object_object_add(req, "argv", arr);
-	} else
-		why = gate_from_hook(req);
-	if (why != NULL) {
+		gate_ask(chan, req, &gv);
 		json_object_put(req);
-		return gate_fail(form, why, "the hook input is not usable");
+		return gate_out(&form, gv.gv_allow, gv.gv_rule, gv.gv_msg);
 	}
-	if (!json_object_object_get_ex(req, "cwd", NULL)) {
-		if (getcwd(cwd, sizeof(cwd)) == NULL) {
-			json_object_put(req);
-			return gate_fail(
-			    form, "no-cwd", "no working directory");
-		}
-		json_object_object_add(req, "cwd", json_object_new_string(cwd));
+	if (hc.hk_cwd == NULL)
+		hc.hk_cwd = cwd;
+	/* Every check must allow; the first refusal is the answer. */
+	for (k = 0; k < hc.hk_nchecks; k++) {
+		req = gate_request(&hc, &hc.hk_checks[k]);
+		gate_ask(chan, req, &gv);
+		json_object_put(req);
+		if (!gv.gv_allow)
+			break;
 	}
-	rc = gate_ask(form, chan, req);
-	json_object_put(req);
-	return rc;
+	json_object_put(in);
+	return gate_out(&form, gv.gv_allow, gv.gv_rule, gv.gv_msg);
 }

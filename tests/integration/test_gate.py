@@ -248,6 +248,85 @@ def test_sbx6_garbage_on_the_channel(gate):
     assert len(bad) == 2 and all(x["verdict"] == "deny" for x in bad)
 
 
+# ---- SBX-8 ----
+
+HOOK_FIXTURES = pathlib.Path(__file__).resolve().parent.parent / \
+    "fixtures" / "hooks"
+
+
+def hook_input(name, ws):
+    """A real CLI's hook input (tests/fixtures/hooks/), placed in ws."""
+    text = (HOOK_FIXTURES / name).read_text()
+    return json.loads(text.replace("{cwd}", ws).replace("{ws}", ws))
+
+
+def test_sbx8_each_cli_in_its_own_format(gate):
+    ws = gate.ws
+    (pathlib.Path(ws) / "notes.md").write_text("old\n")
+    names = ["claude-bash.json", "claude-read-ssh.json", "claude-mcp.json",
+             "codex-bash.json", "codex-bash-denied.json",
+             "codex-apply-patch.json", "codex-apply-patch-escape.json",
+             "gemini-run-shell.json", "gemini-run-shell-denied.json",
+             "gemini-read-file.json", "gemini-write-file-outside.json",
+             "gemini-read-many-files.json"]
+    calls = [{"raw": hook_input(n, ws)} for n in names]
+    r, ev = run(gate, "gatebot", json.dumps(calls))
+    assert r.status == 200, (r, gate.stderr())
+    res = results(ev)
+    assert len(res) == len(calls), ev
+    got = {n: res[i] for i, n in enumerate(names)}
+    # Claude Code: allow is the permissionDecision JSON.
+    out = json.loads(got["claude-bash.json"]["stdout"])
+    assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    # Codex: allow is exit 0 and nothing on stdout (it reads an "allow"
+    # decision without a rewritten input as a failed hook).
+    for n in ("codex-bash.json", "codex-apply-patch.json"):
+        assert got[n]["exit"] == 0 and got[n]["stdout"] == "", got[n]
+    # Gemini CLI: allow is exit 0 and only {"decision":"allow"}.
+    for n in ("gemini-run-shell.json", "gemini-read-file.json"):
+        assert got[n]["exit"] == 0, got[n]
+        assert json.loads(got[n]["stdout"]) == {"decision": "allow"}
+    # Refusals: exit 2, one line on stderr naming the rule, no stdout.
+    want = {"claude-read-ssh.json": "protected-path",
+            "claude-mcp.json": "unknown-tool",
+            "codex-bash-denied.json": "protected-path",
+            "codex-apply-patch-escape.json": "outside-workspace",
+            "gemini-run-shell-denied.json": "protected-path",
+            "gemini-write-file-outside.json": "outside-workspace",
+            "gemini-read-many-files.json": "protected-path"}
+    for n, rule in want.items():
+        assert got[n]["exit"] == 2 and got[n]["stdout"] == "", (n, got[n])
+        assert got[n]["stderr"] == ("cordon gate: refused by cordon's "
+                                    f"command gate ({rule})\n"), (n, got[n])
+    # Every check is audited under the CLI's own tool name.
+    wait_audit(gate.home, lambda x: x["kind"] == "verb.run" and
+               x["verb"] == "read_many_files" and x["verdict"] == "deny")
+    by = {(x["verb"], x["verdict"], x["rule"]) for x in verb_runs(gate.home)}
+    for t in (("apply_patch", "allow", "file-allowed"),
+              ("apply_patch", "deny", "outside-workspace"),
+              ("mcp__files__delete", "deny", "unknown-tool"),
+              ("read_file", "allow", "file-allowed"),
+              ("write_file", "deny", "outside-workspace"),
+              ("cat", "deny", "protected-path")):
+        assert t in by, (t, by)
+    # One record per file of a patch: two allowed, then in the second
+    # patch one allowed and the one outside refused.
+    patch = [x["verdict"] for x in verb_runs(gate.home)
+             if x["verb"] == "apply_patch"]
+    assert patch == ["allow", "allow", "allow", "deny"], patch
+
+
+def test_sbx8_gemini_dir_path_is_the_cwd(gate):
+    # run_shell_command's dir_path is where the command runs: outside the
+    # workspace, the gate refuses it as it would a cd there.
+    hook = hook_input("gemini-run-shell.json", gate.ws)
+    hook["tool_input"]["dir_path"] = "/"
+    r, ev = run(gate, "gatebot", json.dumps([{"raw": hook}]))
+    res = results(ev)
+    assert res[0]["exit"] == 2, res[0]
+    assert "(cwd-outside-workspace)" in res[0]["stderr"], res[0]
+
+
 # ---- SBX-7 ----
 
 def test_sbx7_ask_allow_scrubbed_listing(gate):

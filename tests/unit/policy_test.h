@@ -1,12 +1,15 @@
 /*
  * What the strict-validator tests (test_manifest, test_mission,
- * test_gate) share: a YAML document loaded or the test failed, and the
- * search of a validator's problems for one at line:col.  Header-only,
+ * test_gate, test_hook) share: a YAML document loaded or the test
+ * failed, the search of a validator's problems for one at line:col, and
+ * the fixtures under tests/fixtures/.  Header-only,
  * included after <cmocka.h>.
  */
 #ifndef CORDON_TEST_POLICY_TEST_H
 #define CORDON_TEST_POLICY_TEST_H
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy.h"
@@ -48,6 +51,37 @@ pt_expect(const struct policy_err *errs, size_t nerrs, size_t max,
 			return;
 	pt_print(errs, nerrs, max);
 	fail_msg("no '%s' at %lu:%lu", msg, line, col);
+}
+
+/*
+ * tests/fixtures/DIR/NAME, found from this source's path or from the
+ * source root; the caller frees it.
+ */
+static inline char *
+pt_fixture(const char *dir, const char *name)
+{
+	char path[4096], *buf;
+	const char *slash = strrchr(__FILE__, '/');
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%.*s/../fixtures/%s/%s",
+	    slash ? (int)(slash - __FILE__) : 1, slash ? __FILE__ : ".", dir,
+	    name);
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(path, sizeof(path), "tests/fixtures/%s/%s", dir, name);
+		f = fopen(path, "r");
+	}
+	if (f == NULL)
+		fail_msg("fixture %s/%s", dir, name);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
 }
 
 #endif

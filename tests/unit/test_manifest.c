@@ -55,33 +55,6 @@ refused_at(
 	"  bin: t\n"                                                           \
 	"  args: [\"{prompt}\"]\n"
 
-/* The fixture beside this source, from the build dir or the source root. */
-static char *
-read_fixture(const char *name)
-{
-	char path[4096], *buf;
-	const char *slash = strrchr(__FILE__, '/');
-	FILE *f;
-	long n;
-
-	snprintf(path, sizeof(path), "%.*s/../fixtures/agents/%s",
-	    slash ? (int)(slash - __FILE__) : 1, slash ? __FILE__ : ".", name);
-	if ((f = fopen(path, "r")) == NULL) {
-		snprintf(path, sizeof(path), "tests/fixtures/agents/%s", name);
-		f = fopen(path, "r");
-	}
-	if (f == NULL)
-		fail_msg("fixture %s", name);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	return buf;
-}
-
 /*
  * SP-15: the agentic-os built-in claude-code manifest (the file as that
  * project ships it) loads unchanged; its capabilities are a mapping.
@@ -90,7 +63,7 @@ static void
 test_sp15_fixture_claude_code(void **state)
 {
 	struct manifest m;
-	char *y = read_fixture("claude-code.yaml");
+	char *y = pt_fixture("agents", "claude-code.yaml");
 
 	(void)state;
 	assert_int_equal(parse(y, &m), 0);
@@ -126,7 +99,7 @@ test_sp15_fixture_hermes(void **state)
 {
 	struct manifest m;
 	const struct mf_action *a;
-	char *y = read_fixture("hermes.yaml");
+	char *y = pt_fixture("agents", "hermes.yaml");
 
 	(void)state;
 	assert_int_equal(parse(y, &m), 0);

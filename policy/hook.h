@@ -1,0 +1,73 @@
+/*
+ * SBX-8: the pre-tool hook protocols of the real agent CLIs, pure.  One
+ * hook input (Claude Code PreToolUse, Codex PreToolUse, Gemini CLI
+ * BeforeTool), already parsed as JSON, becomes the gate checks it needs:
+ * each tool of each CLI maps to one kind (a shell line, a file read, a
+ * file write, a search under a directory, a web tool, a tool with no
+ * effect outside the agent, or an unknown tool), and the verdict goes
+ * back in the form that CLI expects.  No I/O; nothing is allocated.
+ */
+#ifndef CORDON_POLICY_HOOK_H
+#define CORDON_POLICY_HOOK_H
+
+#include <stddef.h>
+
+struct json_object;
+
+#define HOOK_CHECKS_MAX	 16   /* gate checks one tool call may need */
+#define HOOK_PATHS_BYTES 8192 /* paths taken out of a patch, in all */
+#define HOOK_TOOL_MAX	 64
+#define HOOK_ANSWER_MAX	 512
+
+enum hook_cli { HOOK_CLAUDE, HOOK_CODEX, HOOK_GEMINI };
+
+enum hook_kind {
+	HK_SHELL,  /* hc_line: a shell line */
+	HK_READ,   /* hc_path: a file read */
+	HK_WRITE,  /* hc_path: a file written, edited or deleted */
+	HK_SEARCH, /* hc_path or NULL (the cwd): a directory searched */
+	HK_WEB,	   /* a web fetch or search: the sandbox's network decides */
+	HK_INERT,  /* no effect outside the agent (todo lists, subagents) */
+	HK_UNKNOWN /* not known to cordon: refused (SBX-6 fails closed) */
+};
+
+struct hook_check {
+	enum hook_kind hc_kind;
+	const char *hc_line; /* HK_SHELL */
+	const char *hc_path; /* HK_READ, HK_WRITE; HK_SEARCH may be NULL */
+};
+
+struct hook_call {
+	enum hook_cli hk_cli;
+	const char *hk_tool; /* ^[A-Za-z0-9_.-]{1,64}$, as the CLI names it */
+	const char *hk_cwd;  /* the CLI's cwd, or NULL */
+	struct hook_check hk_checks[HOOK_CHECKS_MAX];
+	size_t hk_nchecks; /* >= 1 */
+	/* storage for paths and a cwd joined here (patches, dir_path) */
+	char hk_buf[HOOK_PATHS_BYTES];
+};
+
+/*
+ * Decode one hook input.  Strings point into in (or hk_buf): in must
+ * outlive *out.  0, or -1 when the input is not a pre-tool hook call of a
+ * known CLI or a tool's input lacks what its check needs (the caller
+ * refuses: bad-input).
+ */
+int hook_decode(struct json_object *in, struct hook_call *out);
+
+/* "shell" "read" "write" "search" "web" "inert" "unknown" */
+const char *hook_kind_name(enum hook_kind);
+/* The kind of a name hook_kind_name gives; -1 for anything else. */
+int hook_kind_parse(const char *);
+/* "claude" "codex" "gemini" */
+const char *hook_cli_name(enum hook_cli);
+
+/*
+ * The verdict in cli's protocol: what goes to stdout (may be empty) and
+ * to stderr (may be empty), and the exit status.  rule and msg are fixed
+ * codes and phrases (never the command).  0, or -1 if a buffer is short.
+ */
+int hook_answer(enum hook_cli cli, int allow, const char *rule, const char *msg,
+    char *out, size_t outsz, char *err, size_t errsz, int *status);
+
+#endif
