@@ -72,8 +72,9 @@ static const struct audit_field f_mission[] = {
 	COUNT("outputsEmitted"), S("errorClass", OPT, AP_ERRWORD),
 };
 static const struct audit_field f_verb[] = {
-	S("agent", OPT, AP_NAME), S("verb", REQ, AP_BIN),
-	E("verdict", REQ, e_verdict), S("rule", REQ, AP_RULE),
+	S("agent", OPT, AP_NAME), S("runId", OPT, AP_RUNID),
+	S("verb", REQ, AP_BIN), E("verdict", REQ, e_verdict),
+	S("rule", REQ, AP_RULE),
 };
 static const struct audit_field f_http[] = {
 	E("method", REQ, e_method), S("route", REQ, AP_ROUTE),

@@ -460,7 +460,7 @@ gate_audit_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 }
 
 /*
- * Audit verb.run (agent, verb, verdict, rule; never arguments), then
+ * Audit verb.run (agent, runId, verb, verdict, rule; never arguments), then
  * answer from gate_audit_cb.  The item leaves the held set first.
  */
 static void
@@ -480,6 +480,9 @@ gate_audit(struct gate_item *gi, const char *verdict, int allow)
 	json_object_object_add(o, "kind", json_object_new_string("verb.run"));
 	json_object_object_add(
 	    o, "agent", json_object_new_string(gi->gi_agent));
+	if (gi->gi_run[0] != '\0')
+		json_object_object_add(
+		    o, "runId", json_object_new_string(gi->gi_run));
 	json_object_object_add(o, "verb", json_object_new_string(gi->gi_verb));
 	json_object_object_add(o, "verdict", json_object_new_string(verdict));
 	json_object_object_add(o, "rule", json_object_new_string(gi->gi_rule));
@@ -592,7 +595,6 @@ approval_hold(struct gate_item *gi, struct gate_chan *ch,
 	tv.tv_usec = 0;
 	if (evtimer_add(gi->gi_timer, &tv) == -1)
 		return -1;
-	scpy(gi->gi_run, sizeof(gi->gi_run), ch->gc_run);
 	gi->gi_created = now_ms_real();
 	gi->gi_expires = gi->gi_created + (int64_t)secs * 1000;
 	gi->gi_state = GI_HELD;
@@ -727,6 +729,7 @@ gate_handle(struct gate_chan *ch, const uint8_t *buf, size_t n, int rfd)
 	gi->gi_chan = ch;
 	gi->gi_state = GI_AUDIT;
 	scpy(gi->gi_agent, sizeof(gi->gi_agent), ch->gc_agent);
+	scpy(gi->gi_run, sizeof(gi->gi_run), ch->gc_run);
 	TAILQ_INSERT_TAIL(&items, gi, gi_entry);
 	if (ch->gc_inflight >= GATE_INFLIGHT_MAX) {
 		log_warnx("gate: run %s: too many calls in flight", ch->gc_run);

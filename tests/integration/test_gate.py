@@ -309,6 +309,9 @@ def test_sbx8_each_cli_in_its_own_format(gate):
               ("write_file", "deny", "outside-workspace"),
               ("cat", "deny", "protected-path")):
         assert t in by, (t, by)
+    # Each record names the run whose channel the call came on.
+    rid = [e for e in ev if e["kind"] == "start"][0]["runId"]
+    assert all(x.get("runId") == rid for x in verb_runs(gate.home))
     # One record per file of a patch: two allowed, then in the second
     # patch one allowed and the one outside refused.
     patch = [x["verdict"] for x in verb_runs(gate.home)

@@ -101,9 +101,10 @@ test_au3_every_kind_in_schema_order(void **state)
 		PROC_SPAWNER,
 		"kind,missionId,runId,trigger,status,durationMs,"
 		"outputsPersisted,outputsEmitted,errorClass"},
-	    {"{\"kind\":\"verb.run\",\"verb\":\"git\",\"verdict\":\"ask-"
-	     "timeout\",\"rule\":\"git.no-c\"}",
-		PROC_SPAWNER, "kind,verb,verdict,rule"},
+	    {"{\"kind\":\"verb.run\",\"agent\":\"a\",\"runId\":"
+	     "\"0123456789abcdef\",\"verb\":\"ls\",\"verdict\":\"allow\","
+	     "\"rule\":\"allowlist\"}",
+		PROC_SPAWNER, "kind,agent,runId,verb,verdict,rule"},
 	    {"{\"kind\":\"http.request\",\"method\":\"POST\",\"route\":\"/api/"
 	     "agents/{}/run\",\"status\":201,\"durationMs\":3,\"bytesIn\":40,"
 	     "\"bytesOut\":2}",
