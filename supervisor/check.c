@@ -52,6 +52,7 @@ struct check {
 	struct json_object *ck_problems; /* --json: the array */
 	struct json_object *ck_warnings; /* --json: the array */
 	size_t ck_n;			 /* problems so far */
+	size_t ck_argv;			 /* agents with promptVia argv */
 	size_t ck_seq;			 /* problems and warnings so far */
 	char ck_secrets[PATH_MAX + 16];	 /* secrets.yaml beside agents/ */
 	char ck_file[PATH_MAX + MISSION_FILE_MAX]; /* the file at hand */
@@ -310,29 +311,28 @@ check_runtime(struct check *ck, const char *path, const struct manifest *m,
 }
 
 /*
- * Notes, not problems (stderr; the exit status is unchanged): what a
- * manifest's settings expose, or no longer change (SBX-4).
+ * What a manifest's settings expose, or no longer change (SBX-4): a
+ * warning for a key that weakens nothing, and a count of the agents
+ * whose prompt goes by argv (summed up once, at the end).
  */
 static void
-check_notes(
-    const char *path, struct json_object *root, const struct manifest *m)
+check_exposures(struct check *ck, const char *path, struct json_object *root,
+    const struct manifest *m)
 {
 	struct json_object *sb, *iso;
+	unsigned long l = 0, c = 0;
 
 	if (m->m_prompt_via == MF_PROMPT_ARGV)
-		fprintf(stderr,
-		    "%s: note: promptVia argv: while a run lives, its prompt "
-		    "is in its argv, which every user of this host can read "
-		    "in /proc/PID/cmdline; promptVia: stdin keeps it out\n",
-		    path);
+		ck->ck_argv++;
 	if (json_object_object_get_ex(root, "sandbox", &sb) &&
 	    json_object_object_get_ex(sb, "isolation", &iso) &&
-	    strcmp(json_object_get_string(iso), "landlock") == 0)
-		fprintf(stderr,
-		    "%s: note: sandbox.isolation landlock weakens nothing: "
-		    "every run gets namespace isolation where the host "
-		    "allows it\n",
-		    path);
+	    strcmp(json_object_get_string(iso), "landlock") == 0) {
+		(void)yaml_mark(iso, &l, &c);
+		check_note(ck, path, l, c, "isolation-landlock",
+		    "sandbox.isolation: landlock weakens nothing: every run "
+		    "gets namespace isolation where the host allows it",
+		    1);
+	}
 }
 
 /* One manifest file; 1 if it loaded (its problems may be foreseen ones). */
@@ -381,7 +381,7 @@ check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
 		    "duplicate-name", "name: duplicate agent name");
 	else if ((names[*nnames] = strdup(m.m_name)) != NULL)
 		(*nnames)++;
-	check_notes(path, root, &m);
+	check_exposures(ck, path, root, &m);
 	/* SBX-2: the spawner resolves the roots the same way at load. */
 	if (roots_resolve(&m, pc, &r, why, sizeof(why)) == -1) {
 		if (!json_object_object_get_ex(root, "sandbox", &nv) &&
@@ -631,6 +631,12 @@ cmd_check(int argc, char **argv)
 	check_flush(&ck);
 	if (ck.ck_n == 0 && !ck.ck_json)
 		printf("ok %zu agents\n", nagents);
+	if (ck.ck_argv > 0)
+		fprintf(stderr,
+		    "cordon: check: note: %zu agent%s take the prompt by argv: "
+		    "while a run lives, every user of this host can read it "
+		    "in /proc/PID/cmdline (promptVia: stdin keeps it out)\n",
+		    ck.ck_argv, ck.ck_argv == 1 ? "" : "s");
 	before = ck.ck_n;
 	nmissions = check_missions(&ck, cf.cf_agents, names, nnames);
 	check_flush(&ck);

@@ -450,9 +450,10 @@ def test_sp15_check_json_one_document(tmp_path):
                                     "problems": [], "warnings": []}
 
 
-def test_sbx4_check_notes_argv_and_landlock(tmp_path):
-    """SBX-4: `cordon check` says what promptVia argv exposes and that
-    isolation landlock weakens nothing; notes, on stderr, not problems."""
+def test_sbx4_check_warns_argv_and_landlock(tmp_path):
+    """SBX-4: `cordon check` warns that isolation landlock weakens nothing
+    and notes how many agents expose their prompt by argv; neither is a
+    problem."""
     home = tmp_path / "home"
     (home / "agents").mkdir(parents=True)
     (home / "agents" / "a.yaml").write_text(
@@ -462,13 +463,19 @@ def test_sbx4_check_notes_argv_and_landlock(tmp_path):
     (home / "agents" / "b.yaml").write_text(
         "name: b\ntransport: subprocess\ntransportConfig:\n"
         "  bin: /bin/true\n  args: []\npromptVia: stdin\n")
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     r = subprocess.run([cordon_bin(), "check", "--home", str(home)],
-                       capture_output=True, text=True, timeout=30,
-                       env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+                       capture_output=True, text=True, timeout=30, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.strip() == "ok 2 agents"
-    assert "a.yaml: note: promptVia argv:" in r.stderr
+    assert "ok 2 agents" in r.stdout
+    assert "a.yaml:7:3: warning: sandbox.isolation: landlock weakens" \
+        in r.stdout
+    assert "b.yaml" not in r.stdout
+    assert "note: 1 agent take the prompt by argv" in r.stderr
     assert "/proc/PID/cmdline" in r.stderr
-    assert "a.yaml: note: sandbox.isolation landlock weakens nothing" \
-        in r.stderr
-    assert "b.yaml: note" not in r.stderr
+    r = subprocess.run([cordon_bin(), "check", "--json", "--home",
+                        str(home)], capture_output=True, text=True,
+                       timeout=30, env=env)
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is True and doc["problems"] == []
+    assert [w["code"] for w in doc["warnings"]] == ["isolation-landlock"]
