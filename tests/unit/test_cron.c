@@ -33,7 +33,8 @@ refused(const char *text, const char *phrase)
 	assert_int_equal(cron_parse(text, &c, &why), -1);
 	assert_non_null(why);
 	if (phrase != NULL && strstr(why, phrase) == NULL)
-		fail_msg("'%s': got '%s', want '%s'", text, why, phrase);
+		fail_msg("'%s': got '%s', want '%s'", text ? text : "(null)",
+		    why, phrase);
 	/* fixed phrases: never the input */
 	if (text != NULL && strlen(text) > 2)
 		assert_null(strstr(why, text));
