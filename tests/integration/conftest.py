@@ -497,3 +497,33 @@ def run_once(args, timeout=READY_S, prefix=()):
 
 def uid_of(name):
     return pwd.getpwnam(name).pw_uid
+
+
+# By absolute path: a test may have narrowed PATH to /usr/bin:/bin, and
+# useradd lives in /usr/sbin.
+USERADD = "/usr/sbin/useradd"
+
+
+def system_user(name, home=False):
+    """The system user NAME (a pwd entry), made here if it is missing: a
+    fresh machine has none, and no test may rely on a previous run.  Safe
+    when another test process makes the same user at the same time (an
+    "already exists" answer, or /etc/passwd locked: a bounded retry)."""
+    if os.geteuid() != 0:
+        pytest.skip(f"needs root to create the {name} user")
+    opts = (["--create-home"] if home else
+            ["--no-create-home", "--home-dir", "/nonexistent"])
+    err = b""
+    for _ in range(10):
+        try:
+            return pwd.getpwnam(name)
+        except KeyError:
+            pass
+        p = subprocess.run([USERADD, "--system", *opts, "--shell",
+                            "/usr/sbin/nologin", name], capture_output=True,
+                           timeout=30)
+        err = p.stderr
+        if p.returncode == 0 or b"already exists" in err:
+            return pwd.getpwnam(name)
+        time.sleep(0.2)  # useradd: /etc/passwd locked by another useradd
+    pytest.fail(f"{USERADD} {name}: {err!r}")

@@ -514,19 +514,8 @@ def give_world(w, u):
 
 
 def cordon_test_user():
-    import pwd
-    if os.getuid() != 0:
-        pytest.skip("needs root to switch to the cordon-test user")
-    try:
-        return pwd.getpwnam(USER)
-    except KeyError:
-        pass
-    p = subprocess.run(["useradd", "--system", "--create-home", "--shell",
-                        "/usr/sbin/nologin", USER], capture_output=True,
-                       timeout=30)
-    if p.returncode != 0 and b"already exists" not in p.stderr:
-        pytest.fail(f"useradd {USER}: {p.stderr!r}")
-    return pwd.getpwnam(USER)
+    from conftest import system_user
+    return system_user(USER, home=True)
 
 
 @pytest.mark.parametrize("iso", ["landlock", "namespace"])

@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, HTTP_S, READY_S, child_env
+from conftest import BUILD, HTTP_S, READY_S, child_env, system_user
 
 USERS = {
     "auditd": "cordon-sdt-auditd",
@@ -53,14 +53,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def ensure_user(name):
-    try:
-        return pwd.getpwnam(name).pw_uid
-    except KeyError:
-        pass
-    subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir",
-                    "/nonexistent", "--shell", "/usr/sbin/nologin", name],
-                   check=True)
-    return pwd.getpwnam(name).pw_uid
+    return system_user(name).pw_uid
 
 
 def chown(path, user, mode):

@@ -2,7 +2,6 @@
 # daemons as that user, confined, and stops cleanly.  Creates the system
 # user cordon-test if missing; needs root to do so and to switch to it.
 import os
-import pwd
 import shutil
 import subprocess
 import tempfile
@@ -10,7 +9,7 @@ import tempfile
 import pytest
 
 from conftest import (BUILD, DAEMONS, Cordon, finish, proc_starttime,
-                      proc_status, run_once)
+                      proc_status, run_once, system_user)
 
 USER = "cordon-test"
 
@@ -21,16 +20,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def test_user():
-    try:
-        return pwd.getpwnam(USER)
-    except KeyError:
-        pass
-    p = subprocess.run(["useradd", "--system", "--create-home", "--shell",
-                        "/usr/sbin/nologin", USER], capture_output=True,
-                       timeout=30)
-    if p.returncode != 0 and b"already exists" not in p.stderr:
-        pytest.fail(f"useradd {USER}: {p.stderr!r}")
-    return pwd.getpwnam(USER)
+    return system_user(USER, home=True)
 
 
 @pytest.fixture
