@@ -19,12 +19,14 @@
 #include "confine.h"
 #include "daemon.h"
 #include "json.h"
+#include "lockfile.h"
 #include "log.h"
 #include "msg.h"
 #include "util.h"
 
 #define BATCH_MAX    4096 /* records per group before a forced write */
 #define ANCHOR_EVERY 3600 /* seconds between hourly anchors */
+#define LOCK_WAIT_MS 5000 /* for a predecessor still finishing its writes */
 
 static struct audit_store store = {.as_dirfd = -1, .as_fd = -1};
 static struct daemon auditd;
@@ -33,6 +35,7 @@ static struct audit_item *batch;
 static size_t batch_n;
 static struct event *flush_ev, *hourly_ev;
 static int failed;
+static int lock_fd = -1; /* the audit dir's lock, held until exit */
 
 static void audit_record_h(struct ipc_conn *, struct ipc_msg *, void *);
 static void audit_tail_h(struct ipc_conn *, struct ipc_msg *, void *);
@@ -237,6 +240,7 @@ main(int argc, char **argv)
 	struct confine_path paths[1];
 	struct confine_spec spec;
 	struct timeval tv = {ANCHOR_EVERY, 0};
+	pid_t holder;
 
 	log_init("auditd", 0);
 	parse_args(argc, argv, &a);
@@ -271,7 +275,23 @@ main(int argc, char **argv)
 	spec.cs_nofile = 64;
 	confine_self(&spec);
 
-	/* Confined from here on: recover the tail, sweep, then serve. */
+	/*
+	 * Confined from here on.  AU-6, AU-7: one writer of this dir, or two
+	 * chains interleave in one day file.  The lock (a file of the audit
+	 * dir, which Landlock lets us write) is held until we exit, before
+	 * anything is written.  A predecessor may still be finishing (cordond
+	 * restarts us only once the old one is reaped, but a cordond killed
+	 * with -9 leaves its auditd flushing): wait for it, boundedly.
+	 */
+	if ((lock_fd = lockfile_take(
+		 store.as_dirfd, LOCKFILE_NAME, LOCK_WAIT_MS, &holder)) == -1) {
+		if (errno == EWOULDBLOCK)
+			fatalx("the audit dir is in use by another auditd "
+			       "(pid %d); not starting",
+			    (int)holder);
+		fatal("audit dir lock");
+	}
+	/* Recover the tail, sweep, then serve. */
 	if (audit_store_open(&store) == -1)
 		fatalx("audit store recovery failed");
 	audit_tail_load(&store); /* before any new line joins the ring */

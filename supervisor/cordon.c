@@ -154,8 +154,11 @@ cmd_run(int argc, char **argv)
 			}
 			home = demo;
 		}
-		if (home_make_demo(home) == -1)
+		/* Only the directory: its files once the home is ours. */
+		if (mkdir(home, 0700) == -1 && errno != EEXIST) {
+			log_warn("demo home");
 			return 1;
+		}
 	}
 	if (home_resolve(&cf, home) == -1)
 		return 2;
@@ -165,8 +168,13 @@ cmd_run(int argc, char **argv)
 		return 2;
 	}
 	cf.cf_port = port;
-	if (config_load(&cf) == -1)
+	if (config_load(&cf) == -1) /* reads only */
 		return 2;
+	/* SU-1: nothing of the home is written before this. */
+	if (home_lock(&cf) != 0)
+		return 1;
+	if (cf.cf_demo && home_make_demo(home) == -1)
+		return 1;
 	if (cf.cf_port == -1)
 		cf.cf_port = 0;
 	if (home_prepare(&cf, pw ? pw->pw_uid : (uid_t)-1,

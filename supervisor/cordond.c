@@ -993,6 +993,18 @@ child_stop(struct child *ch)
 	}
 }
 
+/*
+ * A stopped cordon leaves no token or port behind (`cordon status` then
+ * says "not running"); only files that are still ours: the home's lock
+ * keeps other cordons out, but not a person.
+ */
+static void
+run_files_remove(const char *portbuf)
+{
+	home_remove_private(conf->cf_rundir, "token", token);
+	home_remove_private(conf->cf_rundir, "port", portbuf);
+}
+
 int
 cordond_main(struct cordon_config *cf)
 {
@@ -1013,13 +1025,14 @@ cordond_main(struct cordon_config *cf)
 	}
 	if ((listen_fd = open_listener()) == -1)
 		return 1;
-	if (home_write_private(
-		conf->cf_rundir, "token", token, (uid_t)-1, (gid_t)-1) == -1)
-		return 1;
 	snprintf(portbuf, sizeof(portbuf), "%d\n", listen_port);
 	if (home_write_private(
-		conf->cf_rundir, "port", portbuf, (uid_t)-1, (gid_t)-1) == -1)
+		conf->cf_rundir, "token", token, (uid_t)-1, (gid_t)-1) == -1 ||
+	    home_write_private(
+		conf->cf_rundir, "port", portbuf, (uid_t)-1, (gid_t)-1) == -1) {
+		run_files_remove(portbuf);
 		return 1;
+	}
 
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
@@ -1082,6 +1095,7 @@ stop:
 		    exit_code == 0 ? "signal" : "fatal");
 	child_stop(&children[PROC_AUDITD]);
 	cgroup_teardown();
+	run_files_remove(portbuf);
 	explicit_bzero(token, sizeof(token));
 	explicit_bzero(login_code, sizeof(login_code));
 	explicit_bzero(sessions, sizeof(sessions));

@@ -46,6 +46,10 @@ int config_load(struct cordon_config *); /* 0, or -1 after printing
 					    "file:line:col: message" */
 int home_write_private(
     const char *dir, const char *name, const char *data, uid_t, gid_t);
+int home_read_private(const char *dir, const char *name, char *buf, size_t);
+void home_remove_private(const char *dir, const char *name, const char *data);
+int home_lock(const struct cordon_config *); /* before any write */
+int home_running(const char *rundir);
 
 /* check.c: cordon check; audit_cli.c: cordon audit */
 int cmd_check(int argc, char **argv);

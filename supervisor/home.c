@@ -19,6 +19,7 @@
 #include "config.h"
 #include "cordon_limits.h"
 #include "cordond.h"
+#include "lockfile.h"
 #include "log.h"
 #include "redact.h"
 #include "util.h"
@@ -193,6 +194,106 @@ home_write_private(
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * SU-1, AU-6: one cordon per home, or two write its run files and audit
+ * trail at once.  Lock the runtime dir (made if missing) before anything
+ * of the home is written; the lock fd, close-on-exec, lives as long as
+ * cordond.  Run files left by a cordon that died are then stale: removed.
+ * 0; 1 when another cordon holds it, -1 on other errors (both said).
+ */
+int
+home_lock(const struct cordon_config *cf)
+{
+	static int lock_fd = -1;
+	pid_t pid;
+	int dfd;
+
+	if (mkdir(cf->cf_rundir, 0700) == -1 && errno != EEXIST) {
+		log_warn("mkdir %s", cf->cf_rundir);
+		return -1;
+	}
+	dfd = open(
+	    cf->cf_rundir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd == -1) {
+		log_warn("%s", cf->cf_rundir);
+		return -1;
+	}
+	lock_fd = lockfile_take(dfd, LOCKFILE_NAME, 0, &pid);
+	if (lock_fd == -1 && errno == EWOULDBLOCK) {
+		if (pid > 0)
+			fprintf(stderr,
+			    "cordon: %s is in use by another cordon (pid %d); "
+			    "not starting\n",
+			    cf->cf_home[0] ? cf->cf_home : cf->cf_rundir,
+			    (int)pid);
+		else
+			fprintf(stderr,
+			    "cordon: %s is in use by another cordon; not "
+			    "starting\n",
+			    cf->cf_home[0] ? cf->cf_home : cf->cf_rundir);
+		close(dfd);
+		return 1;
+	}
+	if (lock_fd == -1) {
+		log_warn("lock %s/%s", cf->cf_rundir, LOCKFILE_NAME);
+		close(dfd);
+		return -1;
+	}
+	(void)unlinkat(dfd, "token", 0);
+	(void)unlinkat(dfd, "port", 0);
+	close(dfd);
+	return 0;
+}
+
+/* 0 when no cordon holds RUNDIR's lock (none runs there), else 1. */
+int
+home_running(const char *rundir)
+{
+	pid_t pid;
+	int dfd, r;
+
+	dfd = open(rundir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd == -1)
+		return errno == ENOENT ? 0 : 1;
+	r = lockfile_held(dfd, LOCKFILE_NAME, &pid);
+	close(dfd);
+	return r != 0; /* -1: cannot tell; the run files decide */
+}
+
+/* A small private file DIR/NAME, without its newline: 0, or -1. */
+int
+home_read_private(const char *dir, const char *name, char *buf, size_t bufsz)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	if (join(path, sizeof(path), dir, name) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return -1;
+	n = read(fd, buf, bufsz - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return 0;
+}
+
+/* Remove DIR/NAME if it still holds what we wrote (data, first line). */
+void
+home_remove_private(const char *dir, const char *name, const char *data)
+{
+	char path[PATH_MAX], buf[128];
+	size_t len = strcspn(data, "\r\n");
+
+	if (home_read_private(dir, name, buf, sizeof(buf)) == 0 &&
+	    strlen(buf) == len && timingsafe_eq(buf, data, len) &&
+	    join(path, sizeof(path), dir, name) == 0 && unlink(path) == -1)
+		log_warn("remove %s", path);
+	explicit_bzero(buf, sizeof(buf));
 }
 
 /* ---- cordon.yaml ---- */

@@ -41,27 +41,6 @@ struct fetch {
 	struct json_object *f_obj;
 };
 
-/* A small private file of the runtime dir, without its newline. */
-static int
-read_small(const char *dir, const char *name, char *buf, size_t bufsz)
-{
-	char path[PATH_MAX];
-	ssize_t n;
-	int fd;
-
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
-		(int)sizeof(path) ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
-		return -1;
-	n = read(fd, buf, bufsz - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	return 0;
-}
-
 static void
 fetch_done(struct evhttp_request *req, void *arg)
 {
@@ -239,7 +218,7 @@ struct endpoint {
 /*
  * --home DIR (or the default home): its runtime dir's token and port;
  * --port N --token-file FILE: cordon under systemd.  0, or -1 after
- * saying why.
+ * saying why (-2: nothing runs there).
  */
 static int
 endpoint_resolve(const char *cmd, const char *home, const char *port_s,
@@ -266,8 +245,8 @@ endpoint_resolve(const char *cmd, const char *home, const char *port_s,
 			return -1;
 		}
 		*slash = '\0';
-		if (read_small(dir[0] ? dir : "/", slash + 1, ep->ep_token,
-			sizeof(ep->ep_token)) == -1) {
+		if (home_read_private(dir[0] ? dir : "/", slash + 1,
+			ep->ep_token, sizeof(ep->ep_token)) == -1) {
 			fprintf(stderr,
 			    "cordon: %s: cannot read the token "
 			    "file\n",
@@ -282,15 +261,14 @@ endpoint_resolve(const char *cmd, const char *home, const char *port_s,
 			    cmd);
 			return -1;
 		}
-		if (read_small(cf.cf_rundir, "token", ep->ep_token,
+		/* Run files without the home's lock held are stale. */
+		if (!home_running(cf.cf_rundir) ||
+		    home_read_private(cf.cf_rundir, "token", ep->ep_token,
 			sizeof(ep->ep_token)) == -1 ||
-		    read_small(
+		    home_read_private(
 			cf.cf_rundir, "port", portbuf, sizeof(portbuf)) == -1) {
-			fprintf(stderr,
-			    "cordon: %s: cordon is not running "
-			    "here\n",
-			    cmd);
-			return -1;
+			fprintf(stderr, "cordon: %s: not running\n", cmd);
+			return -2;
 		}
 	}
 	errno = 0;
@@ -308,7 +286,8 @@ endpoint_resolve(const char *cmd, const char *home, const char *port_s,
 /*
  * The options status and login share: --home DIR | --port N --token-file
  * FILE, and --json where json is not NULL.  0 with *ep filled, 2 on bad
- * usage, 1 when the endpoint cannot be resolved (said why).
+ * usage, 3 when no cordon runs in the home, 1 when the endpoint cannot
+ * be resolved otherwise (said why).
  */
 static int
 endpoint_args(
@@ -337,7 +316,14 @@ endpoint_args(
 	}
 	if (optind != argc)
 		return cli_extra_arg(cmd, argv[optind]);
-	return endpoint_resolve(cmd, home, port_s, tokfile, ep) == -1 ? 1 : 0;
+	switch (endpoint_resolve(cmd, home, port_s, tokfile, ep)) {
+	case 0:
+		return 0;
+	case -2:
+		return 3;
+	default:
+		return 1;
+	}
 }
 
 int

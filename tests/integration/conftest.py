@@ -231,6 +231,30 @@ class Cordon:
     # ---- life cycle ----
 
     def start(self):
+        if not self.launch().ready_or_exit():
+            pytest.fail(f"cordon exited {self.returncode} before the "
+                        f"dashboard line\nstderr:\n{self.stderr()}")
+        return self
+
+    def ready_or_exit(self):
+        """After launch(), for a start that may be refused: True once the
+        dashboard line is out, False once cordon exited (returncode)."""
+        line = self._read_line(READY_S)
+        if line is None:  # stdout closed (exiting) or READY_S passed
+            try:
+                self.proc.wait(STOP_S)
+            except subprocess.TimeoutExpired:
+                self._kill()
+                self.returncode = self.proc.returncode
+                pytest.fail(f"no dashboard line within {READY_S}s\n"
+                            f"stderr:\n{self.stderr()}")
+            self.returncode = self.proc.returncode
+            return False
+        self._ready(line)
+        return True
+
+    def launch(self):
+        """Start `cordon run` without waiting for it."""
         argv = self.prefix + [cordon_bin(), "run", "--home", self.home,
                               "--port", "0"] + self.extra_args
         self._stderr = open(self.stderr_path, "wb")
@@ -245,17 +269,9 @@ class Cordon:
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE,
                                      stderr=self._stderr, env=env)
-        line = self._read_line(READY_S)
-        if line is None:
-            rc = self.proc.poll()
-            if rc is None:
-                self._kill()
-                self.returncode = self.proc.returncode
-                pytest.fail(f"no dashboard line within {READY_S}s\n"
-                            f"stderr:\n{self.stderr()}")
-            self.returncode = rc
-            pytest.fail(f"cordon exited {rc} before the dashboard line\n"
-                        f"stderr:\n{self.stderr()}")
+        return self
+
+    def _ready(self, line):
         self.stdout_line = line
         prefix = "cordon: dashboard http://127.0.0.1:"
         assert line.startswith(prefix), line

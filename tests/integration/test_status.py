@@ -59,8 +59,8 @@ def test_status_not_running(tmp_path):
     home = tmp_path / "h"
     home.mkdir()
     r = status(home)
-    assert r.returncode == 1
-    assert r.stderr.strip() == "cordon: status: cordon is not running here"
+    assert r.returncode == 3
+    assert r.stderr.strip() == "cordon: status: not running"
 
 
 def test_status_bad_usage(tmp_path):

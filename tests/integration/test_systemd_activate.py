@@ -20,6 +20,7 @@ import time
 
 import pytest
 
+from audit_util import check_chain
 from conftest import BUILD, HTTP_S, READY_S, child_env, system_user
 
 USERS = {
@@ -608,3 +609,43 @@ def test_su4_broker_takes_a_good_token_credential(tmp_path):
     finally:
         p.kill()
         p.wait()
+
+
+def test_au6_second_auditd_on_the_audit_dir_refuses(machine):
+    """AU-6, AU-7 under systemd, where auditd is a unit of its own and no
+    cordond is there: a second auditd activated on the same audit dir
+    refuses, naming the pid of the one writing it; the chain holds."""
+    machine.wait_health_ok()
+    first = machine.procs["auditd"].pid
+    sock = os.path.join(machine.rundir, "auditd-second.sock")
+    log = machine.path("auditd-second.log")
+    env = ["-E", "LANG=C", "-E", "TZ=UTC"]
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+        if child_env().get(k) is not None:
+            env += ["-E", f"{k}={child_env()[k]}"]
+    with open(log, "wb") as f:
+        p = subprocess.Popen(
+            ["systemd-socket-activate", "-l", sock, "--fdname=ipc", *env,
+             *as_user(USERS["auditd"]), *machine.argv("auditd")],
+            stdin=subprocess.DEVNULL, stdout=f, stderr=f,
+            env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    try:
+        deadline = time.monotonic() + READY_S
+        while not os.path.exists(sock):
+            assert time.monotonic() < deadline, "never listened"
+            time.sleep(0.02)
+        s = socket.socket(socket.AF_UNIX)  # activates it, as systemd would
+        s.connect(sock)
+        rc = p.wait(READY_S + 10)  # it waits 5 s for the lock first
+        s.close()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    with open(log, errors="replace") as f:
+        text = f.read()
+    assert rc != 0, text
+    assert f"in use by another auditd (pid {first}); not starting" in text
+    assert machine.procs["auditd"].poll() is None
+    assert machine.wait_health_ok()["status"] == "ok"
+    check_chain(machine.path("audit"))
