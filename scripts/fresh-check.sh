@@ -7,8 +7,8 @@
 #   CORDON_FUZZ_SECONDS=5 bash scripts/test    bounded by a timeout
 #
 # The root is entered with systemd-nspawn when it is installed, else with
-# `unshare --mount --pid --fork` and chroot (/proc, /dev, /sys bound in a
-# private mount namespace, so nothing stays mounted on the host).  Run by
+# `unshare --mount --pid --fork` and pivot_root (/proc, /dev, /sys bound
+# in a private mount namespace, so nothing stays mounted on the host).  Run by
 # hand, as root; it takes a while (packages, builds, every suite).  Not
 # part of .ci/run.
 #
@@ -101,14 +101,21 @@ if command -v systemd-nspawn >/dev/null 2>&1; then
 	say "entering with systemd-nspawn"
 	systemd-nspawn -q -D "$ROOTFS" --as-pid2 /bin/bash /root/fresh-run.sh
 else
-	say "entering with unshare --mount --pid --fork + chroot"
+	# pivot_root, not chroot alone: the kernel refuses new user
+	# namespaces (which cordon's sandbox makes) inside a chroot.
+	say "entering with unshare --mount --pid --fork + pivot_root"
 	unshare --mount --pid --fork --propagation private /bin/sh -ec '
 		r=$1
+		mount --bind "$r" "$r"
 		mount --rbind /dev "$r/dev"
 		mount --rbind /sys "$r/sys"
 		mount -t proc proc "$r/proc"
 		mount -t tmpfs -o mode=0755 tmpfs "$r/run"
-		exec chroot "$r" /bin/bash /root/fresh-run.sh' sh "$ROOTFS"
+		cd "$r"
+		mkdir -p .oldroot
+		pivot_root . .oldroot
+		exec /bin/bash -c "umount -l /.oldroot && rmdir /.oldroot &&
+			cd / && exec /bin/bash /root/fresh-run.sh"' sh "$ROOTFS"
 fi
 
 cp "$ROOTFS/root/demo.log" "$ROOTFS/root/test.log" "$WORK/" 2>/dev/null
