@@ -42,7 +42,12 @@ fi
 WORK=$(mktemp -d "${CORDON_FRESH_DIR:-/var/tmp}/cordon-fresh.XXXXXX") ||
 	die "mktemp failed"
 ROOTFS=$WORK/root
+CG=
 cleanup() {
+	if [ -n "$CG" ]; then # empty by now: every process in it has ended
+		find "$CG" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+		rmdir "$CG" 2>/dev/null || say "left $CG in place (not empty)"
+	fi
 	if [ "${CORDON_FRESH_KEEP:-0}" = 1 ]; then
 		say "kept $WORK"
 	else
@@ -64,6 +69,15 @@ deb $MIRROR bookworm-updates main
 deb http://security.debian.org/debian-security bookworm-security main
 EOF
 cp -L /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
+# The network's, not the project's: local CAs this host trusts (a proxy's)
+# are trusted in the root too, by apt's ca-certificates and by npm.
+extra_ca=
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+	mkdir -p "$ROOTFS/usr/local/share/ca-certificates"
+	cat /usr/local/share/ca-certificates/*.crt \
+		>"$ROOTFS/usr/local/share/ca-certificates/host-local.crt"
+	extra_ca=/usr/local/share/ca-certificates/host-local.crt
+fi
 
 say "cloning $(git -C "$SRC" rev-parse --short HEAD) into /root/cordon"
 git clone -q --no-hardlinks "$SRC" "$ROOTFS/root/cordon" ||
@@ -75,6 +89,7 @@ cat >"$ROOTFS/root/fresh-run.sh" <<EOF
 #!/bin/bash
 set -uo pipefail
 export HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+[ -n "$extra_ca" ] && export NODE_EXTRA_CA_CERTS=$extra_ca
 cd /root/cordon
 # 1. the demo, until it prints the login URL
 timeout --kill-after=10 $DEMO_TIMEOUT bash scripts/demo >/root/demo.log 2>&1 &
@@ -97,14 +112,33 @@ CORDON_FUZZ_SECONDS=5 timeout --kill-after=60 $TEST_TIMEOUT \
 echo "test-rc \$?" >>/root/result
 EOF
 
+# cordond names its pids cgroup cordon.<pid> and sweeps the empty ones
+# whose pid is gone: pids of another pid namespace look gone.  With a v1
+# pids hierarchy shared with this host's own cordons, the root gets a
+# group of its own, so neither side sweeps the other's.
+v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)pids(,|$)/ { print $2; exit }' \
+	/proc/self/mounts)
+if [ -n "$v1" ] && [ -d "$v1" ]; then
+	CG=$v1/fresh-check.$$
+	mkdir "$CG" || CG=
+fi
+# in_cg CMD...: run CMD in that group (its descendants stay there).
+in_cg() {
+	if [ -n "$CG" ]; then
+		sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
+	else
+		"$@"
+	fi
+}
+
 if command -v systemd-nspawn >/dev/null 2>&1; then
 	say "entering with systemd-nspawn"
-	systemd-nspawn -q -D "$ROOTFS" --as-pid2 /bin/bash /root/fresh-run.sh
+	in_cg systemd-nspawn -q -D "$ROOTFS" --as-pid2 /bin/bash /root/fresh-run.sh
 else
 	# pivot_root, not chroot alone: the kernel refuses new user
 	# namespaces (which cordon's sandbox makes) inside a chroot.
 	say "entering with unshare --mount --pid --fork + pivot_root"
-	unshare --mount --pid --fork --propagation private /bin/sh -ec '
+	in_cg unshare --mount --pid --fork --propagation private /bin/sh -ec '
 		r=$1
 		mount --bind "$r" "$r"
 		mount --rbind /dev "$r/dev"
