@@ -19,6 +19,10 @@
 # root itself is removed unless kept.  Exit status 0 iff both commands passed.
 set -uo pipefail
 
+# The whole script is one block, read before any of it runs: editing the
+# file while a check runs cannot change what that check does.
+{
+
 cd "$(dirname "$0")/.." || exit 1
 SRC=$PWD
 MIRROR=${CORDON_FRESH_MIRROR:-http://deb.debian.org/debian}
@@ -166,3 +170,5 @@ say "demo: $([ $demo_ok = 1 ] && echo pass || echo FAIL);" \
 	"test: $([ $test_ok = 1 ] && echo pass || echo FAIL) ($summary)"
 say "logs in $WORK"
 [ $demo_ok = 1 ] && [ $test_ok = 1 ]
+exit
+}
