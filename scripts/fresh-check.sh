@@ -116,10 +116,9 @@ CORDON_FUZZ_SECONDS=5 timeout --kill-after=60 $TEST_TIMEOUT \
 echo "test-rc \$?" >>/root/result
 EOF
 
-# cordond names its pids cgroup cordon.<pid> and sweeps the empty ones
-# whose pid is gone: pids of another pid namespace look gone.  With a v1
-# pids hierarchy shared with this host's own cordons, the root gets a
-# group of its own, so neither side sweeps the other's.
+# With a v1 pids hierarchy shared with this host, the root's processes
+# get a group of their own: what the check starts stays apart from the
+# host's cordons and is removed with the check.
 v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)pids(,|$)/ { print $2; exit }' \
 	/proc/self/mounts)
 if [ -n "$v1" ] && [ -d "$v1" ]; then
