@@ -4,7 +4,8 @@
 // the gate's `ask` rule until the operator answers in the browser.
 // Covers the banner and nav count on every page, the card (agent, command
 // name, rule, cwd, scrubbed args as text only), the countdown, Allow, Deny,
-// the timeout, keyboard use, and zero CSP violations or console errors.
+// the timeout, keyboard use, a long command line on a 390 px phone screen,
+// and zero CSP violations or console errors.
 // Talks to 127.0.0.1 only; touches only temp dirs it creates.
 
 import { describe, test, before, after } from 'node:test';
@@ -312,6 +313,45 @@ describe('against a real cordon', () => {
     const rec = await waitAudit((r) => r.verdict === 'ask-deny', 'ask-deny');
     assert.equal(rec[0].verb, 'git');
     await other.waitForSelector('#approvals-banner[hidden]', { state: 'attached', timeout: 5000 });
+  });
+
+  test('SBX-7/DA-1: at 390×844 a held command, its whole command line and Allow/Deny fit the screen', { timeout: T }, async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    // A long line with a long unbroken word: it must wrap, not widen the page.
+    const long = `${'x'.repeat(160)}-${Date.now().toString(16)}`;
+    const line = `git push origin refs/heads/${long}:refs/heads/${long} --force-with-lease`;
+    const run = startRun('gatebot', [{ bash: line }]);
+    const card = page.locator('.approval-card[data-verb="git"]');
+    await card.waitFor({ timeout: 15000 });
+    const m = await page.evaluate(() => {
+      const c = document.querySelector('.approval-card');
+      const a = c.querySelector('.args');
+      const box = (e) => e.getBoundingClientRect();
+      const inside = (e) => box(e).left >= -0.5 && box(e).right <= innerWidth + 0.5;
+      return {
+        page: document.documentElement.scrollWidth <= innerWidth,
+        card: inside(c),
+        args: inside(a) && a.scrollWidth <= a.clientWidth,
+        whole: a.scrollHeight <= a.clientHeight + 1, // nothing scrolled out of sight
+        wraps: (() => {
+          const r = document.createRange();
+          r.selectNodeContents(a);
+          return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size >= 3;
+        })(),
+        text: a.textContent,
+        allow: inside(c.querySelector('button.allow')),
+        deny: inside(c.querySelector('button.deny')),
+      };
+    });
+    assert.ok(m.text.includes(long), 'the whole command line is shown');
+    delete m.text;
+    assert.deepEqual(m, { page: true, card: true, args: true, whole: true, wraps: true, allow: true, deny: true });
+    await page.screenshot({ path: outPath('approvals-390.png'), fullPage: true });
+    await card.locator('button.deny').click();
+    await page.waitForSelector('.approvals-empty', { timeout: 5000 });
+    const res = await results(run);
+    assert.equal(res[0].exit, 2, JSON.stringify(res[0]));
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 
   test('SBX-7: no answer in time — "timed out — denied", then the card goes', { timeout: T }, async () => {
