@@ -358,6 +358,7 @@ mission_begin(struct mission_ent *e, const char *trigger,
 	mr->mr_ent = e;
 	mr->mr_trigger = trigger;
 	mr->mr_start = now_ms_mono();
+	e->me_started = mr->mr_start;
 	if (c != NULL) {
 		mr->mr_conn = c;
 		mr->mr_gen = sp.sp_broker_gen;
@@ -560,6 +561,12 @@ mission_json(const struct mission_ent *e)
 	json_object_object_add(o, "permissions", a);
 	json_object_object_add(
 	    o, "running", json_object_new_boolean(e->me_running));
+	/* How long the run has gone on, on the spawner's clock: a manual
+	 * run's request stays open until it ends. */
+	if (e->me_running)
+		json_object_object_add(o, "elapsedMs",
+		    json_object_new_int64(
+			(int64_t)(now_ms_mono() - e->me_started)));
 	if (e->me_has_last) {
 		l = json_object_new_object();
 		result_fields(l, &e->me_last);

@@ -24,6 +24,7 @@ struct mission_last {
 struct mission_ent {
 	struct mission me_m;
 	int me_running;
+	uint64_t me_started; /* monotonic ms, while running */
 	int me_has_last;
 	struct mission_last me_last;
 	int me_has_slot;

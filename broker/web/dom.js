@@ -66,9 +66,10 @@ export function notLive(r) {
 }
 
 // Long work shows its elapsed time: calls show(seconds) now and every
-// second until the returned function is called.
-export function ticker(show) {
-  const t0 = Date.now();
+// second until the returned function is called.  sinceMs: how long the
+// work had already run (as the server said), 0 when it starts now.
+export function ticker(show, sinceMs = 0) {
+  const t0 = Date.now() - sinceMs;
   const f = () => show(Math.floor((Date.now() - t0) / 1000));
   f();
   const id = setInterval(f, 1000);

@@ -4,11 +4,14 @@
 // generated from the mission's option schema.  The form checks what the
 // schema says before it sends, but the server decides: its answer is shown
 // as it comes (status, duration, outputs persisted and emitted, an error
-// class with a stock message).  Everything from the API is shown as text.
+// class with a stock message).  A running mission counts its elapsed time
+// (from the list's elapsedMs, or from Run); it cannot be stopped from the
+// page, and the page says so.  Everything from the API is shown as text.
 
 import { getJSON, pollDelay, postJSON, seg } from './api.js';
 import {
-  el, h, button, pill, fmt, fmtMs, viewHead, panelFor, loadingPanel, errorPanel,
+  el, h, button, pill, fmt, fmtMs, fmtElapsed, ticker, viewHead, panelFor, loadingPanel,
+  errorPanel,
 } from './dom.js';
 
 const POLL_MS = 10000;
@@ -47,6 +50,10 @@ const REFUSED = {
 };
 
 const OUT_NAMES = { 'vault-note': 'vault note', event: 'event' };
+
+// API-4 cancels chats and actions; no route stops a mission run.
+const NO_STOP = 'A mission run cannot be stopped from the dashboard (Stop all does not ' +
+  'reach it): it ends by itself or at the mission\'s timeout. Leaving this page does not stop it.';
 
 function str(v) {
   return typeof v === 'string' ? v : null;
@@ -277,8 +284,10 @@ class Card {
     this.root = root;
 
     this.runPill = pill('running', 'warn');
-    this.runPill.classList.add('running-pill');
+    this.runPill.classList.add('running-pill', 'elapsed');
+    this.runPill.setAttribute('role', 'timer');
     this.runPill.hidden = m.running !== true;
+    this.stopTick = null;
     const title = el('h3', null, str(m.label) || m.id);
     root.append(h('div', 'card-head', title, this.runPill));
 
@@ -333,10 +342,32 @@ class Card {
   // A fresh list entry with the same schema: running state and last run.
   sync(m) {
     this.m = m;
-    this.runPill.hidden = m.running !== true;
-    this.root.dataset.running = String(m.running === true);
-    this.runBtn.disabled = m.manual !== true || m.running === true || this.busy;
+    const running = m.running === true || this.busy;
+    this.runPill.hidden = !running;
+    this.root.dataset.running = String(running);
+    this.runBtn.disabled = m.manual !== true || running;
     this.last.replaceChildren(lastRunBlock(m));
+    if (running) this.clock(int(m.elapsedMs) ?? 0);
+    else this.halt();
+  }
+
+  // One clock per running mission, whoever started it: the running pill
+  // (and this page's result, while it waits) count from sinceMs.  A clock
+  // already going keeps going.
+  clock(sinceMs) {
+    if (this.stopTick) return;
+    this.stopTick = ticker((s) => {
+      const t = fmtElapsed(s);
+      this.runPill.textContent = `running ${t}`;
+      const p = this.result.querySelector('.run-elapsed');
+      if (p) p.textContent = `running… ${t}`;
+    }, Math.max(0, sinceMs));
+  }
+
+  halt() {
+    this.stopTick?.();
+    this.stopTick = null;
+    this.runPill.textContent = 'running';
   }
 
   options() {
@@ -366,10 +397,18 @@ class Card {
     }
     this.busy = true;
     this.runBtn.disabled = true;
-    this.note.textContent = 'Running… (leaving this page does not stop the run)';
+    this.note.textContent = 'Running…';
     this.result.hidden = false;
     this.result.dataset.state = 'running';
-    this.result.replaceChildren(h('div', 'viewer-head', pill('running…', 'muted')));
+    // The request stays open until the run ends (up to the mission's
+    // timeout): the pill counts meanwhile.
+    const counter = pill('running…', 'muted');
+    counter.classList.add('run-elapsed', 'elapsed');
+    counter.setAttribute('role', 'timer');
+    this.result.replaceChildren(h('div', 'viewer-head', counter),
+      el('p', 'meta mission-nostop', NO_STOP));
+    this.halt();
+    this.sync(this.m);
     const body = Object.keys(opts).length ? { options: opts } : {};
     const res = await postJSON(`/api/missions/${seg(this.m.id)}/run`, body,
       this.view.ctrl.signal, RUN_MS);
@@ -377,7 +416,8 @@ class Card {
     this.busy = false;
     this.note.textContent = '';
     this.show(res);
-    this.runBtn.disabled = this.m.manual !== true || this.m.running === true;
+    // The run has ended; the list (asked again now) says what else runs.
+    this.sync({ ...this.m, running: false });
     this.view.refresh();
   }
 
@@ -440,6 +480,7 @@ export const missionsView = {
     if (res.kind === 'ok' && Array.isArray(res.data.missions)) {
       this.render(res.data.missions.filter(validMission));
     } else {
+      for (const c of this.cards.values()) c.halt();
       this.cards.clear();
       this.list.replaceChildren();
       this.body.replaceChildren(res.kind === 'ok' ?
@@ -466,12 +507,14 @@ export const missionsView = {
       if (c && (c.key === schemaKey(m) || c.busy)) c.sync(m);
       else {
         const n = new Card(m, this);
+        c?.halt();
         if (c) c.root.replaceWith(n.root);
         this.cards.set(m.id, n);
       }
     }
     for (const [id, c] of [...this.cards])
       if (!seen.has(id)) {
+        c.halt();
         c.root.remove();
         this.cards.delete(id);
       }
@@ -492,6 +535,7 @@ export const missionsView = {
     clearTimeout(this.timer);
     this.pollCtrl?.abort();
     this.ctrl?.abort();
+    for (const c of this.cards.values()) c.halt();
     this.cards = new Map();
   },
 };

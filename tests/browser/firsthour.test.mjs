@@ -4,11 +4,13 @@
 // agents that are not live with the reason, the demo agent has Control
 // Room actions, an agent without any says so once, every view fits a
 // phone (390×844) without horizontal overflow, no request for a missing
-// favicon, and a used login link gets a page naming `cordon login`.
+// favicon, a used login link gets a page naming `cordon login`, and long
+// work (chats, actions, missions) shows its elapsed time.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCordon, launchBrowser, watch } from './harness.mjs';
+import path from 'node:path';
+import { HERE, startCordon, launchBrowser, watch } from './harness.mjs';
 
 const T = 60000;
 const BROKEN = `name: broken
@@ -18,6 +20,25 @@ transportConfig:
   bin: /nonexistent/cordon-test/agent
   args: ["{prompt}"]
 `;
+// A mission that takes a few seconds, on the fake hermes agent.
+const HERMES = `name: hermes
+displayName: Hermes
+transport: subprocess
+transportConfig:
+  bin: ${path.resolve(HERE, '../fake-agents/hermes')}
+  args: ["-z", "{prompt}"]
+  timeoutMs: 30000
+`;
+const SLOW = `id: t-slow
+label: Slow
+agent: hermes
+prompt: "sleep 8"
+outputs:
+  - {type: event, event: slow.done}
+permissions: [event-emit]
+trigger: {manual: true}
+timeoutMs: 30000
+`;
 
 let cordon;
 let browser;
@@ -26,7 +47,10 @@ let w;
 let page;
 
 before(async () => {
-  cordon = await startCordon({ demo: true, files: { 'agents/broken.yaml': BROKEN } });
+  cordon = await startCordon({
+    demo: true,
+    files: { 'agents/broken.yaml': BROKEN, 'agents/hermes.yaml': HERMES, 'missions/t-slow.yaml': SLOW },
+  });
   browser = await launchBrowser();
   ctx = await browser.newContext({ viewport: { width: 390, height: 844 } });
   w = await watch(ctx, { allow: [(m) => /status of 401/.test(m.text()) && /\/ui\/login/.test(m.location()?.url || '')] });
@@ -52,7 +76,7 @@ test('API-2/DA-1: an agent that is not live says why, on its card and in Health'
     /its program was not found/);
   await page.evaluate(() => { location.hash = 'health'; });
   await page.waitForSelector('#health-offline li[data-agent="broken"]');
-  assert.match(await page.textContent('#health-agents'), /^2 agents, 1 not live$/);
+  assert.match(await page.textContent('#health-agents'), /^3 agents, 1 not live$/);
   assert.match(await page.textContent('#health-offline li[data-agent="broken"]'),
     /broken offline: its program was not found/);
 });
@@ -126,6 +150,28 @@ test('DA-1: a running chat and action show elapsed time; Stop says "stopping…"
     document.querySelector('.viewer .elapsed')?.textContent || ''), null, { timeout: 10000 });
   await page.waitForSelector('.viewer[data-state="ok"]', { timeout: 15000 });
   await page.unroute('**/api/agents/demo/actions/version');
+});
+
+test('DA-1/API-7: a running mission counts its elapsed time, also on a page opened during the run', { timeout: T }, async () => {
+  const c = '.mission-card[data-mission="t-slow"]';
+  await page.evaluate(() => { location.hash = 'missions'; });
+  await page.waitForSelector(`${c} button.run-mission:not([disabled])`, { timeout: 10000 });
+  await page.click(`${c} button.run-mission`);
+  await page.waitForFunction((sel) => /^running… [2-9] s$/.test(
+    document.querySelector(`${sel} .run-elapsed`)?.textContent || ''), c, { timeout: 10000 });
+  // No route stops a mission run; the page says so instead of a Stop.
+  assert.match(await page.textContent(`${c} .mission-nostop`), /cannot be stopped/);
+  assert.equal(await page.locator(`${c} button.stop`).count(), 0);
+  // A page opened now counts from the spawner's elapsedMs, not from zero.
+  const p2 = await ctx.newPage();
+  await p2.goto(`${cordon.base}/ui/#missions`);
+  await p2.waitForSelector(`${c} .running-pill:not([hidden])`, { timeout: 10000 });
+  assert.match(await p2.textContent(`${c} .running-pill`), /^running (?:[2-9]|[1-5]\d) s$/);
+  assert.equal(await p2.isDisabled(`${c} button.run-mission`), true);
+  await p2.close();
+  await page.waitForSelector(`${c} .mission-result[data-state="done"] .run-facts[data-status="success"]`,
+    { timeout: 30000 });
+  assert.equal(await page.isHidden(`${c} .running-pill`), true);
 });
 
 test('DA-3/PER-6: no CSP violation, no console error (no favicon 404)', { timeout: T }, async () => {

@@ -3,7 +3,8 @@
 // First against the scripted API (contract.mjs): the form generated from
 // each option type with its constraints and defaults, client-side checks
 // that keep a bad value from being sent, the neutral result of every
-// status, refusals with their stock sentences, the running state, text
+// status, refusals with their stock sentences, the running state and its
+// elapsed time (a run cannot be stopped, and the page says so), text
 // only for anything the API sends, and typed values surviving a refresh.
 //
 // Then against a real `cordon run --demo` with extra missions on an echo
@@ -82,6 +83,7 @@ describe('against a scripted API', () => {
   const NIGHTLY = {
     id: 'nightly', label: 'Nightly', agent: 'demo', manual: false, cron: '30 2 * * *', timezone: 'UTC',
     options: [], outputs: [{ type: 'event' }], permissions: ['event-emit'], running: true,
+    elapsedMs: 65000,
   };
 
   before(async () => {
@@ -91,7 +93,7 @@ describe('against a scripted API', () => {
       { id: 'bad-opts', label: 'x', options: [{ name: '1x', type: 'string' }] });
     srv.missionAnswers.set('weekly-review', {
       status: 200,
-      delayMs: 300,
+      delayMs: 2500,
       body: { ok: true, runId: '00000000000000d1', status: 'success', durationMs: 1234, outputsPersisted: 1, outputsEmitted: 1 },
     });
     browser = await launchBrowser();
@@ -155,6 +157,8 @@ describe('against a scripted API', () => {
   test('a running, scheduled-only mission cannot be run by hand', { timeout: T }, async () => {
     const c = '.mission-card[data-mission="nightly"]';
     assert.equal(await page.isVisible(`${c} .running-pill`), true);
+    // Its elapsed time counts on from the list's elapsedMs.
+    assert.match(await page.textContent(`${c} .running-pill`), /^running 1 min \d+ s$/);
     assert.equal(await page.isDisabled(`${c} button.run-mission`), true);
     assert.equal(await page.textContent(`${c} .mission-note`), 'Runs on its schedule only.');
     assert.equal(await page.textContent(`${c} .no-options`), 'This mission has no options.');
@@ -209,7 +213,14 @@ describe('against a scripted API', () => {
     await page.click(`${c} button.run-mission`);
     await page.waitForSelector(`${c} .mission-result[data-state="running"]`, { timeout: 5000 });
     assert.equal(await page.isDisabled(`${c} button.run-mission`), true);
+    // The answer comes when the run ends: meanwhile the page counts, and
+    // says that a mission run cannot be stopped from here.
+    await page.waitForFunction((sel) => /^running… [1-9]\d* s$/.test(
+      document.querySelector(`${sel} .mission-result .run-elapsed`)?.textContent || ''), c, { timeout: 5000 });
+    assert.match(await page.textContent(`${c} .running-pill`), /^running [1-9]\d* s$/);
+    assert.match(await page.textContent(`${c} .mission-nostop`), /cannot be stopped from the dashboard/);
     await page.waitForSelector(`${c} .mission-result[data-state="done"]`, { timeout: 5000 });
+    assert.equal(await page.isHidden(`${c} .running-pill`), true);
     assert.deepEqual(srv.missionRuns.slice(n), [['weekly-review',
       { options: { project: 'cordon 2', words: 120, draft: false, tone: 'formal' } }]]);
     const r = `${c} .mission-result .run-facts`;

@@ -288,6 +288,7 @@ def test_mi1_list_has_valid_missions_only_and_nothing_private(mc):
     assert e["outputs"] == [{"type": "vault-note"}, {"type": "event"}]
     assert e["permissions"] == ["vault-write", "event-emit"]
     assert e["running"] is False and "lastRun" not in e
+    assert "elapsedMs" not in e
     opts = {o["name"]: o for o in e["options"]}
     assert opts["topic"] == {"name": "topic", "type": "string",
                              "required": True, "maxLength": 200}
@@ -455,6 +456,9 @@ def test_mi_busy(mc):
         if ms["slow"]["running"]:
             break
         time.sleep(0.05)
+    # API-7: a running mission says for how long, on the spawner's clock.
+    assert isinstance(ms["slow"]["elapsedMs"], int), ms["slow"]
+    assert 0 <= ms["slow"]["elapsedMs"] < 30000, ms["slow"]
     r = mission_run(mc, "slow")
     t.join(HTTP_S)
     assert r.status == 409 and r.json()["error"] == "mission-busy", r
