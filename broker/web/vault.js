@@ -30,6 +30,30 @@ function base(p) {
   return p.includes('/') ? p.slice(p.lastIndexOf('/') + 1) : p;
 }
 
+// cordon's chat notes (VA-5) take their "# title" from the prompt's first
+// 60 characters, wherever that falls.  Shown here, a title cut short of
+// its prompt ends at a word boundary with "…"; the note is not changed.
+export function chatTitle(text) {
+  const lines = text.split('\n');
+  const fm = lines[0] === '---' ? lines.indexOf('---', 1) : -1;
+  const t = fm + 2; // "---", "", "# title", "", "## prompt", "", prompt…
+  if (fm < 0 || !lines.slice(1, fm).includes('type: chat') ||
+    !lines.slice(1, fm).includes('source: cordon') || lines[fm + 1] !== '' ||
+    !lines[t]?.startsWith('# ') || lines[t + 1] !== '' || lines[t + 2] !== '## prompt' ||
+    lines[t + 3] !== '')
+    return text;
+  const title = lines[t].slice(2);
+  const rest = lines.slice(t + 4).join('\n');
+  const end = rest.indexOf('\n\n## response\n');
+  const prompt = (end < 0 ? rest : rest.slice(0, end)).replace(/[\n\t]/g, ' ').trim();
+  if (title === '' || prompt.length <= title.length || !prompt.startsWith(title)) return text;
+  let cut = title;
+  const sp = title.lastIndexOf(' ');
+  if (prompt[title.length] !== ' ' && sp > 0) cut = title.slice(0, sp); // mid-word
+  lines[t] = `# ${cut.trimEnd()}…`;
+  return lines.join('\n');
+}
+
 function okName(n) {
   return typeof n === 'string' && n !== '' && !n.startsWith('.') &&
     !n.includes('\\') && !n.split('/').includes('..');
@@ -155,7 +179,7 @@ export const vaultView = {
     this.reader.replaceChildren(
       h('header', 'reader-head', el('code', 'reader-path', shown),
         Number.isFinite(d.bytes) ? el('span', 'meta', fmtBytes(d.bytes)) : null),
-      renderMarkdown(d.content, { path: shown }));
+      renderMarkdown(chatTitle(d.content), { path: shown }));
   },
 
   unmount() {

@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchBrowser, watch, withTimeout, checkUnavailable, outPath } from './harness.mjs';
 import { startContract } from './contract.mjs';
+import { chatTitle } from '../../broker/web/vault.js';
 
 const T = 30000;
 let srv;
@@ -240,4 +241,30 @@ test('DA-1: with every route still 501, each view shows the neutral panel', { ti
     await c.close();
     await s501.close();
   }
+});
+
+test('VA-5: a chat note title cut from its prompt is shown cut at a word, with "…"', () => {
+  const note = (title, prompt, type = 'chat') => `---\ntype: ${type}\nstatus: draft\nsource: cordon\n` +
+    `agent: "demo"\ncreated: 2026-01-01T00:00:00.000Z\n---\n\n# ${title}\n\n## prompt\n\n${prompt}` +
+    '\n\n## response\n\nok\n';
+  const h1 = (t) => t.split('\n').find((l) => l.startsWith('# '));
+  const cut = (p) => p.replace(/[\n\t]/g, ' ').trim().slice(0, 60).trimEnd(); // what vaultd writes
+  const title = (p) => h1(chatTitle(note(cut(p), p)));
+  // Cut mid-word: back to the last whole word.
+  assert.equal(title('Summarise the operator\'s first hour with cordon on a fresh machine, and more'),
+    '# Summarise the operator\'s first hour with cordon on a fresh…');
+  // Cut at a word's end: the whole title.
+  assert.equal(title(`${'a'.repeat(59)} word`), `# ${'a'.repeat(59)}…`);
+  // One word longer than the cut: cut where it is.
+  assert.equal(title('x'.repeat(80)), `# ${'x'.repeat(60)}…`);
+  // Lines of the prompt are joined by spaces in the title.
+  assert.equal(title(`line one\nline two ${'z'.repeat(60)}`), '# line one line two…');
+  // Not cut: unchanged, also with a trailing newline in the prompt.
+  assert.equal(title('hello'), '# hello');
+  assert.equal(title('hello\n'), '# hello');
+  // Not a chat note, or a title that is not the prompt's start: unchanged.
+  const other = note('Summarise the', 'Summarise the whole thing', 'mission');
+  assert.equal(chatTitle(other), other);
+  const mine = note('My own title', 'Summarise the whole thing');
+  assert.equal(chatTitle(mine), mine);
 });

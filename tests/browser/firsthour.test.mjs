@@ -4,8 +4,9 @@
 // agents that are not live with the reason, the demo agent has Control
 // Room actions, an agent without any says so once, every view fits a
 // phone (390×844) without horizontal overflow, no request for a missing
-// favicon, a used login link gets a page naming `cordon login`, and long
-// work (chats, actions, missions) shows its elapsed time.
+// favicon, a used login link gets a page naming `cordon login`, long work
+// (chats, actions, missions) shows its elapsed time, and a chat note's
+// title cut from a long prompt ends at a word with "…".
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -172,6 +173,20 @@ test('DA-1/API-7: a running mission counts its elapsed time, also on a page open
   await page.waitForSelector(`${c} .mission-result[data-state="done"] .run-facts[data-status="success"]`,
     { timeout: 30000 });
   assert.equal(await page.isHidden(`${c} .running-pill`), true);
+});
+
+test('DA-1/VA-5: a chat note\'s title cut from a long prompt ends at a word, with "…"', { timeout: T }, async () => {
+  const prompt = 'Summarise the operator\'s first hour with cordon on a fresh machine, and what breaks';
+  await page.evaluate(() => { location.hash = 'agent/demo'; });
+  await page.waitForSelector('#prompt');
+  await page.fill('#prompt', prompt);
+  await page.click('button.send');
+  await page.waitForSelector('.msg-agent:last-child[data-state="done"] a.saved-link', { timeout: 20000 });
+  await page.click('.msg-agent:last-child a.saved-link');
+  await page.waitForSelector('.reader[data-state="ok"] .md h3', { timeout: 10000 });
+  // The note's own title is the prompt's first 60 characters ("… fresh m").
+  assert.equal(await page.textContent('.reader .md h3'),
+    'Summarise the operator\'s first hour with cordon on a fresh…');
 });
 
 test('DA-3/PER-6: no CSP violation, no console error (no favicon 404)', { timeout: T }, async () => {
