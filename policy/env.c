@@ -3,6 +3,7 @@
  * env is built from the allowlist, never inherited wholesale.  Pure: no
  * I/O, no globals but const tables; allocates only what it returns.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,6 +193,45 @@ envv_set(struct envv *e, const char *name, size_t nlen, const char *value)
 	e->v[e->n] = NULL;
 }
 
+/* The value of NAME in e, or NULL. */
+static const char *
+envv_get(const struct envv *e, const char *name)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < e->n; i++)
+		if (strncmp(e->v[i], name, n) == 0 && e->v[i][n] == '=')
+			return e->v[i] + n + 1;
+	return NULL;
+}
+
+/* A manifest env entry; "~/x" names x under the child's HOME, as sandbox
+ * roots do (an agent's state dir beside its write root).  -1: no
+ * absolute HOME to expand against. */
+static int
+env_set_manifest(struct envv *e, const struct mf_env *me)
+{
+	const char *home;
+	char *joined;
+	size_t n;
+
+	if (strncmp(me->e_value, "~/", 2) != 0) {
+		envv_set(e, me->e_name, strlen(me->e_name), me->e_value);
+		return 0;
+	}
+	if ((home = envv_get(e, "HOME")) == NULL || home[0] != '/')
+		return -1;
+	n = strlen(home) + strlen(me->e_value);
+	if ((joined = malloc(n)) == NULL) {
+		e->oom = 1;
+		return 0;
+	}
+	(void)snprintf(joined, n, "%s%s", home, me->e_value + 1);
+	envv_set(e, me->e_name, strlen(me->e_name), joined);
+	free(joined);
+	return 0;
+}
+
 int
 env_build(const char *const *parent_env, const struct manifest *m,
     const char *cwd, const char *const *secret_names,
@@ -230,8 +270,10 @@ env_build(const char *const *parent_env, const struct manifest *m,
 		    &e, env_forced[i], (size_t)(eq - env_forced[i]), eq + 1);
 	}
 	for (i = 0; i < m->m_nenv; i++)
-		envv_set(&e, m->m_env[i].e_name, strlen(m->m_env[i].e_name),
-		    m->m_env[i].e_value);
+		if (env_set_manifest(&e, &m->m_env[i]) == -1) {
+			env_free(e.v);
+			return -1;
+		}
 	envv_set(&e, "PWD", 3, cwd);
 	for (i = 0; i < nsecrets; i++)
 		envv_set(&e, secret_names[i], strlen(secret_names[i]),

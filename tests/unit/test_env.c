@@ -118,6 +118,46 @@ test_sp4_env_built_not_inherited(void **state)
 	manifest_free(&m);
 }
 
+/* SP-4: a manifest env value "~/x" names x under the child's HOME (an
+ * agent's state dir inside its write root); "~" elsewhere is literal; no
+ * absolute HOME to expand against refuses the run. */
+static void
+test_sp4_env_home_relative(void **state)
+{
+	struct manifest m;
+	const char *nohome[] = {"PATH=/usr/bin", NULL};
+	const char *relhome[] = {"HOME=rel", NULL};
+	const char *err = NULL;
+	char **envp;
+
+	(void)state;
+	load("name: t\n"
+	     "transport: subprocess\n"
+	     "transportConfig:\n"
+	     "  bin: t\n"
+	     "  args: [\"{prompt}\"]\n"
+	     "  env:\n"
+	     "    CLAUDE_CONFIG_DIR: ~/.local/state/cordon/claude\n"
+	     "    MID: a~/b\n"
+	     "    BARE: '~'\n",
+	    &m);
+	assert_int_equal(
+	    env_build(parent, &m, "/w", NULL, NULL, 0, &envp, &err), 0);
+	assert_string_equal(get(envp, "CLAUDE_CONFIG_DIR"),
+	    "/home/op/.local/state/cordon/claude");
+	assert_string_equal(get(envp, "MID"), "a~/b");
+	assert_string_equal(get(envp, "BARE"), "~");
+	env_free(envp);
+	envp = NULL;
+	assert_int_equal(
+	    env_build(nohome, &m, "/w", NULL, NULL, 0, &envp, &err), -1);
+	assert_null(envp);
+	assert_int_equal(
+	    env_build(relhome, &m, "/w", NULL, NULL, 0, &envp, &err), -1);
+	assert_null(envp);
+	manifest_free(&m);
+}
+
 /* SP-2, SP-5: bad secret values and names, bad cwd: refused. */
 static void
 test_sp2_env_build_refusals(void **state)
@@ -214,6 +254,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sp4_env_built_not_inherited),
+	    cmocka_unit_test(test_sp4_env_home_relative),
 	    cmocka_unit_test(test_sp2_env_build_refusals),
 	    cmocka_unit_test(test_sp5_env_name_rules),
 	    cmocka_unit_test(test_sp5_env_secretish),
