@@ -1,0 +1,457 @@
+# The real agent CLIs (Claude Code, Codex, Gemini CLI, pinned in
+# tests/agents/package-lock.json) supervised by a real `cordon run`, each
+# against tests/agents/mock_api.py in place of its model API (SP-15,
+# SP-16, API-3, API-4, SEC-2, SBX-2, SBX-6): the shipped manifests of
+# examples/agents/ as an operator installs them, plus the mock's URL.
+#
+# scripts/test's `agents` suite installs the CLIs (npm ci) and runs this
+# directory.  Tests talk only to 127.0.0.1 and touch only the temp dirs
+# they make.  A test marked xfail(strict=True) names the cordon feature it
+# still waits for; it fails once that feature lands, so the mark goes.
+import json
+import os
+import re
+import shutil
+import stat
+import sys
+import time
+import uuid
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "agents"))
+
+from agents_util import (Stream, audit_lines, audit_records,  # noqa: E402
+                         post_json, procs_with_arg, run, text_of,
+                         wait_audit)
+from conftest import BUILD, Cordon, finish  # noqa: E402
+from mock_api import Mock  # noqa: E402
+
+EXAMPLES = os.path.join(ROOT, "examples", "agents")
+# Where scripts/test installs the pinned CLIs: under /opt, which the
+# per-run sandbox lets an agent execute, as npm -g's /usr/lib would be.
+CLIS = os.environ.get("CORDON_AGENT_CLIS",
+                      "/opt/cordon-test-agents/node_modules/.bin")
+RUN_S = 90.0  # one CLI run against the mock, start-up included
+
+SECRETS = {
+    "claude-code": ("ANTHROPIC_API_KEY", "anthropic",
+                    "sk-ant-api03-mockKey" + "A1b2C3d4E5f6G7h8"),
+    "codex": ("OPENAI_API_KEY", "openai",
+              "sk-proj-mockKey" + "Z9y8X7w6V5u4T3s2"),
+    "gemini": ("GEMINI_API_KEY", "gemini",
+               "AIzaSyMockKey" + "0123456789abcdefghijkl"),
+}
+# Where each API carries the key (the providers' documented headers).
+KEY_HEADER = {
+    "claude-code": ("x-api-key", "{}"),
+    "codex": ("authorization", "Bearer {}"),
+    "gemini": ("x-goog-api-key", "{}"),
+}
+PERSONALITY = {"claude-code": "anthropic", "codex": "openai",
+               "gemini": "gemini"}
+SHELL_TOOL = {  # each CLI's shell tool and its input shape
+    "claude-code": lambda cmd: ("Bash", {"command": cmd,
+                                         "description": "run"}),
+    "codex": lambda cmd: ("exec_command", {"cmd": cmd}),
+    "gemini": lambda cmd: ("run_shell_command", {"command": cmd}),
+}
+AGENTS = ["claude-code", "codex", "gemini"]
+KEY_TEXT = "-----BEGIN OPENSSH PRIVATE KEY-----\nmock-key-material-7f3a\n"
+
+XF_CODEX = pytest.mark.xfail(
+    strict=True, reason="the manifest check refuses Codex's "
+    "--dangerously-bypass-approvals-and-sandbox as a secret in arguments")
+XF_CHANNEL = pytest.mark.xfail(
+    strict=True, reason="the gate channel is an inherited fd 3 that no "
+    "real CLI passes to its hook process")
+XF_HOOKS = pytest.mark.xfail(
+    strict=True, reason="cordon gate speaks only Claude Code's hook "
+    "format; Codex and Gemini CLI hooks are not wired in their manifests")
+XF_CODEX_HOOKS = pytest.mark.xfail(
+    strict=True, reason="the manifest check refuses Codex's "
+    "--dangerously-bypass-approvals-and-sandbox, and cordon gate does not "
+    "speak Codex's hook format")
+XF_EVENTS = pytest.mark.xfail(
+    strict=True, reason="the stream carries assistant text only, no "
+    "structured tool events")
+
+
+def agent_param(name, *marks):
+    return pytest.param(name, marks=list(marks), id=name)
+
+
+def chat_params():
+    return [agent_param("claude-code"), agent_param("codex", XF_CODEX),
+            agent_param("gemini")]
+
+
+# ---- the installation an operator would make ----
+
+def install_manifest(src, dst, name, env, cwd, drop=()):
+    """Copy a shipped manifest, adding env entries and a cwd (the mock's
+    URL, the test workspace), replacing the name and dropping any line
+    that contains one of drop; text edits only, the rest as shipped."""
+    out = []
+    with open(src) as f:
+        lines = f.read().splitlines()
+    for ln in lines:
+        if any(d in ln for d in drop):
+            continue
+        if ln.startswith("name: "):
+            ln = f"name: {name}"
+        out.append(ln)
+        if ln == "transportConfig:":
+            out.append(f"  cwd: {cwd}")
+        if ln == "  env:":
+            out.extend(f"    {k}: {json.dumps(v)}" for k, v in env.items())
+    with open(dst, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def mock_env(agent, url):
+    if agent == "claude-code":
+        return {"ANTHROPIC_BASE_URL": url}
+    if agent == "gemini":
+        return {"GOOGLE_GEMINI_BASE_URL": url}
+    return {}
+
+
+@pytest.fixture(scope="module")
+def clis():
+    missing = [b for b in ("claude", "codex", "gemini")
+               if not os.access(os.path.join(CLIS, b), os.X_OK)]
+    if missing:
+        pytest.fail(f"agent CLIs not installed in {CLIS}: {missing}; "
+                    "scripts/test's agents suite installs them with npm ci "
+                    "from tests/agents/package-lock.json")
+    return CLIS
+
+
+@pytest.fixture(scope="module")
+def mock():
+    m = Mock().start()
+    yield m
+    m.close()
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory, clis, mock):
+    """One cordon with the three shipped manifests (and claude-nohook,
+    Claude Code without its gate hook), an operator home with a decoy
+    SSH key, and a workspace.  Returns (cordon, paths)."""
+    base = tmp_path_factory.mktemp("real")
+    op = base / "operator"  # the operator's HOME, as cordond sees it
+    work = op / "work"
+    ssh = op / ".ssh"
+    for d in (work, ssh):
+        d.mkdir(parents=True)
+    (ssh / "id_rsa").write_text(KEY_TEXT)
+    os.chmod(ssh / "id_rsa", 0o600)
+    home = base / "home"
+    (home / "agents").mkdir(parents=True)
+    for agent in AGENTS:
+        (op / ".local" / "share" / "cordon-agents" / agent).mkdir(
+            parents=True)
+    # Gemini CLI picks the "gateway" auth type when GOOGLE_GEMINI_BASE_URL
+    # is set, and refuses it headless; its settings name the API key.
+    gset = op / ".local" / "share" / "cordon-agents" / "gemini" / ".gemini"
+    gset.mkdir()
+    (gset / "settings.json").write_text(
+        '{"security":{"auth":{"selectedType":"gemini-api-key"}}}\n')
+    for agent in AGENTS:
+        install_manifest(os.path.join(EXAMPLES, f"{agent}.yaml"),
+                         home / "agents" / f"{agent}.yaml", agent,
+                         mock_env(agent, mock.url), str(work))
+    install_manifest(os.path.join(EXAMPLES, "claude-code.yaml"),
+                     home / "agents" / "claude-nohook.yaml",
+                     "claude-nohook", mock_env("claude-code", mock.url),
+                     str(work), drop=("--settings=",))
+    # Codex's provider is its own config, not an env variable (SP-15).
+    cx = home / "agents" / "codex.yaml"
+    cx.write_text(cx.read_text().replace("https://api.openai.com/v1",
+                                         mock.url + "/v1"))
+    sec = home / "secrets.yaml"
+    sec.write_text("".join(f"{ns}:\n  apiKey: {val}\n"
+                           for _, ns, val in SECRETS.values()))
+    os.chmod(sec, 0o600)
+    c = Cordon(home, ["--allow-root"])
+    saved = dict(os.environ)
+    try:
+        os.environ["HOME"] = str(op)
+        os.environ["PATH"] = f"{clis}:{BUILD}:/usr/bin:/bin"
+        for _, _, val in SECRETS.values():
+            assert val not in os.environ.values()
+        for k in list(os.environ):
+            if k.endswith("_API_KEY"):
+                del os.environ[k]
+        c.start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    yield c, {"op": op, "work": work, "home": home}
+    finish(c)
+
+
+def wait_live(c, agent, bound=60.0):
+    """The agent's health probe ran (live), or fail with its readiness."""
+    deadline = time.monotonic() + bound
+    while True:
+        r = c.request("GET", f"/api/agents/{agent}")
+        rd = r.json()["agent"]["readiness"] if r.status == 200 else None
+        if rd and rd["status"] == "live":
+            return rd
+        if r.status == 404:  # not loaded: its manifest was refused
+            pytest.fail(f"{agent} not loaded: {r.body[:200]!r}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"{agent} not live: {r.status} {rd}\n"
+                        f"{c.stderr()[-3000:]}")
+        time.sleep(0.5)
+
+
+def chat(c, agent, prompt, bound=RUN_S):
+    deadline = time.monotonic() + bound
+    while True:  # the broker answers 429 while a cancelled run winds down
+        s = Stream(c, agent, prompt)
+        try:
+            s.read_until(lambda b: b"\r\n\r\n" in b)
+            status = s.buf.split(b"\r\n", 1)[0]
+            if b" 200 " in status:
+                return s.start(), s.finish(bound)
+            if b" 429 " not in status:
+                pytest.fail(f"run refused: {s.buf[:600]!r}\n"
+                            f"{c.stderr()[-2000:]}")
+        finally:
+            s.close()
+        if time.monotonic() > deadline:
+            pytest.fail("busy for the whole bound")
+        time.sleep(0.5)
+
+
+def kinds(events):
+    return [e["kind"] for e in events]
+
+
+def gone(word, bound):
+    deadline = time.monotonic() + bound
+    while procs_with_arg(word):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def tool_results(mock, agent):
+    """Every main request after the first, as text: what the CLI sent
+    back to the model after running its tools."""
+    reqs = mock.main_requests(PERSONALITY[agent])
+    return [json.dumps(r["body"]) for r in reqs[1:]]
+
+
+# ---- chat (API-3, SP-16, SEC-2) ----
+
+@pytest.mark.parametrize("agent", chat_params())
+def test_api3_sp16_real_cli_chat_streams_saves_and_audits(setup, mock,
+                                                         agent):
+    c, p = setup
+    word = uuid.uuid4().hex[:10]
+    answer = f"Mock answer {word} here"  # no Markdown to escape (VA-5)
+    mock.script([("say", answer)])
+    wait_live(c, agent)
+    prompt = f"say something {word}"
+    rid, ev = chat(c, agent, prompt)
+    assert ev[0] == {"kind": "start", "runId": rid}
+    assert answer in text_of(ev), (ev, c.stderr()[-3000:])
+    done = [e for e in ev if e["kind"] == "done"]
+    assert done and done[0]["exitCode"] == 0, ev
+    assert kinds(ev)[-2:] == ["done", "saved"], ev
+    note = p["home"] / "vault" / ev[-1]["path"]
+    assert answer in note.read_text()
+    inv = wait_audit(c.home, lambda r: r["kind"] == "agent.invoke" and
+                     r.get("runId") == rid)
+    assert inv[0]["agent"] == agent
+    wait_audit(c.home, lambda r: r["kind"] == "agent.invoke.complete" and
+               r.get("runId") == rid)
+    # SEC-2: the key reached the API under the provider's header, and
+    # nowhere in what cordon recorded.
+    name, _, secret = SECRETS[agent]
+    hdr, fmt = KEY_HEADER[agent]
+    seen = [r["headers"].get(hdr) for r in mock.seen(PERSONALITY[agent])]
+    assert seen and all(v == fmt.format(secret) for v in seen), seen
+    assert not [ln for ln in audit_lines(c.home) if secret.encode() in ln]
+    assert "[PROMPT_REDACTED]" in inv[0]["argsRedacted"]
+    assert secret not in json.dumps(inv[0]["argsRedacted"])
+    assert secret not in note.read_text()
+    assert secret not in c.stderr()
+
+
+@pytest.mark.parametrize("agent", chat_params())
+def test_api4_real_cli_cancel_mid_run(setup, mock, agent):
+    """API-4: the mock stalls mid-answer; a cancel ends the stream and
+    every process of the run (the prompt's word is in their argv)."""
+    c, _ = setup
+    word = uuid.uuid4().hex[:10]
+    mock.script([("say", f"Starting {word}."), ("stall",)])
+    wait_live(c, agent)
+    prompt = f"work on {word}"
+    s = Stream(c, agent, prompt)
+    try:
+        rid = s.start()
+        mock.wait_stalled(RUN_S)
+        pids = procs_with_arg(f"--prompt={prompt}" if agent == "gemini"
+                              else prompt)
+        assert pids
+        secret = SECRETS[agent][2].encode()
+        for pid in pids:  # SEC-2: the key is in the env, never in argv
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                assert secret not in f.read()
+        t0 = time.monotonic()
+        r = post_json(c, f"/api/runs/{rid}/cancel", {})
+        assert r.status == 200, r
+        ev = s.finish(15.0)
+        assert time.monotonic() - t0 < 10.0
+    finally:
+        s.close()
+        mock.release()
+    assert "done" in kinds(ev), ev
+    assert gone(f"--prompt={prompt}" if agent == "gemini" else prompt, 5.0)
+    rec = wait_audit(c.home, lambda x: x["kind"] == "agent.invoke.complete"
+                     and x.get("runId") == rid)
+    assert rec[0]["status"] == "cancelled", rec
+
+
+# ---- tools: the gate (SBX-6) and the sandbox under it (SBX-2) ----
+
+def gate_params():
+    return [agent_param("claude-code", XF_CHANNEL),
+            agent_param("codex", XF_CODEX_HOOKS),
+            agent_param("gemini", XF_HOOKS)]
+
+
+def shell_turns(agent, cmd, after):
+    tool, inp = SHELL_TOOL[agent](cmd)
+    return [[("say", "Running it."), ("tool", tool, inp)],
+            [("say", after)]]
+
+
+@pytest.mark.parametrize("agent", gate_params())
+def test_sbx6_real_cli_shell_call_allowed_by_gate(setup, mock, agent):
+    c, _ = setup
+    word = uuid.uuid4().hex[:10]
+    mock.script(*shell_turns(agent, f"echo gate-ok-{word}", "Ran it."))
+    rid, ev = chat(c, agent, f"echo {word}")
+    assert [e for e in ev if e["kind"] == "done"][0]["exitCode"] == 0, ev
+    results = tool_results(mock, agent)
+    assert results and "cordon gate" not in results[0], results[:1]
+    rec = wait_audit(c.home, lambda r: r["kind"] == "verb.run" and
+                     r.get("agent") == agent and r.get("verb") == "echo")
+    assert rec[-1]["verdict"] == "allow", rec
+    assert any(f"gate-ok-{word}" in t for t in tool_results(mock, agent))
+
+
+@pytest.mark.parametrize("agent", gate_params())
+def test_sbx6_real_cli_gate_refuses_ssh_key(setup, mock, agent):
+    c, _ = setup
+    mock.script(*shell_turns(agent, "cat ~/.ssh/id_rsa", "Refused."))
+    rid, ev = chat(c, agent, f"show the key {uuid.uuid4().hex[:8]}")
+    rec = wait_audit(c.home, lambda r: r["kind"] == "verb.run" and
+                     r.get("agent") == agent and r.get("verb") == "cat")
+    assert rec[-1]["verdict"] == "deny"
+    assert rec[-1]["rule"] == "protected-path", rec
+    results = tool_results(mock, agent)
+    assert results and "cordon gate" in results[0]
+    assert "mock-key-material" not in "".join(results)
+
+
+def approval_for(c, s, agent, bound=RUN_S):
+    """The call the run on stream s holds; fails once the run ended
+    without holding one."""
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        r = c.request("GET", "/api/approvals")
+        held = [a for a in r.json()["approvals"] if a["agent"] == agent]
+        if held:
+            return held[0]
+        try:
+            s.read_until(lambda b: b.endswith(b"0\r\n\r\n"), 0.2)
+        except (AssertionError, OSError):
+            continue  # still running
+        pytest.fail(f"the run ended holding no call: {s.buf[-600:]!r}")
+    pytest.fail(f"no approval held for {agent}")
+
+
+@pytest.mark.parametrize("decision", ["allow", "deny"])
+@pytest.mark.parametrize("agent", gate_params())
+def test_sbx6_real_cli_call_held_for_approval(setup, mock, agent,
+                                              decision):
+    """`rm -r` inside the workspace asks the operator (DATA.md)."""
+    c, p = setup
+    word = uuid.uuid4().hex[:10]
+    victim = p["work"] / f"victim-{word}"
+    victim.mkdir()
+    (victim / "f").write_text("x")
+    mock.script(*shell_turns(agent, f"rm -r victim-{word}", "Asked."))
+    s = Stream(c, agent, f"clean {word}")
+    try:
+        s.start()
+        held = approval_for(c, s, agent)
+        assert f"victim-{word}" in held["args"], held
+        r = post_json(c, f"/api/approvals/{held['id']}",
+                      {"decision": decision})
+        assert r.status == 200, r
+        ev = s.finish(RUN_S)
+    finally:
+        s.close()
+    assert "done" in kinds(ev)
+    rec = wait_audit(c.home, lambda r: r["kind"] == "verb.run" and
+                     r.get("agent") == agent and
+                     r.get("verdict") == f"ask-{decision}")
+    assert rec
+    assert victim.exists() == (decision == "deny")
+
+
+def bypass_params():
+    return [agent_param("claude-nohook"), agent_param("codex", XF_CODEX),
+            agent_param("gemini")]
+
+
+@pytest.mark.parametrize("agent", bypass_params())
+def test_sbx2_real_cli_tool_without_gate_stopped_by_sandbox(setup, mock,
+                                                           agent):
+    """A shell call no hook checks (Claude Code without its hook; Codex
+    and Gemini CLI, whose hooks are not wired) still cannot read the
+    operator's SSH key: the sandbox never lets it be reached."""
+    c, _ = setup
+    tool_agent = "claude-code" if agent == "claude-nohook" else agent
+    word = uuid.uuid4().hex[:10]
+    mock.script(*shell_turns(tool_agent, "cat ~/.ssh/id_rsa; echo "
+                             f"ran-{word}", "Tried."))
+    wait_live(c, agent)
+    rid, ev = chat(c, agent, f"read the key {word}")
+    assert [e for e in ev if e["kind"] == "done"][0]["exitCode"] == 0, ev
+    results = tool_results(mock, tool_agent)
+    assert any(f"ran-{word}" in t for t in results), results
+    assert "mock-key-material" not in "".join(results)
+    assert "mock-key-material" not in text_of(ev)
+
+
+@pytest.mark.parametrize("agent", [agent_param("claude-code", XF_EVENTS)])
+def test_sp16_real_cli_tool_use_streamed_as_events(setup, mock, agent):
+    c, _ = setup
+    word = uuid.uuid4().hex[:10]
+    mock.script(*shell_turns(agent, f"echo ev-{word}", "Done."))
+    rid, ev = chat(c, agent, f"events {word}")
+    tools = [e for e in ev if e["kind"] == "tool"]
+    assert tools and "Bash" in json.dumps(tools[0]), ev
+
+
+def test_sp15_shipped_manifests_check_clean(setup):
+    """`cordon check` on the shipped manifests (as installed above)
+    reports no problem but Codex's, which waits for the validator fix."""
+    c, _ = setup
+    r = c.request("GET", "/api/agents")
+    names = {a["name"] for a in r.json()["agents"]}
+    assert {"claude-code", "gemini", "claude-nohook"} <= names, names
