@@ -389,6 +389,7 @@ def test_sbx6_real_cli_call_held_for_approval(setup, mock, agent,
                                               decision):
     """`rm -r` inside the workspace asks the operator (DATA.md)."""
     c, p = setup
+    wait_live(c, agent)
     word = uuid.uuid4().hex[:10]
     victim = p["work"] / f"victim-{word}"
     victim.mkdir()
