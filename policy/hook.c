@@ -115,6 +115,32 @@ hook_cli_name(enum hook_cli c)
 				  : "claude";
 }
 
+/* The tool's entry, or the unknown one that ends its CLI's table. */
+static const struct hook_tool *
+tool_find(enum hook_cli cli, const char *name)
+{
+	const struct hook_tool *t = cli == HOOK_CODEX	 ? codex_tools
+				    : cli == HOOK_GEMINI ? gemini_tools
+							 : claude_tools;
+
+	for (; t->ht_name != NULL; t++)
+		if (strcmp(t->ht_name, name) == 0)
+			break;
+	return t;
+}
+
+const char *
+hook_input_key(enum hook_cli cli, const char *tool)
+{
+	const struct hook_tool *t = tool_find(cli, tool);
+
+	if ((t->ht_flags & (HT_PATCH | HT_LIST)) != 0 ||
+	    (t->ht_kind != HK_SHELL && t->ht_kind != HK_READ &&
+		t->ht_kind != HK_WRITE))
+		return NULL;
+	return t->ht_keys[0];
+}
+
 static int
 tool_name_ok(const char *s)
 {
@@ -328,12 +354,7 @@ hook_decode(struct json_object *in, struct hook_call *hc)
 	if (json_object_object_get_ex(in, "cwd", NULL) &&
 	    (hc->hk_cwd = json_get_str(in, "cwd", HOOK_PATH_MAX)) == NULL)
 		return -1;
-	t = hc->hk_cli == HOOK_CODEX	? codex_tools
-	    : hc->hk_cli == HOOK_GEMINI ? gemini_tools
-					: claude_tools;
-	for (; t->ht_name != NULL; t++)
-		if (strcmp(t->ht_name, hc->hk_tool) == 0)
-			break;
+	t = tool_find(hc->hk_cli, hc->hk_tool);
 	if (decode_tool(hc, t, input) == -1) {
 		memset(hc, 0, sizeof(*hc));
 		return -1;

@@ -55,6 +55,13 @@ struct hook_call {
  */
 int hook_decode(struct json_object *in, struct hook_call *out);
 
+/*
+ * The input key holding a tool's shell line or its one file path
+ * (Claude Code's Bash: "command", Read: "file_path"), or NULL for a tool
+ * of any other kind: what an operator reads first of a tool call.
+ */
+const char *hook_input_key(enum hook_cli cli, const char *tool);
+
 /* "shell" "read" "write" "search" "web" "inert" "unknown" */
 const char *hook_kind_name(enum hook_kind);
 /* The kind of a name hook_kind_name gives; -1 for anything else. */

@@ -36,6 +36,17 @@ text_utf8_chars(const char *s, size_t len)
 	return n;
 }
 
+size_t
+text_utf8_prefix(const char *s, size_t len, size_t chars)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && n++ == chars)
+			return i;
+	return len;
+}
+
 /* Edit distance of a and b (both at most TEXT_NEAR_MAX bytes), ASCII case
  * folded; adjacent swaps count one. */
 static size_t

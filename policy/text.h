@@ -13,6 +13,9 @@
 int text_span_ci_eq(const char *s, size_t len, const char *lit);
 /* Code points in a valid UTF-8 span (the bytes that are not continuations). */
 size_t text_utf8_chars(const char *s, size_t len);
+/* Bytes of the longest head of the span holding at most chars code
+ * points (never a part of one). */
+size_t text_utf8_prefix(const char *s, size_t len, size_t chars);
 
 #define TEXT_NEAR_MAX 40
 /*

@@ -30,11 +30,10 @@
 #include "schema.h"
 #include "sha256.h"
 #include "spawner.h"
+#include "streamjson.h"
 #include "util.h"
 
-#define RUN_LINE_MAX   (1024 * 1024) /* streamJson: longest NDJSON line */
-#define RUN_JSON_DEPTH 32
-#define RUN_WINDOW     (128 * 1024) /* text relayed ahead of credits */
+#define RUN_WINDOW (128 * 1024) /* text relayed ahead of credits */
 
 enum run_state { RS_AUDIT, RS_RUNNING, RS_NOTE };
 
@@ -58,7 +57,8 @@ struct run {
 	struct gate_chan *r_gate; /* SBX-6: the run's gate channel */
 	struct evbuffer *r_tmp, *r_text, *r_note, *r_err, *r_line;
 	int r_line_skip;
-	int r_json_seen, r_delta_seen;
+	int r_json_seen;
+	struct sj_state r_sj;	/* SP-16: what the stream said so far */
 	uint64_t r_raw, r_eraw; /* bytes read from stdout, stderr */
 	uint64_t r_unacked;	/* text sent, not yet credited by the broker */
 	uint64_t r_bytes_out;
@@ -161,11 +161,25 @@ run_ev(const char *kind)
 	return o;
 }
 
+/* Scrubbed text into the note's copy, which ends on a whole code point. */
+static void
+run_note_add(struct run *r, const char *p, size_t len)
+{
+	size_t keep = evbuffer_get_length(r->r_note);
+
+	keep = keep < SPAWNER_NOTE_MAX ? SPAWNER_NOTE_MAX - keep : 0;
+	if (keep < len)
+		while (keep > 0 && ((unsigned char)p[keep] & 0xc0) == 0x80)
+			keep--;
+	if (keep > 0)
+		evbuffer_add(r->r_note, p, keep < len ? keep : len);
+}
+
 /* Scrubbed text in r_text -> one token event, and the note's copy. */
 static void
 run_emit_text(struct run *r)
 {
-	size_t len = evbuffer_get_length(r->r_text), keep;
+	size_t len = evbuffer_get_length(r->r_text);
 	struct json_object *o;
 	const char *p;
 
@@ -174,14 +188,7 @@ run_emit_text(struct run *r)
 	p = (const char *)evbuffer_pullup(r->r_text, (ev_ssize_t)len);
 	r->r_bytes_out += len;
 	r->r_unacked += len;
-	keep = evbuffer_get_length(r->r_note);
-	keep = keep < SPAWNER_NOTE_MAX ? SPAWNER_NOTE_MAX - keep : 0;
-	/* The note's copy ends on a whole code point. */
-	if (keep < len)
-		while (keep > 0 && ((unsigned char)p[keep] & 0xc0) == 0x80)
-			keep--;
-	if (keep > 0)
-		evbuffer_add(r->r_note, p, keep < len ? keep : len);
+	run_note_add(r, p, len);
 	o = run_ev("token");
 	json_object_object_add(
 	    o, "text", json_object_new_string_len(p, (int)len));
@@ -227,96 +234,168 @@ run_text_finish(struct run *r)
 	run_emit_text(r);
 }
 
-static struct json_object *
-jget(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	if (o == NULL || !json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, k, &v))
-		return NULL;
-	return v;
-}
-
-static int
-jis(struct json_object *o, const char *k, const char *want)
-{
-	struct json_object *v = jget(o, k);
-
-	return v != NULL && json_object_is_type(v, json_type_string) &&
-	       strcmp(json_object_get_string(v), want) == 0;
-}
-
 /* SP-16: usage numbers from a result line; nothing else passes. */
 static void
-run_usage(struct run *r, struct json_object *res)
+run_usage(struct run *r, const struct sj_out *so)
 {
-	static const char *const top[] = {
-	    "duration_ms", "num_turns", "total_cost_usd"};
-	static const char *const use[] = {"input_tokens", "output_tokens",
-	    "cache_creation_input_tokens", "cache_read_input_tokens"};
-	struct json_object *o = run_ev("usage"), *u = jget(res, "usage"), *v;
+	struct json_object *o = run_ev("usage");
+	const struct sj_num *n;
 	size_t i;
 
-	for (i = 0; i < nitems(top); i++)
-		if ((v = jget(res, top[i])) != NULL &&
-		    json_object_is_type(v, json_type_int))
-			json_object_object_add(o, top[i],
-			    json_object_new_int64(json_object_get_int64(v)));
-		else if (v != NULL && json_object_is_type(v, json_type_double))
-			json_object_object_add(o, top[i],
-			    json_object_new_double(json_object_get_double(v)));
-	for (i = 0; i < nitems(use); i++)
-		if ((v = jget(u, use[i])) != NULL &&
-		    json_object_is_type(v, json_type_int))
-			json_object_object_add(o, use[i],
-			    json_object_new_int64(json_object_get_int64(v)));
+	for (i = 0; i < so->so_nusage; i++) {
+		n = &so->so_usage[i];
+		json_object_object_add(o, n->sn_name,
+		    n->sn_double ? json_object_new_double(n->sn_dbl)
+				 : json_object_new_int64(n->sn_int));
+	}
 	run_event(r, o);
 }
 
-/* One NDJSON line of Claude Code's stream-json (SP-16). */
+/* Bytes a scrubbed string cut to c code points takes, "…" and NUL. */
+#define RUN_CUT_SIZE(c) (4 * (c) + 4)
+
+/*
+ * An agent's string through the run's own cleaner and scrubber (SP-10,
+ * SP-11), whole, then cut to chars code points with "…" (after the
+ * scrubber, so no cut leaves the head of a secret) into dst, of
+ * RUN_CUT_SIZE(chars) bytes.  Token text held in the pipeline goes out
+ * first.  The length, or -1.
+ */
+static ssize_t
+run_scrub(struct run *r, const char *s, size_t len, size_t chars, char *dst)
+{
+	struct evbuffer *b;
+	size_t n, cut;
+	const char *p;
+
+	if ((b = evbuffer_new()) == NULL)
+		return -1;
+	run_text_finish(r);
+	clean_feed(&r->r_clean, s, len, r->r_tmp);
+	clean_finish(&r->r_clean, r->r_tmp);
+	if ((n = evbuffer_get_length(r->r_tmp)) > 0) {
+		redact_feed(r->r_redact,
+		    (const char *)evbuffer_pullup(r->r_tmp, (ev_ssize_t)n), n,
+		    b);
+		evbuffer_drain(r->r_tmp, n);
+	}
+	redact_finish(r->r_redact, b);
+	n = evbuffer_get_length(b);
+	p = n > 0 ? (const char *)evbuffer_pullup(b, (ev_ssize_t)n) : "";
+	cut = text_utf8_prefix(p, n, chars);
+	memcpy(dst, p, cut);
+	if (cut < n) {
+		memcpy(dst + cut, "\xe2\x80\xa6", 3);
+		cut += 3;
+	}
+	dst[cut] = '\0';
+	evbuffer_free(b);
+	return (ssize_t)cut;
+}
+
+/*
+ * A tool call or its result (SP-16): name, id and summary each through
+ * the run's cleaner and scrubber, as an event and as a plain line of the
+ * chat's note ("[tool] Bash: ls", "[result] ok: ...").
+ */
+static void
+run_tool(struct run *r, const struct sj_event *e)
+{
+	int call = e->se_kind == SJ_TOOL;
+	size_t bound = call ? SJ_INPUT_CHARS : SJ_RESULT_CHARS;
+	char id[RUN_CUT_SIZE(SJ_ID_MAX)], name[RUN_CUT_SIZE(SJ_ID_MAX)];
+	char text[RUN_CUT_SIZE(SJ_RESULT_CHARS)], line[sizeof(text) + 96];
+	struct json_object *o;
+	ssize_t n;
+	int len;
+
+	if (r->r_done != NULL) /* a mission: no stream, its note its answer */
+		return;
+	if (run_scrub(r, e->se_id ? e->se_id : "",
+		e->se_id ? strlen(e->se_id) : 0, SJ_ID_MAX, id) == -1 ||
+	    (call && run_scrub(r, e->se_tool, strlen(e->se_tool), SJ_ID_MAX,
+			 name) == -1) ||
+	    (n = run_scrub(r, e->se_text ? e->se_text : "", e->se_len, bound,
+		 text)) == -1)
+		return;
+	o = run_ev(call ? "tool" : "tool_result");
+	if (id[0] != '\0')
+		json_object_object_add(o, "id", json_object_new_string(id));
+	if (call)
+		json_object_object_add(o, "tool", json_object_new_string(name));
+	else
+		json_object_object_add(
+		    o, "ok", json_object_new_boolean(e->se_ok));
+	json_object_object_add(o, call ? "input" : "summary",
+	    json_object_new_string_len(text, (int)n));
+	run_event(r, o);
+	len = call ? snprintf(line, sizeof(line), "[tool] %s: %s", name, text)
+		   : snprintf(line, sizeof(line), "[result] %s: %s",
+			 e->se_ok ? "ok" : "error", text);
+	if (evbuffer_get_length(r->r_note) > 0)
+		run_note_add(r, "\n", 1); /* a line of its own */
+	if (len > 0 && (size_t)len < sizeof(line))
+		run_note_add(r, line, (size_t)len);
+}
+
+/*
+ * The agent retries its model API (SP-12): a notice whose text cordon
+ * builds from numbers only; the agent's own error text never passes.
+ */
+static void
+run_retry(struct run *r, const struct sj_event *e)
+{
+	int st = e->se_status;
+	const char *why = st == 0		   ? "no connection"
+			  : st == 429		   ? "rate limited"
+			  : st == 401 || st == 403 ? "credentials refused"
+			  : st >= 500		   ? "server error"
+						   : "";
+	struct json_object *o;
+	char num[48] = "", text[160];
+	int paren;
+
+	if (e->se_attempt > 0 && e->se_max > 0)
+		snprintf(num, sizeof(num), "attempt %d of %d", e->se_attempt,
+		    e->se_max);
+	else if (e->se_attempt > 0)
+		snprintf(num, sizeof(num), "attempt %d", e->se_attempt);
+	paren = num[0] != '\0' || why[0] != '\0';
+	snprintf(text, sizeof(text),
+	    "the agent is retrying its model API%s%s%s%s%s", paren ? " (" : "",
+	    num, num[0] != '\0' && why[0] != '\0' ? ": " : "", why,
+	    paren ? ")" : "");
+	o = run_ev("notice");
+	json_object_object_add(o, "text", json_object_new_string(text));
+	run_event(r, o);
+}
+
+/* One NDJSON line of Claude Code's stream-json (SP-16): its events. */
 static void
 run_json_line(struct run *r, const char *line, size_t len)
 {
-	struct json_object *o, *ev, *d, *t, *content, *c;
+	const struct sj_event *e;
+	struct sj_out so;
 	size_t i;
 
-	if ((o = json_parse_object(line, len, RUN_JSON_DEPTH)) == NULL)
+	if (sj_decode(&r->r_sj, line, len, &so) == -1)
 		return; /* non-JSON lines are ignored */
 	r->r_json_seen = 1;
-	if (jis(o, "type", "stream_event")) {
-		ev = jget(o, "event");
-		d = jget(ev, "delta");
-		if (jis(ev, "type", "content_block_delta") &&
-		    jis(d, "type", "text_delta") &&
-		    (t = jget(d, "text")) != NULL &&
-		    json_object_is_type(t, json_type_string)) {
-			r->r_delta_seen = 1;
-			run_text(r, json_object_get_string(t),
-			    (size_t)json_object_get_string_len(t));
-		} else if (jis(ev, "type", "message_stop"))
+	for (i = 0; i < so.so_n; i++) {
+		e = &so.so_ev[i];
+		if (e->se_kind == SJ_TEXT)
+			run_text(r, e->se_text, e->se_len);
+		else if (e->se_kind == SJ_FLUSH)
 			run_text_finish(r); /* the scrubber holds lines */
-	} else if (jis(o, "type", "assistant") && !r->r_delta_seen) {
-		/* Without partial messages the whole text is the fallback. */
-		content = jget(jget(o, "message"), "content");
-		if (content != NULL &&
-		    json_object_is_type(content, json_type_array))
-			for (i = 0; i < json_object_array_length(content);
-			     i++) {
-				c = json_object_array_get_idx(content, i);
-				if (jis(c, "type", "text") &&
-				    (t = jget(c, "text")) != NULL &&
-				    json_object_is_type(t, json_type_string))
-					run_text(r, json_object_get_string(t),
-					    (size_t)json_object_get_string_len(
-						t));
-			}
-	} else if (jis(o, "type", "result")) {
-		/* The answer is complete: flush held text before usage. */
-		run_text_finish(r);
-		run_usage(r, o);
+		else if (e->se_kind == SJ_USAGE)
+			run_usage(r, &so);
+		else if (e->se_kind == SJ_TOOL || e->se_kind == SJ_TOOL_RESULT)
+			run_tool(r, e);
+		else if (e->se_kind == SJ_RETRY)
+			run_retry(r, e);
+		/* SJ_MODEL: API-3 has no event for it */
 	}
-	json_object_put(o);
+	sj_out_free(&so);
 }
 
 /* Bounded line buffer: an over-long line is skipped whole. */
@@ -330,7 +409,7 @@ run_json_feed(struct run *r, const char *s, size_t len)
 		nl = memchr(s, '\n', len);
 		n = nl ? (size_t)(nl - s) : len;
 		if (!r->r_line_skip) {
-			if (evbuffer_get_length(r->r_line) + n > RUN_LINE_MAX) {
+			if (evbuffer_get_length(r->r_line) + n > SJ_LINE_MAX) {
 				r->r_line_skip = 1;
 				evbuffer_drain(
 				    r->r_line, evbuffer_get_length(r->r_line));
@@ -526,6 +605,23 @@ run_headless_end(struct run *r, const char *ec, int code, uint64_t ms)
 	run_free(r);
 }
 
+/*
+ * SP-12, SBX-3: an agent that retried its model API and failed in a
+ * sandbox without network was denied the network: its error says so.
+ */
+static void
+run_nonet_reason(struct run *r, struct json_object *ev)
+{
+	static const char why[] = "the agent could not reach its model API: "
+				  "this agent's sandbox has network: none";
+
+	if (r->r_sj.ss_retries == 0 ||
+	    r->r_agent->ag_sb.pl_network != MF_NET_NONE)
+		return;
+	json_object_object_add(ev, "reason", json_object_new_string(why));
+	log_warnx("agent %s: %s", r->r_agent->ag_mf.m_name, why);
+}
+
 static void
 run_done(struct aproc *ap)
 {
@@ -562,6 +658,7 @@ run_done(struct aproc *ap)
 		if (ap->ap_killed_by[0] != '\0')
 			json_object_object_add(ev, "detail",
 			    json_object_new_string(ap->ap_killed_by));
+		run_nonet_reason(r, ev);
 		run_event(r, ev);
 	} else {
 		o = json_object_new_object();
@@ -735,6 +832,7 @@ run_new(struct agent *ag, const char *prompt, size_t len)
 	r->r_prompt[len] = '\0';
 	clean_init(&r->r_clean, LIM_LINE_MAX);
 	clean_init(&r->r_eclean, LIM_LINE_MAX);
+	sj_init(&r->r_sj);
 	return r;
 }
 

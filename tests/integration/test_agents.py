@@ -20,6 +20,7 @@ from agents_util import (DECOYS, ENV_SECRET, FILE_SECRET, GRACE, Stream,
                          marker, post_json, procs_with_arg, run,
                          server_env, text_of, wait_audit, walk_values)
 from conftest import HTTP_S, SLOW
+import note_md as nm
 
 
 @pytest.fixture
@@ -821,3 +822,110 @@ def test_sp11_long_line_streams_before_its_end(
         assert part not in raw
     tokens = [e["text"] for e in ev if e["kind"] == "token"]
     assert len(tokens) >= 3  # several events, not one at the line's end
+
+
+# ---- tool use and retries as events (SP-16, SP-12, VA-5) ----
+
+TOOLCLAUDE = SLOWCLAUDE.replace("slowclaude", "toolclaude")
+
+
+@pytest.fixture
+def toolclaude(tmp_path, monkeypatch, cordon_factory):
+    server_env(monkeypatch)
+    return cordon_factory(home=make_agents_home(
+        tmp_path, extra={"toolclaude": TOOLCLAUDE}))
+
+
+def tool_events(ev):
+    return [e for e in ev if e["kind"] in ("tool", "tool_result")]
+
+
+def test_sp16_tool_use_streams_cleaned_and_scrubbed(toolclaude):
+    """Tool calls and results are events of their own, between the
+    tokens where the agent made them, each string through the cleaner
+    and the scrubber; separate messages are separate paragraphs."""
+    r, ev = run(toolclaude, "toolclaude", "tools please")
+    assert r.status == 200, r
+    assert text_of(ev) == ("I will use Bash.\n\nI will use Bash.\n\n"
+                           "I will use Bash.\n\nDone.")
+    t = tool_events(ev)
+    assert [e["kind"] for e in t] == ["tool", "tool_result"] * 2 + ["tool"]
+    # SP-11: the secret inside the Bash command is masked.
+    assert t[0] == {"kind": "tool", "id": "toolu_01", "tool": "Bash",
+                    "input": "curl -H 'X-Key: ***' http://x/"}
+    # SP-10: the result is cleaned (no escape sequence).
+    assert t[1] == {"kind": "tool_result", "id": "toolu_01", "ok": True,
+                    "summary": "fetched 3 bytes\nred"}
+    # A file tool shows its path, /home/<u>/ scrubbed.
+    assert t[2]["tool"] == "Read" and t[2]["input"] == "~/notes.txt"
+    # Bounds: 500 code points of a result, 300 of an input, then "…".
+    assert t[3]["ok"] is False and t[3]["summary"].startswith("EACCES ")
+    assert len(t[3]["summary"]) == 501 and t[3]["summary"][-1] == "…"
+    assert t[4]["tool"] == "mcp__x__y" and t[4]["id"] == "toolu_03"
+    assert t[4]["input"].startswith('{"q":"word word')
+    assert len(t[4]["input"]) == 301 and t[4]["input"][-1] == "…"
+    assert FILE_SECRET not in json.dumps(ev)
+    # Each call comes after the text before it, before the text after.
+    first = [e["kind"] for e in ev].index("tool")
+    assert text_of(ev[:first]) == "I will use Bash."
+    assert text_of(ev[:first + 2]) == "I will use Bash."
+
+
+def test_sp16_fallback_messages_are_paragraphs(toolclaude):
+    """Without partial messages, each assistant message's text is the
+    fallback, and a new message (or text after a tool) is a new
+    paragraph, not "I will use Bash.I will use Bash.Done."."""
+    r, ev = run(toolclaude, "toolclaude", "nodelta tools")
+    assert text_of(ev) == ("I will use Bash.\n\nI will use Bash.\n\n"
+                           "I will use Bash.\n\nDone.")
+    assert len(tool_events(ev)) == 5
+
+
+def test_va5_note_keeps_tool_lines(toolclaude):
+    """The saved note holds each tool call and result as a plain line,
+    scrubbed, rendered literally like the rest of the response."""
+    r, ev = run(toolclaude, "toolclaude", "tools please")
+    assert ev[-1]["kind"] == "saved", ev
+    data = (pathlib.Path(toolclaude.home) / "vault" /
+            ev[-1]["path"]).read_text()
+    assert FILE_SECRET not in data
+    resp = nm.parse_note(data)["response"]
+    assert resp.startswith("I will use Bash. [tool] Bash: curl -H 'X-Key: "
+                           "***' http://x/ [result] ok: fetched 3 bytes red "
+                           "I will use Bash. [tool] Read: ~/notes.txt "
+                           "[result] error: EACCES denied"), resp
+    assert resp.endswith("[tool] mcp__x__y: " + tool_events(ev)[-1]["input"]
+                         + " Done.")
+
+
+def test_sp12_api_retries_are_notices_and_name_network_none(toolclaude):
+    """Claude Code's api_retry lines become notices whose text cordon
+    builds from numbers (never the agent's error text); failing after
+    them in a sandbox with network: none says so in the error."""
+    r, ev = run(toolclaude, "toolclaude", "retry")
+    notices = [e for e in ev if e["kind"] == "notice"]
+    assert [n["text"] for n in notices] == [
+        "the agent is retrying its model API (attempt 1 of 10: "
+        "no connection)",
+        "the agent is retrying its model API (attempt 2 of 10: "
+        "no connection)"]
+    err = [e for e in ev if e["kind"] == "error"][0]
+    assert err["errorClass"] == "non-zero-exit"
+    assert err["reason"] == ("the agent could not reach its model API: "
+                             "this agent's sandbox has network: none")
+    assert "ECONNREFUSED" not in r.body.decode()
+    assert "sk-ant-leak" not in r.body.decode()
+
+
+def test_sp12_network_reason_only_when_denied(
+        tmp_path, monkeypatch, cordon_factory):
+    """With network: allow, or without a retry, no network reason."""
+    server_env(monkeypatch)
+    allow = TOOLCLAUDE.replace("toolclaude", "netclaude") + \
+        "sandbox:\n  network: allow\n"
+    c = cordon_factory(home=make_agents_home(
+        tmp_path, extra={"netclaude": allow, "toolclaude": TOOLCLAUDE}))
+    r, ev = run(c, "netclaude", "retry")
+    err = [e for e in ev if e["kind"] == "error"][0]
+    assert err["errorClass"] == "non-zero-exit" and "reason" not in err
+    assert [e["kind"] for e in ev].count("notice") == 2
