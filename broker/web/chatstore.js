@@ -1,8 +1,9 @@
-// cordon dashboard: the active chat of each agent room (DA-2).  Kept in
-// localStorage under cordon.chat.<agent> (or in memory only, by setting),
-// with a per-room generation counter: a run remembers the generation it
-// started in and may write only while it is still current, so a stopped,
-// superseded or unmounted run never writes into a cleared or re-opened room.
+// cordon dashboard: the active chat of each agent room (DA-2), with its
+// tool calls and notices.  Kept in localStorage under cordon.chat.<agent>
+// (or in memory only, by setting), with a per-room generation counter: a
+// run remembers the generation it started in and may write only while it
+// is still current, so a stopped, superseded or unmounted run never
+// writes into a cleared or re-opened room.
 
 const PREFIX = 'cordon.chat.';
 const SETTINGS = 'cordon.settings';
@@ -68,6 +69,30 @@ export function newSession() {
 }
 
 const ROLES = new Set(['user', 'agent']);
+const MAX_STEPS = 500; // tool calls and notices kept per message
+const str = (v, max) => (typeof v === 'string' ? v.slice(0, max) : '');
+
+// A message's steps (API-3 tool calls and notices, each at an offset of
+// its text), re-made field by field with the bounds the spawner keeps.
+function parseSteps(steps, textLen) {
+  const out = [];
+  let at = 0;
+  for (const s of Array.isArray(steps) ? steps.slice(0, MAX_STEPS) : []) {
+    if (!s || !Number.isInteger(s.at) || s.at < at || s.at > textLen) continue;
+    at = s.at;
+    if (s.kind === 'notice' && typeof s.text === 'string') {
+      out.push({ at, kind: 'notice', text: str(s.text, 200) });
+    } else if (s.kind === 'tool' && typeof s.tool === 'string') {
+      const c = { at, kind: 'tool', id: str(s.id, 200), tool: str(s.tool, 200), input: str(s.input, 1000) };
+      if (typeof s.ok === 'boolean') {
+        c.ok = s.ok;
+        c.summary = str(s.summary, 1000);
+      }
+      out.push(c);
+    }
+  }
+  return out;
+}
 
 // Stored data is input too: keep only the fields and types we write.
 function parse(raw) {
@@ -87,8 +112,12 @@ function parse(raw) {
     if (typeof m.state === 'string') c.state = m.state;
     if (m.usage && typeof m.usage === 'object') c.usage = m.usage;
     if (m.saved && typeof m.saved.path === 'string') c.saved = { path: m.saved.path };
-    if (m.error && typeof m.error.errorClass === 'string')
+    if (m.error && typeof m.error.errorClass === 'string') {
       c.error = { errorClass: m.error.errorClass, errorMessage: String(m.error.errorMessage || '') };
+      if (typeof m.error.reason === 'string') c.error.reason = m.error.reason;
+    }
+    const steps = parseSteps(m.steps, m.text.length);
+    if (steps.length) c.steps = steps;
     if (m.truncated === true) c.truncated = true;
     if (Number.isFinite(m.durationMs)) c.durationMs = m.durationMs;
     if (Number.isInteger(m.exitCode)) c.exitCode = m.exitCode;

@@ -1,6 +1,8 @@
 // cordon dashboard: an agent room (DA-1, DA-2, API-3, API-4).  Streams a
-// run's tokens as they come, Stop (cancel), New session, usage strip, the
-// saved note as a link into the Vault view, Ctrl/⌘+Enter sends, Esc stops.
+// run's tokens as they come, its tool calls (name, input, outcome, result)
+// and notices where they happened, Stop (cancel), New session, usage strip,
+// the saved note as a link into the Vault view, Ctrl/⌘+Enter sends, Esc
+// stops.
 // The chat lives in chatstore.js; a run writes only in its generation.
 
 import {
@@ -49,6 +51,7 @@ function metaLine(m) {
     const e = pill(m.error.errorClass, 'bad');
     e.classList.add('error-pill');
     line.append(e, el('span', 'error-msg', m.error.errorMessage));
+    if (m.error.reason) line.append(el('span', 'error-reason', m.error.reason));
   }
   if (m.saved) {
     const a = el('a', 'saved-link', m.saved.path);
@@ -58,6 +61,29 @@ function metaLine(m) {
       Number.isFinite(m.saved.bytes) ? ` (${fmtBytes(m.saved.bytes)})` : ''));
   }
   return line;
+}
+
+// A tool call as a terminal agent shows it: name and input, then its
+// outcome in words (not only colour) and its result, folded.
+function toolNode(s) {
+  const state = s.ok === true ? 'ok' : s.ok === false ? 'failed' : 'running';
+  const label = { ok: '✓ ok', failed: '✗ failed', running: '… running' }[state];
+  const box = h('div', 'tool',
+    h('div', 'tool-call', el('span', 'tool-name', s.tool), el('code', 'tool-input', s.input)));
+  box.dataset.state = state;
+  if (typeof s.summary === 'string' && s.summary !== '') {
+    const d = h('details', 'tool-result', el('summary', 'tool-status', label),
+      el('pre', 'tool-summary', s.summary));
+    box.append(d);
+  } else {
+    box.append(el('div', 'tool-status', label));
+  }
+  return box;
+}
+
+function stepNode(s) {
+  if (s.kind === 'tool') return toolNode(s);
+  return h('div', 'notice', el('span', 'notice-mark', 'notice: '), s.text);
 }
 
 export class Room {
@@ -129,8 +155,18 @@ export class Room {
     const box = el('div', `msg msg-${m.role}`);
     box.dataset.state = m.state || 'done';
     const body = el('div', 'msg-text');
-    if (m.text === '' && m.role === 'agent' && m.state !== 'running') body.classList.add('is-empty');
-    const t = document.createTextNode(m.text);
+    const steps = m.steps || [];
+    if (m.text === '' && !steps.length && m.role === 'agent' && m.state !== 'running')
+      body.classList.add('is-empty');
+    // Text and steps in the order they came: each step sits at its offset.
+    let at = 0;
+    for (const s of steps) {
+      const to = Math.min(Math.max(s.at, at), m.text.length);
+      if (to > at) body.append(document.createTextNode(m.text.slice(at, to)));
+      body.append(stepNode(s));
+      at = to;
+    }
+    const t = document.createTextNode(m.text.slice(at));
     body.append(t);
     box.append(body);
     if (m.role === 'agent') {
@@ -235,6 +271,25 @@ export class Room {
       break;
     case 'error':
       m.error = { errorClass: String(ev.errorClass || 'unknown'), errorMessage: String(ev.errorMessage || '') };
+      if (typeof ev.reason === 'string') m.error.reason = ev.reason;
+      break;
+    case 'tool':
+      if (typeof ev.tool !== 'string') return;
+      (m.steps ||= []).push({ at: m.text.length, kind: 'tool', id: String(ev.id || ''),
+        tool: ev.tool, input: String(ev.input || '') });
+      break;
+    case 'tool_result': {
+      // Its call, by id; else the latest call still waiting.
+      const calls = (m.steps || []).filter((s) => s.kind === 'tool' && s.ok === undefined);
+      const c = calls.reverse().find((s) => !ev.id || s.id === ev.id);
+      if (!c) return;
+      c.ok = ev.ok === true;
+      c.summary = String(ev.summary || '');
+      break;
+    }
+    case 'notice':
+      if (typeof ev.text !== 'string') return;
+      (m.steps ||= []).push({ at: m.text.length, kind: 'notice', text: ev.text });
       break;
     case 'done':
       if (Number.isInteger(ev.exitCode)) m.exitCode = ev.exitCode;

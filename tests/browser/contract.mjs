@@ -112,6 +112,18 @@ export async function startContract({ notImplemented = false, skewMs = 0 } = {})
     res.write(half.slice(0, 9));
     await sleep(60);
     res.write(`${half.slice(9)}\n${JSON.stringify({ kind: 'token', text: 'wörld<b>!</b>' })}\n`);
+    // API-3 tool calls, a result of each outcome, one call left waiting,
+    // and a notice; then a failure with its reason.
+    const tools = prompt.includes('tools');
+    if (tools) {
+      line({ kind: 'tool', id: 't1', tool: 'Bash', input: 'ls -la <b>x</b>' });
+      line({ kind: 'tool_result', id: 't1', ok: true, summary: 'a.txt\n<img src=x>' });
+      line({ kind: 'token', text: '\n\nNext.' });
+      line({ kind: 'tool', id: 't2', tool: 'Read', input: '~/notes.txt' });
+      line({ kind: 'tool_result', id: 't2', ok: false, summary: 'EACCES' });
+      line({ kind: 'notice', text: 'the agent is retrying its model API (attempt 1 of 10: no connection)' });
+      line({ kind: 'tool', id: 't3', tool: 'Grep', input: '{"pattern":"x"}' });
+    }
     const long = prompt.includes('long');
     for (let i = 0; i < (long ? 400 : 5) && !res.destroyed; i++) {
       await sleep(50);
@@ -122,8 +134,12 @@ export async function startContract({ notImplemented = false, skewMs = 0 } = {})
     if (res.destroyed) return;
     line({ kind: 'usage', inputTokens: 12, outputTokens: 34 });
     if (st.cancelled) line({ kind: 'error', errorClass: 'killed', errorMessage: 'The run was stopped.' });
+    if (tools) {
+      line({ kind: 'error', errorClass: 'non-zero-exit', errorMessage: 'The agent exited with an error.',
+        reason: "the agent could not reach its model API: this agent's sandbox has network: none" });
+    }
     line({ kind: 'done', exitCode: st.cancelled ? 143 : 0, durationMs: 321, truncated: false });
-    if (!st.cancelled) line({ kind: 'saved', path: '00_Inbox/cordon/chats/2026-01-01-0000-demo-0badc0de.md', bytes: 99 });
+    if (!st.cancelled && !tools) line({ kind: 'saved', path: '00_Inbox/cordon/chats/2026-01-01-0000-demo-0badc0de.md', bytes: 99 });
     runs.delete(runId);
     res.end();
   }

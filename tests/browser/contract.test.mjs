@@ -202,6 +202,67 @@ test('DA-1: Activity filters by kind', { timeout: T }, async () => {
   assert.ok(srv.log.some((l) => l === 'GET /api/audit'));
 });
 
+test('API-3/DA-1: tool calls and notices show where they came, outcome in words; kept across reload', { timeout: T }, async () => {
+  await page.evaluate(() => { location.hash = 'agent/demo'; });
+  await page.waitForSelector('#prompt');
+  await page.click('button.new-session');
+  await page.fill('#prompt', 'use tools');
+  await page.keyboard.press('Control+Enter');
+  await page.waitForSelector('.msg-agent[data-state="done"]', { timeout: 10000 });
+  const shown = () => page.$$eval('.msg-agent .msg-text > *', (ns) => ns.map((n) => (n.classList.contains('tool')
+    ? [n.dataset.state, n.querySelector('.tool-name').textContent, n.querySelector('.tool-input').textContent,
+      n.querySelector('.tool-status').textContent, n.querySelector('.tool-summary')?.textContent ?? null]
+    : [n.className, n.textContent])));
+  const want = [
+    ['ok', 'Bash', 'ls -la <b>x</b>', '✓ ok', 'a.txt\n<img src=x>'],
+    ['failed', 'Read', '~/notes.txt', '✗ failed', 'EACCES'],
+    ['notice', 'notice: the agent is retrying its model API (attempt 1 of 10: no connection)'],
+    ['running', 'Grep', '{"pattern":"x"}', '… running', null],
+  ];
+  assert.deepEqual(await shown(), want);
+  // Each step sits where it came: the text before it, then after.
+  const text = await page.$eval('.msg-agent .msg-text', (b) => [...b.childNodes].map((n) => (n.nodeType === 3 ? n.data : '|')).join(''));
+  assert.equal(text, 'Hello, wörld<b>!</b>|\n\nNext.||| t0 t1 t2 t3 t4');
+  assert.equal(await page.locator('.chat-log b, .chat-log img').count(), 0, 'tool strings are text');
+  // A result is folded until asked for.
+  assert.equal(await page.isVisible('.tool-summary >> nth=0'), false);
+  await page.click('.tool-result summary >> nth=0');
+  assert.equal(await page.isVisible('.tool-summary >> nth=0'), true);
+  assert.equal(await page.textContent('.msg-agent .error-reason'),
+    "the agent could not reach its model API: this agent's sandbox has network: none");
+  // DA-2: the chat store keeps them.
+  const c = await storedChat();
+  assert.equal(c.messages[1].steps.length, 4);
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForSelector('.msg-agent .tool');
+  assert.deepEqual(await shown(), want);
+  assert.equal(await page.textContent('.msg-agent .error-reason'),
+    "the agent could not reach its model API: this agent's sandbox has network: none");
+  await page.click('button.new-session');
+});
+
+test('DA-2: a tampered stored step is dropped or read as text', { timeout: T }, async () => {
+  await page.evaluate(() => { location.hash = 'agents'; });
+  await page.evaluate(() => localStorage.setItem('cordon.chat.demo', JSON.stringify({
+    v: 1, session: 's-ok',
+    messages: [{ role: 'agent', text: 'abc', state: 'done', steps: [
+      { at: 1, kind: 'tool', tool: '<img src=x>', input: 5, ok: 'yes' },
+      { at: 0, kind: 'notice', text: 'before the last: dropped' },
+      { at: 9, kind: 'notice', text: 'past the text: dropped' },
+      { at: 2, kind: 'script', text: 'dropped' },
+      { at: 2, kind: 'notice', text: 'kept' },
+    ] }],
+  })));
+  await page.evaluate(() => { location.hash = 'agent/demo'; });
+  await page.waitForSelector('.msg-agent .tool');
+  assert.deepEqual(await page.$eval('.msg-agent .msg-text', (b) => [...b.childNodes].map((n) => (n.nodeType === 3 ? n.data : n.className))),
+    ['a', 'tool', 'b', 'notice', 'c']);
+  assert.equal(await page.textContent('.msg-agent .tool-name'), '<img src=x>');
+  assert.equal(await page.textContent('.msg-agent .tool-status'), '… running');
+  assert.equal(await page.locator('.chat-log img').count(), 0);
+  await page.click('button.new-session');
+});
+
 test('DA-3: no CSP violation, no unexpected console error', { timeout: T }, async () => {
   // The one expected: the deliberate 404 for a note that is not there.
   const errs = w.consoleErrors.filter((e) => !/status of 404.*\/api\/vault\/note\?path=Nope\.md/.test(e));
