@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -61,6 +62,8 @@
 
 struct spawn_arg {
 	const struct spawn_req *sa_req;
+	char **sa_init_argv; /* sr_init's argv, or NULL */
+	int sa_init_sfd;     /* where the status pipe goes for sr_init */
 	pid_t sa_parent;
 	int sa_status; /* write end of the status pipe */
 	int sa_reader; /* read end: the parent's, closed in the child */
@@ -103,8 +106,10 @@ fd_named(const struct spawn_req *r, int fd)
 
 /* Child side, on the parent's memory: async-signal-safe calls only. */
 static void __attribute__((noreturn))
-spawn_child(const struct spawn_req *r, pid_t parent, int sfd)
+spawn_child(const struct spawn_arg *sa, int sfd)
 {
+	const struct spawn_req *r = sa->sa_req;
+	pid_t parent = sa->sa_parent;
 	sigset_t all;
 	size_t i;
 	int maxdst = 2, fd, step;
@@ -186,6 +191,17 @@ spawn_child(const struct spawn_req *r, pid_t parent, int sfd)
 					    ? SPAWN_STEP_HOOK_BASE
 					    : step);
 	}
+	/*
+	 * The init keeps the status pipe, at the number its argv names: the
+	 * lowest above the map, free since everything there was closed.
+	 */
+	if (sa->sa_init_argv != NULL && sfd != sa->sa_init_sfd) {
+		if (dup2(sfd, sa->sa_init_sfd) == -1)
+			spawn_fail(sfd, SPAWN_STEP_FDS);
+		close(sfd);
+		sfd = sa->sa_init_sfd;
+	} else if (sa->sa_init_argv != NULL && fcntl(sfd, F_SETFD, 0) == -1)
+		spawn_fail(sfd, SPAWN_STEP_FDS);
 	/* Every step before execve is done: say so, or say nothing at all. */
 	{
 		struct spawn_status st = {SPAWN_STEP_NONE, 0};
@@ -193,7 +209,10 @@ spawn_child(const struct spawn_req *r, pid_t parent, int sfd)
 		if (write(sfd, &st, sizeof(st)) != (ssize_t)sizeof(st))
 			_exit(127);
 	}
-	execve(r->sr_path, r->sr_argv, r->sr_envp);
+	if (sa->sa_init_argv != NULL)
+		execve(r->sr_init, sa->sa_init_argv, r->sr_envp);
+	else
+		execve(r->sr_path, r->sr_argv, r->sr_envp);
 	spawn_fail(sfd, SPAWN_STEP_EXEC);
 }
 
@@ -203,7 +222,40 @@ spawn_child_main(void *arg)
 	const struct spawn_arg *sa = arg;
 
 	close(sa->sa_reader);
-	spawn_child(sa->sa_req, sa->sa_parent, sa->sa_status);
+	spawn_child(sa, sa->sa_status);
+}
+
+/*
+ * sr_init's argv, in one allocation (the child may not allocate): {init,
+ * status fd, report fd, path, argv...}.  *sfdp: the status pipe's number
+ * in the child, the lowest above the fd map.
+ */
+static char **
+init_argv(const struct spawn_req *r, int *sfdp)
+{
+	size_t i, n, sz;
+	char **v, *s;
+	int maxdst = 2;
+
+	for (i = 0; i < r->sr_nfds; i++)
+		if (r->sr_fds[i].sf_dst > maxdst)
+			maxdst = r->sr_fds[i].sf_dst;
+	for (n = 0; r->sr_argv[n] != NULL; n++)
+		;
+	sz = (n + 5) * sizeof(char *);
+	if ((v = malloc(sz + 2 * 16)) == NULL)
+		return NULL;
+	s = (char *)v + sz;
+	*sfdp = maxdst + 1;
+	snprintf(s, 16, "%d", maxdst + 1);
+	snprintf(s + 16, 16, "%d", r->sr_init_fd >= 0 ? r->sr_init_fd : -1);
+	v[0] = (char *)r->sr_init;
+	v[1] = s;
+	v[2] = s + 16;
+	v[3] = (char *)r->sr_path;
+	for (i = 0; i <= n; i++)
+		v[4 + i] = r->sr_argv[i];
+	return v;
 }
 
 /* Made once, kept: a guard page below, never executable. */
@@ -246,12 +298,20 @@ spawn_exec(const struct spawn_req *r)
 		memset(r->sr_status, 0, sizeof(*r->sr_status));
 	if (r->sr_path == NULL || r->sr_path[0] != '/' || r->sr_argv == NULL ||
 	    r->sr_envp == NULL || r->sr_nfds > SPAWN_MAX_FDS ||
-	    (r->sr_clone_flags & ~SPAWN_CLONE_NEW) != 0) {
+	    (r->sr_clone_flags & ~SPAWN_CLONE_NEW) != 0 ||
+	    (r->sr_init != NULL && (r->sr_init[0] != '/' ||
+				       !(r->sr_clone_flags & CLONE_NEWPID)))) {
 		errno = EINVAL;
 		return -1;
 	}
-	if ((stack = spawn_stack_top()) == NULL || pipe2(p, O_CLOEXEC) == -1)
+	memset(&sa, 0, sizeof(sa));
+	if (r->sr_init != NULL &&
+	    (sa.sa_init_argv = init_argv(r, &sa.sa_init_sfd)) == NULL)
 		return -1;
+	if ((stack = spawn_stack_top()) == NULL || pipe2(p, O_CLOEXEC) == -1) {
+		free(sa.sa_init_argv);
+		return -1;
+	}
 	sa.sa_req = r;
 	sa.sa_parent = parent;
 	sa.sa_status = p[1];
@@ -281,6 +341,7 @@ spawn_exec(const struct spawn_req *r)
 #endif
 	saved = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(sa.sa_init_argv); /* the child has exec'd or is gone */
 	close(p[1]);
 	if (pid == -1) {
 		close(p[0]);

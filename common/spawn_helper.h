@@ -72,6 +72,17 @@ struct spawn_req {
 	 */
 	int (*sr_hook)(void *arg);
 	void *sr_hook_arg;
+	/*
+	 * An init to exec as the child instead (only with CLONE_NEWPID):
+	 * after the hook the child execs sr_init with argv {sr_init, the
+	 * status pipe's fd, sr_init_fd, sr_path, sr_argv...}, and that
+	 * program (spawner/init.c) forks and execs sr_path.  The status pipe
+	 * stays open across the init's execve, so the agent's execve still
+	 * decides what spawn_exec returns.  sr_init_fd: a destination of the
+	 * map for the init's own report, or -1.
+	 */
+	const char *sr_init;
+	int sr_init_fd;
 	struct spawn_status *sr_status; /* NULL, or filled when -1 */
 };
 

@@ -123,10 +123,20 @@ aproc_in_cb(evutil_socket_t fd, short ev, void *arg)
 		aproc_close(&ap->ap_in, &ap->ap_ev_in);
 }
 
+/*
+ * SIGKILL goes to the run's process group: with cordon-init as pid 1,
+ * its death ends every process of the namespace.  Any other signal goes
+ * to cordon-init alone when there is one, which passes it on to every
+ * process of the namespace once (a group signal would reach the agent
+ * twice: from us and from the init); without one, to the group.
+ */
 static void
 aproc_signal(struct aproc *ap, int sig)
 {
-	if (ap->ap_pid > 0 && kill(-ap->ap_pid, sig) == -1 && errno != ESRCH)
+	pid_t to =
+	    ap->ap_initst != -1 && sig != SIGKILL ? ap->ap_pid : -ap->ap_pid;
+
+	if (ap->ap_pid > 0 && kill(to, sig) == -1 && errno != ESRCH)
 		log_warn("kill group %d", (int)ap->ap_pid);
 }
 
@@ -344,6 +354,33 @@ aproc_sigsys(struct aproc *ap, pid_t pid)
 	name_syscall(ap, SCMP_ARCH_NATIVE, nr);
 }
 
+/*
+ * cordon-init exited: the agent's own wait status is what it wrote
+ * before (a kill by seccomp named as far as it can be: the agent is
+ * reaped by then); none if the init itself was killed, whose own status
+ * then stands (killed by SIGKILL).
+ */
+static void
+aproc_init_status(struct aproc *ap, int *st)
+{
+	int v;
+
+	if (ap->ap_initst == -1)
+		return;
+	if (read(ap->ap_initst, &v, sizeof(v)) == (ssize_t)sizeof(v)) {
+		*st = v;
+		if (WIFSIGNALED(v) && WTERMSIG(v) == SIGSYS &&
+		    ap->ap_killed_by[0] == '\0') {
+			name_syscall(ap, SCMP_ARCH_NATIVE, -1);
+			log_warnx("agent %s: killed by %s",
+			    ap->ap_agent != NULL ? ap->ap_agent : "?",
+			    ap->ap_killed_by);
+		}
+	}
+	close(ap->ap_initst);
+	ap->ap_initst = -1;
+}
+
 void
 aproc_reap(void)
 {
@@ -370,6 +407,7 @@ aproc_reap(void)
 			break;
 		if (ap == NULL)
 			continue;
+		aproc_init_status(ap, &st);
 		ap->ap_exited = 1;
 		ap->ap_status = st;
 		ap->ap_end_ms = now_ms_mono();
@@ -498,8 +536,12 @@ aproc_release(struct aproc *ap)
 	free(ap->ap_stdin);
 	ap->ap_stdin = NULL;
 	/* An owner's zeroed aproc that never started holds no fd (not 0). */
-	if (ap->ap_inited)
+	if (ap->ap_inited) {
 		aproc_close(&ap->ap_notify, &ap->ap_ev_notify);
+		if (ap->ap_initst != -1)
+			close(ap->ap_initst);
+		ap->ap_initst = -1;
+	}
 	aproc_cgroup_end(ap);
 	if (ap->ap_sbx != NULL) {
 		sandbox_run_end(ap->ap_sbx); /* removes the private tmp */
@@ -661,15 +703,16 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 {
 	struct event_base *base = sp.sp_d.d_base;
 	struct spawn_rlimit rl[6];
-	struct spawn_fd fds[6];
+	struct spawn_fd fds[8];
 	struct spawn_status sst;
 	struct spawn_req req;
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, pi[2] = {-1, -1};
-	int ns[2] = {-1, -1}, cgp = -1;
+	int ns[2] = {-1, -1}, xs[2] = {-1, -1}, cgp = -1;
 	size_t nrl = 0, nfd = 0;
 
 	memset(ap, 0, sizeof(*ap));
-	ap->ap_out = ap->ap_err = ap->ap_in = ap->ap_notify = -1;
+	ap->ap_out = ap->ap_err = ap->ap_in = ap->ap_notify = ap->ap_initst =
+	    -1;
 	ap->ap_inited = 1;
 	if (sp.sp_stopping) {
 		log_warnx("agent %s: the spawner is stopping; not started",
@@ -769,6 +812,15 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 		fds[nfd].sf_src = ns[1];
 		fds[nfd++].sf_dst = SBX_NOTIFY_FD;
 	}
+	/* SP-17: a run in a pid namespace starts as cordon-init. */
+	if (ap->ap_sbx->sx_init != NULL) {
+		if (pipe2(xs, O_CLOEXEC) == -1 || set_nonblock(xs[0], 1) == -1)
+			goto fail;
+		fds[nfd].sf_src = xs[1];
+		fds[nfd++].sf_dst = SBX_INIT_FD;
+		req.sr_init = ap->ap_sbx->sx_init;
+		req.sr_init_fd = SBX_INIT_FD;
+	}
 	req.sr_fds = fds;
 	req.sr_nfds = nfd;
 	req.sr_setsid = 1;
@@ -788,6 +840,11 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	if (ap->ap_pid == -1) {
 		aproc_start_failed(ap, &sst);
 		goto fail;
+	}
+	if (xs[1] != -1) {
+		close(xs[1]);
+		ap->ap_initst = xs[0];
+		xs[0] = xs[1] = -1;
 	}
 	close(po[1]);
 	close(pe[1]);
@@ -868,6 +925,10 @@ fail:
 		close(ns[0]);
 	if (ns[1] != -1)
 		close(ns[1]);
+	if (xs[0] != -1)
+		close(xs[0]);
+	if (xs[1] != -1)
+		close(xs[1]);
 	if (cgp != -1)
 		close(cgp);
 	aproc_release(ap);

@@ -692,6 +692,10 @@ run_done(struct aproc *ap)
 	json_object_object_add(
 	    ev, "truncated", json_object_new_boolean(r->r_truncated));
 	json_object_object_add(ev, "pending", json_object_new_boolean(pending));
+	/* API-4: a cancelled run says so, whatever its exit status. */
+	if (ap->ap_end == AP_END_CANCEL)
+		json_object_object_add(
+		    ev, "cancelled", json_object_new_boolean(1));
 	run_event(r, ev);
 	if (!pending)
 		run_free(r);

@@ -56,6 +56,8 @@ static int sbx_runs_fd = -1, sbx_base_fd = -1;
 
 /* `cordon` beside the spawner, so agent hooks can run `cordon gate`. */
 static char sbx_cordon[PATH_MAX];
+/* `cordon-init` beside the spawner: pid 1 of each run's pid namespace. */
+static char sbx_init[PATH_MAX];
 
 /*
  * The agent seccomp layer, compiled once at start (DESIGN: build once,
@@ -202,7 +204,7 @@ sandbox_host_probe(void)
 			 "that need it are refused");
 		sbx_host.sh_seccomp = 0;
 	}
-	sbx_cordon[0] = '\0';
+	sbx_cordon[0] = sbx_init[0] = '\0';
 	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
 		self[n] = '\0';
 		if ((slash = strrchr(self, '/')) != NULL) {
@@ -211,8 +213,16 @@ sandbox_host_probe(void)
 				"%s/cordon", self) >= (int)sizeof(sbx_cordon) ||
 			    access(sbx_cordon, X_OK) == -1)
 				sbx_cordon[0] = '\0';
+			if (snprintf(sbx_init, sizeof(sbx_init),
+				"%s/cordon-init",
+				self) >= (int)sizeof(sbx_init) ||
+			    access(sbx_init, X_OK) == -1)
+				sbx_init[0] = '\0';
 		}
 	}
+	if (sbx_init[0] == '\0')
+		log_warnx("sandbox: no cordon-init beside the spawner; runs "
+			  "in a pid namespace are refused");
 	log_info("sandbox host: landlock ABI %d, user namespaces %s, "
 		 "seccomp %s",
 	    sbx_host.sh_landlock_abi, sbx_host.sh_userns ? "yes" : "no",
@@ -501,6 +511,20 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 			CONFINE_LL_READ | CONFINE_LL_WRITE | CONFINE_LL_EXEC) ==
 		    -1)
 			goto fail;
+	/*
+	 * SP-17: pid 1 of a pid namespace ignores signals it has no handler
+	 * for, so such a run's pid 1 is cordon-init, which forks the agent.
+	 */
+	if (sx->sx_clone & CLONE_NEWPID) {
+		if (sbx_init[0] == '\0') {
+			errno = ENOENT;
+			goto fail;
+		}
+		sx->sx_init = sbx_init;
+		if (sx_path(sx, sbx_init, CONFINE_LL_READ | CONFINE_LL_EXEC) ==
+		    -1)
+			goto fail;
+	}
 	if (sx_path(sx, tmpview, CONFINE_LL_READ | CONFINE_LL_WRITE) == -1 ||
 	    sx_path(sx, bin, CONFINE_LL_READ | CONFINE_LL_EXEC) == -1 ||
 	    (sbx_cordon[0] != '\0' && sx_path(sx, sbx_cordon,

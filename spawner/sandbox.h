@@ -52,6 +52,11 @@ struct json_object;
 #define SBX_NOTIFY_FD 4
 /* In the child, before execve only: its run's cgroup.procs (SP-7). */
 #define SBX_CGROUP_FD 5
+/*
+ * In cordon-init (pid 1 of a run's pid namespace): where it reports the
+ * agent's wait status to the spawner; the agent never has it.
+ */
+#define SBX_INIT_FD 6
 
 /* Landlock rules per run: system table + roots + tmp + bin + cordon. */
 #define SBX_PATHS_MAX (32 + 2 * LIM_ROOTS_MAX + 3)
@@ -123,6 +128,7 @@ struct sandbox_run {
 	size_t sx_npaths;
 	char **sx_envp; /* the run's env with TMPDIR/TMP/TEMP = private tmp */
 	int sx_cgroup;	/* 1: join the run's cgroup on SBX_CGROUP_FD first */
+	const char *sx_init; /* cordon-init, for a run in a pid namespace */
 	char *sx_own[3];
 };
 

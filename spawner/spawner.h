@@ -86,6 +86,7 @@ struct aproc {
 	const char *ap_agent;	    /* name, for log lines */
 	struct sandbox_run *ap_sbx; /* this run's sandbox state */
 	int ap_notify;		    /* seccomp listener, or -1 */
+	int ap_initst; /* cordon-init's report of the agent's status, or -1 */
 	struct event *ap_ev_notify;
 	char ap_killed_by[48]; /* "seccomp: ptrace", or "" */
 	int ap_fail_step;      /* spawn failed: spawn_step / sbx_step */

@@ -295,7 +295,7 @@ export class Room {
       if (Number.isInteger(ev.exitCode)) m.exitCode = ev.exitCode;
       if (Number.isFinite(ev.durationMs)) m.durationMs = ev.durationMs;
       if (ev.truncated === true) m.truncated = true;
-      m.state = run.stopping ? 'stopped' : 'done';
+      m.state = run.stopping || ev.cancelled === true ? 'stopped' : 'done';
       break;
     case 'saved':
       if (typeof ev.path === 'string')

@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from agents_util import FILE_SECRET, GRACE, Stream, post_json, run, text_of
+from agents_util import (FILE_SECRET, GRACE, Stream, post_json, run,
+                         text_of, wait_audit)
 from conftest import hostile_manifest, run_world
 
 
@@ -79,6 +80,10 @@ def world(tmp_path_factory):
     extra = {n: t.replace("{n}", n) for n, t in BAD.items()}
     extra["stubborn"] = hostile_manifest("stubborn", "{ws}").replace(
         "timeoutMs: 8000", "timeoutMs: 1000")
+    extra["sleeper"] = hostile_manifest("sleeper", "{ws}") + (
+        "actions:\n  - id: sleep10\n    label: Sleep\n"
+        "    command: [sleep, \"10\"]\n    hint: sleeps\n"
+        "    timeoutMs: 1000\n")
     yield from run_world(tmp_path_factory, extra=extra, env=INHERITED)
 
 
@@ -243,6 +248,85 @@ def test_api4_cancel_of_sigterm_ignoring_agent(c):
     s.close()
     assert time.monotonic() - t0 < 3 + GRACE + 1
     assert [e["kind"] for e in ev][-1] == "done"
+
+
+# SP-8, SP-17, API-4: each run's pid 1 is cordon-init, so the agent is
+# no namespace init and a SIGTERM it has no handler for ends it.
+
+def test_sp8_timeout_ends_at_the_sigterm(c):
+    """`sleep 10` with a 1 s deadline ends at its SIGTERM, well before
+    the SIGKILL a grace later (as pid 1 it ignored the SIGTERM)."""
+    t0 = time.monotonic()
+    r = post_json(c, "/api/agents/sleeper/actions/sleep10", {})
+    took = time.monotonic() - t0
+    assert r.status == 200, r
+    assert r.json()["ok"] is False and \
+        r.json()["errorClass"] == "timeout", r.json()
+    assert took < 1 + 2, took  # deadline + grace: the SIGKILL's moment
+
+
+def test_api4_cancelled_agent_prints_nothing_after(c):
+    """A cancelled agent that ignores nothing stops at the SIGTERM: no
+    output after the cancel answered, and the run ends cancelled."""
+    s = Stream(c, "hostile", "ticker")
+    rid = s.start()
+    s.read_until(lambda b: b"tick 2" in b)
+    r = post_json(c, f"/api/runs/{rid}/cancel", {})
+    assert r.status == 200, r
+    at_cancel = s.buf.count(b"tick ")
+    ev = s.finish(bound=3 + GRACE)
+    s.close()
+    ticks = [e for e in ev if e["kind"] == "token"]
+    text = "".join(e["text"] for e in ticks)
+    # at most what was already in flight when the cancel was answered
+    assert text.count("tick ") <= at_cancel + 1, (at_cancel, text)
+    assert ev[-1]["kind"] == "done" and ev[-1]["cancelled"] is True, ev
+    assert ev[-1]["exitCode"] != 0, ev
+    rec = wait_audit(c.home, lambda x: x["kind"] ==
+                     "agent.invoke.complete" and x["runId"] == rid)
+    assert rec[0]["status"] == "cancelled", rec
+
+
+def test_api4_agent_trapping_sigterm_gets_it(c):
+    """cordon-init passes the SIGTERM on: an agent with a handler ends
+    cleanly, in its own way."""
+    s = Stream(c, "hostile", "trapterm")
+    rid = s.start()
+    s.read_until(lambda b: b"trapping" in b)
+    t0 = time.monotonic()
+    r = post_json(c, f"/api/runs/{rid}/cancel", {})
+    assert r.status == 200, r
+    ev = s.finish(bound=3 + GRACE)
+    s.close()
+    assert time.monotonic() - t0 < 3, "it needed the SIGKILL"
+    assert "got TERM" in text_of(ev), ev
+    assert ev[-1]["kind"] == "done" and ev[-1]["exitCode"] == 0, ev
+
+
+def test_sp17_orphans_are_reaped(c):
+    """A grandchild whose parent died is re-parented to pid 1 of the
+    run, which reaps it: no zombie is left in the run."""
+    r, ev = run(c, "hostile", "orphan")
+    assert r.status == 200, r
+    assert "zombies 0" in text_of(ev), text_of(ev)
+
+
+def test_sp8_exit_code_and_signal_death_reported(c, world):
+    """Through cordon-init the agent's own end is what the run reports:
+    its exit code, and a kill by a signal as `killed`."""
+    f = world.ws / "fill.bin"
+    try:
+        r, ev = run(c, "fsize", "fillquiet")  # exits 5 at the bound
+        err = [e for e in ev if e["kind"] == "error"]
+        assert err and err[0]["errorClass"] == "non-zero-exit", ev
+        assert ev[-1]["kind"] == "done" and ev[-1]["exitCode"] == 5, ev
+        r, ev = run(c, "hostile", "abort")  # SIGABRT
+        err = [e for e in ev if e["kind"] == "error"]
+        assert err and err[0]["errorClass"] == "killed", ev
+        assert ev[-1]["kind"] == "done" and ev[-1]["exitCode"] == -1, ev
+    finally:
+        if f.exists():
+            f.unlink()
 
 
 @pytest.mark.parametrize("agent,mode", [

@@ -253,11 +253,11 @@ def test_sbx1_legitimate_work(sandboxed, iso, net):
 
 def test_sbx1_private_tmp_is_private_and_removed(sandboxed):
     c = sandboxed["c"]
-    # SBX-4: in either isolation the agent is pid 1 of its own pid
-    # namespace and its tmp is /tmp, a view of its own.
+    # SBX-4: in either isolation the agent runs in its own pid namespace
+    # (pid 2: cordon-init is pid 1) and its tmp is /tmp, a view of its own.
     for a in ("esc-landlock-none", "esc-namespace-none"):
         out, _ = attempt(c, a, "whoami")
-        assert "pid=1 " in out and out.endswith("tmp=/tmp"), out
+        assert "pid=2 " in out and out.endswith("tmp=/tmp"), out
         before = set(os.listdir("/tmp"))
         attempt(c, a, "write-tmp")
         assert "agent-tmp-file" not in set(os.listdir("/tmp")) - before
@@ -640,7 +640,8 @@ def neverexit_run(c):
         s.start()
         s.read_until(lambda b: b"never exiting" in b)
         agent = set(hostile_procs(prompt))
-        assert len(agent) == 2, agent  # the agent and its child
+        # cordon-init (its argv names the agent), the agent, its child
+        assert len(agent) == 3, agent
     except BaseException:
         s.close()
         raise
@@ -724,8 +725,8 @@ def test_sp7_pids_cgroup_per_run_as_root(world, cordon_factory):
 def test_sp17_sp7_a_descendant_that_cannot_die_holds_nothing(
         world, cordon_factory):
     """SP-17: a run whose descendant cannot die (here frozen, so SIGKILL
-    cannot finish it, and the agent, init of its pid namespace, cannot
-    exit before it) still ends, a grace after its SIGKILL.  SP-7: its
+    cannot finish it, and cordon-init, pid 1 of the run's namespace,
+    cannot exit before it) still ends, a grace after its SIGKILL.  SP-7: its
     pids group, still holding the process, does not hold up the spawner;
     other runs go on, and the group is removed from the loop once the
     process is gone."""
@@ -745,7 +746,8 @@ def test_sp17_sp7_a_descendant_that_cannot_die_holds_nothing(
                      if group_procs(cg, g) & agent]
             assert len(group) == 1, run_groups(cg)
             group = group[0]
-            child = [p for p in agent if proc_ppid(p) in agent][0]
+            child = [p for p in agent if proc_ppid(p) in agent and
+                     proc_ppid(proc_ppid(p)) in agent][0]
             with open(os.path.join(freezer, "cgroup.procs"), "w") as f:
                 f.write(str(child))
             with open(state, "w") as f:

@@ -199,15 +199,16 @@ do_bpf(void)
 }
 
 /*
- * /proc/1 is ourselves when /proc is our pid namespace's (namespace mode:
- * the host's init is out of sight).  With the host's /proc (landlock
- * mode, even inside a pid namespace) /proc/1 is the host's init.
+ * /proc/1 is our run's own cordon-init when /proc is our pid namespace's
+ * (the host's init is out of sight; ourselves when there is no init).
+ * With the host's /proc (no pid namespace) /proc/1 is the host's init.
  */
 static int
 do_proc1(void)
 {
-	char self[32];
+	char self[32], comm[32];
 	ssize_t n = readlink("/proc/self", self, sizeof(self) - 1);
+	FILE *f;
 
 	if (n > 0) {
 		self[n] = '\0';
@@ -215,6 +216,15 @@ do_proc1(void)
 			printf("%s BLOCKED OWNPID\n", mode);
 			return 0;
 		}
+	}
+	if ((f = fopen("/proc/1/comm", "r")) != NULL) {
+		if (fgets(comm, sizeof(comm), f) != NULL &&
+		    strcmp(comm, "cordon-init\n") == 0) {
+			fclose(f);
+			printf("%s BLOCKED OWNPID\n", mode);
+			return 0;
+		}
+		fclose(f);
 	}
 	return try_read("/proc/1/environ");
 }
