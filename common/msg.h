@@ -17,6 +17,19 @@
 /* A mission run's payload: the spawner's row, the broker's check. */
 #define MSG_MISSION_RUN_MAX (256 * 1024)
 
+/*
+ * SBX-8: the gate by path, for hook processes that no longer hold fd 3.
+ * Each run with a mount namespace has GATE_FIFO_DIR (in its own /tmp,
+ * read-only, a mount only that run shows; named by CORDON_GATE) with
+ * GATE_FIFO_SLOTS pairs of named pipes "N.in" and "N.out".  A caller
+ * takes slot N by flock(LOCK_EX) on its N.out, writes one MSG_GATE_CHECK
+ * datagram (flags 0, with a "nonce" of 16 hex digits) into N.in and
+ * closes it (the EOF ends the request), then reads MSG_GATE_VERDICT
+ * datagrams from N.out until one carries its nonce.
+ */
+#define GATE_FIFO_DIR	"/tmp/.cordon-gate"
+#define GATE_FIFO_SLOTS 8
+
 enum msg_type {
 	MSG_NONE = 0,
 	MSG_ERROR = 1, /* reply: {"error": code} */
@@ -79,9 +92,11 @@ enum msg_type {
 	/* the command gate (SBX-6, SBX-7): one SEQPACKET datagram each way */
 	MSG_GATE_CHECK = 70,	/* `cordon gate` -> spawner on the run's gate
 				   channel, + its reply socket: {tool, line |
-				   argv, cwd, filePath?} */
+				   argv, cwd, filePath?}; by GATE_FIFO_DIR:
+				   + nonce, no socket */
 	MSG_GATE_VERDICT,	/* spawner -> `cordon gate` on the reply
-				   socket: {verdict, rule, message} */
+				   socket: {verdict, rule, message}; by
+				   GATE_FIFO_DIR: + nonce */
 	MSG_APPROVAL_LIST,	/* broker: {} */
 	MSG_APPROVAL_LIST_OK,	/* {approvals: [...], now} */
 	MSG_APPROVAL_DECIDE,	/* broker: {id, decision} */

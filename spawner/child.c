@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -540,7 +541,9 @@ aproc_release(struct aproc *ap)
 		aproc_close(&ap->ap_notify, &ap->ap_ev_notify);
 		if (ap->ap_initst != -1)
 			close(ap->ap_initst);
-		ap->ap_initst = -1;
+		if (ap->ap_gatedir != -1)
+			close(ap->ap_gatedir);
+		ap->ap_initst = ap->ap_gatedir = -1;
 	}
 	aproc_cgroup_end(ap);
 	if (ap->ap_sbx != NULL) {
@@ -592,21 +595,34 @@ kill:
 	aproc_kill(ap, AP_END_SECCOMP);
 }
 
-/* The listener the child sent before execve, or -1. */
+/*
+ * What the child sent before execve, one tagged fd each: its seccomp
+ * listener ("n") into *notify, the gate's FIFO dir ("g", SBX-8) into
+ * *gatedir.  -1 if anything else came.
+ */
 static int
-recv_notify_fd(int sock)
+recv_child_fds(int sock, int *notify, int *gatedir)
 {
-	size_t nfds = 0;
+	size_t nfds;
+	ssize_t n;
 	char c;
-	int fd = -1;
+	int fd, *to;
 
 	set_nonblock(sock, 1);
-	if (ipc_recvmsg_fds(sock, &c, 1, &fd, &nfds, 1) != 1 || nfds != 1) {
-		if (nfds == 1)
-			close(fd);
-		return -1;
+	for (;;) {
+		nfds = 0;
+		fd = -1;
+		n = ipc_recvmsg_fds(sock, &c, 1, &fd, &nfds, 1);
+		if (n == 0 || (n == -1 && errno == EAGAIN))
+			return 0;
+		to = c == 'n' ? notify : c == 'g' ? gatedir : NULL;
+		if (n != 1 || nfds != 1 || to == NULL || *to != -1) {
+			if (nfds == 1)
+				close(fd);
+			return -1;
+		}
+		*to = fd;
 	}
-	return fd;
 }
 
 static const char *
@@ -712,7 +728,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 
 	memset(ap, 0, sizeof(*ap));
 	ap->ap_out = ap->ap_err = ap->ap_in = ap->ap_notify = ap->ap_initst =
-	    -1;
+	    ap->ap_gatedir = -1;
 	ap->ap_inited = 1;
 	if (sp.sp_stopping) {
 		log_warnx("agent %s: the spawner is stopping; not started",
@@ -804,8 +820,12 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	req.sr_clone_flags = ap->ap_sbx->sx_clone;
 	req.sr_hook = sandbox_child;
 	req.sr_hook_arg = ap->ap_sbx;
-	/* The child hands its seccomp listener back on this socket. */
-	if (as->as_sandbox->pl_layers & SBX_L_SECCOMP) {
+	/* SBX-8: the gate by path, where the run has a view of its own. */
+	ap->ap_sbx->sx_gate =
+	    as->as_gate_dir && (ap->ap_sbx->sx_clone & CLONE_NEWNS) != 0;
+	/* The child hands its seccomp listener (and gate dir) back here. */
+	if ((as->as_sandbox->pl_layers & SBX_L_SECCOMP) ||
+	    ap->ap_sbx->sx_gate) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ns) ==
 		    -1)
 			goto fail;
@@ -870,12 +890,20 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 		goto started;
 	}
 	if (ns[0] != -1) {
-		/* The child sent its listener before execve: it is here. */
-		if ((ap->ap_notify = recv_notify_fd(ns[0])) == -1 ||
-		    (ap->ap_ev_notify = event_new(base, ap->ap_notify,
-			 EV_READ | EV_PERSIST, aproc_notify_cb, ap)) == NULL ||
-		    event_add(ap->ap_ev_notify, NULL) == -1) {
-			log_warnx("agent %s: sandbox: seccomp listener lost",
+		/* The child sent its fds before execve: they are here. */
+		close(ns[1]);
+		ns[1] = -1;
+		if (recv_child_fds(ns[0], &ap->ap_notify, &ap->ap_gatedir) ==
+			-1 ||
+		    (ap->ap_sbx->sx_gate && ap->ap_gatedir == -1) ||
+		    ((as->as_sandbox->pl_layers & SBX_L_SECCOMP) &&
+			(ap->ap_notify == -1 ||
+			    (ap->ap_ev_notify = event_new(base, ap->ap_notify,
+				 EV_READ | EV_PERSIST, aproc_notify_cb, ap)) ==
+				NULL ||
+			    event_add(ap->ap_ev_notify, NULL) == -1))) {
+			log_warnx("agent %s: sandbox: seccomp listener or "
+				  "gate dir lost",
 			    as->as_agent != NULL ? as->as_agent : "?");
 			aproc_kill(ap, AP_END_CANCEL);
 			goto started;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -34,9 +35,22 @@
 #include "spawner.h"
 #include "util.h"
 
+/* SBX-8: one pair of named pipes of the run's GATE_FIFO_DIR. */
+struct gate_slot {
+	struct gate_chan *gs_chan;
+	int gs_n;
+	int gs_in;  /* N.in, read: reopened after each request's EOF */
+	int gs_out; /* N.out, held O_RDWR: a write never meets EPIPE */
+	struct event *gs_ev;
+	struct evbuffer *gs_buf; /* the request so far */
+	int gs_over;		 /* it passed GATE_DGRAM_MAX */
+};
+
 struct gate_chan {
 	int gc_fd;
 	struct event *gc_ev;
+	int gc_dir; /* GATE_FIFO_DIR, or -1 */
+	struct gate_slot gc_slots[GATE_FIFO_SLOTS];
 	char gc_agent[LIM_NAME_MAX + 1];
 	char gc_run[17];
 	char gc_ws[PATH_MAX]; /* the workspace, resolved */
@@ -54,6 +68,8 @@ struct gate_item {
 	TAILQ_ENTRY(gate_item) gi_entry;
 	struct gate_chan *gi_chan; /* NULL once the run ended */
 	int gi_fd;		   /* the caller's reply socket; -1 answered */
+	int gi_slot;		   /* or its FIFO slot (SBX-8), -1 */
+	char gi_nonce[17];	   /* which the FIFO answer carries */
 	enum gi_state gi_state;
 	int gi_allow; /* the answer once the audit is acknowledged */
 	char gi_verb[65];
@@ -394,15 +410,20 @@ verdict_message(int allow, const char *rule)
 	return "refused by cordon's command gate";
 }
 
-/* One MSG_GATE_VERDICT datagram on the caller's socket, then close it. */
+/*
+ * One MSG_GATE_VERDICT datagram on the caller's socket, then close it;
+ * or, for a call by path (SBX-8), into its slot's N.out with its nonce
+ * (at most PIPE_BUF bytes: one atomic write among the slot's answers).
+ */
 static void
 gate_answer(struct gate_item *gi, int allow, const char *rule)
 {
 	struct json_object *o;
 	uint8_t buf[1024];
 	ssize_t n;
+	int fifo = gi->gi_fd == -1 && gi->gi_slot >= 0 && gi->gi_chan != NULL;
 
-	if (gi->gi_fd == -1)
+	if (gi->gi_fd == -1 && !fifo)
 		return;
 	o = json_object_new_object();
 	json_object_object_add(
@@ -410,9 +431,20 @@ gate_answer(struct gate_item *gi, int allow, const char *rule)
 	json_object_object_add(o, "rule", json_object_new_string(rule));
 	json_object_object_add(
 	    o, "message", json_object_new_string(verdict_message(allow, rule)));
+	if (fifo)
+		json_object_object_add(
+		    o, "nonce", json_object_new_string(gi->gi_nonce));
 	n = ipc_dgram_encode(
 	    MSG_GATE_VERDICT, IPC_FLAG_REPLY, o, buf, sizeof(buf));
 	json_object_put(o);
+	if (fifo) {
+		/* Nobody reading and the pipe full: the caller timed out. */
+		if (n > 0 && write(gi->gi_chan->gc_slots[gi->gi_slot].gs_out,
+				 buf, (size_t)n) != n)
+			log_debug("gate: a verdict could not be delivered");
+		gi->gi_slot = -1;
+		return;
+	}
 	/* A caller that left (or never reads) is its own loss. */
 	if (n > 0 &&
 	    send(gi->gi_fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
@@ -710,8 +742,23 @@ reply_sock_ok(int fd)
 	       v == AF_UNIX;
 }
 
+/* The FIFO call's nonce: 16 hex digits, taken out of the request. */
+static int
+gate_nonce_take(struct json_object *o, char *nonce)
+{
+	const char *s = json_get_str(o, "nonce", 16);
+
+	if (s == NULL || strlen(s) != 16 || strspn(s, "0123456789abcdef") != 16)
+		return -1;
+	memcpy(nonce, s, 17);
+	json_object_object_del(o, "nonce");
+	return 0;
+}
+
+/* One call: on its reply socket rfd, or (rfd -1) by FIFO slot. */
 static void
-gate_handle(struct gate_chan *ch, const uint8_t *buf, size_t n, int rfd)
+gate_handle(
+    struct gate_chan *ch, const uint8_t *buf, size_t n, int rfd, int slot)
 {
 	struct json_object *o = NULL;
 	struct gate_item *gi;
@@ -726,6 +773,7 @@ gate_handle(struct gate_chan *ch, const uint8_t *buf, size_t n, int rfd)
 		return;
 	}
 	gi->gi_fd = rfd;
+	gi->gi_slot = rfd == -1 ? slot : -1;
 	gi->gi_chan = ch;
 	gi->gi_state = GI_AUDIT;
 	scpy(gi->gi_agent, sizeof(gi->gi_agent), ch->gc_agent);
@@ -738,7 +786,9 @@ gate_handle(struct gate_chan *ch, const uint8_t *buf, size_t n, int rfd)
 		return;
 	}
 	if (n > GATE_DGRAM_MAX || (o = ipc_dgram_decode(buf, n, &h)) == NULL ||
-	    h.type != MSG_GATE_CHECK || h.id != 0 || h.flags != IPC_FLAG_FD ||
+	    h.type != MSG_GATE_CHECK || h.id != 0 ||
+	    h.flags != (rfd != -1 ? IPC_FLAG_FD : 0) ||
+	    (rfd == -1 && gate_nonce_take(o, gi->gi_nonce) == -1) ||
 	    gate_call_parse(o, &k) == -1) {
 		log_warnx("gate: run %s: malformed call refused", ch->gc_run);
 		result_set(&res, GATE_DENY, "-", "bad-request");
@@ -796,7 +846,130 @@ gate_read_cb(evutil_socket_t fd, short ev, void *arg)
 		    ch->gc_run);
 		return;
 	}
-	gate_handle(ch, buf, (size_t)n, fds[0]);
+	gate_handle(ch, buf, (size_t)n, fds[0], -1);
+}
+
+/* ---- the channel by path (SBX-8) ---- */
+
+static void gate_slot_cb(evutil_socket_t, short, void *);
+
+/*
+ * (Re)open slot N's N.in for the next request: a reader opened while no
+ * writer is there sees no hang-up until one has come and gone, so the
+ * EOF that ends each request is seen once.
+ */
+static int
+gate_slot_listen(struct gate_slot *gs)
+{
+	char name[16];
+
+	if (gs->gs_ev != NULL)
+		event_free(gs->gs_ev);
+	gs->gs_ev = NULL;
+	if (gs->gs_in != -1)
+		close(gs->gs_in);
+	snprintf(name, sizeof(name), "%d.in", gs->gs_n);
+	if ((gs->gs_in = openat(gs->gs_chan->gc_dir, name,
+		 O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	if ((gs->gs_ev = event_new(sp.sp_d.d_base, gs->gs_in,
+		 EV_READ | EV_PERSIST, gate_slot_cb, gs)) == NULL ||
+	    event_add(gs->gs_ev, NULL) == -1)
+		return -1;
+	return 0;
+}
+
+static void
+gate_slot_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct gate_slot *gs = arg;
+	struct gate_chan *ch = gs->gs_chan;
+	uint8_t buf[16384];
+	size_t len;
+	ssize_t n;
+
+	for (;;) {
+		n = read(gs->gs_in, buf, sizeof(buf));
+		if (n > 0) {
+			if (gs->gs_over ||
+			    evbuffer_get_length(gs->gs_buf) + (size_t)n >
+				GATE_DGRAM_MAX)
+				gs->gs_over = 1;
+			else
+				evbuffer_add(gs->gs_buf, buf, (size_t)n);
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return; /* more to come: the writer has not closed */
+		break;
+	}
+	/* EOF: the caller closed N.in, its request is whole. */
+	len = evbuffer_get_length(gs->gs_buf);
+	if (gs->gs_over)
+		log_warnx("gate: run %s: a call too large dropped", ch->gc_run);
+	else if (len > 0)
+		gate_handle(
+		    ch, evbuffer_pullup(gs->gs_buf, -1), len, -1, gs->gs_n);
+	evbuffer_drain(gs->gs_buf, len);
+	gs->gs_over = 0;
+	if (gate_slot_listen(gs) == -1)
+		log_warn("gate: run %s: slot %d", ch->gc_run, gs->gs_n);
+}
+
+static void
+gate_fifo_close(struct gate_chan *ch)
+{
+	struct gate_slot *gs;
+	size_t i;
+
+	for (i = 0; i < GATE_FIFO_SLOTS; i++) {
+		gs = &ch->gc_slots[i];
+		if (gs->gs_ev != NULL)
+			event_free(gs->gs_ev);
+		if (gs->gs_in != -1)
+			close(gs->gs_in);
+		if (gs->gs_out != -1)
+			close(gs->gs_out);
+		if (gs->gs_buf != NULL)
+			evbuffer_free(gs->gs_buf);
+		gs->gs_ev = NULL;
+		gs->gs_buf = NULL;
+		gs->gs_in = gs->gs_out = -1;
+	}
+	if (ch->gc_dir != -1)
+		close(ch->gc_dir);
+	ch->gc_dir = -1;
+}
+
+int
+gate_chan_fifo(struct gate_chan *ch, int dirfd)
+{
+	struct gate_slot *gs;
+	char name[16];
+	size_t i;
+
+	if (ch == NULL || ch->gc_dir != -1) {
+		close(dirfd);
+		return -1;
+	}
+	ch->gc_dir = dirfd;
+	for (i = 0; i < GATE_FIFO_SLOTS; i++) {
+		gs = &ch->gc_slots[i];
+		gs->gs_chan = ch;
+		gs->gs_n = (int)i;
+		snprintf(name, sizeof(name), "%zu.out", i);
+		if ((gs->gs_buf = evbuffer_new()) == NULL ||
+		    (gs->gs_out = openat(dirfd, name,
+			 O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+		    gate_slot_listen(gs) == -1) {
+			log_warn("gate: run %s: the gate by path", ch->gc_run);
+			gate_fifo_close(ch);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int
@@ -811,7 +984,9 @@ gate_chan_open(struct gate_chan **out, const struct agent *ag,
 	*childfd = -1;
 	if ((ch = calloc(1, sizeof(*ch))) == NULL)
 		return -1;
-	ch->gc_fd = -1;
+	ch->gc_fd = ch->gc_dir = -1;
+	for (size_t i = 0; i < GATE_FIFO_SLOTS; i++)
+		ch->gc_slots[i].gs_in = ch->gc_slots[i].gs_out = -1;
 	if (realpath(cwd, ch->gc_ws) == NULL) {
 		log_warn("gate: run %s: workspace", run_id);
 		free(ch);
@@ -853,6 +1028,7 @@ gate_chan_close(struct gate_chan *ch)
 		return;
 	event_free(ch->gc_ev);
 	close(ch->gc_fd);
+	gate_fifo_close(ch);
 	for (gi = TAILQ_FIRST(&items); gi != NULL; gi = next) {
 		next = TAILQ_NEXT(gi, gi_entry);
 		if (gi->gi_chan != ch)
@@ -868,31 +1044,38 @@ gate_chan_close(struct gate_chan *ch)
 }
 
 int
-gate_env(char ***envp)
+gate_env(char ***envp, int fifo)
 {
-	static const char var[] = "CORDON_GATE_FD=";
-	char **e = *envp, **ne, *s;
+	static const char var[] = "CORDON_GATE_FD=", pvar[] = "CORDON_GATE=";
+	char **e = *envp, **ne, *s, *p = NULL;
 	size_t i, j, n;
 
-	if ((s = strdup("CORDON_GATE_FD=3")) == NULL)
+	if ((s = strdup("CORDON_GATE_FD=3")) == NULL ||
+	    (fifo && (p = strdup("CORDON_GATE=" GATE_FIFO_DIR)) == NULL)) {
+		free(s);
 		return -1;
+	}
 	for (n = 0; e != NULL && e[n] != NULL; n++)
 		;
 	for (i = j = 0; i < n; i++) {
-		if (strncmp(e[i], var, sizeof(var) - 1) == 0) {
+		if (strncmp(e[i], var, sizeof(var) - 1) == 0 ||
+		    strncmp(e[i], pvar, sizeof(pvar) - 1) == 0) {
 			free(e[i]);
 			continue;
 		}
 		e[j++] = e[i];
 	}
-	if ((ne = reallocarray(e, j + 2, sizeof(char *))) == NULL) {
+	if ((ne = reallocarray(e, j + 3, sizeof(char *))) == NULL) {
 		if (e != NULL)
 			e[j] = NULL;
 		free(s);
+		free(p);
 		return -1;
 	}
-	ne[j] = s;
-	ne[j + 1] = NULL;
+	ne[j++] = s;
+	if (p != NULL)
+		ne[j++] = p;
+	ne[j] = NULL;
 	*envp = ne;
 	return 0;
 }

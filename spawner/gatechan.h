@@ -3,7 +3,10 @@
  * own SOCK_SEQPACKET channel (the agent's end becomes its fd 3, named by
  * CORDON_GATE_FD); `cordon gate` sends one MSG_GATE_CHECK datagram with a
  * private reply socket, and the spawner decides (policy/gate.c), audits
- * verb.run and answers MSG_GATE_VERDICT on that socket.  A call the
+ * verb.run and answers MSG_GATE_VERDICT on that socket.  The hook of a
+ * real CLI has no fd 3 (each closes every fd before a hook): it reaches
+ * the same channel by the named pipes of GATE_FIFO_DIR (SBX-8, msg.h),
+ * which only the run's own mount namespace shows.  A call the
  * policy answers `ask` is held as an approval until the operator decides
  * (MSG_APPROVAL_*, from the broker), its timeout denies, or the run ends.
  */
@@ -41,8 +44,18 @@ int gate_chan_open(struct gate_chan **out, const struct agent *,
  */
 void gate_chan_close(struct gate_chan *);
 
-/* Set CORDON_GATE_FD=3 in a built env, replacing any other value. */
-int gate_env(char ***envp);
+/*
+ * SBX-8: the run's GATE_FIFO_DIR, as the child made it (dirfd, the
+ * caller's no more): its slots are served from now on.  0, or -1 (the
+ * fd closed; calls by path then find nobody and are refused).
+ */
+int gate_chan_fifo(struct gate_chan *, int dirfd);
+
+/*
+ * Set CORDON_GATE_FD=3 and, with fifo, CORDON_GATE=GATE_FIFO_DIR in a
+ * built env, replacing any other value.
+ */
+int gate_env(char ***envp, int fifo);
 
 /* MSG_APPROVAL_LIST / MSG_APPROVAL_DECIDE from the broker. */
 void approval_list_h(struct ipc_conn *, struct ipc_msg *, void *);

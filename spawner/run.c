@@ -755,8 +755,13 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		return;
 	}
 	as.as_gate_fd = gatefd;
+	as.as_gate_dir = 1; /* SBX-8: and by path, where the view allows */
 	rc = aproc_start(&r->r_proc, &as, &run_ops, r);
 	close(gatefd); /* the child has its copy */
+	if (rc == 0 && r->r_proc.ap_gatedir != -1) {
+		(void)gate_chan_fifo(r->r_gate, r->r_proc.ap_gatedir);
+		r->r_proc.ap_gatedir = -1;
+	}
 	if (rc == -1) {
 		run_audit_error(r, "spawn-failed", -1);
 		run_fail(r, "spawn-failed");
@@ -871,7 +876,8 @@ run_prepare(struct run *r, const char **code, const char **ec)
 	}
 	/* SBX-6: the gate channel's fd, set by us only (never the manifest). */
 	*code = "internal";
-	if (gate_env(&r->r_envp) == -1)
+	if (gate_env(&r->r_envp,
+		(r->r_agent->ag_sb.pl_layers & SBX_L_MOUNTNS) != 0) == -1)
 		return -1;
 	if (agent_resolve_bin(ag->ag_mf.m_bin, r->r_envp, r->r_path,
 		sizeof(r->r_path)) == -1) {

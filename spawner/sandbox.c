@@ -36,6 +36,7 @@
 #include "confine.h"
 #include "ipc.h"
 #include "log.h"
+#include "msg.h"
 #include "protect.h"
 #include "sandbox.h"
 
@@ -139,6 +140,7 @@ static const char *const sbx_step_names[] = {
 	[SBX_STEP_NOTIFY - SPAWN_STEP_HOOK_BASE] = "seccomp listener",
 	[SBX_STEP_HIDE - SPAWN_STEP_HOOK_BASE] = "hide socket dir",
 	[SBX_STEP_CGROUP - SPAWN_STEP_HOOK_BASE] = "pids cgroup",
+	[SBX_STEP_GATE - SPAWN_STEP_HOOK_BASE] = "gate fifo dir",
 };
 /* clang-format on */
 
@@ -1305,6 +1307,44 @@ tmp_tree(const struct sandbox_run *sx)
 }
 
 /*
+ * SBX-8: the gate by path.  GATE_FIFO_DIR in the run's own /tmp (a
+ * tmpfs only this mount namespace shows; for a root spawner a dir of its
+ * own 0700 runs dir), its named pipes made here, then covered by a
+ * read-only copy of itself so the agent can neither remove nor replace
+ * them (a FIFO opens for writing on a read-only mount).  The dir's fd
+ * goes to the spawner, which serves the pipes through it.
+ */
+static int
+child_gate_dir(int tmpfd)
+{
+	const char *name = GATE_FIFO_DIR + 5; /* past "/tmp/" */
+	char n[16];
+	int gfd, m, fd, i, r;
+
+	if (mkdirat(tmpfd, name, 0700) == -1 ||
+	    (gfd = openat(tmpfd, name,
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	for (i = 0; i < GATE_FIFO_SLOTS; i++) {
+		snprintf(n, sizeof(n), "%d.in", i);
+		if (mknodat(gfd, n, S_IFIFO | 0600, 0) == -1)
+			return -1;
+		snprintf(n, sizeof(n), "%d.out", i);
+		if (mknodat(gfd, n, S_IFIFO | 0600, 0) == -1)
+			return -1;
+	}
+	if ((m = tree_clone(gfd, SBX_MNT_DEAD, 0)) == -1 ||
+	    (fd = open(GATE_FIFO_DIR,
+		 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    attach_fd(m, fd) == -1)
+		return -1;
+	close(fd);
+	r = ipc_sendmsg_fd(SBX_NOTIFY_FD, "g", 1, gfd) == 1 ? 0 : -1;
+	close(gfd);
+	return r;
+}
+
+/*
  * Namespace isolation (SBX-4): the whole host read-only, nosuid, nodev;
  * the write roots copied in by handle and writable (still nosuid,
  * nodev); a private /tmp (roots under /tmp shown again inside it); a
@@ -1440,6 +1480,8 @@ child_mounts(const struct sandbox_run *sx)
 	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		NULL) == -1)
 		return SBX_STEP_PROC;
+	if (sx->sx_gate && child_gate_dir(tmpfd) == -1)
+		return SBX_STEP_GATE;
 	/* cordon's own sockets: nothing there for an agent to dial. */
 	if (sbx_hide != NULL && stat(sbx_hide, &st) == 0 &&
 	    ((m = tmpfs_new(4096, "0555", SBX_MNT_DEAD)) == -1 ||
@@ -1512,5 +1554,6 @@ sandbox_child(void *arg)
 		if (r == -1)
 			return SBX_STEP_NOTIFY;
 	}
+	close(SBX_NOTIFY_FD); /* the gate dir's way back, if it came alone */
 	return 0;
 }

@@ -47,7 +47,8 @@ struct json_object;
 
 /*
  * In the child, before execve only: the socket on which the seccomp
- * listener goes back to the spawner (fd 3 is the gate channel).
+ * listener ("n") and the gate's FIFO dir ("g", SBX-8) go back to the
+ * spawner, one tagged byte and fd each (fd 3 is the gate channel).
  */
 #define SBX_NOTIFY_FD 4
 /* In the child, before execve only: its run's cgroup.procs (SP-7). */
@@ -82,6 +83,7 @@ enum sbx_step {
 	SBX_STEP_NOTIFY, /* handing the seccomp listener to the spawner */
 	SBX_STEP_HIDE,	 /* covering cordon's socket dir (systemd mode) */
 	SBX_STEP_CGROUP, /* the run's pids cgroup: made, or joined (SP-7) */
+	SBX_STEP_GATE,	 /* the gate's FIFO dir (SBX-8) */
 	SBX_STEP_MAX
 };
 
@@ -129,6 +131,7 @@ struct sandbox_run {
 	char **sx_envp; /* the run's env with TMPDIR/TMP/TEMP = private tmp */
 	int sx_cgroup;	/* 1: join the run's cgroup on SBX_CGROUP_FD first */
 	const char *sx_init; /* cordon-init, for a run in a pid namespace */
+	int sx_gate; /* SBX-8: make GATE_FIFO_DIR, send it on SBX_NOTIFY_FD */
 	char *sx_own[3];
 };
 

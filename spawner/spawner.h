@@ -86,7 +86,8 @@ struct aproc {
 	const char *ap_agent;	    /* name, for log lines */
 	struct sandbox_run *ap_sbx; /* this run's sandbox state */
 	int ap_notify;		    /* seccomp listener, or -1 */
-	int ap_initst; /* cordon-init's report of the agent's status, or -1 */
+	int ap_initst;	/* cordon-init's report of the agent's status, or -1 */
+	int ap_gatedir; /* SBX-8: the run's GATE_FIFO_DIR, for its owner */
 	struct event *ap_ev_notify;
 	char ap_killed_by[48]; /* "seccomp: ptrace", or "" */
 	int ap_fail_step;      /* spawn failed: spawn_step / sbx_step */
@@ -109,8 +110,10 @@ struct aproc_spec {
 	long as_timeout_ms;		       /* 0: no deadline */
 	const struct sandbox_plan *as_sandbox; /* required: the agent's plan */
 	const char *as_agent;		       /* name, for log lines */
-	int as_gate_fd; /* -1: none; else dup'd to fd 3 in the child
-			 * (0, 1, 2 also mean none, so a zeroed spec is safe) */
+	int as_gate_fd;	 /* -1: none; else dup'd to fd 3 in the child
+			  * (0, 1, 2 also mean none, so a zeroed spec is safe) */
+	int as_gate_dir; /* SBX-8: make GATE_FIFO_DIR (mount namespace only);
+			  * its fd comes back in ap_gatedir */
 };
 
 struct spawner {

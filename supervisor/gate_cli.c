@@ -3,8 +3,11 @@
  * CLI as its pre-tool hook inside a cordon run.  It decides nothing: it
  * sends the call as one datagram on the run's gate channel
  * ($CORDON_GATE_FD) with a private reply socket and waits for the
- * spawner's verdict.  No channel, or any failure, is a deny.  Reads
- * stdin; touches no file.
+ * spawner's verdict.  A hook process of a real CLI no longer has that
+ * fd (each closes its fds before a hook): it reaches the same channel
+ * through the named pipes of its run's $CORDON_GATE (SBX-8, msg.h),
+ * which only that run's mount namespace shows.  No channel, or any
+ * failure, is a deny.  Reads stdin; opens only those pipes.
  *
  *   hook form:  a pre-tool hook's JSON on stdin (Claude Code, Codex or
  *               Gemini CLI, SBX-8; policy/hook.c reads it); the answer
@@ -13,14 +16,18 @@
  *               patch of several files) is allowed only if each is.
  *   plain form: cordon gate -- CMD ARGS...; allow exits 0, deny exits 1.
  */
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -30,12 +37,14 @@
 #include "ipc.h"
 #include "json.h"
 #include "msg.h"
+#include "util.h"
 
 #define GATE_STDIN_MAX (16 * 1024 * 1024) /* a Write carries its file */
 #define GATE_SEND_MAX  (64 * 1024)	  /* the spawner's datagram bound */
 #define GATE_REPLY_MAX 1024
 #define GATE_WAIT_MS   (660 * 1000) /* the longest ask (600 s) + margin */
 #define GATE_FD_MAXNUM 1023
+#define GATE_OPEN_MS   5000 /* the spawner reopens N.in between calls */
 
 /* The plain form, or the hook protocol of one CLI. */
 struct gate_form {
@@ -98,6 +107,26 @@ gate_channel(void)
 	    type != SOCK_SEQPACKET)
 		return -1;
 	return (int)v;
+}
+
+/* $CORDON_GATE: the run's dir of named pipes, opened; or -1. */
+static int
+gate_fifo_dir(void)
+{
+	const char *s = getenv("CORDON_GATE");
+
+	if (s == NULL || s[0] != '/' || strlen(s) >= PATH_MAX)
+		return -1;
+	return open(s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void
+nap_ms(int ms)
+{
+	struct timespec ts = {0, (long)ms * 1000000L};
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
 }
 
 static char *
@@ -175,16 +204,165 @@ gate_refused(struct gate_verdict *gv, const char *rule, const char *msg)
 	snprintf(gv->gv_msg, sizeof(gv->gv_msg), "%s", msg);
 }
 
+/*
+ * A MSG_GATE_VERDICT datagram into gv: 1, or 0 when it is not one (or,
+ * with nonce, not the answer to our call).
+ */
+static int
+gate_verdict_take(
+    const uint8_t *buf, size_t n, const char *nonce, struct gate_verdict *gv)
+{
+	struct json_object *v;
+	struct ipc_hdr h;
+	const char *verdict, *rule, *msg, *non;
+
+	if ((v = ipc_dgram_decode(buf, n, &h)) == NULL ||
+	    h.type != MSG_GATE_VERDICT || h.flags != IPC_FLAG_REPLY ||
+	    (verdict = json_get_str(v, "verdict", 8)) == NULL ||
+	    (rule = json_get_str(v, "rule", 64)) == NULL ||
+	    (msg = json_get_str(v, "message", 128)) == NULL ||
+	    strspn(rule, "abcdefghijklmnopqrstuvwxyz0123456789.-") !=
+		strlen(rule) ||
+	    strspn(msg,
+		"abcdefghijklmnopqrstuvwxyz"
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,'-") != strlen(msg) ||
+	    (nonce != NULL && ((non = json_get_str(v, "nonce", 16)) == NULL ||
+				  strcmp(non, nonce) != 0))) {
+		json_object_put(v);
+		return 0;
+	}
+	gate_refused(gv, rule, msg);
+	gv->gv_allow = strcmp(verdict, "allow") == 0;
+	json_object_put(v);
+	return 1;
+}
+
+/*
+ * SBX-8: one call through the run's named pipes.  Take a free slot (an
+ * exclusive flock on its N.out, held till the answer), drop whatever an
+ * earlier caller left unread there, write the request into N.in and
+ * close it (its EOF ends the request), then read answers until ours.
+ */
+static void
+gate_ask_fifo(int dir, struct json_object *req, struct gate_verdict *gv)
+{
+	static uint8_t buf[GATE_SEND_MAX];
+	uint8_t rbuf[4 * GATE_REPLY_MAX], rnd[8];
+	char nonce[17], name[16];
+	int64_t end = (int64_t)now_ms_mono() + GATE_WAIT_MS, left;
+	size_t have = 0, flen, i, off;
+	struct pollfd pfd;
+	struct ipc_hdr h;
+	ssize_t n;
+	int ofd = -1, ifd = -1, k, start;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		gate_refused(gv, "channel-failed", "the gate channel failed");
+		return;
+	}
+	for (i = 0; i < sizeof(rnd); i++)
+		snprintf(nonce + 2 * i, 3, "%02x", rnd[i]);
+	json_object_object_add(req, "nonce", json_object_new_string(nonce));
+	if ((n = ipc_dgram_encode(MSG_GATE_CHECK, 0, req, buf, sizeof(buf))) ==
+	    -1) {
+		gate_refused(gv, "too-large", "the call is too large");
+		return;
+	}
+	start = (int)(rnd[0] % GATE_FIFO_SLOTS);
+	while (ofd == -1 && (int64_t)now_ms_mono() < end) {
+		for (k = 0; k < GATE_FIFO_SLOTS && ofd == -1; k++) {
+			snprintf(name, sizeof(name), "%d.out",
+			    (start + k) % GATE_FIFO_SLOTS);
+			ofd = openat(dir, name,
+			    O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+			if (ofd != -1 && flock(ofd, LOCK_EX | LOCK_NB) == -1) {
+				close(ofd);
+				ofd = -1;
+			}
+		}
+		if (ofd == -1)
+			nap_ms(50); /* every slot busy: wait for one */
+		else
+			start = (start + k - 1) % GATE_FIFO_SLOTS;
+	}
+	if (ofd == -1) {
+		gate_refused(gv, "no-verdict", "no verdict from cordon");
+		return;
+	}
+	while (read(ofd, rbuf, sizeof(rbuf)) > 0)
+		; /* an answer nobody waited for */
+	snprintf(name, sizeof(name), "%d.in", start);
+	for (left = GATE_OPEN_MS; left > 0; left -= 20) {
+		ifd = openat(
+		    dir, name, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		if (ifd != -1 || errno != ENXIO)
+			break;
+		nap_ms(20); /* between two calls: no reader for a moment */
+	}
+	if (ifd == -1 || fcntl(ifd, F_SETFL, 0) == -1) {
+		if (ifd != -1)
+			close(ifd);
+		close(ofd);
+		gate_refused(gv, "channel-failed", "the gate channel failed");
+		return;
+	}
+	for (off = 0; off < (size_t)n; off += (size_t)i) {
+		ssize_t w = write(ifd, buf + off, (size_t)n - off);
+
+		if (w == -1 && errno == EINTR) {
+			i = 0;
+			continue;
+		}
+		if (w <= 0)
+			break;
+		i = (size_t)w;
+	}
+	close(ifd);
+	if (off < (size_t)n) {
+		close(ofd);
+		gate_refused(gv, "channel-failed", "the gate channel failed");
+		return;
+	}
+	pfd.fd = ofd;
+	pfd.events = POLLIN;
+	while ((left = end - (int64_t)now_ms_mono()) > 0) {
+		if (poll(&pfd, 1, (int)left) <= 0)
+			continue;
+		n = read(ofd, rbuf + have, sizeof(rbuf) - have);
+		if (n == 0)
+			break; /* nobody holds N.out: the run's gate is gone */
+		if (n == -1)
+			continue;
+		have += (size_t)n;
+		/* Whole datagrams off the front: ours ends the wait. */
+		while (have >= IPC_HDR_LEN &&
+		       ipc_hdr_decode(rbuf, have, &h) == IPC_FRAME &&
+		       h.len <= GATE_REPLY_MAX &&
+		       have >= (flen = IPC_HDR_LEN + h.len)) {
+			if (gate_verdict_take(rbuf, flen, nonce, gv)) {
+				close(ofd);
+				return;
+			}
+			memmove(rbuf, rbuf + flen, have - flen);
+			have -= flen;
+		}
+		if (have == sizeof(rbuf) ||
+		    (have >= IPC_HDR_LEN &&
+			(ipc_hdr_decode(rbuf, have, &h) != IPC_FRAME ||
+			    h.len > GATE_REPLY_MAX)))
+			have = 0; /* not answers: drop them */
+	}
+	close(ofd);
+	gate_refused(gv, "no-verdict", "no verdict from cordon");
+}
+
 /* One datagram out with the reply socket, one verdict back. */
 static void
 gate_ask(int chan, struct json_object *req, struct gate_verdict *gv)
 {
 	static uint8_t buf[GATE_SEND_MAX];
 	uint8_t rbuf[GATE_REPLY_MAX + 1];
-	struct json_object *v;
 	struct pollfd pfd;
-	struct ipc_hdr h;
-	const char *verdict, *rule, *msg;
 	ssize_t n;
 	int sv[2], rc;
 
@@ -211,27 +389,19 @@ gate_ask(int chan, struct json_object *req, struct gate_verdict *gv)
 	} while (rc == -1 && errno == EINTR);
 	n = rc == 1 ? recv(sv[0], rbuf, sizeof(rbuf), 0) : -1;
 	close(sv[0]);
-	if (n <= 0 || n > GATE_REPLY_MAX) {
+	if (n <= 0 || n > GATE_REPLY_MAX ||
+	    !gate_verdict_take(rbuf, (size_t)n, NULL, gv))
 		gate_refused(gv, "no-verdict", "no verdict from cordon");
-		return;
-	}
-	if ((v = ipc_dgram_decode(rbuf, (size_t)n, &h)) == NULL ||
-	    h.type != MSG_GATE_VERDICT || h.flags != IPC_FLAG_REPLY ||
-	    (verdict = json_get_str(v, "verdict", 8)) == NULL ||
-	    (rule = json_get_str(v, "rule", 64)) == NULL ||
-	    (msg = json_get_str(v, "message", 128)) == NULL ||
-	    strspn(rule, "abcdefghijklmnopqrstuvwxyz0123456789.-") !=
-		strlen(rule) ||
-	    strspn(msg,
-		"abcdefghijklmnopqrstuvwxyz"
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,'-") != strlen(msg)) {
-		json_object_put(v);
-		gate_refused(gv, "no-verdict", "no verdict from cordon");
-		return;
-	}
-	gate_refused(gv, rule, msg);
-	gv->gv_allow = strcmp(verdict, "allow") == 0;
-	json_object_put(v);
+}
+
+/* By fd 3 where this process still has it, else by the run's pipes. */
+static void
+gate_call(int chan, int dir, struct json_object *req, struct gate_verdict *gv)
+{
+	if (chan != -1)
+		gate_ask(chan, req, gv);
+	else
+		gate_ask_fifo(dir, req, gv);
 }
 
 /* The hook input on stdin, decoded; NULL (refused) if it is not usable. */
@@ -262,7 +432,7 @@ cmd_gate(int argc, char **argv)
 	struct json_object *in = NULL, *req, *arr;
 	char cwd[PATH_MAX];
 	size_t k;
-	int chan, i;
+	int chan, dir = -1, i;
 
 	if (argc >= 2 && strcmp(argv[1], "--") == 0) {
 		form.gf_plain = 1;
@@ -276,9 +446,13 @@ cmd_gate(int argc, char **argv)
 		return 2;
 	}
 	/* Outside a cordon run there is nobody to ask: refuse. */
-	if ((chan = gate_channel()) == -1)
+	if ((chan = gate_channel()) == -1 && (dir = gate_fifo_dir()) == -1)
 		return gate_fail(&form, "no-gate-channel",
-		    "not inside a cordon run (no CORDON_GATE_FD)");
+		    getenv("CORDON_GATE_FD") != NULL ||
+			    getenv("CORDON_GATE") != NULL
+			? "the run's gate channel is not reachable from "
+			  "this process"
+			: "not inside a cordon run (no CORDON_GATE)");
 	if (!form.gf_plain) {
 		if ((in = gate_read_hook(&hc)) == NULL)
 			return gate_fail(
@@ -301,7 +475,7 @@ cmd_gate(int argc, char **argv)
 			json_object_array_add(
 			    arr, json_object_new_string(argv[i]));
 		json_object_object_add(req, "argv", arr);
-		gate_ask(chan, req, &gv);
+		gate_call(chan, dir, req, &gv);
 		json_object_put(req);
 		return gate_out(&form, gv.gv_allow, gv.gv_rule, gv.gv_msg);
 	}
@@ -310,7 +484,7 @@ cmd_gate(int argc, char **argv)
 	/* Every check must allow; the first refusal is the answer. */
 	for (k = 0; k < hc.hk_nchecks; k++) {
 		req = gate_request(&hc, &hc.hk_checks[k]);
-		gate_ask(chan, req, &gv);
+		gate_call(chan, dir, req, &gv);
 		json_object_put(req);
 		if (!gv.gv_allow)
 			break;

@@ -361,11 +361,14 @@ def test_sp4_child_env_is_built(agents):
     env = json.loads(text_of(ev))
     # Python's own locale coercion may add LC_CTYPE (an allowlisted name).
     env.pop("LC_CTYPE", None)
-    # CORDON_GATE_FD: the run's gate channel (SBX-6), set by the spawner.
+    # CORDON_GATE_FD: the run's gate channel (SBX-6), set by the spawner;
+    # CORDON_GATE: the same by path, in the run's own /tmp (SBX-8).
     # TMPDIR, TMP, TEMP: the run's private tmp (SBX-1).
     assert set(env) == {"PATH", "HOME", "LANG", "TZ", "PWD", "NO_COLOR",
                         "FORCE_COLOR", "MANIFEST_VAR", "FAKE_API_KEY",
-                        "CORDON_GATE_FD", "TMPDIR", "TMP", "TEMP"}
+                        "CORDON_GATE_FD", "CORDON_GATE", "TMPDIR", "TMP",
+                        "TEMP"}
+    assert env["CORDON_GATE"] == "/tmp/.cordon-gate"
     assert env["TMPDIR"] == env["TMP"] == env["TEMP"]
     # Every run sees its private tmp as /tmp (SBX-4), where the host allows.
     assert env["TMPDIR"] == "/tmp"

@@ -205,11 +205,12 @@ def test_sbx6_no_channel_denies(gate):
     # Outside any run: nobody to ask, so the answer is no.
     hook = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                        "tool_input": {"command": "ls"}, "cwd": "/"})
-    env = {k: v for k, v in child_env().items() if k != "CORDON_GATE_FD"}
+    env = {k: v for k, v in child_env().items()
+           if k not in ("CORDON_GATE_FD", "CORDON_GATE")}
     p = subprocess.run([cordon_bin(), "gate"], input=hook.encode(),
                        capture_output=True, env=env, timeout=10)
     assert p.returncode == 2 and p.stdout == b"", p
-    assert b"CORDON_GATE_FD" in p.stderr
+    assert b"no CORDON_GATE" in p.stderr
     p = subprocess.run([cordon_bin(), "gate", "--", "ls"],
                        capture_output=True, env=env, timeout=10)
     assert p.returncode == 1 and p.stdout == b"", p
@@ -222,7 +223,7 @@ def test_sbx6_no_channel_denies(gate):
     # Inside a run, with the variable removed.
     r, ev = run(gate, "gatebot", json.dumps([{"nofd": "ls"}]))
     res = results(ev)
-    assert res[0]["exit"] == 2 and "CORDON_GATE_FD" in res[0]["stderr"]
+    assert res[0]["exit"] == 2 and "no CORDON_GATE" in res[0]["stderr"]
 
 
 def test_sbx6_garbage_on_the_channel(gate):
@@ -260,6 +261,17 @@ def hook_input(name, ws):
     return json.loads(text.replace("{cwd}", ws).replace("{ws}", ws))
 
 
+def run_fixtures(gate, names, how):
+    """One run of gatebot calling the gate with each fixture, by fd 3
+    (how "raw") or with every fd closed ("closed"): results by name."""
+    calls = [{how: hook_input(n, gate.ws)} for n in names]
+    r, ev = run(gate, "gatebot", json.dumps(calls))
+    assert r.status == 200, (r, gate.stderr())
+    res = results(ev)
+    assert len(res) == len(calls), ev
+    return {n: res[i] for i, n in enumerate(names)}, ev
+
+
 def test_sbx8_each_cli_in_its_own_format(gate):
     ws = gate.ws
     (pathlib.Path(ws) / "notes.md").write_text("old\n")
@@ -269,12 +281,7 @@ def test_sbx8_each_cli_in_its_own_format(gate):
              "gemini-run-shell.json", "gemini-run-shell-denied.json",
              "gemini-read-file.json", "gemini-write-file-outside.json",
              "gemini-read-many-files.json"]
-    calls = [{"raw": hook_input(n, ws)} for n in names]
-    r, ev = run(gate, "gatebot", json.dumps(calls))
-    assert r.status == 200, (r, gate.stderr())
-    res = results(ev)
-    assert len(res) == len(calls), ev
-    got = {n: res[i] for i, n in enumerate(names)}
+    got, ev = run_fixtures(gate, names, "raw")
     # Claude Code: allow is the permissionDecision JSON.
     out = json.loads(got["claude-bash.json"]["stdout"])
     assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
@@ -522,3 +529,99 @@ def test_sbx7_cancel_while_held(gate):
     assert rec[0]["rule"] == "run-ended"
     r = decide(gate, a["id"], "allow")
     assert r.status == 404
+
+
+# ---- SBX-8: the gate by path, for hooks that closed every fd ----
+
+def test_sbx8_hook_with_fds_closed_reaches_the_gate(gate):
+    """Claude Code, Codex and Gemini CLI close every fd before a hook:
+    the hook still reaches its run's gate by $CORDON_GATE, in each
+    CLI's format, and every verdict is audited with the run's id."""
+    names = ["claude-bash.json", "claude-read-ssh.json", "codex-bash.json",
+             "codex-bash-denied.json", "gemini-run-shell.json",
+             "gemini-run-shell-denied.json"]
+    got, ev = run_fixtures(gate, names, "closed")
+    out = json.loads(got["claude-bash.json"]["stdout"])
+    assert out["hookSpecificOutput"]["permissionDecision"] == "allow", got
+    assert got["codex-bash.json"]["exit"] == 0, got
+    assert json.loads(got["gemini-run-shell.json"]["stdout"]) == \
+        {"decision": "allow"}, got
+    for n in ("claude-read-ssh.json", "codex-bash-denied.json",
+              "gemini-run-shell-denied.json"):
+        assert got[n]["exit"] == 2, (n, got[n])
+        assert "(protected-path)" in got[n]["stderr"], (n, got[n])
+    rid = [e for e in ev if e["kind"] == "start"][0]["runId"]
+    wait_audit(gate.home, lambda x: x["kind"] == "verb.run" and
+               len(verb_runs(gate.home)) >= len(names))
+    recs = verb_runs(gate.home)
+    assert len(recs) == len(names), recs
+    assert all(x.get("runId") == rid for x in recs), recs
+    assert sorted(x["verdict"] for x in recs) == ["allow"] * 3 + \
+        ["deny"] * 3, recs
+
+
+def host_gate_dirs(c):
+    """Every run's gate dir that exists on the host (a root spawner's
+    runs keep their /tmp in its runs dir; an unprivileged spawner's in
+    a tmpfs no host path shows)."""
+    out = []
+    for d in pathlib.Path(c.tmpdir).glob("cordon-runs.*/cordon-run.*"):
+        if (d / ".cordon-gate").is_dir():
+            out.append(str(d / ".cordon-gate"))
+    return out
+
+
+def test_sbx8_no_other_run_and_no_outsider_reaches_a_gate(gate):
+    """A run's gate pipes are reachable only from inside that run: not
+    from another run (by the path the other run sees, nor by the host
+    path of its dir), not from a process outside any run."""
+    hook = hook_input("claude-bash.json", gate.ws)
+    held = Stream(gate, "gatebot", json.dumps([{"bash": "git push origin"}]))
+    try:
+        held.start()
+        wait_approval(gate)  # run B lives, its gate waiting for us
+        others = host_gate_dirs(gate)
+        calls = [{"closed": hook, "dir": d} for d in others]
+        calls.append({"closed": hook, "dir": "/nonexistent/.cordon-gate"})
+        r, ev = run(gate, "gatebot", json.dumps(calls))
+        res = results(ev)
+        assert len(res) == len(calls), ev
+        for i in range(len(calls)):
+            assert res[i]["exit"] == 2, res[i]
+            assert "(no-gate-channel)" in res[i]["stderr"], res[i]
+        # Outside any run: the path a run sees exists on no host dir...
+        env = dict(child_env(), CORDON_GATE="/tmp/.cordon-gate")
+        env.pop("CORDON_GATE_FD", None)
+        p = subprocess.run([cordon_bin(), "gate"],
+                           input=json.dumps(hook).encode(),
+                           capture_output=True, env=env, timeout=20)
+        assert p.returncode == 2 and b"(no-gate-channel)" in p.stderr, p
+        # ...and where the runs dir holds one, only its owner may enter.
+        for d in others:
+            env["CORDON_GATE"] = d
+            p = subprocess.run(
+                ["setpriv", "--reuid=65534", "--regid=65534",
+                 "--clear-groups", cordon_bin(), "gate"],
+                input=json.dumps(hook).encode(), capture_output=True,
+                env=env, timeout=20)
+            assert p.returncode == 2 and b"(no-gate-channel)" in \
+                p.stderr, p
+        # Nothing of these reached the spawner: only run B's own call.
+        assert [x for x in verb_runs(gate.home)
+                if x["rule"] != "ask-git-push"] == [], verb_runs(gate.home)
+    finally:
+        held.close()
+
+
+def test_sbx8_no_channel_message_names_what_is_missing(gate):
+    """With the variables set but nothing to reach, the refusal does not
+    claim they are missing."""
+    hook = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "ls"}, "cwd": "/"})
+    env = dict(child_env(), CORDON_GATE_FD="3",
+               CORDON_GATE="/nonexistent")
+    p = subprocess.run([cordon_bin(), "gate"], input=hook.encode(),
+                       capture_output=True, env=env, timeout=10)
+    assert p.returncode == 2, p
+    assert b"not reachable from this process" in p.stderr, p
+    assert b"no CORDON_GATE" not in p.stderr, p
