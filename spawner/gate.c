@@ -781,6 +781,12 @@ gate_handle(
 	TAILQ_INSERT_TAIL(&items, gi, gi_entry);
 	if (ch->gc_inflight >= GATE_INFLIGHT_MAX) {
 		log_warnx("gate: run %s: too many calls in flight", ch->gc_run);
+		/* A call by path is answered only with its nonce. */
+		if (rfd == -1 && n <= GATE_DGRAM_MAX &&
+		    (o = ipc_dgram_decode(buf, n, &h)) != NULL) {
+			(void)gate_nonce_take(o, gi->gi_nonce);
+			json_object_put(o);
+		}
 		gate_answer(gi, 0, "busy");
 		gate_item_free(gi);
 		return;
