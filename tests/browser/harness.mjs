@@ -118,7 +118,9 @@ export function cordonVersion() {
     encoding: 'utf8',
     timeout: 5000,
   });
-  return out.trim().replace(/^cordon\s+/, '');
+  // `cordon version` adds the commit and build type; the dashboard shows
+  // the version alone.
+  return out.trim().replace(/^cordon\s+/, '').split(/\s/)[0];
 }
 
 // demo: `cordon run --demo` (demo vault and agent); files: {relative path:

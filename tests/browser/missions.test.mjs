@@ -393,8 +393,10 @@ describe('against a real cordon', () => {
     // HINT-YYYY-MM-DD.md, the date in the mission's zone (UTC here).
     assert.equal(notes.length, 1, notes.join(', '));
     assert.match(notes[0], /^echo-\d{4}-\d{2}-\d{2}\.md$/);
-    assert.ok(readFileSync(path.join(dir, notes[0]), 'utf8')
-      .includes(`Note about ${HOSTILE}, 7 lines, loud true, style long`));
+    // The note is literal Markdown: its punctuation backslash-escaped (VA-5).
+    const note = readFileSync(path.join(dir, notes[0]), 'utf8')
+      .replace(/\\([!-/:-@[-`{-~])/g, '$1');
+    assert.ok(note.includes(`Note about ${HOSTILE}, 7 lines, loud true, style long`), note);
     // ... and the page shows none of it.
     assert.equal(await page.locator('#view-dynamic img').count(), 0);
     assert.ok(!(await page.textContent('#view-dynamic')).includes('onerror'));
