@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import {
-  startCordon, launchBrowser, watch, outPath, withTimeout, checkUnavailable, childrenOf,
+  startCordon, launchBrowser, watch, outPath, withTimeout, checkUnavailable, descendantsOf,
 } from './harness.mjs';
 
 const T = 60000;
@@ -235,7 +235,7 @@ test('DA-1/API-4: Stop and Stop all cancel a long run', { timeout: T }, async ()
     return;
   }
   await page.waitForSelector('#prompt', { timeout: 10000 });
-  const sleepers = () => Object.values(cordon.daemonPids()).flatMap((p) => childrenOf(p))
+  const sleepers = () => Object.values(cordon.daemonPids()).flatMap((p) => descendantsOf(p))
     .filter((k) => k.comm === 'sleep');
   for (const how of ['button', 'escape', 'stop-all']) {
     await page.fill('#prompt', `long run stopped by ${how}`);

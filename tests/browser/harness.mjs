@@ -62,6 +62,17 @@ export function childrenOf(pid) {
   return out;
 }
 
+// Every process beneath pid (a run's agent is the child of its init).
+export function descendantsOf(pid) {
+  const out = [];
+  for (let todo = [pid]; todo.length;) {
+    const kids = childrenOf(todo.pop());
+    out.push(...kids);
+    todo.push(...kids.map((k) => k.pid));
+  }
+  return out;
+}
+
 function alive(pid) {
   try {
     process.kill(pid, 0);
