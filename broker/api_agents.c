@@ -47,6 +47,8 @@ static struct event *streams_watch, *credits_timer;
 
 static void credits_cb(evutil_socket_t, short, void *);
 
+#define AGENTS_REASON_MAX 512 /* SPAWNER_REASON_MAX */
+
 /* A spawner (or our own) error code -> HTTP status, fixed set. */
 static int
 agents_status(const char *code)
@@ -79,12 +81,29 @@ agents_status(const char *code)
 static void
 agents_fail(struct evhttp_request *req, const struct ipc_msg *m)
 {
-	const char *code = NULL;
+	const char *code = NULL, *reason;
+	struct json_object *o;
 	int st;
 
 	if (m != NULL && m->m_type == MSG_ERROR)
 		code = json_get_str(m->m_obj, "error", 32);
-	if (code != NULL && (st = agents_status(code)) != 0)
+	/*
+	 * SP-12: the spawner's reason (fixed phrases it built from known
+	 * values: which PATH, which path, which sandbox layer), beside the
+	 * code; never stderr.
+	 */
+	if (code != NULL && (st = agents_status(code)) != 0 &&
+	    (reason = json_get_str(m->m_obj, "reason", AGENTS_REASON_MAX)) !=
+		NULL) {
+		o = json_object_new_object();
+		json_object_object_add(o, "ok", json_object_new_boolean(0));
+		json_object_object_add(
+		    o, "error", json_object_new_string(code));
+		json_object_object_add(
+		    o, "reason", json_object_new_string(reason));
+		send_json(req, st, o);
+		json_object_put(o);
+	} else if (code != NULL && (st = agents_status(code)) != 0)
 		send_error(req, st, code);
 	else if (m == NULL)
 		send_error(req, 503, "unavailable");

@@ -301,3 +301,59 @@ env_free(char **envp)
 	}
 	free(envp);
 }
+
+/*
+ * SBX-9: where each agent CLI keeps its state, pointed into the agent's
+ * own home.  Gemini CLI puts its .gemini beneath GEMINI_CLI_HOME.
+ */
+const struct env_home_var env_home_vars[] = {
+    {"HOME", ""},
+    {"XDG_CONFIG_HOME", "/.config"},
+    {"XDG_CACHE_HOME", "/.cache"},
+    {"XDG_DATA_HOME", "/.local/share"},
+    {"XDG_STATE_HOME", "/.local/state"},
+    {"CLAUDE_CONFIG_DIR", "/.claude"},
+    {"CODEX_HOME", "/.codex"},
+    {"GEMINI_CLI_HOME", ""},
+    {NULL, NULL},
+};
+
+int
+env_home(char ***envp, const struct manifest *m, const char *home)
+{
+	struct envv e = {0};
+	char buf[4096];
+	size_t i, j;
+	int own;
+
+	if (*envp == NULL)
+		return -1;
+	for (e.n = 0; (*envp)[e.n] != NULL; e.n++)
+		;
+	e.v = *envp;
+	e.cap = e.n + 1;
+	if (home == NULL || home[0] != '/' || !value_ok(home))
+		e.oom = 1;
+	for (i = 0; !e.oom && env_home_vars[i].hv_name != NULL; i++) {
+		for (own = 0, j = 0; j < m->m_nenv; j++)
+			if (strcmp(m->m_env[j].e_name,
+				env_home_vars[i].hv_name) == 0)
+				own = 1;
+		if (own)
+			continue;
+		if (snprintf(buf, sizeof(buf), "%s%s", home,
+			env_home_vars[i].hv_rel) >= (int)sizeof(buf)) {
+			e.oom = 1;
+			break;
+		}
+		envv_set(&e, env_home_vars[i].hv_name,
+		    strlen(env_home_vars[i].hv_name), buf);
+	}
+	*envp = e.v;
+	if (e.oom) {
+		env_free(e.v);
+		*envp = NULL;
+		return -1;
+	}
+	return 0;
+}

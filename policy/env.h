@@ -52,4 +52,19 @@ int env_build(const char *const *parent_env, const struct manifest *,
     const char **errcode);
 void env_free(char **envp);
 
+/*
+ * SBX-9: the agent's private home in an env env_build made: HOME, the
+ * XDG base dirs beneath it and each CLI's own dir variable
+ * (env_home_vars), replacing inherited values; a name the manifest's
+ * env: sets keeps the manifest's value.  0, or -1 (out of memory, or a
+ * home that is not absolute or holds \n, \r): *envp is then freed and
+ * NULL.
+ */
+struct env_home_var {
+	const char *hv_name;
+	const char *hv_rel; /* beneath the home; "" for the home itself */
+};
+extern const struct env_home_var env_home_vars[]; /* ended by NULL */
+int env_home(char ***envp, const struct manifest *, const char *home);
+
 #endif

@@ -137,6 +137,13 @@ is_under(const char *path, const char *base)
 	       (path[bl] == '\0' || path[bl] == '/');
 }
 
+int
+protect_is_under(const char *path, const char *base)
+{
+	return path != NULL && base != NULL && path[0] == '/' &&
+	       base[0] == '/' && is_under(path, base);
+}
+
 /* home + "/" + rel into buf; 0, or -1 when it does not fit. */
 static int
 home_join(const char *home, const char *rel, char *buf, size_t bufsz)

@@ -36,6 +36,9 @@ const char *const *protect_startup_list(size_t *n);
  */
 int protect_name_secret(const char *name);
 
+/* 1 if path is base or lies beneath it (both absolute, resolved). */
+int protect_is_under(const char *path, const char *base);
+
 /*
  * 1 if path is, or lies beneath, a protected path (the home list, the
  * start-up files, the extra dirs), or has a secret-looking component.

@@ -5,6 +5,7 @@
  * fail-soft, and audited as agent.action without any output.
  * Writes no file.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,9 +186,13 @@ action_audit(struct action *x, int code, uint64_t ms, uint64_t oc,
 	json_object_put(o);
 }
 
-/* The fail-soft answer, held in x; detail: NULL/"" or "seccomp: NAME". */
+/*
+ * The fail-soft answer, held in x; detail: NULL/"" or "seccomp: NAME";
+ * reason (SP-12): NULL/"" or what failed, in fixed words.
+ */
 static void
-action_answer_fail(struct action *x, const char *ec, const char *detail)
+action_answer_fail(
+    struct action *x, const char *ec, const char *detail, const char *reason)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -198,14 +203,20 @@ action_answer_fail(struct action *x, const char *ec, const char *detail)
 	if (detail != NULL && detail[0] != '\0')
 		json_object_object_add(
 		    o, "detail", json_object_new_string(detail));
+	if (reason != NULL && reason[0] != '\0') {
+		json_object_object_add(
+		    o, "reason", json_object_new_string(reason));
+		log_warnx("agent %s: action %s: %s: %s",
+		    x->x_agent->ag_mf.m_name, x->x_act->a_id, ec, reason);
+	}
 	x->x_answer = o;
 }
 
 /* A failure before the action ran: audited, then answered. */
 static void
-action_fail_early(struct action *x, const char *ec)
+action_fail_early(struct action *x, const char *ec, const char *reason)
 {
-	action_answer_fail(x, ec, NULL);
+	action_answer_fail(x, ec, NULL, reason);
 	action_audit(x, -1, 0, 0, 0, ec);
 }
 
@@ -213,7 +224,8 @@ static void
 action_done(struct aproc *ap)
 {
 	struct action *x = ap->ap_arg;
-	struct json_object *o, *so, *se;
+	struct json_object *o, *so, *se, *tail;
+	char why[96] = "";
 	uint64_t oc, ecc, ms = ap->ap_end_ms - ap->ap_start_ms;
 	int code = aproc_exit_code(ap);
 	const char *ec = NULL;
@@ -232,7 +244,19 @@ action_done(struct aproc *ap)
 	if (so == NULL || se == NULL)
 		ec = "unknown";
 	if (ec != NULL) {
-		action_answer_fail(x, ec, ap->ap_killed_by);
+		if (strcmp(ec, "non-zero-exit") == 0)
+			snprintf(
+			    why, sizeof(why), "exited with status %d", code);
+		else if (strcmp(ec, "timeout") == 0)
+			snprintf(why, sizeof(why),
+			    "no end within the action's %ld ms",
+			    x->x_act->a_timeout_ms);
+		action_answer_fail(x, ec, ap->ap_killed_by, why);
+		/* SP-12: its last stderr lines, scrubbed as it was. */
+		if (se != NULL &&
+		    (tail = stderr_tail(json_object_get_string(se),
+			 (size_t)json_object_get_string_len(se))) != NULL)
+			json_object_object_add(x->x_answer, "stderrTail", tail);
 		json_object_put(so);
 		json_object_put(se);
 	} else {
@@ -265,7 +289,7 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	struct aproc_spec as;
 	struct action *x;
 	struct agent *ag;
-	char path[PATH_MAX];
+	char path[PATH_MAX], why[SPAWNER_REASON_MAX];
 	size_t i;
 
 	if ((name = json_get_str(m->m_obj, "agent", LIM_NAME_MAX)) == NULL ||
@@ -308,17 +332,21 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	if ((x->x_out = evbuffer_new()) == NULL ||
 	    (x->x_err = evbuffer_new()) == NULL ||
 	    (x->x_argv = calloc(act->a_ncommand + 1, sizeof(char *))) == NULL) {
-		action_fail_early(x, "unknown");
+		action_fail_early(x, "unknown", NULL);
 		return;
 	}
 	if (secrets_resolve(sp.sp_secrets, &ag->ag_mf, &x->x_ss) == -1) {
-		action_fail_early(x, "missing-secret");
+		action_fail_early(x, "missing-secret", NULL);
 		return;
 	}
-	if (agent_env(&ag->ag_mf, &x->x_ss, &x->x_envp, &cwd, &err) == -1 ||
-	    agent_resolve_bin(
-		act->a_command[0], x->x_envp, path, sizeof(path)) == -1) {
-		action_fail_early(x, "spawn-failed");
+	if (agent_env(ag, &x->x_ss, &x->x_envp, &cwd, &err) == -1) {
+		action_fail_early(x, "spawn-failed", NULL);
+		return;
+	}
+	/* SP-1, SP-12: found, and where the sandbox lets it run. */
+	if (agent_bin_check(act->a_command[0], x->x_envp, &ag->ag_sb.pl_roots,
+		&sp.sp_protect, path, sizeof(path), why, sizeof(why)) == -1) {
+		action_fail_early(x, "spawn-failed", why);
 		return;
 	}
 	for (i = 0; i < act->a_ncommand; i++)
@@ -333,5 +361,5 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	as.as_sandbox = &ag->ag_sb; /* SBX-1: actions too */
 	as.as_agent = ag->ag_mf.m_name;
 	if (aproc_start(&x->x_proc, &as, &action_ops, x) == -1)
-		action_fail_early(x, "spawn-failed");
+		action_fail_early(x, "spawn-failed", x->x_proc.ap_reason);
 }

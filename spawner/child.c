@@ -39,21 +39,30 @@
 extern char **environ;
 
 int
-agent_env(const struct manifest *mf, const struct secret_set *ss, char ***envp,
+agent_env(const struct agent *ag, const struct secret_set *ss, char ***envp,
     const char **cwd, const char **errcode)
 {
-	const char *home = getenv("HOME");
+	const struct manifest *mf = &ag->ag_mf;
+	const char *home = ag->ag_sb.pl_roots.r_home, *op = getenv("HOME");
 
 	/* SP-6: the manifest's workdir, else the operator's home. */
 	if (mf->m_cwd != NULL)
 		*cwd = mf->m_cwd;
-	else if (home != NULL && home[0] == '/')
-		*cwd = home;
+	else if (op != NULL && op[0] == '/')
+		*cwd = op;
 	else
 		*cwd = "/";
-	return env_build((const char *const *)environ, mf, *cwd,
-	    (const char *const *)ss->ss_names,
-	    (const char *const *)ss->ss_values, ss->ss_n, envp, errcode);
+	if (env_build((const char *const *)environ, mf, *cwd,
+		(const char *const *)ss->ss_names,
+		(const char *const *)ss->ss_values, ss->ss_n, envp,
+		errcode) == -1)
+		return -1;
+	/* SBX-9: HOME and each CLI's own dir are the agent's home. */
+	if (home != NULL && env_home(envp, mf, home) == -1) {
+		*errcode = "out-of-memory";
+		return -1;
+	}
+	return 0;
 }
 
 static void aproc_check(struct aproc *);
@@ -649,10 +658,12 @@ aproc_start_failed(struct aproc *ap, const struct spawn_status *st)
 
 	ap->ap_fail_step = st->ss_step;
 	ap->ap_fail_errno = st->ss_errno;
-	log_warnx("agent %s: %s%s: %s",
-	    ap->ap_agent != NULL ? ap->ap_agent : "?",
+	/* SP-12: which layer refused, for the API and the log alike. */
+	snprintf(ap->ap_reason, sizeof(ap->ap_reason), "%s%s: %s",
 	    st->ss_step >= SPAWN_STEP_HOOK_BASE ? "sandbox: " : "spawn: ",
 	    step != NULL ? step : "unknown step", errno_name(st->ss_errno));
+	log_warnx("agent %s: %s", ap->ap_agent != NULL ? ap->ap_agent : "?",
+	    ap->ap_reason);
 }
 
 /*
@@ -802,8 +813,11 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	if ((ap->ap_sbx = calloc(1, sizeof(*ap->ap_sbx))) == NULL ||
 	    sandbox_run_prepare(ap->ap_sbx, as->as_sandbox, as->as_path,
 		as->as_cwd, as->as_envp, as->as_limits->l_tmp_bytes) == -1) {
-		log_warn("agent %s: sandbox: preparing the run",
-		    as->as_agent != NULL ? as->as_agent : "?");
+		snprintf(ap->ap_reason, sizeof(ap->ap_reason),
+		    "sandbox: preparing the run (private tmp, rules): %s",
+		    errno_name(errno));
+		log_warnx("agent %s: %s",
+		    as->as_agent != NULL ? as->as_agent : "?", ap->ap_reason);
 		free(ap->ap_sbx);
 		ap->ap_sbx = NULL;
 		goto fail;

@@ -37,7 +37,7 @@ agent_load_file(const char *dir, const char *file)
 	struct json_object *root;
 	struct yaml_err ye;
 	struct agent *ag;
-	char path[PATH_MAX], why[256];
+	char path[PATH_MAX], why[256], home[PATH_MAX];
 	size_t i, nerrs = 0;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
@@ -71,10 +71,19 @@ agent_load_file(const char *dir, const char *file)
 	if (sandbox_plan_build(&ag->ag_mf, &sp.sp_protect, &ag->ag_sb, why,
 		sizeof(why)) == -1) {
 		log_warnx("agents/%s: %s; agent disabled", file, why);
-		sandbox_plan_free(&ag->ag_sb);
-		manifest_free(&ag->ag_mf);
-		free(ag);
-		return;
+		goto disable;
+	}
+	/*
+	 * SBX-9: the agent's private home, made now (a dir, 0700, through
+	 * held fds), its last write root; without one, no agent.
+	 */
+	if (agent_home_make(sp.sp_state[0] != '\0' ? sp.sp_state : NULL,
+		ag->ag_mf.m_name, home, sizeof(home)) == -1 ||
+	    roots_add_home(&ag->ag_sb.pl_roots, home) == -1) {
+		log_warn("agents/%s: no private home under the state dir; "
+			 "agent disabled",
+		    file);
+		goto disable;
 	}
 	if (ag->ag_sb.pl_reason[0] != '\0')
 		log_warnx("agents/%s: sandbox weaker than asked: %s", file,
@@ -84,13 +93,15 @@ agent_load_file(const char *dir, const char *file)
 		log_warnx("agents/%s: duplicate name or too many agents; "
 			  "agent disabled",
 		    file);
-		sandbox_plan_free(&ag->ag_sb);
-		manifest_free(&ag->ag_mf);
-		free(ag);
-		return;
+		goto disable;
 	}
 	sp.sp_agents[sp.sp_nagents++] = ag;
 	log_debug("agent %s loaded", ag->ag_mf.m_name);
+	return;
+disable:
+	sandbox_plan_free(&ag->ag_sb);
+	manifest_free(&ag->ag_mf);
+	free(ag);
 }
 
 static int
@@ -186,8 +197,13 @@ agent_json(const struct agent *ag, int full)
 	add_str(rd, "status", readiness_name(ag->ag_ready));
 	add_str(rd, "version", ag->ag_version[0] ? ag->ag_version : NULL);
 	if (ag->ag_ready != RD_LIVE && ag->ag_ready != RD_UNKNOWN &&
-	    ag->ag_why != NULL)
+	    ag->ag_why != NULL) {
 		add_str(rd, "reason", ag->ag_why);
+		/* SP-12: which binary, on which PATH, or under which home. */
+		if (strcmp(ag->ag_why, "binary-missing") == 0 &&
+		    ag->ag_detail[0] != '\0')
+			add_str(rd, "detail", ag->ag_detail);
+	}
 	/* Before its first probe has answered an agent reads "offline"
 	 * (SP-18 has three states); "probed" lets a view say "checking". */
 	json_object_object_add(
@@ -222,6 +238,11 @@ agent_json(const struct agent *ag, int full)
 		json_object_object_add(o, "capabilities", caps);
 		add_str(o, "promptVia",
 		    mf->m_prompt_via == MF_PROMPT_STDIN ? "stdin" : "argv");
+		/*
+		 * SBX-9: where its private home is, for the operator's own
+		 * dashboard (a place cordon chose, not a value of the env).
+		 */
+		add_str(o, "home", ag->ag_sb.pl_roots.r_home);
 	}
 	return o;
 }

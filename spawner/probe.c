@@ -143,10 +143,11 @@ probe_run(struct agent *ag)
 	if ((pr->pr_out = evbuffer_new()) == NULL ||
 	    (pr->pr_argv = calloc(mf->m_nprobe_cmd + 1, sizeof(char *))) ==
 		NULL ||
-	    agent_env(mf, &none, &pr->pr_envp, &cwd, &err) == -1 ||
+	    agent_env(ag, &none, &pr->pr_envp, &cwd, &err) == -1 ||
 	    mf->m_nprobe_cmd == 0 ||
-	    agent_resolve_bin(
-		mf->m_probe_cmd[0], pr->pr_envp, path, sizeof(path)) == -1) {
+	    agent_bin_check(mf->m_probe_cmd[0], pr->pr_envp,
+		&ag->ag_sb.pl_roots, &sp.sp_protect, path, sizeof(path),
+		ag->ag_detail, sizeof(ag->ag_detail)) == -1) {
 		ag->ag_ready = RD_OFFLINE;
 		ag->ag_why = mf->m_nprobe_cmd > 0 && pr->pr_envp != NULL
 				 ? "binary-missing"

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -135,10 +136,106 @@ roots_resolve(const struct manifest *m, const struct protect_ctx *pc,
 		       m->m_cwd != NULL ? 1 : 0, &out->r_write, &out->r_nwrite,
 		       why, whysz) == -1)
 		goto fail;
+	out->r_nscan = out->r_nwrite;
 	return 0;
 fail:
 	roots_free(out);
 	return -1;
+}
+
+/* ---- SBX-9: each agent's private home ---- */
+
+int
+agent_home_path(const char *state, const char *name, char *out, size_t outsz)
+{
+	char rp[PATH_MAX];
+
+	/* Names are the manifest's ^[a-z0-9][a-z0-9-]{0,63}$: never "..". */
+	if (state == NULL || state[0] != '/' || name == NULL ||
+	    name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (realpath(state, rp) != NULL)
+		state = rp;
+	if (snprintf(out, outsz, "%s/" AGENT_HOMES_DIR "/%s", state, name) >=
+	    (int)outsz) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * dfd/name, made 0700 if missing: a dir of ours, never a link; its fd,
+ * or -1 with errno.  dfd is closed either way.
+ */
+static int
+home_dir_next(int dfd, const char *name)
+{
+	struct stat st;
+	int fd = -1, e;
+
+	if (mkdirat(dfd, name, 0700) == 0 || errno == EEXIST)
+		fd = openat(
+		    dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	e = errno;
+	close(dfd);
+	errno = e;
+	if (fd == -1)
+		return -1;
+	if (fstat(fd, &st) == 0 && st.st_uid != geteuid())
+		errno = EPERM;
+	else if (fstat(fd, &st) == 0 &&
+		 ((st.st_mode & 07777) == 0700 || fchmod(fd, 0700) == 0))
+		return fd;
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+int
+agent_home_make(const char *state, const char *name, char *out, size_t outsz)
+{
+	static const char *const cli_dirs[] = {".claude", ".codex", ".gemini"};
+	int sfd, hfd, afd;
+	size_t i;
+
+	if (agent_home_path(state, name, out, outsz) == -1)
+		return -1;
+	if ((sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (hfd = home_dir_next(sfd, AGENT_HOMES_DIR)) == -1 ||
+	    (afd = home_dir_next(hfd, name)) == -1)
+		return -1;
+	/*
+	 * The CLIs' own dirs (Codex refuses a CODEX_HOME that does not
+	 * exist); mkdirat never follows what the agent may have put there.
+	 */
+	for (i = 0; i < sizeof(cli_dirs) / sizeof(cli_dirs[0]); i++)
+		(void)mkdirat(afd, cli_dirs[i], 0700);
+	close(afd);
+	return 0;
+}
+
+int
+roots_add_home(struct roots *r, const char *home)
+{
+	char **w, *h;
+
+	if ((h = strdup(home)) == NULL)
+		return -1;
+	if ((w = realloc(r->r_write, (r->r_nwrite + 2) * sizeof(char *))) ==
+	    NULL) {
+		free(h);
+		return -1;
+	}
+	r->r_write = w;
+	r->r_nscan = r->r_nwrite;
+	w[r->r_nwrite++] = h;
+	w[r->r_nwrite] = NULL;
+	r->r_home = h;
+	return 0;
 }
 
 static int
@@ -185,4 +282,131 @@ agent_resolve_bin(const char *bin, char *const *envp, char *out, size_t outsz)
 			return 0;
 	}
 	return -1;
+}
+
+/* PATH as shown in a reason: at most 200 bytes, control bytes as '?'. */
+#define BIN_PATH_SHOW 200
+
+static void
+path_shown(const char *path, char *out, size_t outsz)
+{
+	size_t i;
+
+	for (i = 0; path[i] != '\0' && i < BIN_PATH_SHOW && i + 4 < outsz; i++)
+		out[i] = path[i] > 0x1f && path[i] != 0x7f ? path[i] : '?';
+	snprintf(out + i, outsz - i, "%s", path[i] ? "..." : "");
+	if (out[0] == '\0')
+		snprintf(out, outsz, "(empty)");
+}
+
+/* 1 if a resolved path lies in one of the agent's roots. */
+static int
+in_roots(const struct roots *rt, const char *p)
+{
+	size_t i;
+
+	for (i = 0; i < rt->r_nread; i++)
+		if (protect_is_under(p, rt->r_read[i]))
+			return 1;
+	for (i = 0; i < rt->r_nwrite; i++)
+		if (protect_is_under(p, rt->r_write[i]))
+			return 1;
+	return 0;
+}
+
+/* 1 if the file at rp lies under the operator's home, outside the roots. */
+static int
+hidden_home(
+    const struct protect_ctx *pc, const struct roots *rt, const char *rp)
+{
+	return pc->pc_home != NULL && strcmp(pc->pc_home, "/") != 0 &&
+	       protect_is_under(rp, pc->pc_home) && !in_roots(rt, rp);
+}
+
+/*
+ * A script's interpreter ("#!/usr/bin/env node" -> node on PATH), as
+ * a resolved path in out; 0, or -1 when it is no script or the
+ * interpreter cannot be found (the kernel then says so at exec).
+ */
+static int
+script_interp(const char *rp, char *const *envp, char *out, size_t outsz)
+{
+	char line[256], *p, *tok, *save = NULL, found[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(rp, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n < 3 || line[0] != '#' || line[1] != '!')
+		return -1;
+	line[n] = '\0';
+	if ((p = strchr(line, '\n')) != NULL)
+		*p = '\0';
+	if ((tok = strtok_r(line + 2, " \t", &save)) == NULL || tok[0] != '/')
+		return -1;
+	if (strcmp(strrchr(tok, '/') + 1, "env") == 0) {
+		/* env's own flags (-S, -i) come before the program. */
+		while ((tok = strtok_r(NULL, " \t", &save)) != NULL &&
+		       tok[0] == '-')
+			;
+		if (tok == NULL || strchr(tok, '=') != NULL ||
+		    agent_resolve_bin(tok, envp, found, sizeof(found)) == -1)
+			return -1;
+		tok = found;
+	}
+	return realpath(tok, out) != NULL && strlen(out) < outsz ? 0 : -1;
+}
+
+int
+agent_bin_check(const char *bin, char *const *envp, const struct roots *rt,
+    const struct protect_ctx *pc, char *out, size_t outsz, char *why,
+    size_t whysz)
+{
+	char rp[PATH_MAX], ip[PATH_MAX], shown[BIN_PATH_SHOW + 8];
+	const char *path = "", *name;
+	size_t i;
+	int script;
+
+	if (agent_resolve_bin(bin, envp, out, outsz) == -1) {
+		if (bin != NULL && strchr(bin, '/') != NULL) {
+			snprintf(why, whysz,
+			    "binary not found: no executable file at %s", bin);
+			return -1;
+		}
+		for (i = 0; envp[i] != NULL; i++)
+			if (strncmp(envp[i], "PATH=", 5) == 0)
+				path = envp[i] + 5;
+		path_shown(path, shown, sizeof(shown));
+		snprintf(why, whysz, "binary %s not found on PATH %s",
+		    bin != NULL ? bin : "", shown);
+		return -1;
+	}
+	if (rt == NULL || realpath(out, rp) == NULL)
+		return 0;
+	name = strrchr(out, '/') + 1;
+	script = script_interp(rp, envp, ip, sizeof(ip)) == 0;
+	/*
+	 * A program file itself is always readable and executable (the
+	 * sandbox adds it); a script under the home loads its siblings
+	 * (node_modules), which it cannot read.
+	 */
+	if (script && hidden_home(pc, rt, rp)) {
+		snprintf(why, whysz,
+		    "the program %s is the script %s, under the operator's "
+		    "home, which the sandbox hides (install it system-wide or "
+		    "add its directory to sandbox.readRoots)",
+		    name, rp);
+		return -1;
+	}
+	if (script && hidden_home(pc, rt, ip)) {
+		snprintf(why, whysz,
+		    "the interpreter of %s resolves to %s, under the "
+		    "operator's home, which the sandbox hides (install it "
+		    "system-wide or add its directory to sandbox.readRoots)",
+		    name, ip);
+		return -1;
+	}
+	return 0;
 }

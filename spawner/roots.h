@@ -20,6 +20,13 @@ struct roots {
 	size_t r_nread;
 	char **r_write;
 	size_t r_nwrite;
+	/*
+	 * SBX-9: the agent's own home, when it has one, is the last write
+	 * root (r_home points at it); the secret-file scan covers the
+	 * first r_nscan only, since the home holds the agent's own login.
+	 */
+	size_t r_nscan;
+	const char *r_home;
 };
 
 /*
@@ -30,6 +37,22 @@ struct roots {
 int roots_resolve(const struct manifest *, const struct protect_ctx *,
     struct roots *out, char *why, size_t whysz);
 void roots_free(struct roots *);
+
+/*
+ * SBX-9: each agent's private home is DIR/homes/NAME beneath cordon's
+ * state dir (the spawner's --state-dir), which SBX-2 protects whole.
+ * agent_home_path only says where (for `cordon check`); agent_home_make
+ * also makes homes/ and homes/NAME (0700, ours, never through a link)
+ * through held dir fds.  0 and out set to the path (state resolved), or
+ * -1 with errno.
+ */
+#define AGENT_HOMES_DIR "homes"
+int agent_home_path(
+    const char *state, const char *name, char *out, size_t outsz);
+int agent_home_make(
+    const char *state, const char *name, char *out, size_t outsz);
+/* Append home (resolved) as the last write root, unscanned: 0 or -1. */
+int roots_add_home(struct roots *, const char *home);
 
 /* The protect_ctx for this process: pc_home from $HOME (resolved). */
 int roots_protect_init(struct protect_ctx *, char *homebuf, size_t homesz);
@@ -42,5 +65,19 @@ int roots_protect_init(struct protect_ctx *, char *homebuf, size_t homesz);
  */
 int agent_resolve_bin(
     const char *bin, char *const *envp, char *out, size_t outsz);
+
+/*
+ * SP-12: why an agent's program cannot run, as one fixed phrase built
+ * from known values (cordon's PATH, a path class), for the API's
+ * reason, the log and `cordon check`.  0: bin resolves (into out) and
+ * its files lie where the sandbox lets the agent read them; -1 and why.
+ * A program (or its script's interpreter) that resolves under the
+ * operator's home, outside every root, is refused: the sandbox hides
+ * the home (add it to sandbox.readRoots, or install it system-wide).
+ */
+#define AGENT_REASON_MAX 512 /* a reason, with its PATH or path */
+int agent_bin_check(const char *bin, char *const *envp, const struct roots *,
+    const struct protect_ctx *, char *out, size_t outsz, char *why,
+    size_t whysz);
 
 #endif

@@ -7,6 +7,7 @@
  * same path without a stream (run_headless).  Writes no file.
  */
 #include <sys/queue.h>
+#include <sys/wait.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,8 @@
 #include "streamjson.h"
 #include "util.h"
 
-#define RUN_WINDOW (128 * 1024) /* text relayed ahead of credits */
+#define RUN_WINDOW     (128 * 1024) /* text relayed ahead of credits */
+#define RUN_ETAIL_KEEP (4 * SPAWNER_TAIL_MAX) /* stderr window kept */
 
 enum run_state { RS_AUDIT, RS_RUNNING, RS_NOTE };
 
@@ -56,6 +58,10 @@ struct run {
 	struct redact *r_redact;
 	struct gate_chan *r_gate; /* SBX-6: the run's gate channel */
 	struct evbuffer *r_tmp, *r_text, *r_note, *r_err, *r_line;
+	/* SP-12: the last RUN_ETAIL_KEEP bytes of cleaned stderr */
+	struct evbuffer *r_etail;
+	int r_etail_cut; /* its head was drained: starts mid-line */
+	char r_reason[SPAWNER_REASON_MAX]; /* why it failed, or "" */
 	int r_line_skip;
 	int r_json_seen;
 	struct sj_state r_sj;	/* SP-16: what the stream said so far */
@@ -128,6 +134,8 @@ run_free(struct run *r)
 		evbuffer_free(r->r_note);
 	if (r->r_err)
 		evbuffer_free(r->r_err);
+	if (r->r_etail)
+		evbuffer_free(r->r_etail);
 	if (r->r_line)
 		evbuffer_free(r->r_line);
 	aproc_release(&r->r_proc);
@@ -458,6 +466,91 @@ run_out(struct aproc *ap, const char *s, size_t len)
 		aproc_pause(ap);
 }
 
+/* Cleaned stderr: all of it to be hashed, its last bytes for the tail. */
+static void
+run_err_clean(struct run *r, const char *s, size_t len)
+{
+	size_t n;
+
+	clean_feed(&r->r_eclean, s, len, r->r_tmp);
+	n = evbuffer_get_length(r->r_tmp);
+	evbuffer_add(r->r_err, evbuffer_pullup(r->r_tmp, (ev_ssize_t)n), n);
+	evbuffer_remove_buffer(r->r_tmp, r->r_etail, n);
+	if ((n = evbuffer_get_length(r->r_etail)) > RUN_ETAIL_KEEP) {
+		evbuffer_drain(r->r_etail, n - RUN_ETAIL_KEEP);
+		r->r_etail_cut = 1;
+	}
+}
+
+/*
+ * SP-12: the last lines of text (already cleaned and scrubbed): whole
+ * lines, at most SPAWNER_TAIL_LINES of them and SPAWNER_TAIL_MAX bytes,
+ * cut on a code point when one line alone is longer.
+ */
+struct json_object *
+stderr_tail(const char *text, size_t len)
+{
+	size_t start, lines = 0;
+
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	for (start = len; start > 0; start--)
+		if (text[start - 1] == '\n' && ++lines == SPAWNER_TAIL_LINES)
+			break;
+	if (len - start > SPAWNER_TAIL_MAX) {
+		start = len - SPAWNER_TAIL_MAX;
+		/* Mid-line: from the next line, or a code point of this one. */
+		if (text[start - 1] != '\n') {
+			const char *nl =
+			    memchr(text + start, '\n', len - start);
+
+			if (nl != NULL)
+				start = (size_t)(nl - text) + 1;
+			else
+				while (
+				    start < len &&
+				    ((unsigned char)text[start] & 0xc0) == 0x80)
+					start++;
+		}
+	}
+	if (start >= len)
+		return NULL;
+	return json_object_new_string_len(text + start, (int)(len - start));
+}
+
+/*
+ * The run's stderr tail, scrubbed by the one redactor with the run's
+ * secret values, as its stdout is: a window that begins mid-line is
+ * taken from its next line, so no cut secret is half shown.
+ */
+static struct json_object *
+run_err_tail(struct run *r)
+{
+	struct json_object *o = NULL;
+	struct evbuffer *sb;
+	const char *p, *nl;
+	size_t n = evbuffer_get_length(r->r_etail);
+
+	if (n == 0 || (sb = evbuffer_new()) == NULL)
+		return NULL;
+	p = (const char *)evbuffer_pullup(r->r_etail, (ev_ssize_t)n);
+	if (r->r_etail_cut) {
+		if ((nl = memchr(p, '\n', n)) == NULL) {
+			evbuffer_free(sb);
+			return NULL;
+		}
+		n -= (size_t)(nl + 1 - p);
+		p = nl + 1;
+	}
+	if (redact_buf((const char *const *)r->r_ss.ss_values, r->r_ss.ss_n, p,
+		n, 0, sb) == 0 &&
+	    (n = evbuffer_get_length(sb)) > 0)
+		o = stderr_tail(
+		    (const char *)evbuffer_pullup(sb, (ev_ssize_t)n), n);
+	evbuffer_free(sb);
+	return o;
+}
+
 /*
  * stderr is kept only to be hashed and counted (AU-4), and is capped like
  * stdout (SP-9): an agent that streams it for ever is killed, truncated.
@@ -474,7 +567,7 @@ run_err(struct aproc *ap, const char *s, size_t len)
 	}
 	r->r_eraw += len;
 	if (evbuffer_get_length(r->r_err) < SPAWNER_STDERR_MAX)
-		clean_feed(&r->r_eclean, s, len, r->r_err);
+		run_err_clean(r, s, len);
 }
 
 static void
@@ -609,24 +702,53 @@ run_headless_end(struct run *r, const char *ec, int code, uint64_t ms)
  * SP-12, SBX-3: an agent that retried its model API and failed in a
  * sandbox without network was denied the network: its error says so.
  */
-static void
-run_nonet_reason(struct run *r, struct json_object *ev)
+static int
+run_nonet_reason(struct run *r)
 {
 	static const char why[] = "the agent could not reach its model API: "
 				  "this agent's sandbox has network: none";
 
 	if (r->r_sj.ss_retries == 0 ||
 	    r->r_agent->ag_sb.pl_network != MF_NET_NONE)
-		return;
-	json_object_object_add(ev, "reason", json_object_new_string(why));
-	log_warnx("agent %s: %s", r->r_agent->ag_mf.m_name, why);
+		return 0;
+	snprintf(r->r_reason, sizeof(r->r_reason), "%s", why);
+	return 1;
+}
+
+/* SP-12: what ended a failed run, in fixed words. */
+static void
+run_end_reason(struct run *r, const char *ec, int code)
+{
+	const struct aproc *ap = &r->r_proc;
+	const char *sig;
+
+	if (strcmp(ec, "timeout") == 0)
+		snprintf(r->r_reason, sizeof(r->r_reason),
+		    "no end within the run's %ld ms", r->r_timeout_ms);
+	else if (ap->ap_killed_by[0] != '\0')
+		snprintf(r->r_reason, sizeof(r->r_reason),
+		    "ended by the sandbox: %s", ap->ap_killed_by);
+	else if (strcmp(ec, "killed") == 0)
+		snprintf(r->r_reason, sizeof(r->r_reason), "ended by signal %s",
+		    ap->ap_exited && WIFSIGNALED(ap->ap_status) &&
+			    (sig = sigabbrev_np(WTERMSIG(ap->ap_status))) !=
+				NULL
+			? sig
+			: "?");
+	else if (strcmp(ec, "non-zero-exit") == 0)
+		snprintf(r->r_reason, sizeof(r->r_reason),
+		    "exited with status %d", code);
+	else
+		snprintf(r->r_reason, sizeof(r->r_reason),
+		    "printed no %s output",
+		    manifest_transport_name(r->r_agent->ag_mf.m_transport));
 }
 
 static void
 run_done(struct aproc *ap)
 {
 	struct run *r = ap->ap_arg;
-	struct json_object *o, *ev;
+	struct json_object *o, *ev, *tail;
 	const char *ec = NULL;
 	int code = aproc_exit_code(ap), pending;
 	uint64_t ms = ap->ap_end_ms - ap->ap_start_ms;
@@ -635,7 +757,10 @@ run_done(struct aproc *ap)
 	gate_chan_close(r->r_gate);
 	r->r_gate = NULL;
 	run_text_finish(r);
-	clean_finish(&r->r_eclean, r->r_err);
+	if (evbuffer_get_length(r->r_err) < SPAWNER_STDERR_MAX) {
+		clean_finish(&r->r_eclean, r->r_tmp);
+		run_err_clean(r, "", 0);
+	}
 	if (ap->ap_end == AP_END_TIMEOUT)
 		ec = "timeout";
 	else if (ap->ap_end == AP_END_CANCEL || ap->ap_end == AP_END_CAP)
@@ -658,7 +783,15 @@ run_done(struct aproc *ap)
 		if (ap->ap_killed_by[0] != '\0')
 			json_object_object_add(ev, "detail",
 			    json_object_new_string(ap->ap_killed_by));
-		run_nonet_reason(r, ev);
+		/* SP-12: what ended it, and the last lines it wrote. */
+		if (!run_nonet_reason(r))
+			run_end_reason(r, ec, code);
+		json_object_object_add(
+		    ev, "reason", json_object_new_string(r->r_reason));
+		if ((tail = run_err_tail(r)) != NULL)
+			json_object_object_add(ev, "stderrTail", tail);
+		log_warnx("agent %s: run %s: %s: %s", r->r_agent->ag_mf.m_name,
+		    r->r_id, ec, r->r_reason);
 		run_event(r, ev);
 	} else {
 		o = json_object_new_object();
@@ -703,15 +836,42 @@ run_done(struct aproc *ap)
 
 static const struct aproc_ops run_ops = {run_out, run_err, run_done};
 
+/*
+ * SP-12: a refusal before the stream, with the reason when there is
+ * one: MSG_ERROR {error, reason?}, which the broker shows as it is.
+ */
+static void
+run_reply_error(struct ipc_conn *c, const struct ipc_msg *m,
+    const struct run *r, const char *code)
+{
+	struct json_object *o;
+
+	if (r->r_reason[0] == '\0') {
+		ipc_reply_error(c, m, code);
+		return;
+	}
+	log_warnx(
+	    "agent %s: %s: %s", r->r_agent->ag_mf.m_name, code, r->r_reason);
+	o = json_object_new_object();
+	json_object_object_add(o, "error", json_object_new_string(code));
+	json_object_object_add(
+	    o, "reason", json_object_new_string(r->r_reason));
+	ipc_reply(c, m, MSG_ERROR, o, -1);
+	json_object_put(o);
+}
+
 /* The run ends before its child started: answer (or call back), free. */
 static void
 run_fail(struct run *r, const char *code)
 {
-	if (r->r_done != NULL)
+	if (r->r_done != NULL) {
+		if (r->r_reason[0] != '\0')
+			log_warnx("agent %s: %s: %s", r->r_agent->ag_mf.m_name,
+			    code, r->r_reason);
 		run_headless_end(r, code, -1, 0);
-	else {
+	} else {
 		if (spawner_broker_ok(r->r_conn, r->r_gen))
-			ipc_reply_error(r->r_conn, &r->r_req, code);
+			run_reply_error(r->r_conn, &r->r_req, r, code);
 		run_free(r);
 	}
 }
@@ -750,6 +910,8 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	if (gate_chan_open(&r->r_gate, r->r_agent, r->r_id, r->r_cwd,
 		(const char *const *)r->r_ss.ss_values, r->r_ss.ss_n,
 		&gatefd) == -1) {
+		snprintf(r->r_reason, sizeof(r->r_reason),
+		    "the run's gate channel could not be made");
 		run_audit_error(r, "spawn-failed", -1);
 		run_fail(r, "spawn-failed");
 		return;
@@ -763,6 +925,10 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		r->r_proc.ap_gatedir = -1;
 	}
 	if (rc == -1) {
+		snprintf(r->r_reason, sizeof(r->r_reason), "%s",
+		    r->r_proc.ap_reason[0] != '\0'
+			? r->r_proc.ap_reason
+			: "the child could not be made");
 		run_audit_error(r, "spawn-failed", -1);
 		run_fail(r, "spawn-failed");
 		return;
@@ -833,6 +999,7 @@ run_new(struct agent *ag, const char *prompt, size_t len)
 	    (r->r_text = evbuffer_new()) == NULL ||
 	    (r->r_note = evbuffer_new()) == NULL ||
 	    (r->r_err = evbuffer_new()) == NULL ||
+	    (r->r_etail = evbuffer_new()) == NULL ||
 	    (r->r_line = evbuffer_new()) == NULL) {
 		run_free(r);
 		return NULL;
@@ -869,8 +1036,7 @@ run_prepare(struct run *r, const char **code, const char **ec)
 		*code = *ec = "missing-secret";
 		return -1;
 	}
-	if (agent_env(&ag->ag_mf, &r->r_ss, &r->r_envp, &r->r_cwd, &unused) ==
-	    -1) {
+	if (agent_env(ag, &r->r_ss, &r->r_envp, &r->r_cwd, &unused) == -1) {
 		*code = "invalid-argument";
 		return -1;
 	}
@@ -879,8 +1045,10 @@ run_prepare(struct run *r, const char **code, const char **ec)
 	if (gate_env(&r->r_envp,
 		(r->r_agent->ag_sb.pl_layers & SBX_L_MOUNTNS) != 0) == -1)
 		return -1;
-	if (agent_resolve_bin(ag->ag_mf.m_bin, r->r_envp, r->r_path,
-		sizeof(r->r_path)) == -1) {
+	/* SP-1, SP-12: found on PATH, and where the sandbox lets it run. */
+	if (agent_bin_check(ag->ag_mf.m_bin, r->r_envp, &ag->ag_sb.pl_roots,
+		&sp.sp_protect, r->r_path, sizeof(r->r_path), r->r_reason,
+		sizeof(r->r_reason)) == -1) {
 		*code = *ec = "spawn-failed";
 		return -1;
 	}
@@ -904,7 +1072,7 @@ static void
 run_refuse(struct ipc_conn *c, struct ipc_msg *m, struct run *r,
     const char *code, const char *ec)
 {
-	ipc_reply_error(c, m, code);
+	run_reply_error(c, m, r, code);
 	if (ec != NULL)
 		run_audit_error(r, ec, -1);
 	run_free(r);
@@ -1002,6 +1170,9 @@ run_headless(struct agent *ag, const char *run_id, const char *prompt,
 	r->r_done = done;
 	r->r_done_arg = arg;
 	if (run_prepare(r, code, &ec) == -1) {
+		if (r->r_reason[0] != '\0')
+			log_warnx("agent %s: %s: %s", ag->ag_mf.m_name, *code,
+			    r->r_reason);
 		if (ec != NULL)
 			run_audit_error(r, ec, -1);
 		run_free(r);

@@ -1231,7 +1231,8 @@ scan_roots(const struct sandbox_run *sx, int shadow, int emptyfd)
 	for (pass = 0; pass < SBX_SCAN_PASSES; pass++) {
 		sc.sc_entries = 0;
 		sc.sc_moved = 0;
-		for (i = 0; i < rt->r_nwrite; i++) {
+		/* Not the agent's own home (SBX-9): its login lives there. */
+		for (i = 0; i < rt->r_nscan; i++) {
 			dfd = open(rt->r_write[i],
 			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (dfd == -1 && errno == ENOTDIR)
@@ -1355,7 +1356,7 @@ child_mounts(const struct sandbox_run *sx)
 {
 	const struct roots *rt = &sx->sx_plan->pl_roots;
 	struct tmproot tr[SBX_PATHS_MAX];
-	int wtree[LIM_ROOTS_MAX], wfd[LIM_ROOTS_MAX];
+	int wtree[SBX_WRITE_MAX], wfd[SBX_WRITE_MAX];
 	struct stat st;
 	size_t i, j, ntr = 0, nw = 0;
 	int fd, tmpm, tmpfd, emptyfd, r, m;

@@ -59,8 +59,10 @@ struct json_object;
  */
 #define SBX_INIT_FD 6
 
+/* Write roots of a run: the manifest's and the agent's home (SBX-9). */
+#define SBX_WRITE_MAX (LIM_ROOTS_MAX + 1)
 /* Landlock rules per run: system table + roots + tmp + bin + cordon. */
-#define SBX_PATHS_MAX (32 + 2 * LIM_ROOTS_MAX + 3)
+#define SBX_PATHS_MAX (32 + LIM_ROOTS_MAX + SBX_WRITE_MAX + 3)
 
 /* Child steps (SPAWN_STEP_HOOK_BASE + n), named by sandbox_step_name. */
 enum sbx_step {

@@ -186,15 +186,16 @@ spawner_paths(const char *home)
 
 /*
  * SBX-2: what no agent root may be, contain or lie inside, besides the
- * fixed list: cordon's config dir and what cordond names with --protect.
- * Resolved now, before confinement; a dir that does not exist yet is
- * kept as written.
+ * fixed list: cordon's config dir, what cordond names with --protect and
+ * our state dir (the scheduler's state and every agent's home, SBX-9:
+ * each agent's plan adds its own home alone).  Resolved now, before
+ * confinement; a dir that does not exist yet is kept as written.
  */
 static void
 spawner_protect(const struct daemon_args *a)
 {
 	struct protect_ctx *pc = &sp.sp_protect;
-	const char *dirs[1 + DAEMON_MAX_PROTECT];
+	const char *dirs[2 + DAEMON_MAX_PROTECT];
 	char cfg[PATH_MAX], *slash, *buf;
 	size_t i, n = 0;
 
@@ -206,6 +207,12 @@ spawner_protect(const struct daemon_args *a)
 	dirs[n++] = cfg;
 	for (i = 0; i < a->da_nprotect; i++)
 		dirs[n++] = a->da_protect[i];
+	if (a->da_state != NULL) {
+		if (snprintf(sp.sp_state, sizeof(sp.sp_state), "%s",
+			a->da_state) >= (int)sizeof(sp.sp_state))
+			fatalx("state dir path too long");
+		dirs[n++] = sp.sp_state;
+	}
 	for (i = 0; i < n && pc->pc_nextra < PROTECT_EXTRA_MAX; i++) {
 		buf = sp.sp_protect_buf[i];
 		if (realpath(dirs[i], buf) == NULL &&

@@ -42,6 +42,8 @@ struct agent {
 	 * NULL: binary-missing, probe-timeout, probe-failed, probe-exit,
 	 * no-version. */
 	const char *ag_why;
+	/* SP-12: binary-missing in words ("binary X not found on PATH Y") */
+	char ag_detail[AGENT_REASON_MAX];
 	char ag_version[LIM_PROBE_VERSION_MAX * 4 + 1];
 	struct probe *ag_probe; /* NULL when none is in flight */
 	struct event *ag_probe_timer;
@@ -92,7 +94,8 @@ struct aproc {
 	char ap_killed_by[48]; /* "seccomp: ptrace", or "" */
 	int ap_fail_step;      /* spawn failed: spawn_step / sbx_step */
 	int ap_fail_errno;
-	char ap_cgroup[24]; /* "run.N" beneath sp_cgfd, or "" (SP-7) */
+	char ap_reason[160]; /* SP-12: why it did not start, or "" */
+	char ap_cgroup[24];  /* "run.N" beneath sp_cgfd, or "" (SP-7) */
 	const struct aproc_ops *ap_ops;
 	void *ap_arg;
 	TAILQ_ENTRY(aproc) ap_entry;
@@ -123,7 +126,9 @@ struct spawner {
 	/* SBX-2: the operator's home, cordon's config dir (that of
 	 * secrets.yaml) and each --protect DIR (audit dir, vault), resolved */
 	struct protect_ctx sp_protect;
-	char sp_protect_buf[1 + DAEMON_MAX_PROTECT][PATH_MAX];
+	char sp_protect_buf[2 + DAEMON_MAX_PROTECT][PATH_MAX];
+	/* --state-dir: missions.json and the agents' homes (SBX-9), or "" */
+	char sp_state[PATH_MAX];
 	char sp_home[PATH_MAX];
 	char sp_missions_dir[PATH_MAX]; /* the sibling of the agents dir */
 	struct agent *sp_agents[SPAWNER_MAX_AGENTS];
@@ -151,7 +156,7 @@ struct agent *agent_find(const char *name);
 struct json_object *agent_json(const struct agent *, int full);
 
 /* child.c: env, binary resolution, start, kill, reaping. */
-int agent_env(const struct manifest *, const struct secret_set *, char ***envp,
+int agent_env(const struct agent *, const struct secret_set *, char ***envp,
     const char **cwd, const char **errcode);
 int aproc_start(struct aproc *, const struct aproc_spec *,
     const struct aproc_ops *, void *arg);
@@ -207,6 +212,16 @@ void probe_stop(struct agent *);
 
 /* Small shared helpers (run.c). */
 const char *errclass_message(const char *errclass);
+/*
+ * SP-12: the last lines of a cleaned and scrubbed stderr, as shown with
+ * a failure (at most SPAWNER_TAIL_LINES lines, SPAWNER_TAIL_MAX bytes,
+ * whole lines and code points); NULL when there is none.
+ */
+#define SPAWNER_TAIL_LINES 20
+#define SPAWNER_TAIL_MAX   2048
+struct json_object *stderr_tail(const char *text, size_t len);
+/* SP-12: a reason (fixed phrases, known values) for the log and the API. */
+#define SPAWNER_REASON_MAX AGENT_REASON_MAX
 int spawner_broker_ok(struct ipc_conn *, unsigned int gen);
 
 #endif

@@ -32,7 +32,8 @@
 
 #define CHECK_MAX_FILES 256
 #define CHECK_MAX_ERRS	64
-#define CHECK_PATH_SHOW 200 /* bytes of $PATH named in a problem */
+#define CHECK_PATH_SHOW 200  /* bytes of $PATH named in a problem */
+#define CHECK_MSG_MAX	1024 /* one problem's text */
 
 #define CHECK_PENDING_MAX 128
 
@@ -42,7 +43,7 @@ struct pending {
 	size_t pd_seq;
 	int pd_warn; /* a warning: reported, not a problem */
 	const char *pd_code;
-	char pd_msg[CHECK_PATH_SHOW + 160];
+	char pd_msg[CHECK_MSG_MAX];
 };
 
 /* Where the problems go: each file's in line order, printed or gathered
@@ -55,6 +56,9 @@ struct check {
 	size_t ck_argv;			 /* agents with promptVia argv */
 	size_t ck_seq;			 /* problems and warnings so far */
 	char ck_secrets[PATH_MAX + 16];	 /* secrets.yaml beside agents/ */
+	const char *ck_state;		 /* the spawner's state dir */
+	const struct protect_ctx *ck_pc; /* the spawner's protected set */
+	struct json_object *ck_homes;	 /* --json: {agent: its home} */
 	char ck_file[PATH_MAX + MISSION_FILE_MAX]; /* the file at hand */
 	struct pending ck_pend[CHECK_PENDING_MAX];
 	size_t ck_npend;
@@ -218,11 +222,13 @@ check_node(struct json_object *root, const char *k1, const char *k2, int idx)
  */
 static void
 check_bin(struct check *ck, const char *file, const struct manifest *m,
-    const char *bin, struct json_object *at, const char *key)
+    const struct roots *rt, const char *bin, struct json_object *at,
+    const char *key)
 {
 	const char *path = getenv("PATH");
 	char env[PATH_MAX + 8], *envp[2] = {env, NULL}, out[PATH_MAX];
 	char shown[CHECK_PATH_SHOW + 4], msg[CHECK_PATH_SHOW + 160];
+	char why[AGENT_REASON_MAX], wide[CHECK_MSG_MAX];
 	size_t i;
 	int own = 0;
 
@@ -234,8 +240,19 @@ check_bin(struct check *ck, const char *file, const struct manifest *m,
 	if (path == NULL)
 		path = "";
 	snprintf(env, sizeof(env), "PATH=%s", path);
-	if (bin == NULL || agent_resolve_bin(bin, envp, out, sizeof(out)) == 0)
+	if (bin == NULL)
 		return;
+	if (agent_resolve_bin(bin, envp, out, sizeof(out)) == 0) {
+		/* SP-12: found, but where the sandbox would hide it. */
+		if (rt != NULL && agent_bin_check(bin, envp, rt, ck->ck_pc, out,
+				      sizeof(out), why, sizeof(why)) == -1) {
+			snprintf(wide, sizeof(wide),
+			    "%s: %.*s; runs would fail (spawn-failed)", key,
+			    (int)(sizeof(wide) - 64), why);
+			check_report_at(ck, file, at, "bin-hidden", wide);
+		}
+		return;
+	}
 	if (bin[0] == '/') {
 		snprintf(msg, sizeof(msg),
 		    "%s: no executable file at that path; runs would fail "
@@ -290,12 +307,12 @@ check_runtime(struct check *ck, const char *path, const struct manifest *m,
 	struct json_object *nv;
 	size_t i;
 
-	check_bin(ck, path, m, m->m_bin,
+	check_bin(ck, path, m, NULL, m->m_bin,
 	    check_node(root, "transportConfig", "bin", -1),
 	    "transportConfig.bin");
 	if (m->m_nprobe_cmd > 0 && m->m_probe_cmd != NULL &&
 	    json_object_object_get_ex(root, "healthProbe", &nv))
-		check_bin(ck, path, m, m->m_probe_cmd[0],
+		check_bin(ck, path, m, NULL, m->m_probe_cmd[0],
 		    check_node(root, "healthProbe", "command", 0),
 		    "healthProbe.command[0]");
 	for (i = 0; i < m->m_nactions; i++)
@@ -303,7 +320,8 @@ check_runtime(struct check *ck, const char *path, const struct manifest *m,
 		    m->m_actions[i].a_command != NULL &&
 		    m->m_actions[i].a_command[0][0] != '\0') {
 			nv = check_node(root, "actions", NULL, (int)i);
-			check_bin(ck, path, m, m->m_actions[i].a_command[0],
+			check_bin(ck, path, m, NULL,
+			    m->m_actions[i].a_command[0],
 			    check_node(nv, "command", NULL, 0),
 			    "actions.command[0]");
 		}
@@ -335,6 +353,25 @@ check_exposures(struct check *ck, const char *path, struct json_object *root,
 	}
 }
 
+/*
+ * SBX-9: where the agent's private home is (the spawner makes it at
+ * load); the secret-file scan leaves it alone, as the run does.
+ */
+static void
+check_home(struct check *ck, const char *name)
+{
+	char home[PATH_MAX];
+
+	if (agent_home_path(ck->ck_state, name, home, sizeof(home)) == -1)
+		return;
+	if (ck->ck_json)
+		json_object_object_add(
+		    ck->ck_homes, name, json_object_new_string(home));
+	else
+		fprintf(stderr, "cordon: check: note: agent %s: home %s\n",
+		    name, home);
+}
+
 /* One manifest file; 1 if it loaded (its problems may be foreseen ones). */
 static int
 check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
@@ -346,7 +383,9 @@ check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
 	struct yaml_err yerr;
 	struct json_object *root, *nv;
 	struct manifest m;
+	const struct roots *rt;
 	size_t i, n = 0;
+	int rok;
 
 	memset(&yerr, 0, sizeof(yerr));
 	if ((root = yaml_load_file(path, &yerr)) == NULL) {
@@ -383,32 +422,35 @@ check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
 		(*nnames)++;
 	check_exposures(ck, path, root, &m);
 	/* SBX-2: the spawner resolves the roots the same way at load. */
-	if (roots_resolve(&m, pc, &r, why, sizeof(why)) == -1) {
+	if ((rok = roots_resolve(&m, pc, &r, why, sizeof(why))) == -1) {
 		if (!json_object_object_get_ex(root, "sandbox", &nv) &&
 		    !json_object_object_get_ex(root, "transportConfig", &nv))
 			nv = root;
 		strncat(why, "; the agent would be disabled",
 		    sizeof(why) - strlen(why) - 1);
 		check_report_at(ck, path, nv, "root-refused", why);
-	} else
-		roots_free(&r);
-	/* SP-1, SP-18: what runs, probes and actions would execute. */
-	check_bin(ck, path, &m, m.m_bin,
+	}
+	rt = rok == 0 ? &r : NULL;
+	/* SP-1, SP-12, SP-18: what runs, probes and actions would execute. */
+	check_bin(ck, path, &m, rt, m.m_bin,
 	    check_node(root, "transportConfig", "bin", -1),
 	    "transportConfig.bin");
 	if (m.m_nprobe_cmd > 0 &&
 	    json_object_object_get_ex(root, "healthProbe", &nv))
-		check_bin(ck, path, &m, m.m_probe_cmd[0],
+		check_bin(ck, path, &m, rt, m.m_probe_cmd[0],
 		    check_node(root, "healthProbe", "command", 0),
 		    "healthProbe.command[0]");
 	for (i = 0; i < m.m_nactions; i++)
 		if (m.m_actions[i].a_ncommand > 0) {
 			nv = check_node(root, "actions", NULL, (int)i);
-			check_bin(ck, path, &m, m.m_actions[i].a_command[0],
+			check_bin(ck, path, &m, rt, m.m_actions[i].a_command[0],
 			    check_node(nv, "command", NULL, 0),
 			    "actions.command[0]");
 		}
+	if (rok == 0)
+		roots_free(&r);
 	check_secrets(ck, path, &m, root);
+	check_home(ck, m.m_name);
 	manifest_free(&m);
 	json_object_put(root);
 	return 1;
@@ -508,12 +550,15 @@ check_missions(
 	return n;
 }
 
-/* The protected set of the spawner: its config dir, audit dir, vault. */
+/*
+ * The protected set of the spawner: its config dir, audit dir, vault
+ * and state dir.
+ */
 static int
 check_protect(const struct cordon_config *cf, struct protect_ctx *pc,
     char *homebuf, size_t homesz, char (*buf)[PATH_MAX], char *cfgdir)
 {
-	const char *extra[3];
+	const char *extra[4];
 	char *slash;
 	size_t i;
 
@@ -525,7 +570,8 @@ check_protect(const struct cordon_config *cf, struct protect_ctx *pc,
 	extra[0] = cfgdir;
 	extra[1] = cf->cf_audit;
 	extra[2] = cf->cf_vault;
-	for (i = 0; i < 3; i++) {
+	extra[3] = cf->cf_state; /* missions.json, the agents' homes */
+	for (i = 0; i < 4; i++) {
 		if (extra[i][0] != '/')
 			continue;
 		if (realpath(extra[i], buf[i]) == NULL)
@@ -583,7 +629,7 @@ cmd_check(int argc, char **argv)
 	struct json_object *doc;
 	const char *home = NULL;
 	char *names[CHECK_MAX_FILES];
-	char homebuf[PATH_MAX], cfgdir[PATH_MAX], protect_buf[3][PATH_MAX];
+	char homebuf[PATH_MAX], cfgdir[PATH_MAX], protect_buf[4][PATH_MAX];
 	struct protect_ctx pc;
 	size_t nagents, nmissions, nnames = 0, i, before;
 	int ch;
@@ -608,7 +654,9 @@ cmd_check(int argc, char **argv)
 	if (ck.ck_json) {
 		ck.ck_problems = json_object_new_array();
 		ck.ck_warnings = json_object_new_array();
+		ck.ck_homes = json_object_new_object();
 	}
+	ck.ck_state = cf.cf_state;
 	/* The spawner's protected set needs the config (vault, audit). */
 	if (config_load(&cf) == -1) {
 		/* It printed FILE:LINE:COL on stderr. */
@@ -623,10 +671,12 @@ cmd_check(int argc, char **argv)
 		fprintf(stderr, "cordon: check: no home directory\n");
 		json_object_put(ck.ck_problems);
 		json_object_put(ck.ck_warnings);
+		json_object_put(ck.ck_homes);
 		return 2;
 	}
 	snprintf(
 	    ck.ck_secrets, sizeof(ck.ck_secrets), "%s/secrets.yaml", cfgdir);
+	ck.ck_pc = &pc;
 	nagents = check_agents(&ck, &cf, &pc, names, &nnames);
 	check_flush(&ck);
 	if (ck.ck_n == 0 && !ck.ck_json)
@@ -655,6 +705,7 @@ out:
 		    doc, "missions", json_object_new_int64((int64_t)nmissions));
 		json_object_object_add(doc, "problems", ck.ck_problems);
 		json_object_object_add(doc, "warnings", ck.ck_warnings);
+		json_object_object_add(doc, "homes", ck.ck_homes);
 		printf("%s\n", json_object_to_json_string_ext(
 				   doc, JSON_C_TO_STRING_PLAIN |
 					    JSON_C_TO_STRING_NOSLASHESCAPE));

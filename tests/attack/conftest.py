@@ -123,7 +123,7 @@ class World:
         }
         for n, t in (extra or {}).items():
             manifests[n] = t.replace("{home}", str(base / "home")).replace(
-                "{ws}", ws)
+                "{ws}", ws).replace("{op}", str(self.op))
         self.home = make_agents_home(base, extra=manifests)
         if config:
             (self.home / "cordon.yaml").write_text(config)
@@ -144,7 +144,9 @@ class World:
 
     def protected(self):
         return (tree_digest(self.op), tree_digest(self.outside),
-                tree_digest(self.home, skip=("audit", "run", "vault")),
+                # state/homes: each agent's own home, a write root (SBX-9)
+                tree_digest(self.home, skip=("audit", "run", "vault",
+                                             "state/homes")),
                 tree_digest(self.vault, skip=("00_Inbox/cordon",)))
 
     def audit_blob(self):

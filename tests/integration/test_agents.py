@@ -363,12 +363,16 @@ def test_sp4_child_env_is_built(agents):
     env.pop("LC_CTYPE", None)
     # CORDON_GATE_FD: the run's gate channel (SBX-6), set by the spawner;
     # CORDON_GATE: the same by path, in the run's own /tmp (SBX-8).
-    # TMPDIR, TMP, TEMP: the run's private tmp (SBX-1).
+    # TMPDIR, TMP, TEMP: the run's private tmp (SBX-1).  HOME, the XDG
+    # dirs and each CLI's own dir: the agent's private home (SBX-9).
     assert set(env) == {"PATH", "HOME", "LANG", "TZ", "PWD", "NO_COLOR",
                         "FORCE_COLOR", "MANIFEST_VAR", "FAKE_API_KEY",
                         "CORDON_GATE_FD", "CORDON_GATE", "TMPDIR", "TMP",
-                        "TEMP"}
+                        "TEMP", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+                        "XDG_DATA_HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR",
+                        "CODEX_HOME", "GEMINI_CLI_HOME"}
     assert env["CORDON_GATE"] == "/tmp/.cordon-gate"
+    assert env["HOME"].endswith("/homes/envdump")
     assert env["TMPDIR"] == env["TMP"] == env["TEMP"]
     # Every run sees its private tmp as /tmp (SBX-4), where the host allows.
     assert env["TMPDIR"] == "/tmp"
@@ -667,12 +671,17 @@ def test_api5_hermes_actions(agents):
 def test_api5_action_fail_soft(agents):
     r = post_json(agents, "/api/agents/quick/actions/slow", {})
     assert r.status == 200
+    # SP-12: the stock message, and what ended it in fixed words.
     assert r.json() == {"ok": False, "errorClass": "timeout",
-                        "errorMessage": "The agent did not finish in time."}
+                        "errorMessage": "The agent did not finish in time.",
+                        "reason": "no end within the action's 1000 ms"}
     r = post_json(agents, "/api/agents/quick/actions/broken", {})
     assert r.json()["ok"] is False
     assert r.json()["errorClass"] == "non-zero-exit"
-    assert b"bad things" not in r.body
+    # SP-12: stderr only as its last lines, cleaned and scrubbed.
+    assert r.json()["reason"] == "exited with status 2"
+    assert r.json()["stderrTail"] == "bad things"
+    assert "stderr" not in r.json()
     r = post_json(agents, "/api/agents/quick/actions/big", {})
     body = r.json()
     assert body["ok"] is True and body["truncated"] is True

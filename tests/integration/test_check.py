@@ -446,8 +446,11 @@ def test_sp15_check_json_one_document(tmp_path):
     (home / "agents" / "a.yaml").unlink()
     r = check(home, "--json")
     assert r.returncode == 0, r.stdout
-    assert json.loads(r.stdout) == {"ok": True, "agents": 1, "missions": 0,
-                                    "problems": [], "warnings": []}
+    # SBX-9: and where each agent's private home is.
+    assert json.loads(r.stdout) == {
+        "ok": True, "agents": 1, "missions": 0, "problems": [],
+        "warnings": [], "homes": {"ok": str(home.resolve() / "state" /
+                                            "homes" / "ok")}}
 
 
 def test_sbx4_check_warns_argv_and_landlock(tmp_path):

@@ -48,6 +48,9 @@ def manifest(name, work, ro, iso=None, net=None, write=None, read=None,
     return (f"name: {name}\ntransport: subprocess\ntransportConfig:\n"
             f"  bin: {ESCAPE}\n  args: [\"{{prompt}}\"]\n"
             f"  cwd: {work}\n  timeoutMs: 20000\n"
+            # The operator's home, for the escape agent (its HOME is its
+            # own, SBX-9); add_agent and the attack world fill it in.
+            "  env:\n    ESCAPE_OP_HOME: \"{op}\"\n"
             f"healthProbe:\n  command: [\"{ESCAPE}\", \"--version\"]\n"
             + block + extra)
 
@@ -100,7 +103,8 @@ def world_tmp(tmp_path, monkeypatch):
 
 
 def add_agent(w, name, text):
-    (w["home"] / "agents" / f"{name}.yaml").write_text(text)
+    (w["home"] / "agents" / f"{name}.yaml").write_text(
+        text.replace("{op}", str(w["op"])))
 
 
 @pytest.fixture

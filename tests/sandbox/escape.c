@@ -95,10 +95,18 @@ try_write_ok(const char *path)
 	return r;
 }
 
+/*
+ * The operator's home: named by the test (ESCAPE_OP_HOME), since HOME
+ * is the agent's own private home (SBX-9); a real agent would look in
+ * /etc/passwd, where the test's fake operator is not.
+ */
 static const char *
 home(void)
 {
-	const char *h = getenv("HOME");
+	const char *h = getenv("ESCAPE_OP_HOME");
+
+	if (h == NULL)
+		h = getenv("HOME");
 
 	return h != NULL ? h : "/root";
 }
