@@ -200,6 +200,12 @@ export const agentView = {
       h('div', 'agent-status', r.pill, el('span', 'version', fmt(r.version)), back));
     const parts = [head];
     if (r.why) parts.push(el('p', 'notice not-live', `Not live: ${r.why}.`));
+    // SP-12: which program, on which PATH, or under which home.
+    const rd = a.readiness && typeof a.readiness === 'object' ? a.readiness : {};
+    if (r.why && typeof rd.detail === 'string') parts.push(el('p', 'notice not-live-detail mono', rd.detail));
+    // SBX-9: the agent's own private home (its CLI's config and login).
+    if (typeof a.home === 'string')
+      parts.push(h('p', 'agent-home', 'Private home: ', el('code', 'mono', a.home)));
     if (missing.length)
       parts.push(el('p', 'notice', `Missing secrets: ${missing.join(', ')}. Runs will be refused until they are set.`));
     parts.push(h('div', 'agent-grid', this.room.root, this.control.root));

@@ -115,6 +115,7 @@ function parse(raw) {
     if (m.error && typeof m.error.errorClass === 'string') {
       c.error = { errorClass: m.error.errorClass, errorMessage: String(m.error.errorMessage || '') };
       if (typeof m.error.reason === 'string') c.error.reason = m.error.reason;
+      if (typeof m.error.stderrTail === 'string') c.error.stderrTail = m.error.stderrTail;
     }
     const steps = parseSteps(m.steps, m.text.length);
     if (steps.length) c.steps = steps;

@@ -39,6 +39,15 @@ function usageStrip(u) {
   return s.childElementCount ? s : null;
 }
 
+// A run's error event: its class and stock message, and (SP-12) the
+// reason and stderr tail cordon built, cleaned and scrubbed.
+function errorOf(ev) {
+  const e = { errorClass: String(ev.errorClass || 'unknown'), errorMessage: String(ev.errorMessage || '') };
+  if (typeof ev.reason === 'string') e.reason = ev.reason;
+  if (typeof ev.stderrTail === 'string') e.stderrTail = ev.stderrTail;
+  return e;
+}
+
 function metaLine(m) {
   const line = el('div', 'msg-meta');
   if (m.state === 'running') line.append(pill('streaming…', 'muted'));
@@ -51,6 +60,7 @@ function metaLine(m) {
     const e = pill(m.error.errorClass, 'bad');
     e.classList.add('error-pill');
     line.append(e, el('span', 'error-msg', m.error.errorMessage));
+    // SP-12: what failed and where, and the last stderr lines, as text.
     if (m.error.reason) line.append(el('span', 'error-reason', m.error.reason));
   }
   if (m.saved) {
@@ -171,6 +181,11 @@ export class Room {
     box.append(body);
     if (m.role === 'agent') {
       box.append(metaLine(m));
+      if (m.error && m.error.stderrTail) {
+        const tail = el('pre', 'error-tail', m.error.stderrTail);
+        tail.title = 'The last lines the agent wrote on stderr, cleaned and scrubbed';
+        box.append(tail);
+      }
       if (m.usage) {
         const u = usageStrip(m.usage);
         if (u) box.append(u);
@@ -270,8 +285,7 @@ export class Room {
       delete m.usage.kind;
       break;
     case 'error':
-      m.error = { errorClass: String(ev.errorClass || 'unknown'), errorMessage: String(ev.errorMessage || '') };
-      if (typeof ev.reason === 'string') m.error.reason = ev.reason;
+      m.error = errorOf(ev);
       break;
     case 'tool':
       if (typeof ev.tool !== 'string') return;
@@ -316,6 +330,7 @@ export class Room {
     } else if (res.kind === 'refused') {
       m.state = 'done';
       m.error = { errorClass: res.code || 'refused', errorMessage: REFUSED[res.code] || 'cordon refused the run.' };
+      if (res.data && typeof res.data.reason === 'string') m.error.reason = res.data.reason;
     } else if (res.kind === 'signed-out') {
       m.state = 'done';
       m.error = { errorClass: 'signed-out', errorMessage: 'Not signed in — run cordon login on this machine and open the URL it prints.' };

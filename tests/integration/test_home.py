@@ -62,8 +62,32 @@ def world(tmp_path_factory):
             f.write(HOMEBOT)
         os.chmod(bot, 0o755)
         from pathlib import Path
+        # SP-12: a CLI installed under the operator's home (npm's user
+        # prefix): a script there, and the same with its dir a read root.
+        npm = os.path.join(op, ".npm-global", "bin")
+        os.makedirs(npm)
+        cli = os.path.join(npm, "fakecli")
+        with open(cli, "w") as f:
+            f.write("#!/bin/sh\necho fakecli ran\n")
+        os.chmod(cli, 0o755)
+        # SP-12: an agent that fails at start, saying why on stderr
+        # (with a secret in it, which must come back scrubbed).
+        failer = os.path.join(bindir, "failer")
+        with open(failer, "w") as f:
+            f.write("#!/bin/sh\necho starting\n"
+                    "echo using \"$FAKE_API_KEY\" now >&2\n"
+                    "echo cannot start: no config >&2\nexit 1\n")
+        os.chmod(failer, 0o755)
         home = make_agents_home(Path(base), name="ch", extra={
-            "alpha": manifest("alpha", bot), "beta": manifest("beta", bot)})
+            "alpha": manifest("alpha", bot), "beta": manifest("beta", bot),
+            "nobin": manifest("nobin", "nosuch-cli"),
+            "homecli": manifest("homecli", cli),
+            "homecliok": manifest(
+                "homecliok", cli,
+                f"sandbox:\n  readRoots: [\"{os.path.dirname(npm)}\"]\n"),
+            "failer": manifest("failer", failer)
+            + "secrets:\n  FAKE_API_KEY: fake.apiKey\n",
+        })
         server_env(mp, {"HOME": op})
         c = Cordon(home, ["--allow-root"]).start()
         yield {"c": c, "home": str(home), "op": op, "base": base}
@@ -172,3 +196,61 @@ def test_sbx9_no_root_may_reach_the_homes(world, tmp_path):
     assert r.returncode == 1
     assert ("sandbox.readRoots[0]: is inside a protected path"
             in r.stdout), r.stdout
+
+
+# SP-12: every refusal and failure says what and where: in the API (a
+# reason beside the stock code), in the log, and in `cordon check`.
+def check_out(w, *extra):
+    env = child_env()
+    env["HOME"] = w["op"]
+    env["PATH"] = os.environ["PATH"]
+    return subprocess.run([cordon_bin(), "check", *extra, "--home",
+                           w["home"]], capture_output=True, text=True,
+                          timeout=30, env=env)
+
+
+def test_sp12_binary_not_found_names_path(world):
+    path = os.environ["PATH"]  # cordond's, as server_env set it
+    r, _ = run(world["c"], "nobin", "hello")
+    assert r.status == 502, r
+    assert r.json() == {"ok": False, "error": "spawn-failed",
+                        "reason": f"binary nosuch-cli not found on PATH "
+                                  f"{path}"}, r.json()
+    assert ("agent nobin: spawn-failed: binary nosuch-cli not found on "
+            f"PATH {path}") in world["c"].stderr()
+    out = check_out(world).stdout
+    assert f"transportConfig.bin: not found on cordon's PATH {path}" in out
+
+
+def test_sp12_cli_under_operator_home_refused_with_reason(world):
+    cli = os.path.join(world["op"], ".npm-global", "bin", "fakecli")
+    r, _ = run(world["c"], "homecli", "hello")
+    assert r.status == 502, r
+    why = (f"the program fakecli is the script {cli}, under the operator's"
+           " home, which the sandbox hides (install it system-wide or add"
+           " its directory to sandbox.readRoots)")
+    assert r.json() == {"ok": False, "error": "spawn-failed",
+                        "reason": why}, r.json()
+    assert f"agent homecli: spawn-failed: {why}" in world["c"].stderr()
+    out = check_out(world).stdout
+    assert f"transportConfig.bin: {why}; runs would fail" in out, out
+    # Made readable, as the reason says: it runs.
+    ev = say(world, "homecliok", "hello")
+    assert text_of(ev) == "fakecli ran\n", ev
+    assert "homecliok" not in out
+
+
+def test_sp12_exit_at_start_shows_scrubbed_stderr_tail(world):
+    from agents_util import FILE_SECRET
+    ev = say(world, "failer", "hello")
+    err = [e for e in ev if e["kind"] == "error"]
+    assert err == [{"kind": "error", "errorClass": "non-zero-exit",
+                    "errorMessage": "The agent exited with an error.",
+                    "reason": "exited with status 1",
+                    "stderrTail": "using *** now\ncannot start: no config"}
+                   ], ev
+    assert FILE_SECRET not in json.dumps(ev)
+    run_id = ev[0]["runId"]
+    assert (f"agent failer: run {run_id}: non-zero-exit: exited with "
+            "status 1") in world["c"].stderr()
+    assert FILE_SECRET not in world["c"].stderr()
