@@ -158,6 +158,48 @@ test_sp4_env_home_relative(void **state)
 	manifest_free(&m);
 }
 
+/*
+ * SBX-9: HOME, the XDG dirs and each CLI's own dir point into the agent's
+ * home, over what the parent had; a name the manifest sets keeps its
+ * value; a home that is not absolute or holds a newline fails closed.
+ */
+static void
+test_sbx9_env_home(void **state)
+{
+	struct manifest m;
+	const char *err = NULL;
+	char **envp;
+	size_t n;
+
+	(void)state;
+	load(MF "    CODEX_HOME: /srv/codex\n", &m);
+	assert_int_equal(
+	    env_build(parent, &m, "/w", NULL, NULL, 0, &envp, &err), 0);
+	n = count(envp);
+	assert_int_equal(env_home(&envp, &m, "/st/homes/a"), 0);
+	assert_string_equal(get(envp, "HOME"), "/st/homes/a");
+	assert_string_equal(
+	    get(envp, "XDG_CONFIG_HOME"), "/st/homes/a/.config");
+	assert_string_equal(get(envp, "XDG_CACHE_HOME"), "/st/homes/a/.cache");
+	assert_string_equal(
+	    get(envp, "XDG_DATA_HOME"), "/st/homes/a/.local/share");
+	assert_string_equal(
+	    get(envp, "XDG_STATE_HOME"), "/st/homes/a/.local/state");
+	assert_string_equal(
+	    get(envp, "CLAUDE_CONFIG_DIR"), "/st/homes/a/.claude");
+	assert_string_equal(get(envp, "GEMINI_CLI_HOME"), "/st/homes/a");
+	assert_string_equal(get(envp, "CODEX_HOME"), "/srv/codex");
+	/* HOME, XDG_CONFIG_HOME and CODEX_HOME were there already. */
+	assert_int_equal(count(envp), n + 5);
+	assert_int_equal(env_home(&envp, &m, "rel/home"), -1);
+	assert_null(envp);
+	assert_int_equal(
+	    env_build(parent, &m, "/w", NULL, NULL, 0, &envp, &err), 0);
+	assert_int_equal(env_home(&envp, &m, "/st/a\nB=1"), -1);
+	assert_null(envp);
+	manifest_free(&m);
+}
+
 /* SP-2, SP-5: bad secret values and names, bad cwd: refused. */
 static void
 test_sp2_env_build_refusals(void **state)
@@ -255,6 +297,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sp4_env_built_not_inherited),
 	    cmocka_unit_test(test_sp4_env_home_relative),
+	    cmocka_unit_test(test_sbx9_env_home),
 	    cmocka_unit_test(test_sp2_env_build_refusals),
 	    cmocka_unit_test(test_sp5_env_name_rules),
 	    cmocka_unit_test(test_sp5_env_secretish),
