@@ -931,7 +931,8 @@ def test_sp12_api_retries_are_notices_and_name_network_none(toolclaude):
 
 def test_sp12_network_reason_only_when_denied(
         tmp_path, monkeypatch, cordon_factory):
-    """With network: allow, or without a retry, no network reason."""
+    """With network: allow, or without a retry, the reason is the exit,
+    never the network."""
     server_env(monkeypatch)
     allow = TOOLCLAUDE.replace("toolclaude", "netclaude") + \
         "sandbox:\n  network: allow\n"
@@ -939,5 +940,6 @@ def test_sp12_network_reason_only_when_denied(
         tmp_path, extra={"netclaude": allow, "toolclaude": TOOLCLAUDE}))
     r, ev = run(c, "netclaude", "retry")
     err = [e for e in ev if e["kind"] == "error"][0]
-    assert err["errorClass"] == "non-zero-exit" and "reason" not in err
+    assert err["errorClass"] == "non-zero-exit", err
+    assert err["reason"] == "exited with status 1", err
     assert [e["kind"] for e in ev].count("notice") == 2
