@@ -678,7 +678,7 @@ mp_sandbox(struct schema *p, struct manifest *m, struct json_object *root)
 {
 	static const char *const keys[] = {"network", "isolation", "readRoots",
 	    "writeRoots", "required", NULL};
-	static const char *const nets[] = {"allow", "none", NULL};
+	static const char *const nets[] = {"allow", "none", "proxy", NULL};
 	static const char *const isos[] = {"landlock", "namespace", NULL};
 	struct json_object *sb;
 	struct mf_sandbox *s = &m->m_sandbox;
@@ -796,7 +796,7 @@ mp_ignored(struct manifest *m, struct json_object *root)
 static const char *const top_keys[] = {"name", "displayName", "description",
     "transport", "transportConfig", "capabilities", "healthProbe", "actions",
     "secrets", "promptVia", "limits", "sandbox", "commands", "postRunUsage",
-    NULL};
+    "egress", NULL};
 static const char *const transports[] = {"subprocess", "streamJson", NULL};
 static const char *const prompt_vias[] = {"argv", "stdin", NULL};
 
@@ -840,6 +840,7 @@ mp_parse(struct json_object *root, struct manifest *out,
 	mp_actions(&p, m, root);
 	mp_limits(&p, m, root);
 	mp_sandbox(&p, m, root);
+	mf_egress_parse(&p, m, root);
 	mp_commands(&p, m, root);
 done:
 	if (schema_finish(&p, root, nerrs) == -1) {
@@ -898,6 +899,8 @@ manifest_free(struct manifest *m)
 	free(m->m_secrets);
 	strv_free(m->m_sandbox.sb_read_roots);
 	strv_free(m->m_sandbox.sb_write_roots);
+	free(m->m_egress.eg_allow);
+	free(m->m_egress.eg_test);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "cordon_limits.h"
+#include "egress.h"
 #include "gate.h"
 #include "policy.h"
 
@@ -19,7 +20,7 @@ struct json_object;
 enum mf_transport { MF_SUBPROCESS, MF_STREAMJSON };
 enum mf_output { MF_OUT_TEXT, MF_OUT_JSON };
 enum mf_prompt_via { MF_PROMPT_ARGV, MF_PROMPT_STDIN };
-enum mf_network { MF_NET_ALLOW, MF_NET_NONE };
+enum mf_network { MF_NET_ALLOW, MF_NET_NONE, MF_NET_PROXY };
 enum mf_isolation { MF_ISO_LANDLOCK, MF_ISO_NAMESPACE };
 
 /* Every char ** below is NULL-terminated and also counted. */
@@ -69,6 +70,28 @@ struct mf_sandbox {
 	int sb_required; /* default 1 */
 };
 
+/*
+ * EG-2, EG-4: the `egress:` block of a `network: proxy` agent
+ * (policy/egress_mf.c).  testResolve and testAllowAddress are test-only:
+ * parsed here, refused by the spawner unless cordon runs with
+ * CORDON_TEST_EGRESS=1 (docs/agents.md).
+ */
+struct mf_egress_test {
+	char et_host[EGRESS_HOST_MAX + 1]; /* lower case */
+	char et_addr[EGRESS_ADDR_STR_MAX]; /* an address, as text */
+};
+struct mf_egress {
+	int eg_present;
+	struct egress_rule *eg_allow; /* 1..EGRESS_ALLOW_MAX */
+	size_t eg_nallow;
+	unsigned int eg_max_conns;
+	unsigned long long eg_max_bytes;
+	unsigned int eg_idle_sec;
+	struct mf_egress_test *eg_test; /* test-only */
+	size_t eg_ntest;
+	char eg_test_allow[EGRESS_ADDR_STR_MAX]; /* test-only; "" if absent */
+};
+
 struct manifest {
 	char *m_name;	      /* ^[a-z0-9][a-z0-9-]{0,63}$ */
 	char *m_display_name; /* NULL if absent */
@@ -108,6 +131,7 @@ struct manifest {
 	enum mf_prompt_via m_prompt_via; /* default argv */
 	struct mf_limits m_limits;
 	struct mf_sandbox m_sandbox;
+	struct mf_egress m_egress;     /* EG-2: with sandbox.network: proxy */
 	struct gate_policy m_commands; /* SBX-6: `commands:` or defaults */
 };
 

@@ -1,0 +1,139 @@
+/*
+ * Egress rules (EG-2, EG-4): the allowlist of a `network: proxy` agent,
+ * the classes of addresses never reached, and the strict parser of the
+ * one request an agent sends its proxy (CONNECT host:port).  Pure: no
+ * I/O, no globals, no allocation; the manifest's `egress:` block is read
+ * by egress_mf.c into these types.
+ */
+#ifndef CORDON_POLICY_EGRESS_H
+#define CORDON_POLICY_EGRESS_H
+
+#include <stddef.h>
+
+#define EGRESS_ALLOW_MAX    32	 /* allowlist entries per agent */
+#define EGRESS_HOST_MAX	    253	 /* a DNS name, RFC 1123 */
+#define EGRESS_RULE_MAX	    264	 /* "*." + host + ":65535", or "[v6]:port" */
+#define EGRESS_PORT_DEF	    443	 /* an entry without :port */
+#define EGRESS_PROXY_PORT   3128 /* the proxy in every proxy run's netns */
+#define EGRESS_HEAD_MAX	    8192 /* request line + headers, bytes */
+#define EGRESS_HEAD_SEC	    10	 /* whole head within (slowloris) */
+#define EGRESS_HEADERS_MAX  64	 /* header lines */
+#define EGRESS_TEST_MAX	    8	 /* egress.testResolve entries */
+#define EGRESS_ADDR_STR_MAX 46	 /* INET6_ADDRSTRLEN */
+
+/* Per run: defaults and the ceilings a manifest may raise them to. */
+#define EGRESS_CONNS_DEF 32
+#define EGRESS_CONNS_MAX 256
+#define EGRESS_BYTES_DEF (1024ULL * 1024 * 1024)
+#define EGRESS_BYTES_MAX (64ULL * 1024 * 1024 * 1024)
+#define EGRESS_IDLE_DEF	 120
+#define EGRESS_IDLE_MAX	 3600
+
+enum egress_kind {
+	EK_NAME,     /* exactly this name */
+	EK_WILDCARD, /* "*.suffix": any name with at least one more label */
+	EK_IP4,	     /* exactly this address */
+	EK_IP6,
+};
+
+struct egress_rule {
+	char er_host[EGRESS_HOST_MAX + 1]; /* lower case; the suffix for
+					      EK_WILDCARD; the text of an
+					      address */
+	unsigned int er_port;
+	enum egress_kind er_kind;
+	unsigned char er_addr[16]; /* EK_IP4 (first 4), EK_IP6 */
+};
+
+/* Why a connection was refused: the reason its 403 and record carry. */
+enum egress_reason {
+	ER_NONE = 0,
+	ER_HOST_NOT_ALLOWED,
+	ER_PORT_NOT_ALLOWED,
+	ER_ADDRESS_REFUSED,
+	ER_RESOLVE_FAILED,
+	ER_BUDGET_EXCEEDED,
+	ER_BAD_REQUEST,
+	ER_CONNECT_FAILED,
+	ER_MAX
+};
+/* "host-not-allowed", ...; "" for ER_NONE. */
+const char *egress_reason_name(enum egress_reason);
+
+/*
+ * One allowlist entry as a manifest writes it: "host", "*.domain",
+ * "host:port", an IPv4 address, or "[IPv6]" (each with an optional
+ * :port, 1..65535, default 443).  Names are RFC 1123 (labels of
+ * [A-Za-z0-9-], 1..63, no leading or trailing '-', 253 in all, the last
+ * label not all digits).  0, or -1: refused.
+ */
+int egress_rule_parse(const char *s, size_t len, struct egress_rule *);
+/* The canonical text of a rule (re-parses to the same rule). */
+int egress_rule_format(const struct egress_rule *, char *buf, size_t sz);
+
+/* A DNS name per RFC 1123, as above (either case). */
+int egress_hostname_ok(const char *s, size_t len);
+/* A dotted-quad IPv4 or an IPv6 address (no brackets): 4 or 6, else 0. */
+int egress_ip_parse(const char *s, size_t len, unsigned char addr[16]);
+
+/*
+ * A target (lower-case name, or an address of family ip 4/6) on port:
+ * the index of the first rule that allows it, or -1 and *why
+ * (ER_HOST_NOT_ALLOWED: no rule names the host; ER_PORT_NOT_ALLOWED:
+ * some does, not on this port).  An address matches only a rule that
+ * lists that address; a name never matches an address rule.
+ */
+int egress_match(const struct egress_rule *, size_t n, const char *host, int ip,
+    const unsigned char addr[16], unsigned int port, enum egress_reason *why);
+
+/* Classes of addresses never connected to, whatever the allowlist says. */
+enum egress_addr_class {
+	EA_PUBLIC = 0,
+	EA_UNSPECIFIED, /* 0.0.0.0/8, :: */
+	EA_LOOPBACK,	/* 127/8, ::1 */
+	EA_PRIVATE,	/* 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7,
+			   fec0::/10 */
+	EA_LINKLOCAL,	/* 169.254/16, fe80::/10 */
+	EA_METADATA,	/* 169.254.169.254, fd00:ec2::254 */
+	EA_MULTICAST,	/* 224/4, ff00::/8 */
+	EA_RESERVED,	/* 240/4, 192.0.0/24, 198.18/15, documentation
+			   ranges, 100::/64 */
+};
+/*
+ * family 4 or 6.  An IPv6 address that carries an IPv4 one (mapped
+ * ::ffff:0:0/96, compatible ::/96, NAT64 64:ff9b::/96, 6to4 2002::/16)
+ * is the class of that IPv4 address.
+ */
+enum egress_addr_class egress_addr_class(int family, const unsigned char *a);
+
+/* The one request a proxy client sends (EG-2). */
+struct egress_req {
+	char rq_host[EGRESS_HOST_MAX + 1]; /* lower case, no brackets */
+	unsigned int rq_port;
+	int rq_ip; /* 0: a name; 4, 6: an address literal */
+	unsigned char rq_addr[16];
+	size_t rq_head_len; /* bytes up to and with the blank line */
+};
+/*
+ * Parse the head at buf[0, len): 1 complete and valid (*rq filled), 0
+ * not complete yet (and len < EGRESS_HEAD_MAX), -1 refused.  Accepted:
+ * "CONNECT authority HTTP/1.x" then header lines, CRLF only; refused:
+ * any other method or form, bare CR or LF, control characters, obs-fold,
+ * a space before a colon, more than EGRESS_HEADERS_MAX headers, a second
+ * Host or one naming another authority, Content-Length and
+ * Transfer-Encoding (a CONNECT has no body), a head over
+ * EGRESS_HEAD_MAX.
+ */
+int egress_req_parse(const char *buf, size_t len, struct egress_req *rq);
+
+/*
+ * egress_mf.c, for manifest.c: the `egress:` block into m->m_egress,
+ * checked against sandbox.network (read before it).
+ */
+struct schema;
+struct manifest;
+struct json_object;
+void mf_egress_parse(
+    struct schema *, struct manifest *, struct json_object *root);
+
+#endif

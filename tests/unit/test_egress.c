@@ -1,0 +1,428 @@
+/*
+ * Unit tests for policy/egress.c, egress_req.c and egress_mf.c (EG-2,
+ * EG-4): allowlist entries, matching, the address classes refused after
+ * resolution, the strict CONNECT parser and the manifest's egress block.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <json-c/json.h>
+
+#include "egress.h"
+#include "manifest.h"
+#include "yamljson.h"
+
+static int
+rule_ok(const char *s, struct egress_rule *r)
+{
+	return egress_rule_parse(s, strlen(s), r);
+}
+
+static void
+test_eg2_rules_accepted(void **state)
+{
+	static const struct {
+		const char *in, *canon;
+		enum egress_kind kind;
+	} ok[] = {
+	    {"api.anthropic.com", "api.anthropic.com:443", EK_NAME},
+	    {"API.Example.COM:8443", "api.example.com:8443", EK_NAME},
+	    {"*.example.org", "*.example.org:443", EK_WILDCARD},
+	    {"localhost", "localhost:443", EK_NAME},
+	    {"203.0.113.7:80", "203.0.113.7:80", EK_IP4},
+	    {"[2001:db8::1]", "[2001:db8::1]:443", EK_IP6},
+	    {"[2001:db8::1]:65535", "[2001:db8::1]:65535", EK_IP6},
+	    {"a-b.c0:1", "a-b.c0:1", EK_NAME},
+	};
+	struct egress_rule r, r2;
+	char buf[EGRESS_RULE_MAX + 1];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(rule_ok(ok[i].in, &r), 0);
+		assert_int_equal(r.er_kind, ok[i].kind);
+		assert_int_equal(egress_rule_format(&r, buf, sizeof(buf)), 0);
+		assert_string_equal(buf, ok[i].canon);
+		/* The canonical form is what egressd parses again. */
+		assert_int_equal(rule_ok(buf, &r2), 0);
+		assert_memory_equal(&r, &r2, sizeof(r));
+	}
+}
+
+static void
+test_eg2_rules_refused(void **state)
+{
+	static const char *const bad[] = {"", "*", "*.com", "**.a.com",
+	    "a.*.com", "-a.com", "a-.com", "a..com", ".a.com", "a.com.",
+	    "a.com:0", "a.com:65536", "a.com:08", "a.com:", "a.com:1:2",
+	    "a.com:+1", "a_b.com", "a com", "1.2.3", "1.2.3.4.5", "01.2.3.4",
+	    "::1", "[::1", "[::1]x", "[1.2.3.4]", "[fe80::1%eth0]", "a.123",
+	    "http://a.com", "a.com/x", "a.com\n"};
+	char big[300];
+	struct egress_rule r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(rule_ok(bad[i], &r), -1);
+	/* A 64-byte label, and a name over 253. */
+	memset(big, 'a', 64);
+	strcpy(big + 64, ".com");
+	assert_int_equal(rule_ok(big, &r), -1);
+	for (i = 0; i < 254; i++)
+		big[i] = (i % 2) ? '.' : 'a';
+	big[254] = '\0';
+	assert_int_equal(rule_ok(big, &r), -1);
+	assert_int_equal(egress_rule_parse("a.com\0x", 7, &r), -1);
+}
+
+static void
+test_eg2_match(void **state)
+{
+	struct egress_rule rules[4];
+	unsigned char a[16] = {0};
+	enum egress_reason why = ER_NONE;
+
+	(void)state;
+	assert_int_equal(rule_ok("api.example.com", &rules[0]), 0);
+	assert_int_equal(rule_ok("*.cdn.example.net:8443", &rules[1]), 0);
+	assert_int_equal(rule_ok("203.0.113.7:443", &rules[2]), 0);
+	assert_int_equal(rule_ok("api.example.com:8080", &rules[3]), 0);
+	assert_int_equal(
+	    egress_match(rules, 4, "api.example.com", 0, a, 443, &why), 0);
+	assert_int_equal(
+	    egress_match(rules, 4, "api.example.com", 0, a, 8080, &why), 3);
+	assert_int_equal(
+	    egress_match(rules, 4, "api.example.com", 0, a, 22, &why), -1);
+	assert_int_equal(why, ER_PORT_NOT_ALLOWED);
+	assert_int_equal(
+	    egress_match(rules, 4, "x.cdn.example.net", 0, a, 8443, &why), 1);
+	assert_int_equal(
+	    egress_match(rules, 4, "a.b.cdn.example.net", 0, a, 8443, &why), 1);
+	/* The apex is not "*.": and no suffix trick. */
+	assert_int_equal(
+	    egress_match(rules, 4, "cdn.example.net", 0, a, 8443, &why), -1);
+	assert_int_equal(why, ER_HOST_NOT_ALLOWED);
+	assert_int_equal(
+	    egress_match(rules, 4, "evilcdn.example.net", 0, a, 8443, &why),
+	    -1);
+	assert_int_equal(
+	    egress_match(rules, 4, "evil.com", 0, a, 443, &why), -1);
+	assert_int_equal(why, ER_HOST_NOT_ALLOWED);
+	assert_int_equal(
+	    egress_match(rules, 4, "api.example.com.evil.com", 0, a, 443, &why),
+	    -1);
+	/* An address only where it is listed as one. */
+	a[0] = 203, a[1] = 0, a[2] = 113, a[3] = 7;
+	assert_int_equal(
+	    egress_match(rules, 4, "203.0.113.7", 4, a, 443, &why), 2);
+	a[3] = 8;
+	assert_int_equal(
+	    egress_match(rules, 4, "203.0.113.8", 4, a, 443, &why), -1);
+	assert_int_equal(why, ER_HOST_NOT_ALLOWED);
+}
+
+static enum egress_addr_class
+cls(const char *s)
+{
+	unsigned char a[16];
+	int fam = egress_ip_parse(s, strlen(s), a);
+
+	assert_true(fam == 4 || fam == 6);
+	return egress_addr_class(fam, a);
+}
+
+static void
+test_eg2_address_classes(void **state)
+{
+	(void)state;
+	assert_int_equal(cls("93.184.216.34"), EA_PUBLIC);
+	assert_int_equal(cls("2606:4700::1111"), EA_PUBLIC);
+	assert_int_equal(cls("0.0.0.0"), EA_UNSPECIFIED);
+	assert_int_equal(cls("::"), EA_UNSPECIFIED);
+	assert_int_equal(cls("127.0.0.1"), EA_LOOPBACK);
+	assert_int_equal(cls("127.255.0.9"), EA_LOOPBACK);
+	assert_int_equal(cls("::1"), EA_LOOPBACK);
+	assert_int_equal(cls("10.1.2.3"), EA_PRIVATE);
+	assert_int_equal(cls("172.16.0.1"), EA_PRIVATE);
+	assert_int_equal(cls("172.31.255.255"), EA_PRIVATE);
+	assert_int_equal(cls("172.32.0.1"), EA_PUBLIC);
+	assert_int_equal(cls("192.168.1.1"), EA_PRIVATE);
+	assert_int_equal(cls("100.64.0.1"), EA_PRIVATE);
+	assert_int_equal(cls("100.127.255.255"), EA_PRIVATE);
+	assert_int_equal(cls("100.128.0.1"), EA_PUBLIC);
+	assert_int_equal(cls("fc00::1"), EA_PRIVATE);
+	assert_int_equal(cls("fdff::1"), EA_PRIVATE);
+	assert_int_equal(cls("169.254.1.1"), EA_LINKLOCAL);
+	assert_int_equal(cls("fe80::1"), EA_LINKLOCAL);
+	assert_int_equal(cls("169.254.169.254"), EA_METADATA);
+	assert_int_equal(cls("fd00:ec2::254"), EA_METADATA);
+	assert_int_equal(cls("224.0.0.1"), EA_MULTICAST);
+	assert_int_equal(cls("ff02::1"), EA_MULTICAST);
+	assert_int_equal(cls("255.255.255.255"), EA_RESERVED);
+	/* IPv6 carriers of IPv4 addresses take their class. */
+	assert_int_equal(cls("::ffff:127.0.0.1"), EA_LOOPBACK);
+	assert_int_equal(cls("::ffff:169.254.169.254"), EA_METADATA);
+	assert_int_equal(cls("::ffff:10.0.0.1"), EA_PRIVATE);
+	assert_int_equal(cls("::127.0.0.1"), EA_LOOPBACK);
+	assert_int_equal(cls("64:ff9b::a00:1"), EA_PRIVATE);
+	assert_int_equal(cls("2002:7f00:1::"), EA_LOOPBACK);
+	assert_int_equal(cls("::ffff:93.184.216.34"), EA_PUBLIC);
+}
+
+static int
+req(const char *s, struct egress_req *rq)
+{
+	return egress_req_parse(s, strlen(s), rq);
+}
+
+static void
+test_eg2_connect_parsed(void **state)
+{
+	struct egress_req rq;
+
+	(void)state;
+	assert_int_equal(req("CONNECT api.example.com:443 HTTP/1.1\r\n"
+			     "Host: api.example.com:443\r\n"
+			     "User-Agent: curl/7.88.1\r\n"
+			     "Proxy-Connection: Keep-Alive\r\n\r\nTLS",
+			     &rq),
+	    1);
+	assert_string_equal(rq.rq_host, "api.example.com");
+	assert_int_equal(rq.rq_port, 443);
+	assert_int_equal(rq.rq_ip, 0);
+	assert_int_equal(
+	    rq.rq_head_len, strlen("CONNECT api.example.com:443 HTTP/1.1\r\n"
+				   "Host: api.example.com:443\r\n"
+				   "User-Agent: curl/7.88.1\r\n"
+				   "Proxy-Connection: Keep-Alive\r\n\r\n"));
+	assert_int_equal(
+	    req("CONNECT API.Example.com:8443 HTTP/1.0\r\n\r\n", &rq), 1);
+	assert_string_equal(rq.rq_host, "api.example.com");
+	assert_int_equal(req("CONNECT [2001:db8::1]:443 HTTP/1.1\r\n"
+			     "host: [2001:DB8::1]:443\r\n\r\n",
+			     &rq),
+	    1);
+	assert_int_equal(rq.rq_ip, 6);
+	assert_string_equal(rq.rq_host, "2001:db8::1");
+	assert_int_equal(req("CONNECT 10.0.0.1:22 HTTP/1.1\r\n\r\n", &rq), 1);
+	assert_int_equal(rq.rq_ip, 4);
+	/* Not complete yet. */
+	assert_int_equal(req("", &rq), 0);
+	assert_int_equal(req("CONN", &rq), 0);
+	assert_int_equal(req("CONNECT a.com:443 HTTP/1.1\r\n", &rq), 0);
+}
+
+static void
+test_eg2_connect_refused(void **state)
+{
+	static const char *const bad[] = {
+	    "GET http://a.com/ HTTP/1.1\r\nHost: a.com\r\n\r\n",
+	    "POST http://a.com/ HTTP/1.1\r\n\r\n",
+	    "connect a.com:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT a.com HTTP/1.1\r\n\r\n",
+	    "CONNECT a.com:0 HTTP/1.1\r\n\r\n",
+	    "CONNECT a.com:99999 HTTP/1.1\r\n\r\n",
+	    "CONNECT a.com:443  HTTP/1.1\r\n\r\n",
+	    "CONNECT  a.com:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT a.com:443 HTTP/2.0\r\n\r\n",
+	    "CONNECT http://a.com:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT a.com:443/x HTTP/1.1\r\n\r\n",
+	    "CONNECT user@a.com:443 HTTP/1.1\r\n\r\n",
+	    /* CRLF tricks */
+	    "CONNECT a.com:443\r\nX: HTTP/1.1\r\n\r\n",
+	    "CONNECT a.com:443 HTTP/1.1\n\n",
+	    "CONNECT a.com:443 HTTP/1.1\r\nHost: a.com:443\n\r\n",
+	    "CONNECT a.com:443 HTTP/1.1\r\nX: a\rb\r\n\r\n",
+	    "CONNECT a.com%0d%0a:443 HTTP/1.1\r\n\r\n",
+	    /* duplicate or foreign Host */
+	    "CONNECT a.com:443 HTTP/1.1\r\nHost: a.com:443\r\n"
+	    "Host: a.com:443\r\n\r\n",
+	    "CONNECT a.com:443 HTTP/1.1\r\nHost: b.com:443\r\n\r\n",
+	    "CONNECT a.com:443 HTTP/1.1\r\nHost: a.com\r\n\r\n",
+	    /* obs-fold, space before colon, bodies */
+	    "CONNECT a.com:443 HTTP/1.1\r\nX: a\r\n b\r\n\r\n",
+	    "CONNECT a.com:443 HTTP/1.1\r\nHost : a.com:443\r\n\r\n",
+	    "CONNECT a.com:443 HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
+	    "CONNECT a.com:443 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+	    "CONNECT a.com:443 HTTP/1.1\r\nX:\x01\r\n\r\n",
+	    "CONNECT a.com:443 HTTP/1.1\r\n: v\r\n\r\n",
+	};
+	struct egress_req rq;
+	char *big;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (req(bad[i], &rq) != -1)
+			fail_msg("accepted case %zu", i);
+	}
+	/* NUL in the head. */
+	assert_int_equal(egress_req_parse("CONNECT a.com:443 HTTP/1.1\r\n"
+					  "X: a\0b\r\n\r\n",
+			     37, &rq),
+	    -1);
+	assert_int_equal(egress_req_parse("CONNECT a\0", 10, &rq), -1);
+	/* A head that never ends within the bound. */
+	big = malloc(EGRESS_HEAD_MAX + 64);
+	assert_non_null(big);
+	memcpy(big, "CONNECT a.com:443 HTTP/1.1\r\nX: ", 31);
+	memset(big + 31, 'a', EGRESS_HEAD_MAX + 32);
+	assert_int_equal(egress_req_parse(big, EGRESS_HEAD_MAX - 1, &rq), 0);
+	assert_int_equal(egress_req_parse(big, EGRESS_HEAD_MAX, &rq), -1);
+	assert_int_equal(egress_req_parse(big, EGRESS_HEAD_MAX + 40, &rq), -1);
+	free(big);
+	/* Too many header lines. */
+	big = malloc(64 * 1024);
+	assert_non_null(big);
+	strcpy(big, "CONNECT a.com:443 HTTP/1.1\r\n");
+	for (i = 0; i <= EGRESS_HEADERS_MAX; i++)
+		strcat(big, "X: y\r\n");
+	strcat(big, "\r\n");
+	assert_int_equal(req(big, &rq), -1);
+	free(big);
+}
+
+static int
+mf(const char *yaml, struct manifest *m, char *why, size_t whysz)
+{
+	struct policy_err errs[8];
+	struct json_object *root;
+	struct yaml_err ye;
+	size_t n = 0;
+	int r;
+
+	root = yaml_load_buf(yaml, strlen(yaml), &ye);
+	assert_non_null(root);
+	r = manifest_parse(root, m, errs, 8, &n);
+	if (r == -1 && n > 0)
+		snprintf(why, whysz, "%s", errs[0].pe_msg);
+	json_object_put(root);
+	return r;
+}
+
+#define MF_HEAD                                                                \
+	"name: a\ntransport: subprocess\n"                                     \
+	"transportConfig: {bin: /bin/true, args: ['{prompt}']}\n"
+
+static void
+test_eg2_manifest_block(void **state)
+{
+	struct manifest m;
+	char why[200] = "";
+
+	(void)state;
+	assert_int_equal(mf(MF_HEAD "sandbox: {network: proxy}\n"
+				    "egress:\n  allow: [api.example.com, "
+				    "'*.example.org:8443']\n"
+				    "  maxConnections: 4\n  maxBytes: 1000\n"
+				    "  idleTimeoutSec: 5\n",
+			     &m, why, sizeof(why)),
+	    0);
+	assert_int_equal(m.m_sandbox.sb_network, MF_NET_PROXY);
+	assert_int_equal(m.m_egress.eg_nallow, 2);
+	assert_int_equal(m.m_egress.eg_allow[1].er_port, 8443);
+	assert_int_equal(m.m_egress.eg_max_conns, 4);
+	assert_int_equal(m.m_egress.eg_max_bytes, 1000);
+	assert_int_equal(m.m_egress.eg_idle_sec, 5);
+	assert_int_equal(m.m_egress.eg_ntest, 0);
+	manifest_free(&m);
+	/* Defaults. */
+	assert_int_equal(mf(MF_HEAD "sandbox: {network: proxy}\n"
+				    "egress: {allow: [a.com]}\n",
+			     &m, why, sizeof(why)),
+	    0);
+	assert_int_equal(m.m_egress.eg_max_conns, EGRESS_CONNS_DEF);
+	assert_int_equal(m.m_egress.eg_max_bytes, EGRESS_BYTES_DEF);
+	assert_int_equal(m.m_egress.eg_idle_sec, EGRESS_IDLE_DEF);
+	manifest_free(&m);
+	/* The test-only keys parse (the spawner decides if they may run). */
+	assert_int_equal(mf(MF_HEAD "sandbox: {network: proxy}\n"
+				    "egress: {allow: [up.test], testResolve: "
+				    "{up.test: 127.0.0.2}, testAllowAddress: "
+				    "127.0.0.2}\n",
+			     &m, why, sizeof(why)),
+	    0);
+	assert_int_equal(m.m_egress.eg_ntest, 1);
+	assert_string_equal(m.m_egress.eg_test[0].et_addr, "127.0.0.2");
+	assert_string_equal(m.m_egress.eg_test_allow, "127.0.0.2");
+	manifest_free(&m);
+}
+
+static void
+test_eg2_manifest_refused(void **state)
+{
+	static const char *const bad[] = {
+	    MF_HEAD "sandbox: {network: proxy}\n",
+	    MF_HEAD "sandbox: {network: none}\negress: {allow: [a.com]}\n",
+	    MF_HEAD "egress: {allow: [a.com]}\n",
+	    MF_HEAD "sandbox: {network: proxy}\negress: {allow: []}\n",
+	    MF_HEAD "sandbox: {network: proxy}\negress: {allow: ['*']}\n",
+	    MF_HEAD "sandbox: {network: proxy}\negress: {allow: [a.com:0]}\n",
+	    MF_HEAD "sandbox: {network: proxy}\negress: {allow: [a.com], "
+		    "maxConnections: 100000}\n",
+	    MF_HEAD "sandbox: {network: proxy}\negress: {allow: [a.com], "
+		    "idleTimeoutSec: 0}\n",
+	    MF_HEAD "sandbox: {network: proxy}\negress: {allow: [a.com], "
+		    "extra: 1}\n",
+	    MF_HEAD "sandbox: {network: proxy}\negress: {allow: [a.com], "
+		    "testResolve: {a.com: nothere}}\n",
+	    MF_HEAD "sandbox: {network: proxy}\negress: {allow: [a.com], "
+		    "testAllowAddress: a.com}\n",
+	};
+	struct manifest m;
+	char why[200];
+	char many[2048];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (mf(bad[i], &m, why, sizeof(why)) != -1)
+			fail_msg("accepted case %zu", i);
+	/* 33 entries. */
+	snprintf(many, sizeof(many), "%s",
+	    MF_HEAD "sandbox: {network: proxy}\n"
+		    "egress: {allow: [");
+	for (i = 0; i < 33; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many),
+		    "%sh%zu.com", i ? ", " : "", i);
+	strcat(many, "]}\n");
+	assert_int_equal(mf(many, &m, why, sizeof(why)), -1);
+}
+
+static void
+test_eg4_reason_names(void **state)
+{
+	(void)state;
+	assert_string_equal(
+	    egress_reason_name(ER_HOST_NOT_ALLOWED), "host-not-allowed");
+	assert_string_equal(
+	    egress_reason_name(ER_BUDGET_EXCEEDED), "budget-exceeded");
+	assert_string_equal(egress_reason_name(ER_MAX), "bad-request");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_eg2_rules_accepted),
+	    cmocka_unit_test(test_eg2_rules_refused),
+	    cmocka_unit_test(test_eg2_match),
+	    cmocka_unit_test(test_eg2_address_classes),
+	    cmocka_unit_test(test_eg2_connect_parsed),
+	    cmocka_unit_test(test_eg2_connect_refused),
+	    cmocka_unit_test(test_eg2_manifest_block),
+	    cmocka_unit_test(test_eg2_manifest_refused),
+	    cmocka_unit_test(test_eg4_reason_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
