@@ -26,7 +26,13 @@ static const char *const e_method[] = {"GET", "HEAD", "POST", "PUT",
 	"DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT", "OTHER", NULL};
 static const char *const e_reason[] = {"signal", "fatal", NULL};
 static const char *const e_daemon[] = {"auditd", "vaultd", "spawner",
-	"broker", NULL};
+	"broker", "egressd", NULL};
+static const char *const e_decision[] = {"allow", "deny", NULL};
+static const char *const e_eg_reason[] = {"host-not-allowed",
+	"port-not-allowed", "address-refused", "resolve-failed",
+	"budget-exceeded", "bad-request", "connect-failed", NULL};
+static const char *const e_eg_end[] = {"closed", "idle-timeout",
+	"budget-exceeded", "upstream-error", "run-ended", NULL};
 
 #define REQ 1
 #define OPT 0
@@ -81,6 +87,14 @@ static const struct audit_field f_http[] = {
 	I("status", REQ, 100, 599), COUNT("durationMs"), COUNT("bytesIn"),
 	COUNT("bytesOut"),
 };
+/* EG-4: never a header, a body or a key; host only once it matched. */
+static const struct audit_field f_egress[] = {
+	S("runId", REQ, AP_RUNID), S("agent", REQ, AP_NAME),
+	S("host", OPT, AP_HOST), I("port", OPT, 1, 65535),
+	E("decision", REQ, e_decision), S("rule", OPT, AP_RULE),
+	E("reason", OPT, e_eg_reason), E("end", OPT, e_eg_end),
+	COUNT("bytesUp"), COUNT("bytesDown"), COUNT("durationMs"),
+};
 static const struct audit_field f_boot[] = { S("version", REQ, AP_VERSION) };
 static const struct audit_field f_shutdown[] = { E("reason", REQ, e_reason) };
 static const struct audit_field f_restart[] = {
@@ -103,6 +117,7 @@ static const struct audit_kind kinds[] = {
 	K("mission.run", SPAWNER, f_mission),
 	K("verb.run", SPAWNER, f_verb),
 	K("http.request", PROC_BIT(PROC_BROKER), f_http),
+	K("egress.connect", PROC_BIT(PROC_EGRESSD), f_egress),
 	K("system.boot", PROC_BIT(PROC_PARENT), f_boot),
 	K("system.shutdown", PROC_BIT(PROC_PARENT), f_shutdown),
 	K("system.restart", PROC_BIT(PROC_PARENT), f_restart),
@@ -243,6 +258,9 @@ audit_pattern_ok(enum audit_pat p, const char *s, size_t len)
 		return shape(s, len, c_lower, NULL, c_lower, "-", 1, 32);
 	case AP_DATE:
 		return date_ok(s, len);
+	case AP_HOST:
+		return shape(
+		    s, len, c_lower_digit, ":", c_lower_digit, ".:-", 1, 253);
 	}
 	return 0;
 }

@@ -36,6 +36,7 @@ enum audit_pat {
 	AP_RULE,     /* ^[a-z0-9][a-z0-9.-]{0,63}$ */
 	AP_ERRWORD,  /* ^[a-z][a-z-]{0,31}$ */
 	AP_DATE,     /* ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ */
+	AP_HOST,     /* ^[a-z0-9:][a-z0-9.:-]{0,252}$ (a name or address) */
 };
 
 enum audit_ftype {

@@ -117,6 +117,16 @@ static const struct sc_argrule sc_connect_args[] = {
 	{ "socket",	{ 0, SCMP_CMP_EQ, AF_UNIX, 0 } },
 };
 
+/* egressd: outbound TCP and DNS over UDP, inet families only. */
+static const char *const sc_egress_names[] = {
+	"connect",
+};
+
+static const struct sc_argrule sc_egress_args[] = {
+	{ "socket",	{ 0, SCMP_CMP_EQ, AF_INET, 0 } },
+	{ "socket",	{ 0, SCMP_CMP_EQ, AF_INET6, 0 } },
+};
+
 /*
  * openat2's flags live in a struct seccomp cannot read, so openat2 is
  * allowed whole; Landlock is what bounds where it may write.
@@ -167,11 +177,14 @@ static const struct sc_group sc_groups[] = {
 	SC_GROUP(SC_BASE, sc_base_names, sc_base_args),
 	SC_GROUP_N(SC_ACCEPT, sc_accept_names),
 	SC_GROUP(SC_CONNECT, sc_connect_names, sc_connect_args),
+	SC_GROUP(SC_EGRESS, sc_egress_names, sc_egress_args),
 	SC_GROUP(SC_FS_READ, sc_fs_read_names, sc_fs_read_args),
 	SC_GROUP_N(SC_FS_WRITE, sc_fs_write_names),
 };
 
-#define SC_ALL (SC_BASE | SC_ACCEPT | SC_CONNECT | SC_FS_READ | SC_FS_WRITE)
+#define SC_ALL                                                                 \
+	(SC_BASE | SC_ACCEPT | SC_CONNECT | SC_EGRESS | SC_FS_READ |           \
+	    SC_FS_WRITE)
 
 /*
  * Spawner denylist, inherited by every agent.  Must leave seccomp, prctl,
@@ -940,6 +953,44 @@ sc_add_unix_types(scmp_filter_ctx ctx)
 	return 0;
 }
 
+/*
+ * network: proxy (EG-1): socket() for AF_INET and AF_INET6 only, where
+ * the run's netns has loopback and its proxy alone.  No AF_UNIX socket
+ * of its own: connect(2) stays allowed for the proxy, and a unix socket
+ * could dial a host daemon's path, which the netns does not cover.
+ * Stream socketpair(2) is kept (sc_add_unix_types' rule for it).
+ */
+static int
+sc_add_proxy_net(scmp_filter_ctx ctx)
+{
+	struct scmp_arg_cmp cmp;
+	scmp_datum_t f;
+	int r;
+
+	memset(&cmp, 0, sizeof(cmp));
+	cmp.arg = 0;
+	cmp.op = SCMP_CMP_LT;
+	cmp.datum_a = AF_INET;
+	r = seccomp_rule_add_array(
+	    ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, &cmp);
+	cmp.op = SCMP_CMP_GT;
+	cmp.datum_a = AF_INET6;
+	if (r == 0)
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
+		    SCMP_SYS(socket), 1, &cmp);
+	cmp.op = SCMP_CMP_EQ;
+	for (f = AF_INET + 1; r == 0 && f < AF_INET6; f++) {
+		cmp.datum_a = f;
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
+		    SCMP_SYS(socket), 1, &cmp);
+	}
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return sc_add_unix_types(ctx);
+}
+
 static int
 sc_build_agent(scmp_filter_ctx ctx, unsigned int groups)
 {
@@ -994,6 +1045,8 @@ sc_build_agent(scmp_filter_ctx ctx, unsigned int groups)
 		if (sc_add_unix_types(ctx) == -1)
 			return -1;
 	}
+	if ((groups & SC_AGENT_PROXY) && sc_add_proxy_net(ctx) == -1)
+		return -1;
 	return sc_add_no_setid(ctx);
 }
 
@@ -1012,7 +1065,9 @@ confine_seccomp_agent_build(unsigned int groups, struct sock_fprog *prog)
 	int r, fd = -1;
 
 	memset(prog, 0, sizeof(*prog));
-	if ((groups & ~SC_AGENT_NO_NET) != 0) {
+	if ((groups & ~(SC_AGENT_NO_NET | SC_AGENT_PROXY)) != 0 ||
+	    (groups & (SC_AGENT_NO_NET | SC_AGENT_PROXY)) ==
+		(SC_AGENT_NO_NET | SC_AGENT_PROXY)) {
 		errno = EINVAL;
 		return -1;
 	}

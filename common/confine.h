@@ -33,8 +33,19 @@ struct json_object;
 	0x0010u /* socket(AF_UNIX) and connect: a daemon under systemd         \
 		 * dials its peers' sockets in /run/cordon */
 
+#define SC_EGRESS                                                              \
+	0x0020u /* egressd (EG-1): socket(AF_INET/AF_INET6) and connect,       \
+		 * for tunnels and DNS; never another family */
+
 /* Agent layer only (confine_seccomp_agent): socket() for AF_UNIX only. */
 #define SC_AGENT_NO_NET 0x0100u
+/*
+ * Agent layer only, network: proxy (EG-1): socket() for AF_INET and
+ * AF_INET6 only (the run's netns holds loopback and its proxy alone),
+ * no AF_UNIX socket() that could connect(2) to a host socket; stream
+ * socketpair(2) kept.
+ */
+#define SC_AGENT_PROXY 0x0200u
 
 enum confine_seccomp {
 	CONFINE_SECCOMP_ALLOW, /* allowlist, default action kills the process */

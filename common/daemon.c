@@ -136,7 +136,8 @@ daemon_parse_args(int argc, char **argv, const char *pathopt,
 			    p == PROC_PARENT || a->da_peer[p] != NULL)
 				fatalx(
 				    "usage: --peer NAME=USER: NAME is one of "
-				    "broker, spawner, vaultd, auditd, once");
+				    "broker, spawner, egressd, vaultd, auditd, "
+				    "once");
 			a->da_peer[p] = eq + 1;
 			break;
 		}

@@ -203,6 +203,28 @@ json_get_int(struct json_object *o, const char *key, long long min,
 	return 0;
 }
 
+int
+json_shape_ok(struct json_object *o, const struct json_shape *shape, size_t n)
+{
+	struct json_object *v;
+	size_t i, seen = 0;
+
+	if (o == NULL || !json_object_is_type(o, json_type_object))
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!json_object_object_get_ex(o, shape[i].js_key, &v)) {
+			if (shape[i].js_required)
+				return 0;
+			continue;
+		}
+		if (!json_object_is_type(v, (enum json_type)shape[i].js_type))
+			return 0;
+		seen++;
+	}
+	/* Leftovers: a key the shape does not declare. */
+	return (size_t)json_object_object_length(o) == seen;
+}
+
 static void
 json_wipe(struct json_object *o, int depth)
 {

@@ -27,6 +27,21 @@ const char *json_get_str(struct json_object *, const char *key, size_t maxlen);
 int json_get_int(struct json_object *, const char *key, long long min,
     long long max, long long *out);
 
+/*
+ * A payload's declared shape: each key with its JSON type and whether it
+ * must be there.  json_shape_ok checks o against it in one place, before
+ * a handler reads a field: every required key present, every key of o
+ * declared, each of the declared type.  1 if it fits, else 0.  Values
+ * (bounds, patterns) are the handler's to check.
+ */
+struct json_shape {
+	const char *js_key;
+	int js_type; /* enum json_type */
+	int js_required;
+};
+int json_shape_ok(
+    struct json_object *o, const struct json_shape *shape, size_t n);
+
 /* Wipe the bytes of every string in the tree, then put it: for trees
  * that held secret values (secrets.yaml).  NULL is fine. */
 void json_wipe_put(struct json_object *);

@@ -97,6 +97,12 @@ msg_name(unsigned int type)
 		return "mission-run";
 	case MSG_MISSION_RUN_OK:
 		return "mission-run-ok";
+	case MSG_EGRESS_OPEN:
+		return "egress-open";
+	case MSG_EGRESS_OPEN_OK:
+		return "egress-open-ok";
+	case MSG_EGRESS_CLOSE:
+		return "egress-close";
 	default:
 		return "unknown";
 	}

@@ -113,6 +113,15 @@ enum msg_type {
 				  outputsPersisted, outputsEmitted,
 				  errorClass?} */
 
+	/* egress (EG-1 ... EG-4): spawner -> egressd */
+	MSG_EGRESS_OPEN = 90, /* {runId, agent, allow: ["host:port", ...],
+				 maxConnections, maxBytes, idleTimeoutSec,
+				 testResolve?: {name: addr},
+				 testAllowAddress?} + the run's listener */
+	MSG_EGRESS_OPEN_OK,   /* {} */
+	MSG_EGRESS_CLOSE,     /* one-way {runId}: the run ended; close its
+				 listener and tunnels */
+
 	MSG_TYPE_MAX
 };
 

@@ -9,21 +9,35 @@ static const char *const proc_names[PROC_MAX] = {
     [PROC_PARENT] = "cordond",
     [PROC_AUDITD] = "auditd",
     [PROC_VAULTD] = "vaultd",
+    [PROC_EGRESSD] = "egressd",
     [PROC_SPAWNER] = "spawner",
     [PROC_BROKER] = "broker",
 };
 
 /*
- * Data edges between daemons (the parent has a control channel to each).
- * broker -> spawner, vaultd, auditd; spawner -> vaultd, auditd;
- * vaultd -> auditd.  auditd initiates nothing.
+ * Data channels between daemons (the parent has a control channel to
+ * each).  A channel carries requests both ways where both tables have
+ * rows for them, so the table is symmetric; who may send what is in each
+ * receiver's dispatch table (docs/ARCHITECTURE.md "Message types per
+ * edge").  egressd has two: the spawner (runs' listeners) and auditd.
  */
+/* clang-format off */
 static const unsigned char proc_edges[PROC_MAX][PROC_MAX] = {
-    [PROC_BROKER] = {[PROC_SPAWNER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1},
-    [PROC_SPAWNER] = {[PROC_BROKER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1},
-    [PROC_VAULTD] = {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_AUDITD] = 1},
-    [PROC_AUDITD] = {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_VAULTD] = 1},
+    [PROC_BROKER] =  {[PROC_SPAWNER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1},
+    [PROC_SPAWNER] = {[PROC_BROKER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1,
+		      [PROC_EGRESSD] = 1},
+    [PROC_EGRESSD] = {[PROC_SPAWNER] = 1, [PROC_AUDITD] = 1},
+    [PROC_VAULTD] =  {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_AUDITD] = 1},
+    [PROC_AUDITD] =  {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_VAULTD] = 1,
+		      [PROC_EGRESSD] = 1},
 };
+
+/* Trust, most trusted first (proc_blame). */
+static const unsigned char proc_trust[PROC_MAX] = {
+    [PROC_PARENT] = 0, [PROC_AUDITD] = 1, [PROC_VAULTD] = 2,
+    [PROC_SPAWNER] = 3, [PROC_EGRESSD] = 4, [PROC_BROKER] = 5,
+};
+/* clang-format on */
 
 const char *
 proc_name(enum proc_id p)
@@ -57,5 +71,5 @@ proc_blame(enum proc_id a, enum proc_id b)
 {
 	if (a == PROC_PARENT || b == PROC_PARENT || !proc_edge(a, b))
 		return -1;
-	return a > b ? (int)a : (int)b;
+	return proc_trust[a] > proc_trust[b] ? (int)a : (int)b;
 }

@@ -10,6 +10,7 @@ enum proc_id {
 	PROC_PARENT = 0, /* cordond */
 	PROC_AUDITD,
 	PROC_VAULTD,
+	PROC_EGRESSD, /* before the spawner: under systemd, it dials us */
 	PROC_SPAWNER,
 	PROC_BROKER,
 	PROC_MAX
@@ -25,8 +26,9 @@ int proc_edge(enum proc_id a, enum proc_id b);
 
 /*
  * Daemon a reports that b broke framing on their channel: the one to
- * restart, which is the less trusted of the two (the enum runs from the
- * most trusted, auditd, to the least, the broker), so a report can never
+ * restart, which is the less trusted of the two (auditd, vaultd, the
+ * spawner, egressd, the broker, from most to least trusted: egressd
+ * faces the agents' traffic and the network), so a report can never
  * take down a daemon more trusted than its sender.  -1 without an edge.
  */
 int proc_blame(enum proc_id a, enum proc_id b);

@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "cgroup.h"
+#include "audit_emit.h"
 #include "confine.h"
 #include "daemon.h"
 #include "gatechan.h"
@@ -64,19 +65,13 @@ static const struct ipc_dispatch peer_table[] = {
 int
 spawner_audit(struct json_object *rec, ipc_reply_fn cb, void *arg)
 {
-	struct timeval tv = {SPAWNER_AUDIT_WAIT_S, 0};
-	struct ipc_conn *a = sp.sp_d.d_peers[PROC_AUDITD];
-
-	if (a == NULL)
-		return -1;
-	return ipc_request(
-	    a, MSG_AUDIT_RECORD, rec, -1, MSG_AUDIT_RECORD_OK, &tv, cb, arg);
+	return audit_emit(sp.sp_d.d_peers[PROC_AUDITD], rec, cb, arg);
 }
 
 int
 spawner_audit_acked(const struct ipc_msg *m)
 {
-	return m != NULL && m->m_type == MSG_AUDIT_RECORD_OK;
+	return audit_emit_acked(m);
 }
 
 /* Is this still the live broker channel the request arrived on? */

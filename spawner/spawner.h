@@ -24,11 +24,10 @@
 struct event;
 struct json_object;
 
-#define SPAWNER_AUDIT_WAIT_S 2		  /* bounded wait for an audit ack */
-#define SPAWNER_READ_CHUNK   65536	  /* one read from an agent pipe */
-#define SPAWNER_NOTE_MAX     (256 * 1024) /* transcript kept for a note */
-#define SPAWNER_STDERR_MAX   (256 * 1024) /* stderr kept for its hash */
-#define SPAWNER_MAX_AGENTS   64
+#define SPAWNER_READ_CHUNK 65536	/* one read from an agent pipe */
+#define SPAWNER_NOTE_MAX   (256 * 1024) /* transcript kept for a note */
+#define SPAWNER_STDERR_MAX (256 * 1024) /* stderr kept for its hash */
+#define SPAWNER_MAX_AGENTS 64
 
 enum readiness { RD_UNKNOWN = 0, RD_LIVE, RD_DEGRADED, RD_OFFLINE };
 

@@ -110,6 +110,14 @@ test_au3_every_kind_in_schema_order(void **state)
 	     "\"bytesOut\":2}",
 		PROC_BROKER,
 		"kind,method,route,status,durationMs,bytesIn,bytesOut"},
+	    /* EG-4 */
+	    {"{\"kind\":\"egress.connect\",\"runId\":\"0123456789abcdef\","
+	     "\"agent\":\"a\",\"host\":\"api.example.com\",\"port\":443,"
+	     "\"decision\":\"allow\",\"rule\":\"allow.0\",\"end\":"
+	     "\"closed\",\"bytesUp\":10,\"bytesDown\":20,\"durationMs\":5}",
+		PROC_EGRESSD,
+		"kind,runId,agent,host,port,decision,rule,end,bytesUp,"
+		"bytesDown,durationMs"},
 	    {"{\"kind\":\"system.boot\",\"version\":\"0.1.0\"}", PROC_PARENT,
 		"kind,version"},
 	    {"{\"kind\":\"system.shutdown\",\"reason\":\"fatal\"}", PROC_PARENT,
@@ -201,6 +209,18 @@ test_au2_integer_bounds(void **state)
 	BAD("{\"kind\":\"system.restart\",\"daemon\":\"vaultd\",\"restarts\":"
 	    "1e3}",
 	    PROC_PARENT);
+	/* EG-4: egressd alone; a host is a name or address, nothing else. */
+#define EGC(host)                                                              \
+	"{\"kind\":\"egress.connect\",\"runId\":\"0123456789abcdef\","         \
+	"\"agent\":\"a\"," host "\"decision\":\"deny\",\"reason\":"            \
+	"\"host-not-allowed\",\"bytesUp\":0,\"bytesDown\":0,\"durationMs\":0}"
+	OK(EGC(""), PROC_EGRESSD);
+	OK(EGC("\"host\":\"2001:db8::1\","), PROC_EGRESSD);
+	BAD(EGC(""), PROC_SPAWNER);
+	BAD(EGC("\"host\":\"a.com/x\","), PROC_EGRESSD);
+	BAD(EGC("\"host\":\"A.com\","), PROC_EGRESSD);
+	BAD(EGC("\"headers\":\"x\","), PROC_EGRESSD);
+#undef EGC
 	BAD("{\"kind\":\"http.request\",\"method\":\"GET\",\"route\":\"other\","
 	    "\"status\":99,\"durationMs\":0,\"bytesIn\":0,\"bytesOut\":0}",
 	    PROC_BROKER);

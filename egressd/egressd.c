@@ -1,0 +1,346 @@
+/*
+ * cordon-egressd (EG-1): takes each `network: proxy` run's listener from
+ * the spawner and serves CONNECT tunnels to its allowlist (tunnel.c).
+ * Reads /etc/resolv.conf (and /etc/hosts) once, before it confines
+ * itself; after that, no file at all.  Its channels: cordond, the
+ * spawner (runs opened and closed), auditd (one record per connection).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "confine.h"
+#include "egressd.h"
+#include "json.h"
+#include "log.h"
+#include "msg.h"
+#include "util.h"
+
+#define EG_OPEN_MAX (32 * 1024) /* an OPEN payload: 32 rules and a map */
+
+struct egressd eg;
+
+static void egress_open_h(struct ipc_conn *, struct ipc_msg *, void *);
+static void egress_close_h(struct ipc_conn *, struct ipc_msg *, void *);
+
+static const struct ipc_dispatch parent_table[] = {
+    DAEMON_PARENT_ROWS,
+    {MSG_NONE, 0, 0, 0, 0, NULL},
+};
+
+/* The spawner alone opens and closes runs; nobody else talks to us. */
+static const struct ipc_dispatch peer_table[] = {
+    {MSG_EGRESS_OPEN, PROC_BIT(PROC_SPAWNER), 2, EG_OPEN_MAX, IPC_FD_REQUIRED,
+	egress_open_h},
+    {MSG_EGRESS_CLOSE, PROC_BIT(PROC_SPAWNER), 2, 128, IPC_FD_NONE,
+	egress_close_h},
+    {MSG_NONE, 0, 0, 0, 0, NULL},
+};
+
+/* The declared shapes of the two rows (checked before the handler). */
+static const struct json_shape open_shape[] = {
+    {"runId", json_type_string, 1},
+    {"agent", json_type_string, 1},
+    {"allow", json_type_array, 1},
+    {"maxConnections", json_type_int, 1},
+    {"maxBytes", json_type_int, 1},
+    {"idleTimeoutSec", json_type_int, 1},
+    {"testResolve", json_type_object, 0},
+    {"testAllowAddress", json_type_string, 0},
+};
+static const struct json_shape close_shape[] = {
+    {"runId", json_type_string, 1},
+};
+
+static struct erun *
+run_find(const char *id)
+{
+	struct erun *r;
+
+	TAILQ_FOREACH (r, &eg.eg_runs, er_entry)
+		if (strcmp(r->er_id, id) == 0)
+			return r;
+	return NULL;
+}
+
+static void
+run_free(struct erun *r, const char *end)
+{
+	struct tunnel *t;
+
+	while ((t = TAILQ_FIRST(&r->er_tunnels)) != NULL)
+		tunnel_close(t, end);
+	if (r->er_accept_ev != NULL)
+		event_free(r->er_accept_ev);
+	if (r->er_fd != -1)
+		close(r->er_fd);
+	TAILQ_REMOVE(&eg.eg_runs, r, er_entry);
+	eg.eg_nruns--;
+	free(r);
+}
+
+static int
+id_ok(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+			(s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return i == 16;
+}
+
+static int
+agent_ok(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= '0' && s[i] <= '9') || (s[i] == '-' && i > 0)))
+			return 0;
+	return i >= 1 && i <= 64;
+}
+
+/* The test-only keys: refused unless we run with --test-egress. */
+static int
+open_test(struct erun *r, struct json_object *o)
+{
+	struct json_object *map;
+	const char *a;
+	size_t n = 0;
+
+	if ((a = json_get_str(o, "testAllowAddress", EGRESS_ADDR_STR_MAX)) !=
+	    NULL) {
+		if (!eg.eg_test || (r->er_test_allow_fam = egress_ip_parse(
+					a, strlen(a), r->er_test_allow)) == 0)
+			return -1;
+	}
+	if (!json_object_object_get_ex(o, "testResolve", &map))
+		return 0;
+	if (!eg.eg_test ||
+	    (size_t)json_object_object_length(map) > EGRESS_TEST_MAX)
+		return -1;
+	json_object_object_foreach (map, k, v) {
+		struct eg_test *t = &r->er_test[n];
+
+		if (!json_object_is_type(v, json_type_string) ||
+		    !egress_hostname_ok(k, strlen(k)) ||
+		    strlen(k) > EGRESS_HOST_MAX)
+			return -1;
+		a = json_object_get_string(v);
+		if ((t->et_fam = egress_ip_parse(a, strlen(a), t->et_addr)) ==
+		    0)
+			return -1;
+		memcpy(t->et_host, k, strlen(k) + 1);
+		n++;
+	}
+	r->er_ntest = n;
+	return 0;
+}
+
+/* The OPEN payload into r: its fields' values (the shape is checked). */
+static int
+open_parse(struct erun *r, struct json_object *o)
+{
+	struct json_object *allow, *el;
+	const char *id, *agent, *s;
+	long long x;
+	size_t i, n;
+
+	if ((id = json_get_str(o, "runId", 16)) == NULL || !id_ok(id) ||
+	    (agent = json_get_str(o, "agent", 64)) == NULL || !agent_ok(agent))
+		return -1;
+	memcpy(r->er_id, id, strlen(id) + 1);
+	memcpy(r->er_agent, agent, strlen(agent) + 1);
+	json_object_object_get_ex(o, "allow", &allow);
+	n = json_object_array_length(allow);
+	if (n == 0 || n > EGRESS_ALLOW_MAX)
+		return -1;
+	for (i = 0; i < n; i++) {
+		el = json_object_array_get_idx(allow, i);
+		if (!json_object_is_type(el, json_type_string))
+			return -1;
+		s = json_object_get_string(el);
+		if (egress_rule_parse(s, (size_t)json_object_get_string_len(el),
+			&r->er_allow[i]) == -1)
+			return -1;
+	}
+	r->er_nallow = n;
+	if (json_get_int(o, "maxConnections", 1, EGRESS_CONNS_MAX, &x) == -1)
+		return -1;
+	r->er_max_conns = (unsigned int)x;
+	if (json_get_int(o, "maxBytes", 1, (long long)EGRESS_BYTES_MAX, &x) ==
+	    -1)
+		return -1;
+	r->er_max_bytes = (unsigned long long)x;
+	if (json_get_int(o, "idleTimeoutSec", 1, EGRESS_IDLE_MAX, &x) == -1)
+		return -1;
+	r->er_idle_sec = (unsigned int)x;
+	return open_test(r, o);
+}
+
+static void
+egress_open_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct erun *r;
+
+	if (!json_shape_ok(m->m_obj, open_shape, nitems(open_shape)) ||
+	    (r = calloc(1, sizeof(*r))) == NULL) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	r->er_fd = -1;
+	TAILQ_INIT(&r->er_tunnels);
+	if (open_parse(r, m->m_obj) == -1 || run_find(r->er_id) != NULL ||
+	    eg.eg_nruns >= EG_RUNS_MAX) {
+		log_warnx("refused a run's egress from the spawner");
+		free(r);
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	set_nonblock(m->m_fd, 1);
+	r->er_accept_ev = event_new(
+	    eg.eg_d.d_base, m->m_fd, EV_READ | EV_PERSIST, tunnel_accept_cb, r);
+	if (r->er_accept_ev == NULL || event_add(r->er_accept_ev, NULL) == -1) {
+		if (r->er_accept_ev != NULL)
+			event_free(r->er_accept_ev);
+		free(r);
+		ipc_reply_error(c, m, "internal");
+		return;
+	}
+	r->er_fd = m->m_fd;
+	m->m_fd = -1; /* ours now */
+	TAILQ_INSERT_TAIL(&eg.eg_runs, r, er_entry);
+	eg.eg_nruns++;
+	log_debug("run %s (%s): proxy open", r->er_id, r->er_agent);
+	if (m->m_id != 0)
+		ipc_reply(c, m, MSG_EGRESS_OPEN_OK, NULL, -1);
+}
+
+static void
+egress_close_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	const char *id;
+	struct erun *r;
+
+	if (!json_shape_ok(m->m_obj, close_shape, nitems(close_shape)) ||
+	    (id = json_get_str(m->m_obj, "runId", 16)) == NULL) {
+		log_warnx("refused an egress close from the spawner");
+		return;
+	}
+	if ((r = run_find(id)) != NULL)
+		run_free(r, "run-ended");
+}
+
+/*
+ * A new spawner channel: the runs of the one before are over (a restarted
+ * spawner hands over its live runs again).
+ */
+static void
+egress_peer_up(struct daemon *d, enum proc_id p)
+{
+	struct erun *r;
+
+	if (p != PROC_SPAWNER)
+		return;
+	while ((r = TAILQ_FIRST(&eg.eg_runs)) != NULL)
+		run_free(r, "run-ended");
+}
+
+static void
+egress_status(struct daemon *d, struct json_object *st)
+{
+	struct json_object *o = json_object_new_object();
+	struct erun *r;
+	size_t conns = 0;
+
+	TAILQ_FOREACH (r, &eg.eg_runs, er_entry)
+		conns += r->er_nconns;
+	json_object_object_add(
+	    o, "runs", json_object_new_int64((int64_t)eg.eg_nruns));
+	json_object_object_add(
+	    o, "connections", json_object_new_int64((int64_t)conns));
+	/* Loud: a test-only resolve map is honoured (never in production). */
+	json_object_object_add(
+	    o, "testEgress", json_object_new_boolean(eg.eg_test));
+	json_object_object_add(st, "egress", o);
+}
+
+static void
+egress_stop(struct daemon *d)
+{
+	struct erun *r;
+
+	while ((r = TAILQ_FIRST(&eg.eg_runs)) != NULL)
+		run_free(r, "run-ended");
+	event_base_loopexit(d->d_base, NULL);
+}
+
+/* DNS by libevent's evdns: resolv.conf read now, before confinement. */
+static void
+dns_setup(void)
+{
+	if ((eg.eg_dns = evdns_base_new(eg.eg_d.d_base,
+		 EVDNS_BASE_INITIALIZE_NAMESERVERS |
+		     EVDNS_BASE_NAMESERVERS_NO_DEFAULT)) == NULL) {
+		/* No resolver configured: every name fails to resolve. */
+		log_warnx("no DNS resolver configured; names will not resolve");
+		if ((eg.eg_dns = evdns_base_new(eg.eg_d.d_base, 0)) == NULL)
+			fatalx("evdns");
+	}
+	(void)evdns_base_set_option(eg.eg_dns, "timeout:", "3");
+	(void)evdns_base_set_option(eg.eg_dns, "attempts:", "2");
+	(void)evdns_base_set_option(eg.eg_dns, "randomize-case:", "1");
+}
+
+int
+main(int argc, char **argv)
+{
+	static long test = 0;
+	const struct daemon_numopt nums[] = {
+	    {"test-egress", 0, 1, &test},
+	    {NULL, 0, 0, NULL},
+	};
+	struct daemon_args a;
+	struct confine_spec spec;
+
+	log_init("egressd", 0);
+	daemon_parse_args(argc, argv, NULL, nums, 0, &a);
+	log_init("egressd", a.da_debug);
+	eg.eg_test = test == 1;
+	if (eg.eg_test)
+		log_warnx("TEST MODE: egress.testResolve and testAllowAddress "
+			  "are honoured (CORDON_TEST_EGRESS=1); never in "
+			  "production");
+	TAILQ_INIT(&eg.eg_runs);
+	daemon_prepare(&eg.eg_d, PROC_EGRESSD, peer_table, &a);
+	eg.eg_d.d_peer_up = egress_peer_up;
+	eg.eg_d.d_status_extra = egress_status;
+	eg.eg_d.d_stop = egress_stop;
+	dns_setup();
+
+	memset(&spec, 0, sizeof(spec));
+	spec.cs_name = "egressd";
+	spec.cs_user = a.da_user;
+	spec.cs_paths = NULL; /* no file access at all */
+	spec.cs_npaths = 0;
+	spec.cs_seccomp = CONFINE_SECCOMP_ALLOW;
+	spec.cs_syscalls =
+	    SC_BASE | SC_ACCEPT | SC_EGRESS | daemon_syscalls(&eg.eg_d);
+	spec.cs_no_net = 0; /* it is the one daemon that connects out */
+	spec.cs_nofile = 4096;
+	confine_self(&spec);
+
+	daemon_start(&eg.eg_d, parent_table);
+	log_debug("ready");
+	daemon_loop(&eg.eg_d);
+	return 0;
+}

@@ -1,0 +1,98 @@
+/*
+ * The map of cordon-egressd (EG-1, EG-2, EG-4): the only process of
+ * cordon that opens outbound connections.  The spawner hands it each
+ * `network: proxy` run's listening socket (made inside the run's own
+ * network namespace) with the run's allowlist; it accepts the agent's
+ * CONNECT requests there, resolves and checks the target itself, and
+ * splices allowed tunnels.  egressd.c: the daemon, its dispatch rows and
+ * runs; tunnel.c: one connection from accept to its audit record.
+ */
+#ifndef CORDON_EGRESSD_H
+#define CORDON_EGRESSD_H
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <stdint.h>
+
+#include "daemon.h"
+#include "egress.h"
+
+struct bufferevent;
+struct evdns_base;
+struct evdns_getaddrinfo_request;
+struct event;
+
+#define EG_ADDRS_MAX	 8	      /* addresses tried per target */
+#define EG_STEP_SEC	 10	      /* resolve, connect: each within */
+#define EG_HIWAT	 (256 * 1024) /* buffered one way before pausing */
+#define EG_RUNS_MAX	 256	      /* runs at once */
+#define EG_REFUSE_LINGER 2	      /* seconds to deliver a refusal */
+
+struct eg_test {
+	char et_host[EGRESS_HOST_MAX + 1];
+	int et_fam; /* 4, 6 */
+	unsigned char et_addr[16];
+};
+
+struct tunnel;
+
+struct erun {
+	TAILQ_ENTRY(erun) er_entry;
+	char er_id[17];
+	char er_agent[65];
+	struct egress_rule er_allow[EGRESS_ALLOW_MAX];
+	size_t er_nallow;
+	unsigned int er_max_conns;
+	unsigned long long er_max_bytes;
+	unsigned int er_idle_sec;
+	/* Test-only (CORDON_TEST_EGRESS=1): a name map and one address
+	 * exempt from the refused classes. */
+	struct eg_test er_test[EGRESS_TEST_MAX];
+	size_t er_ntest;
+	int er_test_allow_fam; /* 0: none */
+	unsigned char er_test_allow[16];
+	int er_fd; /* the listener, in the run's netns */
+	struct event *er_accept_ev;
+	unsigned int er_nconns;
+	unsigned long long er_bytes; /* both ways, all tunnels */
+	TAILQ_HEAD(, tunnel) er_tunnels;
+};
+
+enum tun_state { T_HEAD, T_RESOLVE, T_CONNECT, T_OPEN, T_CLOSING };
+
+struct tunnel {
+	TAILQ_ENTRY(tunnel) t_entry;
+	struct erun *t_run;
+	enum tun_state t_state;
+	struct bufferevent *t_cli, *t_up;
+	struct event *t_timer;
+	struct evdns_getaddrinfo_request *t_dns;
+	struct egress_req t_req;
+	int t_rule;		       /* allowlist index, or -1 */
+	int t_named;		       /* the host matched a rule: recordable */
+	enum egress_reason t_why;      /* ER_NONE: allowed */
+	const char *t_end;	       /* how an allowed tunnel ended */
+	int t_paused_cli, t_paused_up; /* reads held for backpressure */
+	struct sockaddr_storage t_addrs[EG_ADDRS_MAX];
+	socklen_t t_alen[EG_ADDRS_MAX];
+	size_t t_naddrs, t_next;
+	uint64_t t_start, t_last; /* monotonic ms */
+	unsigned long long t_bytes_up, t_bytes_down;
+};
+
+struct egressd {
+	struct daemon eg_d;
+	struct evdns_base *eg_dns;
+	int eg_test; /* --test-egress: test-only keys honoured */
+	TAILQ_HEAD(, erun) eg_runs;
+	size_t eg_nruns;
+};
+
+extern struct egressd eg;
+
+/* tunnel.c */
+void tunnel_accept_cb(int fd, short ev, void *arg); /* arg: the erun */
+void tunnel_close(struct tunnel *, const char *end);
+
+#endif
