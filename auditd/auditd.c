@@ -49,7 +49,8 @@ static const struct ipc_dispatch parent_table[] = {
 
 static const struct ipc_dispatch peer_table[] = {
     {MSG_AUDIT_RECORD,
-	PROC_BIT(PROC_BROKER) | PROC_BIT(PROC_SPAWNER) | PROC_BIT(PROC_VAULTD),
+	PROC_BIT(PROC_BROKER) | PROC_BIT(PROC_SPAWNER) | PROC_BIT(PROC_VAULTD) |
+	    PROC_BIT(PROC_EGRESSD),
 	2, AUDIT_RECORD_MAX, IPC_FD_NONE, audit_record_h},
     {MSG_AUDIT_TAIL, PROC_BIT(PROC_BROKER), 2, 512, IPC_FD_NONE, audit_tail_h},
     DAEMON_PEER_STATUS_ROW,

@@ -553,6 +553,7 @@ aproc_release(struct aproc *ap)
 		if (ap->ap_gatedir != -1)
 			close(ap->ap_gatedir);
 		ap->ap_initst = ap->ap_gatedir = -1;
+		egress_run_close(ap);
 	}
 	aproc_cgroup_end(ap);
 	if (ap->ap_sbx != NULL) {
@@ -607,10 +608,11 @@ kill:
 /*
  * What the child sent before execve, one tagged fd each: its seccomp
  * listener ("n") into *notify, the gate's FIFO dir ("g", SBX-8) into
- * *gatedir.  -1 if anything else came.
+ * *gatedir, a proxy run's listener ("p", EG-1) into *proxy.  -1 if
+ * anything else came.
  */
 static int
-recv_child_fds(int sock, int *notify, int *gatedir)
+recv_child_fds(int sock, int *notify, int *gatedir, int *proxy)
 {
 	size_t nfds;
 	ssize_t n;
@@ -624,7 +626,10 @@ recv_child_fds(int sock, int *notify, int *gatedir)
 		n = ipc_recvmsg_fds(sock, &c, 1, &fd, &nfds, 1);
 		if (n == 0 || (n == -1 && errno == EAGAIN))
 			return 0;
-		to = c == 'n' ? notify : c == 'g' ? gatedir : NULL;
+		to = c == 'n'	? notify
+		     : c == 'g' ? gatedir
+		     : c == 'p' ? proxy
+				: NULL;
 		if (n != 1 || nfds != 1 || to == NULL || *to != -1) {
 			if (nfds == 1)
 				close(fd);
@@ -734,12 +739,12 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	struct spawn_status sst;
 	struct spawn_req req;
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, pi[2] = {-1, -1};
-	int ns[2] = {-1, -1}, xs[2] = {-1, -1}, cgp = -1;
+	int ns[2] = {-1, -1}, xs[2] = {-1, -1}, cgp = -1, pfd = -1;
 	size_t nrl = 0, nfd = 0;
 
 	memset(ap, 0, sizeof(*ap));
 	ap->ap_out = ap->ap_err = ap->ap_in = ap->ap_notify = ap->ap_initst =
-	    ap->ap_gatedir = -1;
+	    ap->ap_gatedir = ap->ap_egress_fd = -1;
 	ap->ap_inited = 1;
 	if (sp.sp_stopping) {
 		log_warnx("agent %s: the spawner is stopping; not started",
@@ -907,21 +912,28 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 		/* The child sent its fds before execve: they are here. */
 		close(ns[1]);
 		ns[1] = -1;
-		if (recv_child_fds(ns[0], &ap->ap_notify, &ap->ap_gatedir) ==
-			-1 ||
+		if (recv_child_fds(
+			ns[0], &ap->ap_notify, &ap->ap_gatedir, &pfd) == -1 ||
 		    (ap->ap_sbx->sx_gate && ap->ap_gatedir == -1) ||
+		    (as->as_sandbox->pl_network == MF_NET_PROXY && pfd == -1) ||
 		    ((as->as_sandbox->pl_layers & SBX_L_SECCOMP) &&
 			(ap->ap_notify == -1 ||
 			    (ap->ap_ev_notify = event_new(base, ap->ap_notify,
 				 EV_READ | EV_PERSIST, aproc_notify_cb, ap)) ==
 				NULL ||
 			    event_add(ap->ap_ev_notify, NULL) == -1))) {
-			log_warnx("agent %s: sandbox: seccomp listener or "
-				  "gate dir lost",
+			log_warnx("agent %s: sandbox: seccomp listener, "
+				  "gate dir or proxy listener lost",
 			    as->as_agent != NULL ? as->as_agent : "?");
+			if (pfd != -1)
+				close(pfd);
 			aproc_kill(ap, AP_END_CANCEL);
 			goto started;
 		}
+		/* EG-1: egressd accepts on the run's own listener. */
+		if (pfd != -1)
+			egress_run_open(
+			    ap, as->as_run_id, as->as_sandbox->pl_egress, pfd);
 	}
 	if (pi[1] != -1) {
 		ap->ap_in = pi[1];

@@ -85,6 +85,19 @@ agent_load_file(const char *dir, const char *file)
 		    file);
 		goto disable;
 	}
+	/* EG-2: the test-only egress keys load in test mode alone. */
+	if ((ag->ag_mf.m_egress.eg_ntest > 0 ||
+		ag->ag_mf.m_egress.eg_test_allow[0] != '\0') &&
+	    sp.sp_test_egress != 1) {
+		log_warnx("agents/%s: egress.testResolve and testAllowAddress "
+			  "are for tests only (CORDON_TEST_EGRESS=1); agent "
+			  "disabled",
+		    file);
+		sandbox_plan_free(&ag->ag_sb);
+		manifest_free(&ag->ag_mf);
+		free(ag);
+		return;
+	}
 	if (ag->ag_sb.pl_reason[0] != '\0')
 		log_warnx("agents/%s: sandbox weaker than asked: %s", file,
 		    ag->ag_sb.pl_reason);

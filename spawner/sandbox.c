@@ -10,6 +10,7 @@
  * locked while the spawner lives) holding the per-run tmp dirs, and
  * such dirs that a dead spawner of the same uid left (swept at start).
  */
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -18,6 +19,10 @@
 #include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -62,10 +67,12 @@ static char sbx_init[PATH_MAX];
 
 /*
  * The agent seccomp layer, compiled once at start (DESIGN: build once,
- * install in the child): [0] network allowed, [1] SC_AGENT_NO_NET.  A
- * child whose plan has the layer and finds no program refuses the run.
+ * install in the child), indexed by enum mf_network: [MF_NET_ALLOW]
+ * network allowed, [MF_NET_NONE] SC_AGENT_NO_NET, [MF_NET_PROXY]
+ * SC_AGENT_PROXY.  A child whose plan has the layer and finds no program
+ * refuses the run.
  */
-static struct sock_fprog sbx_bpf[2];
+static struct sock_fprog sbx_bpf[3];
 
 /* clang-format off */
 /*
@@ -141,6 +148,7 @@ static const char *const sbx_step_names[] = {
 	[SBX_STEP_HIDE - SPAWN_STEP_HOOK_BASE] = "hide socket dir",
 	[SBX_STEP_CGROUP - SPAWN_STEP_HOOK_BASE] = "pids cgroup",
 	[SBX_STEP_GATE - SPAWN_STEP_HOOK_BASE] = "gate fifo dir",
+	[SBX_STEP_PROXY - SPAWN_STEP_HOOK_BASE] = "proxy listener",
 };
 /* clang-format on */
 
@@ -197,10 +205,13 @@ sandbox_host_probe(void)
 	sbx_host.sh_landlock_abi = confine_landlock_abi();
 	sbx_host.sh_seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2;
 	sbx_host.sh_userns = probe_userns();
-	confine_seccomp_agent_free(&sbx_bpf[0]);
-	confine_seccomp_agent_free(&sbx_bpf[1]);
-	if (confine_seccomp_agent_build(0, &sbx_bpf[0]) == -1 ||
-	    confine_seccomp_agent_build(SC_AGENT_NO_NET, &sbx_bpf[1]) == -1) {
+	for (size_t i = 0; i < nitems(sbx_bpf); i++)
+		confine_seccomp_agent_free(&sbx_bpf[i]);
+	if (confine_seccomp_agent_build(0, &sbx_bpf[MF_NET_ALLOW]) == -1 ||
+	    confine_seccomp_agent_build(
+		SC_AGENT_NO_NET, &sbx_bpf[MF_NET_NONE]) == -1 ||
+	    confine_seccomp_agent_build(
+		SC_AGENT_PROXY, &sbx_bpf[MF_NET_PROXY]) == -1) {
 		/* SBX-5: not offered, so plans and health say so. */
 		log_warn("sandbox: building the agent seccomp layer; runs "
 			 "that need it are refused");
@@ -336,9 +347,24 @@ sandbox_plan_build(const struct manifest *mf, const struct protect_ctx *pc,
 	 * that older manifests load; it weakens nothing now).
 	 */
 	want |= SBX_L_USERNS | SBX_L_MOUNTNS | SBX_L_PIDNS;
-	if (pl->pl_network == MF_NET_NONE)
+	if (pl->pl_network != MF_NET_ALLOW)
 		want |= SBX_L_USERNS | SBX_L_NETNS | SBX_L_SC_NET;
 	have = host_layers(pl->pl_network);
+	/*
+	 * EG-1: a proxy run without its own netns would reach every host,
+	 * and without the seccomp layer could not hand its listener over:
+	 * whatever sandbox.required says, no such run.
+	 */
+	if (pl->pl_network == MF_NET_PROXY) {
+		pl->pl_egress = &mf->m_egress;
+		if ((have & (SBX_L_NETNS | SBX_L_SECCOMP)) !=
+		    (SBX_L_NETNS | SBX_L_SECCOMP)) {
+			snprintf(why, whysz,
+			    "sandbox: network proxy needs netns and seccomp, "
+			    "which this host lacks");
+			return -1;
+		}
+	}
 	/* Never optional: sandbox_run_prepare refuses a run without it. */
 	if (!(have & SBX_L_PRIV_TMP)) {
 		snprintf(why, whysz, "sandbox: this host lacks private-tmp");
@@ -389,6 +415,29 @@ sandbox_plan_free(struct sandbox_plan *pl)
 	roots_free(&pl->pl_roots);
 }
 
+/* EG-2: what a proxy agent may reach, as the dashboard shows it. */
+static struct json_object *
+egress_json(const struct mf_egress *e)
+{
+	struct json_object *o = json_object_new_object(), *a;
+	char rule[EGRESS_RULE_MAX + 1];
+	size_t i;
+
+	a = json_object_new_array();
+	for (i = 0; i < e->eg_nallow; i++)
+		if (egress_rule_format(&e->eg_allow[i], rule, sizeof(rule)) ==
+		    0)
+			json_object_array_add(a, json_object_new_string(rule));
+	json_object_object_add(o, "allow", a);
+	json_object_object_add(o, "maxConnections",
+	    json_object_new_int64((int64_t)e->eg_max_conns));
+	json_object_object_add(
+	    o, "maxBytes", json_object_new_int64((int64_t)e->eg_max_bytes));
+	json_object_object_add(o, "idleTimeoutSec",
+	    json_object_new_int64((int64_t)e->eg_idle_sec));
+	return o;
+}
+
 struct json_object *
 sandbox_plan_json(const struct sandbox_plan *pl)
 {
@@ -400,8 +449,11 @@ sandbox_plan_json(const struct sandbox_plan *pl)
 	    json_object_new_string(
 		(pl->pl_layers & SBX_L_MOUNTNS) ? "namespace" : "landlock"));
 	json_object_object_add(o, "network",
-	    json_object_new_string(
-		pl->pl_network == MF_NET_NONE ? "none" : "allow"));
+	    json_object_new_string(pl->pl_network == MF_NET_NONE    ? "none"
+				   : pl->pl_network == MF_NET_PROXY ? "proxy"
+								    : "allow"));
+	if (pl->pl_egress != NULL)
+		json_object_object_add(o, "egress", egress_json(pl->pl_egress));
 	a = json_object_new_array();
 	for (i = 0; i < nitems(sbx_layer_names); i++)
 		if (pl->pl_layers & sbx_layer_names[i].bit)
@@ -427,6 +479,33 @@ sx_path(struct sandbox_run *sx, const char *path, unsigned int access)
 	}
 	sx->sx_paths[sx->sx_npaths].cp_path = path;
 	sx->sx_paths[sx->sx_npaths++].cp_access = access;
+	return 0;
+}
+
+#define SBX_PROXY_URL "http://127.0.0.1:" SBX_STR(EGRESS_PROXY_PORT)
+#define SBX_STR(x)    SBX_STR2(x)
+#define SBX_STR2(x)   #x
+static const char *const sbx_proxy_env[] = {
+    "HTTPS_PROXY=" SBX_PROXY_URL,
+    "HTTP_PROXY=" SBX_PROXY_URL,
+    "https_proxy=" SBX_PROXY_URL,
+    "http_proxy=" SBX_PROXY_URL,
+    "NO_PROXY=localhost,127.0.0.1",
+    "no_proxy=localhost,127.0.0.1",
+};
+
+/* Proxy settings a proxy run gets from us alone (and others keep). */
+static int
+env_is_proxy(const char *e)
+{
+	static const char *const names[] = {
+	    "HTTPS_PROXY=", "HTTP_PROXY=", "https_proxy=", "http_proxy=",
+	    "NO_PROXY=", "no_proxy=", "ALL_PROXY=", "all_proxy="};
+	size_t i;
+
+	for (i = 0; i < nitems(names); i++)
+		if (strncmp(e, names[i], strlen(names[i])) == 0)
+			return 1;
 	return 0;
 }
 
@@ -461,7 +540,7 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 	/* SBX-4: whatever isolation says, wherever the host allows it. */
 	if (pl->pl_layers & SBX_L_MOUNTNS)
 		sx->sx_clone |= CLONE_NEWNS;
-	if (pl->pl_network == MF_NET_NONE && (pl->pl_layers & SBX_L_NETNS))
+	if (pl->pl_network != MF_NET_ALLOW && (pl->pl_layers & SBX_L_NETNS))
 		sx->sx_clone |= CLONE_NEWNET;
 
 	/* The per-run private tmp; namespace mode shows it as /tmp. */
@@ -485,12 +564,18 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 
 	for (n = 0; envp[n] != NULL; n++)
 		;
-	if ((sx->sx_envp = calloc(n + nitems(tmpvars) + 1, sizeof(char *))) ==
-	    NULL)
+	if ((sx->sx_envp =
+		    calloc(n + nitems(tmpvars) + nitems(sbx_proxy_env) + 1,
+			sizeof(char *))) == NULL)
 		goto fail;
 	for (i = k = 0; i < n; i++)
-		if (!env_is_tmp(envp[i]))
+		if (!env_is_tmp(envp[i]) &&
+		    !(pl->pl_network == MF_NET_PROXY && env_is_proxy(envp[i])))
 			sx->sx_envp[k++] = envp[i];
+	/* EG-1: the run's own proxy, on loopback of its own netns. */
+	for (i = 0; pl->pl_network == MF_NET_PROXY && i < nitems(sbx_proxy_env);
+	     i++)
+		sx->sx_envp[k++] = (char *)sbx_proxy_env[i];
 	for (i = 0; i < nitems(tmpvars); i++) {
 		if (asprintf(&sx->sx_own[i], "%s=%s", tmpvars[i], tmpview) ==
 		    -1) {
@@ -1500,6 +1585,44 @@ child_mounts(const struct sandbox_run *sx)
 	return 0;
 }
 
+/*
+ * EG-1, in the child of a proxy run (its own empty netns, its caps in
+ * its own user namespace): bring up lo, listen on 127.0.0.1:3128 and
+ * hand the listener to the spawner, which gives it to egressd.  Stack
+ * and syscalls only (the spawn helper is vfork-style).
+ */
+static int
+child_proxy(void)
+{
+	struct sockaddr_in sin;
+	struct ifreq ifr;
+	int s, fd, r;
+
+	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	r = ioctl(s, SIOCGIFFLAGS, &ifr);
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (r == 0)
+		r = ioctl(s, SIOCSIFFLAGS, &ifr);
+	close(s);
+	if (r == -1 ||
+	    (fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(EGRESS_PROXY_PORT);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	r = bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+		    listen(fd, 64) == 0 &&
+		    ipc_sendmsg_fd(SBX_NOTIFY_FD, "p", 1, fd) == 1
+		? 0
+		: -1;
+	close(fd);
+	return r;
+}
+
 int
 sandbox_child(void *arg)
 {
@@ -1527,6 +1650,9 @@ sandbox_child(void *arg)
 			return r;
 	} else if ((r = scan_roots(sx, 0, -1)) != 0)
 		return r; /* Landlock cannot carve a hole: refuse (SBX-2) */
+	/* EG-1: while the child still holds its namespace's caps. */
+	if (sx->sx_plan->pl_network == MF_NET_PROXY && child_proxy() == -1)
+		return SBX_STEP_PROXY;
 	if ((l & SBX_L_CAPS) && confine_drop_caps_agent() == -1)
 		return SBX_STEP_CAPS;
 	if ((l & SBX_L_NNP) && confine_no_new_privs() == -1)
@@ -1544,8 +1670,8 @@ sandbox_child(void *arg)
 	if (l & SBX_L_SECCOMP) {
 		/* Compiled at start; loading it is one syscall. */
 		fd = confine_seccomp_agent_install(
-		    &sbx_bpf[(l & SBX_L_SC_NET) &&
-			     sx->sx_plan->pl_network == MF_NET_NONE]);
+		    &sbx_bpf[(l & SBX_L_SC_NET) ? sx->sx_plan->pl_network
+						: MF_NET_ALLOW]);
 		if (fd == -1)
 			return SBX_STEP_SECCOMP;
 		/* The listener goes to the spawner; the agent never has it. */

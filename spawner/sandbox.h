@@ -47,8 +47,9 @@ struct json_object;
 
 /*
  * In the child, before execve only: the socket on which the seccomp
- * listener ("n") and the gate's FIFO dir ("g", SBX-8) go back to the
- * spawner, one tagged byte and fd each (fd 3 is the gate channel).
+ * listener ("n"), the gate's FIFO dir ("g", SBX-8) and, for network:
+ * proxy, the proxy's listener ("p", EG-1) go back to the spawner, one
+ * tagged byte and fd each (fd 3 is the gate channel).
  */
 #define SBX_NOTIFY_FD 4
 /* In the child, before execve only: its run's cgroup.procs (SP-7). */
@@ -86,6 +87,7 @@ enum sbx_step {
 	SBX_STEP_HIDE,	 /* covering cordon's socket dir (systemd mode) */
 	SBX_STEP_CGROUP, /* the run's pids cgroup: made, or joined (SP-7) */
 	SBX_STEP_GATE,	 /* the gate's FIFO dir (SBX-8) */
+	SBX_STEP_PROXY,	 /* EG-1: lo up, the proxy listener, handed over */
 	SBX_STEP_MAX
 };
 
@@ -114,6 +116,8 @@ struct sandbox_plan {
 	unsigned int pl_layers; /* what this host gives it */
 	int pl_required;
 	char pl_reason[160]; /* fixed text: which layers are missing */
+	const struct mf_egress *pl_egress; /* network: proxy (EG-2): the
+					      manifest's, which outlives us */
 	struct roots pl_roots;
 };
 

@@ -144,6 +144,8 @@ peer_up(struct daemon *d, enum proc_id p)
 		sp.sp_broker_gen++;
 		runs_broker_lost();
 	}
+	if (p == PROC_EGRESSD)
+		egress_peer_up();
 }
 
 /*
@@ -312,6 +314,7 @@ main(int argc, char **argv)
 	    {"max-runs-per-agent", 1, LIM_RUNS_PER_AGENT_MAX,
 		&sp.sp_max_runs_agent},
 	    {"pids-cgroup-fd", 4, 4, &cgfd},
+	    {"test-egress", 0, 1, &sp.sp_test_egress}, /* cordond's hook */
 	    {NULL, 0, 0, NULL},
 	};
 

@@ -95,6 +95,10 @@ struct aproc {
 	int ap_fail_errno;
 	char ap_reason[160]; /* SP-12: why it did not start, or "" */
 	char ap_cgroup[24];  /* "run.N" beneath sp_cgfd, or "" (SP-7) */
+	/* EG-1: a proxy run's listener (our copy), or -1; egress.c */
+	int ap_egress_fd;
+	char ap_run_id[17];
+	const struct mf_egress *ap_egress;
 	const struct aproc_ops *ap_ops;
 	void *ap_arg;
 	TAILQ_ENTRY(aproc) ap_entry;
@@ -112,10 +116,12 @@ struct aproc_spec {
 	long as_timeout_ms;		       /* 0: no deadline */
 	const struct sandbox_plan *as_sandbox; /* required: the agent's plan */
 	const char *as_agent;		       /* name, for log lines */
-	int as_gate_fd;	 /* -1: none; else dup'd to fd 3 in the child
-			  * (0, 1, 2 also mean none, so a zeroed spec is safe) */
-	int as_gate_dir; /* SBX-8: make GATE_FIFO_DIR (mount namespace only);
-			  * its fd comes back in ap_gatedir */
+	int as_gate_fd;	       /* -1: none; else dup'd to fd 3 in the child
+				* (0, 1, 2 also mean none, so a zeroed spec is safe) */
+	int as_gate_dir;       /* SBX-8: make GATE_FIFO_DIR (mount namespace
+				* only); its fd comes back in ap_gatedir */
+	const char *as_run_id; /* a chat run's id: its proxy (EG-1); NULL:
+				* none (actions, probes) */
 };
 
 struct spawner {
@@ -140,6 +146,7 @@ struct spawner {
 	struct event *sp_sigchld;
 	int sp_cgfd;	 /* the pids cgroup cordond delegated (SP-7), or -1 */
 	int sp_stopping; /* SIGTERM: no new child; runs end, then we exit */
+	long sp_test_egress; /* 1: egress test-only keys allowed (EG-2) */
 };
 
 extern struct spawner sp;
@@ -171,6 +178,12 @@ int aproc_exit_code(const struct aproc *); /* 0..255, or -1 */
 void aproc_release(struct aproc *);
 /* SP-7: at start, remove run groups a previous spawner left behind. */
 void aproc_cgroup_sweep(void);
+
+/* egress.c: a proxy run's listener to egressd and back (EG-1). */
+void egress_run_open(
+    struct aproc *, const char *run_id, const struct mf_egress *, int fd);
+void egress_run_close(struct aproc *);
+void egress_peer_up(void); /* a (new) egressd: hand over live runs */
 
 /* run.c: chat runs (SP-8, SP-9, SP-16, SP-17, API-3, API-4) */
 void run_start_h(struct ipc_conn *, struct ipc_msg *, void *);

@@ -1,5 +1,5 @@
 /*
- * cordond: supervise the four daemons.  Opens the listening socket and the
+ * cordond: supervise the five daemons.  Opens the listening socket and the
  * runtime files, starts each daemon with only its control fd (peer
  * channels and the listener follow over it by SCM_RIGHTS), restarts a
  * daemon that dies with backoff, aggregates health for the broker, and
@@ -62,6 +62,7 @@ struct child {
 static const enum proc_id start_order[] = {
     PROC_AUDITD,
     PROC_VAULTD,
+    PROC_EGRESSD,
     PROC_SPAWNER,
     PROC_BROKER,
 };
@@ -103,7 +104,7 @@ static const struct ipc_dispatch parent_table[] = {
 	session_add_h},
     {MSG_PEER_BAD,
 	PROC_BIT(PROC_AUDITD) | PROC_BIT(PROC_VAULTD) | PROC_BIT(PROC_SPAWNER) |
-	    PROC_BIT(PROC_BROKER),
+	    PROC_BIT(PROC_EGRESSD) | PROC_BIT(PROC_BROKER),
 	2, 64, IPC_FD_NONE, peer_bad_h},
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
@@ -332,10 +333,18 @@ spawner_env(char **envp, size_t ne, size_t max)
 }
 
 static int
+test_egress(void)
+{
+	const char *v = getenv("CORDON_TEST_EGRESS");
+
+	return v != NULL && strcmp(v, "1") == 0;
+}
+
+static int
 child_start(struct child *ch)
 {
 	char path[PATH_MAX + 32], prog[32];
-	char *argv[20], *envp[16 + SPAWNER_ENV_MAX]; /* bounded below */
+	char *argv[24], *envp[16 + SPAWNER_ENV_MAX]; /* bounded below */
 	const char *name = proc_name(ch->ch_id);
 	/* CORDON_TEST_CLOCK_FILE: the scheduler's test clock (a test hook). */
 	const char *keep[] = {"JOURNAL_STREAM", "ASAN_OPTIONS", "UBSAN_OPTIONS",
@@ -399,6 +408,16 @@ child_start(struct child *ch)
 	}
 	default:
 		break;
+	}
+	/*
+	 * EG-2 test hook: egress.testResolve/testAllowAddress honoured, in
+	 * the spawner and egressd, only when cordon itself runs with
+	 * CORDON_TEST_EGRESS=1; loud in the log and in health.
+	 */
+	if (test_egress() &&
+	    (ch->ch_id == PROC_EGRESSD || ch->ch_id == PROC_SPAWNER)) {
+		argv[na++] = "--test-egress";
+		argv[na++] = "1";
 	}
 	if (getuid() == 0) {
 		if (ch->ch_id == PROC_BROKER) {
@@ -1051,6 +1070,9 @@ cordond_main(struct cordon_config *cf)
 			fatalx("evtimer_new");
 	}
 	cgroup_setup();
+	if (test_egress())
+		log_warnx("CORDON_TEST_EGRESS=1: egress test hooks are ON "
+			  "(test resolve maps honoured); never in production");
 	for (i = 0; i < nitems(start_order); i++) {
 		ch = &children[start_order[i]];
 		if (child_start(ch) == -1) {
@@ -1089,6 +1111,7 @@ stop:
 	/* Reverse order; auditd last, after it has recorded the shutdown. */
 	child_stop(&children[PROC_BROKER]);
 	child_stop(&children[PROC_SPAWNER]);
+	child_stop(&children[PROC_EGRESSD]);
 	child_stop(&children[PROC_VAULTD]);
 	if (!booting)
 		audit_system("system.shutdown", "reason",
