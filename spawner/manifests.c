@@ -30,6 +30,23 @@ agents_cmp(const void *a, const void *b)
 	return strcmp((*x)->ag_mf.m_name, (*y)->ag_mf.m_name);
 }
 
+/* EG-1, EG-2: why a proxy agent may not load here, or NULL. */
+static const char *
+egress_refused(const struct manifest *mf)
+{
+	const struct mf_egress *e = &mf->m_egress;
+
+	/* egressd has no systemd unit yet. */
+	if (mf->m_sandbox.sb_network == MF_NET_PROXY && sp.sp_d.d_systemd)
+		return "sandbox.network proxy is not available under systemd "
+		       "yet";
+	if ((e->eg_ntest > 0 || e->eg_test_allow[0] != '\0') &&
+	    sp.sp_test_egress != 1)
+		return "egress.testResolve and testAllowAddress are for tests "
+		       "only (CORDON_TEST_EGRESS=1)";
+	return NULL;
+}
+
 static void
 agent_load_file(const char *dir, const char *file)
 {
@@ -38,6 +55,7 @@ agent_load_file(const char *dir, const char *file)
 	struct yaml_err ye;
 	struct agent *ag;
 	char path[PATH_MAX], why[256], home[PATH_MAX];
+	const char *refused;
 	size_t i, nerrs = 0;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
@@ -85,18 +103,9 @@ agent_load_file(const char *dir, const char *file)
 		    file);
 		goto disable;
 	}
-	/* EG-2: the test-only egress keys load in test mode alone. */
-	if ((ag->ag_mf.m_egress.eg_ntest > 0 ||
-		ag->ag_mf.m_egress.eg_test_allow[0] != '\0') &&
-	    sp.sp_test_egress != 1) {
-		log_warnx("agents/%s: egress.testResolve and testAllowAddress "
-			  "are for tests only (CORDON_TEST_EGRESS=1); agent "
-			  "disabled",
-		    file);
-		sandbox_plan_free(&ag->ag_sb);
-		manifest_free(&ag->ag_mf);
-		free(ag);
-		return;
+	if ((refused = egress_refused(&ag->ag_mf)) != NULL) {
+		log_warnx("agents/%s: %s; agent disabled", file, refused);
+		goto disable;
 	}
 	if (ag->ag_sb.pl_reason[0] != '\0')
 		log_warnx("agents/%s: sandbox weaker than asked: %s", file,

@@ -11,7 +11,7 @@ import {
 } from './harness.mjs';
 
 const T = 30000; // per-test bound
-const DAEMONS = ['auditd', 'vaultd', 'spawner', 'broker'];
+const DAEMONS = ['auditd', 'vaultd', 'egressd', 'spawner', 'broker'];
 const LANDLOCKED = ['auditd', 'vaultd', 'broker'];
 const CSP_RE = new RegExp(
   "^default-src 'none'; script-src 'self' 'nonce-([0-9a-f]+)'; " +

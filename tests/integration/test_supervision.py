@@ -1,5 +1,5 @@
 # SU-1, SU-2, API-1: cordond starts, confines, reports, restarts and stops
-# its four daemons; refuses bad usage and bad config before starting any.
+# its five daemons; refuses bad usage and bad config before starting any.
 import glob
 import json
 import os
@@ -20,7 +20,7 @@ def daemon(health, name):
 
 # ---- API-1: health ----
 
-def test_api1_health_four_daemons_in_order(cordon):
+def test_api1_health_five_daemons_in_order(cordon):
     h = cordon.health()
     assert h["ok"] is True
     assert h["version"] == "0.1.0"
@@ -34,7 +34,7 @@ def test_api1_health_four_daemons_in_order(cordon):
         assert d["pid"] != cordon.pid
         assert proc_starttime(d["pid"]) is not None, d
         pids.add(d["pid"])
-    assert len(pids) == 4
+    assert len(pids) == len(DAEMONS)
 
 
 def test_api1_health_content_type_and_no_store(cordon):
@@ -145,7 +145,7 @@ def test_su1_kill9_each_daemon_in_turn(cordon):
             daemon(h, victim).get("pid") != old and
             daemon(h, victim)["restarts"] == 1 and h["status"] == "ok")
     h = cordon.health()
-    assert [d["restarts"] for d in h["daemons"]] == [1, 1, 1, 1]
+    assert [d["restarts"] for d in h["daemons"]] == [1] * len(DAEMONS)
     # the token survives a broker restart; the old broker pid is gone
     assert all(d["up"] for d in h["daemons"])
 
