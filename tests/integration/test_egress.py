@@ -408,3 +408,35 @@ def test_eg2_test_keys_refused_without_test_mode(cordon_factory, tmp_path,
     assert "for tests only" in c.stderr()
     d = {x["name"]: x for x in c.health()["daemons"]}["egressd"]
     assert d["status"]["egress"]["testEgress"] is False
+
+
+# ---- `cordon check` validates allowlists (EG-2) ----
+
+def test_eg2_check_validates_allowlist(tmp_path):
+    import subprocess
+    from conftest import child_env, cordon_bin
+
+    home = tmp_path / "chk"
+    (home / "agents").mkdir(parents=True)
+    (home / "agents" / "a.yaml").write_text(
+        "name: a\ntransport: subprocess\ntransportConfig:\n"
+        "  bin: /bin/true\n  args: [\"{prompt}\"]\n"
+        "sandbox: {network: proxy}\n"
+        "egress:\n  allow: [ok.example.com, 'bad host', '*.com', "
+        "'x.example.com:99999']\n")
+    r = subprocess.run([cordon_bin(), "check", "--home", str(home),
+                        "--json"], capture_output=True, text=True,
+                       timeout=30, env=child_env())
+    assert r.returncode == 1, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    probs = [p for p in doc["problems"] if p["key"] == "egress.allow"]
+    assert len(probs) == 3, doc
+    assert "bad host" not in r.stdout  # never an echo of the input
+    (home / "agents" / "a.yaml").write_text(
+        "name: a\ntransport: subprocess\ntransportConfig:\n"
+        "  bin: /bin/true\n  args: [\"{prompt}\"]\n"
+        "sandbox: {network: proxy}\negress: {allow: [ok.example.com]}\n")
+    r = subprocess.run([cordon_bin(), "check", "--home", str(home)],
+                       capture_output=True, text=True, timeout=30,
+                       env=child_env())
+    assert r.returncode == 0, r.stdout + r.stderr
