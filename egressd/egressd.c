@@ -187,6 +187,14 @@ open_parse(struct erun *r, struct json_object *o)
 	return open_test(r, o);
 }
 
+/* A refusal: answered only to a request (a one-way frame has no id). */
+static void
+open_refused(struct ipc_conn *c, struct ipc_msg *m, const char *code)
+{
+	if (m->m_id != 0)
+		ipc_reply_error(c, m, code);
+}
+
 static void
 egress_open_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
@@ -194,7 +202,7 @@ egress_open_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 
 	if (!json_shape_ok(m->m_obj, open_shape, nitems(open_shape)) ||
 	    (r = calloc(1, sizeof(*r))) == NULL) {
-		ipc_reply_error(c, m, "bad-message");
+		open_refused(c, m, "bad-message");
 		return;
 	}
 	r->er_fd = -1;
@@ -203,7 +211,7 @@ egress_open_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	    eg.eg_nruns >= EG_RUNS_MAX) {
 		log_warnx("refused a run's egress from the spawner");
 		free(r);
-		ipc_reply_error(c, m, "bad-message");
+		open_refused(c, m, "bad-message");
 		return;
 	}
 	set_nonblock(m->m_fd, 1);
@@ -213,7 +221,7 @@ egress_open_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		if (r->er_accept_ev != NULL)
 			event_free(r->er_accept_ev);
 		free(r);
-		ipc_reply_error(c, m, "internal");
+		open_refused(c, m, "internal");
 		return;
 	}
 	r->er_fd = m->m_fd;

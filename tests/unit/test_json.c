@@ -150,6 +150,40 @@ test_wipe(void **state)
 	json_wipe_put(NULL);
 }
 
+/* SU-3: a dispatch row's declared shape, checked in one place. */
+static void
+test_su3_shape(void **state)
+{
+	static const struct json_shape sh[] = {
+	    {"runId", json_type_string, 1},
+	    {"allow", json_type_array, 1},
+	    {"max", json_type_int, 0},
+	};
+	static const struct {
+		const char *in;
+		int ok;
+	} cases[] = {
+	    {"{\"runId\":\"a\",\"allow\":[]}", 1},
+	    {"{\"runId\":\"a\",\"allow\":[],\"max\":3}", 1},
+	    {"{\"allow\":[]}", 0},			   /* required */
+	    {"{\"runId\":1,\"allow\":[]}", 0},		   /* type */
+	    {"{\"runId\":\"a\",\"allow\":{}}", 0},	   /* type */
+	    {"{\"runId\":\"a\",\"allow\":[],\"x\":1}", 0}, /* leftover */
+	    {"{\"runId\":\"a\",\"allow\":[],\"max\":\"3\"}", 0},
+	};
+	struct json_object *o;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		o = json_parse_object(cases[i].in, strlen(cases[i].in), 16);
+		assert_non_null(o);
+		assert_int_equal(json_shape_ok(o, sh, 3), cases[i].ok);
+		json_object_put(o);
+	}
+	assert_int_equal(json_shape_ok(NULL, sh, 3), 0);
+}
+
 int
 main(void)
 {
@@ -158,6 +192,7 @@ main(void)
 	    cmocka_unit_test(test_hostile),
 	    cmocka_unit_test(test_depth),
 	    cmocka_unit_test(test_wipe),
+	    cmocka_unit_test(test_su3_shape),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
