@@ -118,6 +118,12 @@ class Mock:
     def main_requests(self, personality=None):
         return [r for r in self.seen(personality) if r.get("main")]
 
+    def tool_results(self, personality):
+        """The text of every tool result the CLI sent back, in order, from
+        the last main request (which carries the whole conversation)."""
+        reqs = self.main_requests(personality)
+        return _results(personality, reqs[-1]["body"]) if reqs else []
+
     def wait_stalled(self, bound=60.0):
         if not self.stalled.wait(bound):
             raise AssertionError("the agent never reached the stall")
@@ -388,6 +394,40 @@ class _Handler(BaseHTTPRequestHandler):
                 self._event(None, _gemini_chunk([step], final=last))
         if not steps or steps[-1][0] == "stall":
             self._event(None, _gemini_chunk([("say", "")], final=True))
+
+
+def _text(v):
+    """A result's content as text: a string, a list of blocks or parts
+    (their text), or any other JSON as compact JSON."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list):
+        return "".join(_text(b.get("text", b) if isinstance(b, dict)
+                             else b) for b in v)
+    return json.dumps(v, separators=(",", ":"))
+
+
+def _results(personality, body):
+    """Tool results in a request: Anthropic tool_result blocks, OpenAI
+    function_call_output items, Gemini functionResponse parts."""
+    out = []
+    if personality == "anthropic":
+        for m in body.get("messages", []):
+            c = m.get("content")
+            out += [_text(b.get("content", "")) for b in
+                    (c if isinstance(c, list) else [])
+                    if b.get("type") == "tool_result"]
+    elif personality == "openai":
+        items = body.get("input", [])
+        out += [_text(it.get("output", "")) for it in
+                (items if isinstance(items, list) else [])
+                if it.get("type") in ("function_call_output",
+                                      "custom_tool_call_output")]
+    elif personality == "gemini":
+        for c in body.get("contents", []):
+            out += [_text(p["functionResponse"].get("response", {}))
+                    for p in c.get("parts", []) if "functionResponse" in p]
+    return out
 
 
 def _personality(path):

@@ -62,22 +62,12 @@ SHELL_TOOL = {  # each CLI's shell tool and its input shape
 AGENTS = ["claude-code", "codex", "gemini"]
 KEY_TEXT = "-----BEGIN OPENSSH PRIVATE KEY-----\nmock-key-material-7f3a\n"
 
-XF_CODEX = pytest.mark.xfail(
-    strict=True, reason="the manifest check refuses Codex's "
-    "--dangerously-bypass-approvals-and-sandbox as a secret in arguments")
-XF_CHANNEL = pytest.mark.xfail(
-    strict=True, reason="the gate channel is an inherited fd 3 that no "
-    "real CLI passes to its hook process")
 XF_HOOKS = pytest.mark.xfail(
-    strict=True, reason="cordon gate speaks only Claude Code's hook "
-    "format; Codex and Gemini CLI hooks are not wired in their manifests")
+    strict=True, reason="the shipped Gemini CLI manifest does not wire "
+    "its BeforeTool hook to cordon gate yet")
 XF_CODEX_HOOKS = pytest.mark.xfail(
-    strict=True, reason="the manifest check refuses Codex's "
-    "--dangerously-bypass-approvals-and-sandbox, and cordon gate does not "
-    "speak Codex's hook format")
-XF_EVENTS = pytest.mark.xfail(
-    strict=True, reason="the stream carries assistant text only, no "
-    "structured tool events")
+    strict=True, reason="the shipped Codex manifest does not wire its "
+    "PreToolUse hook to cordon gate yet")
 
 
 def agent_param(name, *marks):
@@ -85,7 +75,7 @@ def agent_param(name, *marks):
 
 
 def chat_params():
-    return [agent_param("claude-code"), agent_param("codex", XF_CODEX),
+    return [agent_param("claude-code"), agent_param("codex"),
             agent_param("gemini")]
 
 
@@ -93,8 +83,9 @@ def chat_params():
 
 def install_manifest(src, dst, name, env, cwd, drop=()):
     """Copy a shipped manifest, adding env entries and a cwd (the mock's
-    URL, the test workspace), replacing the name and dropping any line
-    that contains one of drop; text edits only, the rest as shipped."""
+    URL, the test workspace) with the cwd also a write root, as the
+    operator guide says, replacing the name and dropping any line that
+    contains one of drop; text edits only, the rest as shipped."""
     out = []
     with open(src) as f:
         lines = f.read().splitlines()
@@ -103,6 +94,8 @@ def install_manifest(src, dst, name, env, cwd, drop=()):
             continue
         if ln.startswith("name: "):
             ln = f"name: {name}"
+        if ln.startswith("  writeRoots: [") and ln.endswith("]"):
+            ln = f"{ln[:-1]}, {json.dumps(cwd)}]"
         out.append(ln)
         if ln == "transportConfig:":
             out.append(f"  cwd: {cwd}")
@@ -245,10 +238,8 @@ def gone(word, bound):
 
 
 def tool_results(mock, agent):
-    """Every main request after the first, as text: what the CLI sent
-    back to the model after running its tools."""
-    reqs = mock.main_requests(PERSONALITY[agent])
-    return [json.dumps(r["body"]) for r in reqs[1:]]
+    """The text of each tool result the CLI sent back to the model."""
+    return mock.tool_results(PERSONALITY[agent])
 
 
 # ---- chat (API-3, SP-16, SEC-2) ----
@@ -326,7 +317,7 @@ def test_api4_real_cli_cancel_mid_run(setup, mock, agent):
 # ---- tools: the gate (SBX-6) and the sandbox under it (SBX-2) ----
 
 def gate_params():
-    return [agent_param("claude-code", XF_CHANNEL),
+    return [agent_param("claude-code"),
             agent_param("codex", XF_CODEX_HOOKS),
             agent_param("gemini", XF_HOOKS)]
 
@@ -411,11 +402,11 @@ def test_sbx6_real_cli_call_held_for_approval(setup, mock, agent,
                      r.get("agent") == agent and
                      r.get("verdict") == f"ask-{decision}")
     assert rec
-    assert victim.exists() == (decision == "deny")
+    assert victim.exists() == (decision == "deny"), tool_results(mock, agent)
 
 
 def bypass_params():
-    return [agent_param("claude-nohook"), agent_param("codex", XF_CODEX),
+    return [agent_param("claude-nohook"), agent_param("codex"),
             agent_param("gemini")]
 
 
@@ -439,7 +430,7 @@ def test_sbx2_real_cli_tool_without_gate_stopped_by_sandbox(setup, mock,
     assert "mock-key-material" not in text_of(ev)
 
 
-@pytest.mark.parametrize("agent", [agent_param("claude-code", XF_EVENTS)])
+@pytest.mark.parametrize("agent", [agent_param("claude-code")])
 def test_sp16_real_cli_tool_use_streamed_as_events(setup, mock, agent):
     c, _ = setup
     word = uuid.uuid4().hex[:10]
