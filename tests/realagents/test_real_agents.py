@@ -62,13 +62,6 @@ SHELL_TOOL = {  # each CLI's shell tool and its input shape
 AGENTS = ["claude-code", "codex", "gemini"]
 KEY_TEXT = "-----BEGIN OPENSSH PRIVATE KEY-----\nmock-key-material-7f3a\n"
 
-XF_HOOKS = pytest.mark.xfail(
-    strict=True, reason="the shipped Gemini CLI manifest does not wire "
-    "its BeforeTool hook to cordon gate yet")
-XF_CODEX_HOOKS = pytest.mark.xfail(
-    strict=True, reason="the shipped Codex manifest does not wire its "
-    "PreToolUse hook to cordon gate yet")
-
 
 def agent_param(name, *marks):
     return pytest.param(name, marks=list(marks), id=name)
@@ -81,17 +74,20 @@ def chat_params():
 
 # ---- the installation an operator would make ----
 
-def install_manifest(src, dst, name, env, cwd, drop=()):
+def install_manifest(src, dst, name, env, cwd, drop=(), subst=None):
     """Copy a shipped manifest, adding env entries and a cwd (the mock's
     URL, the test workspace) with the cwd also a write root, as the
-    operator guide says, replacing the name and dropping any line that
-    contains one of drop; text edits only, the rest as shipped."""
+    operator guide says, replacing the name, dropping any line that
+    contains one of drop and replacing each key of subst by its value;
+    text edits only, the rest as shipped."""
     out = []
     with open(src) as f:
         lines = f.read().splitlines()
     for ln in lines:
         if any(d in ln for d in drop):
             continue
+        for k, v in (subst or {}).items():
+            ln = ln.replace(k, v)
         if ln.startswith("name: "):
             ln = f"name: {name}"
         if ln.startswith("  writeRoots: [") and ln.endswith("]"):
@@ -131,11 +127,23 @@ def mock():
     m.close()
 
 
+# Each CLI once more without its gate hook (SBX-2 alone); the Gemini one
+# with a state dir of its own, whose settings.json wires no hook.
+NOHOOK = {"claude-nohook": "claude-code", "codex-nohook": "codex",
+          "gemini-nohook": "gemini"}
+NOHOOK_DROP = {"claude-code": ("--settings=",),
+               "codex": ("--config=hooks.",), "gemini": ()}
+
+
+def state_dir(op, agent):
+    return op / ".local" / "share" / "cordon-agents" / agent
+
+
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, clis, mock):
-    """One cordon with the three shipped manifests (and claude-nohook,
-    Claude Code without its gate hook), an operator home with a decoy
-    SSH key, and a workspace.  Returns (cordon, paths)."""
+    """One cordon with the three shipped manifests (and each once more
+    without its gate hook, NOHOOK), an operator home with a decoy SSH
+    key, and a workspace.  Returns (cordon, paths)."""
     base = tmp_path_factory.mktemp("real")
     op = base / "operator"  # the operator's HOME, as cordond sees it
     work = op / "work"
@@ -147,26 +155,31 @@ def setup(tmp_path_factory, clis, mock):
     home = base / "home"
     (home / "agents").mkdir(parents=True)
     for agent in AGENTS:
-        (op / ".local" / "share" / "cordon-agents" / agent).mkdir(
-            parents=True)
-    # Gemini CLI picks the "gateway" auth type when GOOGLE_GEMINI_BASE_URL
-    # is set, and refuses it headless; its settings name the API key.
-    gset = op / ".local" / "share" / "cordon-agents" / "gemini" / ".gemini"
-    gset.mkdir()
-    (gset / "settings.json").write_text(
-        '{"security":{"auth":{"selectedType":"gemini-api-key"}}}\n')
+        state_dir(op, agent).mkdir(parents=True)
+    # Gemini CLI's hook (and its API key auth) are its settings.json, in
+    # its state dir, copied from examples/agents as the operator does.
+    with open(os.path.join(EXAMPLES, "gemini-settings.json")) as f:
+        gset = json.load(f)
+    (state_dir(op, "gemini") / ".gemini").mkdir()
+    (state_dir(op, "gemini") / ".gemini" / "settings.json").write_text(
+        json.dumps(gset))
+    del gset["hooks"]
+    (state_dir(op, "gemini-nohook") / ".gemini").mkdir(parents=True)
+    (state_dir(op, "gemini-nohook") / ".gemini" / "settings.json"
+     ).write_text(json.dumps(gset))
+    # Codex's provider is its own config, not an env variable (SP-15).
+    url = {"https://api.openai.com/v1": mock.url + "/v1"}
     for agent in AGENTS:
         install_manifest(os.path.join(EXAMPLES, f"{agent}.yaml"),
                          home / "agents" / f"{agent}.yaml", agent,
-                         mock_env(agent, mock.url), str(work))
-    install_manifest(os.path.join(EXAMPLES, "claude-code.yaml"),
-                     home / "agents" / "claude-nohook.yaml",
-                     "claude-nohook", mock_env("claude-code", mock.url),
-                     str(work), drop=("--settings=",))
-    # Codex's provider is its own config, not an env variable (SP-15).
-    cx = home / "agents" / "codex.yaml"
-    cx.write_text(cx.read_text().replace("https://api.openai.com/v1",
-                                         mock.url + "/v1"))
+                         mock_env(agent, mock.url), str(work), subst=url)
+    for name, agent in NOHOOK.items():
+        install_manifest(os.path.join(EXAMPLES, f"{agent}.yaml"),
+                         home / "agents" / f"{name}.yaml", name,
+                         mock_env(agent, mock.url), str(work),
+                         drop=NOHOOK_DROP[agent],
+                         subst=dict(url, **{"cordon-agents/gemini":
+                                            "cordon-agents/gemini-nohook"}))
     sec = home / "secrets.yaml"
     sec.write_text("".join(f"{ns}:\n  apiKey: {val}\n"
                            for _, ns, val in SECRETS.values()))
@@ -318,8 +331,8 @@ def test_api4_real_cli_cancel_mid_run(setup, mock, agent):
 
 def gate_params():
     return [agent_param("claude-code"),
-            agent_param("codex", XF_CODEX_HOOKS),
-            agent_param("gemini", XF_HOOKS)]
+            agent_param("codex"),
+            agent_param("gemini")]
 
 
 def shell_turns(agent, cmd, after):
@@ -405,19 +418,14 @@ def test_sbx6_real_cli_call_held_for_approval(setup, mock, agent,
     assert victim.exists() == (decision == "deny"), tool_results(mock, agent)
 
 
-def bypass_params():
-    return [agent_param("claude-nohook"), agent_param("codex"),
-            agent_param("gemini")]
-
-
-@pytest.mark.parametrize("agent", bypass_params())
+@pytest.mark.parametrize("agent", [agent_param(a) for a in NOHOOK])
 def test_sbx2_real_cli_tool_without_gate_stopped_by_sandbox(setup, mock,
                                                            agent):
-    """A shell call no hook checks (Claude Code without its hook; Codex
-    and Gemini CLI, whose hooks are not wired) still cannot read the
-    operator's SSH key: the sandbox never lets it be reached."""
+    """A shell call no hook checks (each CLI without its gate hook)
+    still cannot read the operator's SSH key: the sandbox never lets it
+    be reached."""
     c, _ = setup
-    tool_agent = "claude-code" if agent == "claude-nohook" else agent
+    tool_agent = NOHOOK[agent]
     word = uuid.uuid4().hex[:10]
     mock.script(*shell_turns(tool_agent, "cat ~/.ssh/id_rsa; echo "
                              f"ran-{word}", "Tried."))
@@ -425,6 +433,7 @@ def test_sbx2_real_cli_tool_without_gate_stopped_by_sandbox(setup, mock,
     rid, ev = chat(c, agent, f"read the key {word}")
     assert [e for e in ev if e["kind"] == "done"][0]["exitCode"] == 0, ev
     results = tool_results(mock, tool_agent)
+    assert "cordon gate" not in "".join(results), results
     assert any(f"ran-{word}" in t for t in results), results
     assert "mock-key-material" not in "".join(results)
     assert "mock-key-material" not in text_of(ev)
@@ -441,9 +450,8 @@ def test_sp16_real_cli_tool_use_streamed_as_events(setup, mock, agent):
 
 
 def test_sp15_shipped_manifests_check_clean(setup):
-    """`cordon check` on the shipped manifests (as installed above)
-    reports no problem but Codex's, which waits for the validator fix."""
+    """The shipped manifests (as installed above) all load."""
     c, _ = setup
     r = c.request("GET", "/api/agents")
     names = {a["name"] for a in r.json()["agents"]}
-    assert {"claude-code", "gemini", "claude-nohook"} <= names, names
+    assert set(AGENTS) | set(NOHOOK) <= names, names
