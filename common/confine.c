@@ -231,6 +231,9 @@ static const char *const sc_agent_enosys[] = {
 	"clone3", "io_uring_setup", "io_uring_enter", "io_uring_register",
 };
 
+/* ioctl(2) requests that type into a terminal (SBX-9's login). */
+static const unsigned long sc_agent_tty[] = {TIOCSTI, TIOCLINUX};
+
 /* clone(2) flags that create a namespace (CLONE_NEWTIME is clone3-only). */
 static const unsigned long sc_agent_clone_new[] = {
 	CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
@@ -1014,6 +1017,24 @@ sc_build_agent(scmp_filter_ctx ctx, unsigned int groups)
 		cmp.datum_b = sc_agent_clone_new[i];
 		r = seccomp_rule_add_array(
 		    ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, &cmp);
+		if (r < 0) {
+			errno = -r;
+			return -1;
+		}
+	}
+	/*
+	 * No keystrokes pushed into a terminal (an `agent login` has the
+	 * operator's as fds 0-2): TIOCSTI, and TIOCLINUX's console paste.
+	 * The kernel reads cmd as 32 bits: compare only those.
+	 */
+	for (i = 0; i < nitems(sc_agent_tty); i++) {
+		memset(&cmp, 0, sizeof(cmp));
+		cmp.arg = 1;
+		cmp.op = SCMP_CMP_MASKED_EQ;
+		cmp.datum_a = 0xffffffffUL;
+		cmp.datum_b = sc_agent_tty[i];
+		r = seccomp_rule_add_array(
+		    ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1, &cmp);
 		if (r < 0) {
 			errno = -r;
 			return -1;

@@ -182,3 +182,84 @@ argv_redacted(const struct manifest *m, char ***out)
 	*out = v;
 	return 0;
 }
+
+/*
+ * SBX-9: each known CLI's own login, after its program: Claude Code's
+ * subscription sign-in, Codex's browser sign-in, Gemini CLI's interactive
+ * start (it asks how to authenticate).  Matched on bin's last component.
+ */
+static const struct {
+	const char *lc_bin;
+	const char *lc_args[3];
+} login_cmds[] = {
+    {"claude", {"auth", "login", NULL}},
+    {"codex", {"login", NULL}},
+    {"gemini", {NULL}},
+};
+
+/*
+ * One argument (not the program): SP-2 bounds, else "invalid-argument";
+ * SEC-3, no secret (nor the value of a secret-looking flag), else
+ * "secret-argument".  NULL when it may go.
+ */
+static const char *
+login_arg_bad(const char *s, const char *prev)
+{
+	if (s[0] == '\0' || strlen(s) > LIM_ARG_MAX_BYTES)
+		return "invalid-argument";
+	if (redact_value_secretish(s) || argv_secret_flag(prev))
+		return "secret-argument";
+	return NULL;
+}
+
+int
+argv_login(const struct manifest *m, char *const *args, size_t nargs,
+    char ***out, const char **errcode)
+{
+	const char *const *def = NULL, *base, *prog;
+	char **v;
+	size_t i, n = 0, k;
+
+	*out = NULL;
+	*errcode = "no-login";
+	prog = m->m_login != NULL ? m->m_login[0] : m->m_bin;
+	if (prog == NULL)
+		return -1;
+	if (m->m_login == NULL) {
+		base =
+		    strrchr(prog, '/') != NULL ? strrchr(prog, '/') + 1 : prog;
+		for (i = 0; i < nitems(login_cmds) && def == NULL; i++)
+			if (strcmp(base, login_cmds[i].lc_bin) == 0)
+				def = login_cmds[i].lc_args;
+		if (def == NULL)
+			return -1;
+		while (def[n] != NULL)
+			n++;
+	} else
+		n = m->m_nlogin - 1;
+	/* The operator's arguments replace the login's; the program stays. */
+	if (args != NULL)
+		n = nargs;
+	*errcode = "invalid-argument";
+	if (n > LIM_ARGS_MAX - 1)
+		return -1;
+	if ((v = calloc(n + 2, sizeof(char *))) == NULL)
+		return -1;
+	for (k = 0; k <= n; k++) {
+		const char *s = k == 0	       ? prog
+				: args != NULL ? args[k - 1]
+				: def != NULL  ? def[k - 1]
+					       : m->m_login[k];
+
+		if ((k > 0 &&
+			(*errcode = login_arg_bad(s, v[k - 1])) != NULL) ||
+		    (v[k] = strdup(s)) == NULL) {
+			if (k > 0 && *errcode == NULL)
+				*errcode = "invalid-argument";
+			argv_free(v);
+			return -1;
+		}
+	}
+	*out = v;
+	return 0;
+}

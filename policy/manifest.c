@@ -230,6 +230,21 @@ prompt_refs(const char *s)
 	return n;
 }
 
+/* A command (SP-1, SP-2): a non-empty argv of mp_argv, no {prompt}. */
+static char **
+mp_command(struct schema *p, const struct manifest *m, struct json_object *v,
+    struct json_object *parent, const char *path, size_t *np)
+{
+	char **c = mp_argv(p, m, v, parent, path, 1, np);
+	size_t i;
+
+	for (i = 0; c != NULL && i < *np; i++)
+		if (c[i] != NULL && prompt_refs(c[i]) > 0)
+			schema_err(p, json_object_array_get_idx(v, i), v, path,
+			    "{prompt} refused here");
+	return c;
+}
+
 static int
 path_ok(const char *s)
 {
@@ -458,20 +473,9 @@ mp_probe(struct schema *p, struct manifest *m, struct json_object *root)
 		schema_keys(p, hp, "healthProbe", probe_keys);
 		(void)mp_enum(
 		    p, hp, "type", "healthProbe.type", probe_types, 0);
-		if (schema_get(hp, "command", &v)) {
-			size_t i;
-
-			m->m_probe_cmd = mp_argv(p, m, v, hp,
-			    "healthProbe.command", 1, &m->m_nprobe_cmd);
-			for (i = 0;
-			     m->m_probe_cmd != NULL && i < m->m_nprobe_cmd; i++)
-				if (m->m_probe_cmd[i] != NULL &&
-				    prompt_refs(m->m_probe_cmd[i]) > 0)
-					schema_err(p,
-					    json_object_array_get_idx(v, i), v,
-					    "healthProbe.command",
-					    "{prompt} refused here");
-		}
+		if (schema_get(hp, "command", &v))
+			m->m_probe_cmd = mp_command(p, m, v, hp,
+			    "healthProbe.command", &m->m_nprobe_cmd);
 		if (schema_int(p, hp, "timeoutMs", "healthProbe.timeoutMs", 1,
 			LIM_PROBE_TIMEOUT_MAX_MS, &x) == 1)
 			m->m_probe_timeout_ms = (long)x;
@@ -501,7 +505,7 @@ mp_action(struct schema *p, struct manifest *m, struct json_object *av,
 {
 	struct json_object *v;
 	long long x;
-	size_t i, j;
+	size_t j;
 
 	if (!schema_is(av, json_type_object)) {
 		schema_err(
@@ -520,17 +524,10 @@ mp_action(struct schema *p, struct manifest *m, struct json_object *av,
 	    LIM_ACTION_LABEL_MAX, S_NOCTL);
 	a->a_hint = mp_str(
 	    p, av, "hint", "actions.hint", 0, 1, LIM_ACTION_HINT_MAX, S_NOCTL);
-	if (schema_get(av, "command", &v)) {
+	if (schema_get(av, "command", &v))
 		a->a_command =
-		    mp_argv(p, m, v, av, "actions.command", 1, &a->a_ncommand);
-		for (i = 0; a->a_command != NULL && i < a->a_ncommand; i++)
-			if (a->a_command[i] != NULL &&
-			    prompt_refs(a->a_command[i]) > 0) {
-				schema_err(p, json_object_array_get_idx(v, i),
-				    v, "actions.command",
-				    "{prompt} refused here");
-			}
-	} else
+		    mp_command(p, m, v, av, "actions.command", &a->a_ncommand);
+	else
 		schema_err(p, NULL, av, "actions.command", "missing");
 	a->a_timeout_ms = LIM_ACTION_TIMEOUT_DEF_MS;
 	if (schema_int(p, av, "timeoutMs", "actions.timeoutMs", 1,
@@ -796,7 +793,7 @@ mp_ignored(struct manifest *m, struct json_object *root)
 static const char *const top_keys[] = {"name", "displayName", "description",
     "transport", "transportConfig", "capabilities", "healthProbe", "actions",
     "secrets", "promptVia", "limits", "sandbox", "commands", "postRunUsage",
-    "egress", NULL};
+    "egress", "login", NULL};
 static const char *const transports[] = {"subprocess", "streamJson", NULL};
 static const char *const prompt_vias[] = {"argv", "stdin", NULL};
 
@@ -842,6 +839,9 @@ mp_parse(struct json_object *root, struct manifest *out,
 	mp_sandbox(&p, m, root);
 	mf_egress_parse(&p, m, root);
 	mp_commands(&p, m, root);
+	/* SBX-9: the CLI's own login command, for `cordon agent login`. */
+	if (schema_get(root, "login", &v))
+		m->m_login = mp_command(&p, m, v, root, "login", &m->m_nlogin);
 done:
 	if (schema_finish(&p, root, nerrs) == -1) {
 		if (!keep)
@@ -886,6 +886,7 @@ manifest_free(struct manifest *m)
 	gate_policy_free(&m->m_commands);
 	strv_free(m->m_capabilities);
 	strv_free(m->m_probe_cmd);
+	strv_free(m->m_login);
 	for (i = 0; i < LIM_ACTIONS_MAX; i++) {
 		free(m->m_actions[i].a_id);
 		free(m->m_actions[i].a_label);

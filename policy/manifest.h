@@ -133,6 +133,12 @@ struct manifest {
 	struct mf_sandbox m_sandbox;
 	struct mf_egress m_egress;     /* EG-2: with sandbox.network: proxy */
 	struct gate_policy m_commands; /* SBX-6: `commands:` or defaults */
+	/*
+	 * SBX-9: `login:`, the argv `cordon agent login` runs ([0] the
+	 * program as written), or NULL: the default for a known CLI.
+	 */
+	char **m_login;
+	size_t m_nlogin;
 };
 
 /*

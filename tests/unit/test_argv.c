@@ -210,6 +210,147 @@ test_au4_argv_redacted(void **state)
 	assert_int_equal(argv_secret_flag("value"), 0);
 }
 
+/* Parse a whole manifest; 0 if valid. */
+static int
+load_yaml(const char *y, struct manifest *m)
+{
+	struct yaml_err ye;
+	struct json_object *root;
+	size_t n = 0;
+	int r;
+
+	root = yaml_load_buf(y, strlen(y), &ye);
+	assert_non_null(root);
+	r = manifest_parse(root, m, NULL, 0, &n);
+	json_object_put(root);
+	return r;
+}
+
+static void
+assert_argv(char **v, const char *const *want)
+{
+	size_t i;
+
+	for (i = 0; want[i] != NULL; i++)
+		assert_string_equal(v[i], want[i]);
+	assert_null(v[i]);
+}
+
+/* SBX-9: each known CLI's own login after its bin, as written. */
+static void
+test_sbx9_login_defaults(void **state)
+{
+	static const struct {
+		const char *bin;
+		const char *want[4];
+	} cases[] = {
+	    {"claude", {"claude", "auth", "login", NULL}},
+	    {"/usr/bin/codex", {"/usr/bin/codex", "login", NULL}},
+	    {"gemini", {"gemini", NULL}},
+	};
+	struct manifest m;
+	const char *err;
+	char y[512], **v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(y, sizeof(y),
+		    "name: t\ntransport: subprocess\ntransportConfig:\n"
+		    "  bin: %s\n  args: [\"{prompt}\"]\n",
+		    cases[i].bin);
+		assert_int_equal(load_yaml(y, &m), 0);
+		assert_int_equal(argv_login(&m, NULL, 0, &v, &err), 0);
+		assert_argv(v, cases[i].want);
+		argv_free(v);
+		manifest_free(&m);
+	}
+	/* An unknown CLI has none: the manifest must say. */
+	load("[\"{prompt}\"]", "", &m);
+	assert_int_equal(argv_login(&m, NULL, 0, &v, &err), -1);
+	assert_string_equal(err, "no-login");
+	assert_null(v);
+	manifest_free(&m);
+}
+
+/* SBX-9: `login:` wins; the operator's ARGS replace its arguments. */
+static void
+test_sbx9_login_manifest_and_args(void **state)
+{
+	static const char *const want1[] = {"fakecli", "--login", "x", NULL};
+	static const char *const want2[] = {"fakecli", "status", NULL};
+	char *args[] = {"status"};
+	struct manifest m;
+	const char *err;
+	char **v;
+
+	(void)state;
+	load("[\"{prompt}\"]", "login: [fakecli, --login, x]\n", &m);
+	assert_int_equal(argv_login(&m, NULL, 0, &v, &err), 0);
+	assert_argv(v, want1);
+	argv_free(v);
+	assert_int_equal(argv_login(&m, args, 1, &v, &err), 0);
+	assert_argv(v, want2);
+	argv_free(v);
+	manifest_free(&m);
+}
+
+/* SEC-3, SP-2: no secret among the operator's ARGS; bounded elements. */
+static void
+test_sec3_login_args_no_secret(void **state)
+{
+	char *key[] = {
+	    "login", "sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+	char *flag[] = {"--api-key", "hunter2-but-plain"};
+	char *empty[] = {""};
+	char *big = malloc(LIM_ARG_MAX_BYTES + 2);
+	char *huge[] = {big};
+	struct manifest m;
+	const char *err;
+	char **v;
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'a', LIM_ARG_MAX_BYTES + 1);
+	big[LIM_ARG_MAX_BYTES + 1] = '\0';
+	load("[\"{prompt}\"]", "login: [fakecli]\n", &m);
+	assert_int_equal(argv_login(&m, key, 2, &v, &err), -1);
+	assert_string_equal(err, "secret-argument");
+	assert_int_equal(argv_login(&m, flag, 2, &v, &err), -1);
+	assert_string_equal(err, "secret-argument");
+	assert_int_equal(argv_login(&m, empty, 1, &v, &err), -1);
+	assert_string_equal(err, "invalid-argument");
+	assert_int_equal(argv_login(&m, huge, 1, &v, &err), -1);
+	assert_string_equal(err, "invalid-argument");
+	manifest_free(&m);
+	free(big);
+}
+
+/* SBX-9, SP-15: `login:` is checked as strictly as any command. */
+static void
+test_sbx9_login_key_strict(void **state)
+{
+	static const char *const bad[] = {
+	    "login: []\n",
+	    "login: fakecli\n",
+	    "login: [fakecli, \"{prompt}\"]\n",
+	    "login: [fakecli, --token, abc]\n",
+	    "login: [fakecli, \"sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]\n",
+	};
+	struct manifest m;
+	char y[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(y, sizeof(y),
+		    "name: t\ntransport: subprocess\n%stransportConfig:\n"
+		    "  bin: agent\n  args: [\"{prompt}\"]\n",
+		    bad[i]);
+		assert_int_equal(load_yaml(y, &m), -1);
+	}
+}
+
 int
 main(void)
 {
@@ -219,6 +360,10 @@ main(void)
 	    cmocka_unit_test(test_sp3_prompt_fused_dashdash_stdin_ok),
 	    cmocka_unit_test(test_sp2_prompt_bounds),
 	    cmocka_unit_test(test_au4_argv_redacted),
+	    cmocka_unit_test(test_sbx9_login_defaults),
+	    cmocka_unit_test(test_sbx9_login_manifest_and_args),
+	    cmocka_unit_test(test_sec3_login_args_no_secret),
+	    cmocka_unit_test(test_sbx9_login_key_strict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
@@ -743,6 +744,36 @@ probe_agent_setid(void)
 	return 0;
 }
 
+/*
+ * SBX-9: no keystrokes pushed into a terminal, even the caller's own
+ * controlling one (where the kernel alone would allow TIOCSTI), nor with
+ * bits above the 32 the kernel reads of the request.
+ */
+static int
+probe_agent_tty(void)
+{
+	char c = 'x', *name;
+	int m, t;
+
+	if (setsid() == -1 || (m = posix_openpt(O_RDWR | O_NOCTTY)) == -1 ||
+	    grantpt(m) == -1 || unlockpt(m) == -1 ||
+	    (name = ptsname(m)) == NULL || (t = open(name, O_RDWR)) == -1)
+		return 60;
+	if (ioctl(t, TIOCSTI, &c) != -1 || errno != EPERM)
+		return 61;
+	if (syscall(SYS_ioctl, t, (unsigned long)TIOCSTI | (1UL << 32), &c) !=
+		-1 ||
+	    errno != EPERM)
+		return 62;
+	if (ioctl(t, TIOCLINUX, &c) != -1 || errno != EPERM)
+		return 63;
+	/* Closing the controlling terminal hangs up its session: us. */
+	signal(SIGHUP, SIG_IGN);
+	close(t);
+	close(m);
+	return 0;
+}
+
 static int
 probe_agent(void *arg)
 {
@@ -772,6 +803,8 @@ probe_agent(void *arg)
 	if ((r = probe_agent_unix()) != 0)
 		return r;
 	if ((r = probe_agent_setid()) != 0)
+		return r;
+	if ((r = probe_agent_tty()) != 0)
 		return r;
 	if (syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0) != -1 ||
 	    errno != EPERM)
