@@ -8,7 +8,7 @@ _cordon()
 	local cur prev cmd i
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="run check status login token audit gate version help"
+	local commands="run check status login token audit agent gate version help"
 
 	if ((COMP_CWORD == 1)); then
 		if [[ $cur == -* ]]; then
@@ -58,6 +58,14 @@ _cordon()
 			COMPREPLY=($(compgen -W "--home --heads --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "-f -n --kind --agent --home
+			    --help" -- "$cur"))
+		fi
+		;;
+	agent)
+		if ((COMP_CWORD == 2)); then
+			COMPREPLY=($(compgen -W "login --help" -- "$cur"))
+		elif [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--home --user --allow-root
 			    --help" -- "$cur"))
 		fi
 		;;

@@ -18,7 +18,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -330,13 +329,8 @@ aproc_by_pid(pid_t pid)
 static void
 name_syscall(struct aproc *ap, uint32_t arch, long nr)
 {
-	char *name = NULL;
-
-	if (nr >= 0 && nr < 4096)
-		name = seccomp_syscall_resolve_num_arch(arch, (int)nr);
-	snprintf(ap->ap_killed_by, sizeof(ap->ap_killed_by), "seccomp: %s",
-	    name != NULL ? name : "unknown");
-	free(name);
+	sandbox_syscall_name(
+	    arch, nr, ap->ap_killed_by, sizeof(ap->ap_killed_by));
 }
 
 /*
@@ -571,72 +565,26 @@ static void
 aproc_notify_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct aproc *ap = arg;
-	struct seccomp_notif *req = NULL;
-	struct seccomp_notif_resp *resp = NULL;
-	struct pollfd pfd;
+	char name[sizeof(ap->ap_killed_by)];
 
-	if (seccomp_notify_alloc(&req, &resp) != 0)
-		goto kill;
-	if (seccomp_notify_receive(ap->ap_notify, req) != 0) {
-		/* Every filter user is gone (POLLHUP): stop listening.  A
-		 * caller that died before we read is no reason to. */
-		pfd.fd = ap->ap_notify;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		if (poll(&pfd, 1, 0) == 1 &&
-		    (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)))
-			aproc_close(&ap->ap_notify, &ap->ap_ev_notify);
-		seccomp_notify_free(req, resp);
+	switch (sandbox_notify_answer(ap->ap_notify, name, sizeof(name))) {
+	case SBX_NOTIFY_GONE:
+		aproc_close(&ap->ap_notify, &ap->ap_ev_notify);
 		return;
-	}
-	resp->id = req->id;
-	resp->val = 0;
-	resp->error = -EPERM;
-	resp->flags = 0;
-	(void)seccomp_notify_respond(ap->ap_notify, resp);
-	if (ap->ap_killed_by[0] == '\0') {
-		name_syscall(ap, req->data.arch, req->data.nr);
-		log_warnx("agent %s: %s; run ended",
-		    ap->ap_agent != NULL ? ap->ap_agent : "?",
-		    ap->ap_killed_by);
-	}
-	seccomp_notify_free(req, resp);
-kill:
-	aproc_kill(ap, AP_END_SECCOMP);
-}
-
-/*
- * What the child sent before execve, one tagged fd each: its seccomp
- * listener ("n") into *notify, the gate's FIFO dir ("g", SBX-8) into
- * *gatedir, a proxy run's listener ("p", EG-1) into *proxy.  -1 if
- * anything else came.
- */
-static int
-recv_child_fds(int sock, int *notify, int *gatedir, int *proxy)
-{
-	size_t nfds;
-	ssize_t n;
-	char c;
-	int fd, *to;
-
-	set_nonblock(sock, 1);
-	for (;;) {
-		nfds = 0;
-		fd = -1;
-		n = ipc_recvmsg_fds(sock, &c, 1, &fd, &nfds, 1);
-		if (n == 0 || (n == -1 && errno == EAGAIN))
-			return 0;
-		to = c == 'n'	? notify
-		     : c == 'g' ? gatedir
-		     : c == 'p' ? proxy
-				: NULL;
-		if (n != 1 || nfds != 1 || to == NULL || *to != -1) {
-			if (nfds == 1)
-				close(fd);
-			return -1;
+	case SBX_NOTIFY_NONE:
+		return;
+	case SBX_NOTIFY_REFUSED:
+		if (ap->ap_killed_by[0] == '\0') {
+			memcpy(ap->ap_killed_by, name, sizeof(name));
+			log_warnx("agent %s: %s; run ended",
+			    ap->ap_agent != NULL ? ap->ap_agent : "?",
+			    ap->ap_killed_by);
 		}
-		*to = fd;
+		break;
+	default:
+		break;
 	}
+	aproc_kill(ap, AP_END_SECCOMP);
 }
 
 static const char *
@@ -734,7 +682,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
     const struct aproc_ops *ops, void *arg)
 {
 	struct event_base *base = sp.sp_d.d_base;
-	struct spawn_rlimit rl[6];
+	struct spawn_rlimit rl[SBX_RLIMITS_MAX];
 	struct spawn_fd fds[8];
 	struct spawn_status sst;
 	struct spawn_req req;
@@ -764,31 +712,10 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	    (as->as_stdin != NULL && pipe_pair(pi) == -1))
 		goto fail;
 
-	/*
-	 * SP-7.  RLIMIT_NPROC counts the processes of a uid in a user
-	 * namespace (and is checked level by level up the namespaces), so
-	 * in a run's own user namespace it bounds that run alone.  Outside
-	 * one it would count every process of the operator: not set then.
-	 * The kernel never applies it to uid 0: there the run's own pids
-	 * cgroup bounds it (below), and a root spawner without one refuses.
-	 */
-	if (as->as_sandbox != NULL &&
-	    (as->as_sandbox->pl_layers & SBX_L_USERNS)) {
-		rl[nrl].sl_resource = RLIMIT_NPROC;
-		rl[nrl++].sl_value = as->as_limits->l_nproc;
-	}
-	rl[nrl].sl_resource = RLIMIT_CPU;
-	rl[nrl++].sl_value = as->as_limits->l_cpu_sec;
-	rl[nrl].sl_resource = RLIMIT_FSIZE;
-	rl[nrl++].sl_value = as->as_limits->l_file_bytes;
-	rl[nrl].sl_resource = RLIMIT_NOFILE;
-	rl[nrl++].sl_value = as->as_limits->l_nofile;
-	rl[nrl].sl_resource = RLIMIT_CORE;
-	rl[nrl++].sl_value = 0;
-	if (as->as_limits->l_mem_bytes != 0) {
-		rl[nrl].sl_resource = RLIMIT_DATA; /* not AS: V8 (SP-7) */
-		rl[nrl++].sl_value = as->as_limits->l_mem_bytes;
-	}
+	/* SP-7; the sandbox plan is checked just below. */
+	if (as->as_sandbox != NULL)
+		nrl = sandbox_rlimits(
+		    as->as_limits, as->as_sandbox->pl_layers, rl);
 	if (pi[0] != -1) {
 		fds[nfd].sf_src = pi[0];
 		fds[nfd++].sf_dst = 0;
@@ -912,7 +839,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 		/* The child sent its fds before execve: they are here. */
 		close(ns[1]);
 		ns[1] = -1;
-		if (recv_child_fds(
+		if (sandbox_recv_fds(
 			ns[0], &ap->ap_notify, &ap->ap_gatedir, &pfd) == -1 ||
 		    (ap->ap_sbx->sx_gate && ap->ap_gatedir == -1) ||
 		    (as->as_sandbox->pl_network == MF_NET_PROXY && pfd == -1) ||

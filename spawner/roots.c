@@ -49,6 +49,38 @@ roots_protect_init(struct protect_ctx *pc, char *homebuf, size_t homesz)
 	return 0;
 }
 
+int
+roots_protect_add(struct protect_ctx *pc, const char *dir, char *buf)
+{
+	if (pc->pc_nextra == PROTECT_EXTRA_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	/* One that does not exist yet is kept as written. */
+	if (realpath(dir, buf) == NULL &&
+	    snprintf(buf, PATH_MAX, "%s", dir) >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	pc->pc_extra[pc->pc_nextra++] = buf;
+	return 0;
+}
+
+int
+roots_protect_set(struct protect_ctx *pc, char *homebuf, size_t homesz,
+    const char *const *dirs, size_t n, char (*buf)[PATH_MAX])
+{
+	size_t i;
+
+	if (roots_protect_init(pc, homebuf, homesz) == -1)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (dirs[i][0] == '/' &&
+		    roots_protect_add(pc, dirs[i], buf[i]) == -1)
+			return -1;
+	return 0;
+}
+
 /*
  * One root: "~/x" against the (resolved) home, then realpath.  0 with
  * *out malloc'd, or -1 and why.

@@ -9,6 +9,7 @@
 #ifndef CORDON_ROOTS_H
 #define CORDON_ROOTS_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #include "protect.h"
@@ -56,6 +57,15 @@ int roots_add_home(struct roots *, const char *home);
 
 /* The protect_ctx for this process: pc_home from $HOME (resolved). */
 int roots_protect_init(struct protect_ctx *, char *homebuf, size_t homesz);
+/*
+ * SBX-2: dir protected too (cordon's config, audit, vault and state
+ * dirs), resolved into buf (PATH_MAX, kept as long as pc), or as written
+ * when it does not exist yet.  0, or -1 with errno.
+ */
+int roots_protect_add(struct protect_ctx *, const char *dir, char *buf);
+/* Both: the home, then each absolute dirs[i] into buf[i].  0 or -1. */
+int roots_protect_set(struct protect_ctx *, char *homebuf, size_t homesz,
+    const char *const *dirs, size_t n, char (*buf)[PATH_MAX]);
 
 /*
  * SP-1: an agent's bin as written (an absolute path), else resolved on

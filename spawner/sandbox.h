@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "confine.h"
 #include "manifest.h"
@@ -187,6 +188,37 @@ int sandbox_child(void *arg);
 
 /* "landlock_restrict_self", "uid_map", ...; NULL when unknown. */
 const char *sandbox_step_name(int step);
+
+/* ---- the parent's side of a child (sandbox_io.c) ---- */
+
+/*
+ * SP-7: the rlimits of a child of a plan with these layers, into rl;
+ * their number.  RLIMIT_NPROC only in a user namespace of its own.
+ */
+#define SBX_RLIMITS_MAX 6
+size_t sandbox_rlimits(const struct mf_limits *, unsigned int layers,
+    struct spawn_rlimit rl[SBX_RLIMITS_MAX]);
+/*
+ * What the child sent on SBX_NOTIFY_FD before execve, one tagged fd
+ * each: its seccomp listener ("n") into *notify, the gate's FIFO dir
+ * ("g", SBX-8) into *gatedir, a proxy run's listener ("p", EG-1) into
+ * *proxy (each -1 before; proxy may be NULL where no proxy is made).
+ * 0, or -1 if anything else came.
+ */
+int sandbox_recv_fds(int sock, int *notify, int *gatedir, int *proxy);
+/* "seccomp: NAME" for a syscall number of arch into out. */
+void sandbox_syscall_name(uint32_t arch, long nr, char *out, size_t outsz);
+/*
+ * A call the agent's seccomp layer handed to listener (ptrace, bpf, ...):
+ * refused (EPERM) and named into name; the caller ends the child.
+ */
+enum sbx_notify {
+	SBX_NOTIFY_FAILED = -1, /* could not read it: end the child anyway */
+	SBX_NOTIFY_NONE,	/* nothing to answer (its caller died) */
+	SBX_NOTIFY_GONE,    /* no process holds the filter: stop listening */
+	SBX_NOTIFY_REFUSED, /* refused, named in name */
+};
+int sandbox_notify_answer(int listener, char *name, size_t namesz);
 
 /* rm -r of path's contents and path, by fd, never following a link. */
 int sandbox_rmtree(const char *path);

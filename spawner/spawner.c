@@ -193,7 +193,7 @@ spawner_protect(const struct daemon_args *a)
 {
 	struct protect_ctx *pc = &sp.sp_protect;
 	const char *dirs[2 + DAEMON_MAX_PROTECT];
-	char cfg[PATH_MAX], *slash, *buf;
+	char cfg[PATH_MAX], *slash;
 	size_t i, n = 0;
 
 	if (roots_protect_init(pc, sp.sp_home, sizeof(sp.sp_home)) == -1)
@@ -210,13 +210,9 @@ spawner_protect(const struct daemon_args *a)
 			fatalx("state dir path too long");
 		dirs[n++] = sp.sp_state;
 	}
-	for (i = 0; i < n && pc->pc_nextra < PROTECT_EXTRA_MAX; i++) {
-		buf = sp.sp_protect_buf[i];
-		if (realpath(dirs[i], buf) == NULL &&
-		    snprintf(buf, PATH_MAX, "%s", dirs[i]) >= PATH_MAX)
+	for (i = 0; i < n && pc->pc_nextra < PROTECT_EXTRA_MAX; i++)
+		if (roots_protect_add(pc, dirs[i], sp.sp_protect_buf[i]) == -1)
 			fatalx("protected path too long");
-		pc->pc_extra[pc->pc_nextra++] = buf;
-	}
 }
 
 /*

@@ -560,10 +560,7 @@ check_protect(const struct cordon_config *cf, struct protect_ctx *pc,
 {
 	const char *extra[4];
 	char *slash;
-	size_t i;
 
-	if (roots_protect_init(pc, homebuf, homesz) == -1)
-		return -1;
 	snprintf(cfgdir, PATH_MAX, "%s", cf->cf_agents);
 	if ((slash = strrchr(cfgdir, '/')) != NULL && slash != cfgdir)
 		*slash = '\0';
@@ -571,14 +568,7 @@ check_protect(const struct cordon_config *cf, struct protect_ctx *pc,
 	extra[1] = cf->cf_audit;
 	extra[2] = cf->cf_vault;
 	extra[3] = cf->cf_state; /* missions.json, the agents' homes */
-	for (i = 0; i < 4; i++) {
-		if (extra[i][0] != '/')
-			continue;
-		if (realpath(extra[i], buf[i]) == NULL)
-			snprintf(buf[i], PATH_MAX, "%s", extra[i]);
-		pc->pc_extra[pc->pc_nextra++] = buf[i];
-	}
-	return 0;
+	return roots_protect_set(pc, homebuf, homesz, extra, 4, buf);
 }
 
 /* Every NAME.yaml of agents/; returns the number that loaded. */

@@ -5,8 +5,10 @@
  * Writes only to stderr.
  */
 #include <getopt.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "redact.h"
@@ -112,7 +114,11 @@ cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	int ch;
 
 	opterr = 0;
-	snprintf(so, sizeof(so), ":%s", shortopts);
+	/* "+" (stop at the first operand) must lead, before ':'. */
+	if (shortopts[0] == '+')
+		snprintf(so, sizeof(so), "+:%s", shortopts + 1);
+	else
+		snprintf(so, sizeof(so), ":%s", shortopts);
 	ch = getopt_long(argc, argv, so, opts, NULL);
 	if (ch == '?' || ch == ':') {
 		cli_bad_option(cmd, ch, argc, argv, opts);
@@ -131,4 +137,33 @@ cli_extra_arg(const char *cmd, const char *arg)
 	    "cordon %s: unexpected argument %s (cordon %s --help)\n", cmd, word,
 	    cmd);
 	return 2;
+}
+
+int
+cli_root_rules(const char *user, int allow_root, struct passwd **pw)
+{
+	*pw = NULL;
+	if (getuid() != 0) {
+		if (user == NULL)
+			return 0;
+		fprintf(stderr, "cordon: --user needs root\n");
+		return 2;
+	}
+	if (user == NULL && !allow_root) {
+		fprintf(stderr,
+		    "cordon: running as root: agents would "
+		    "run as root. Pass --user NAME (the operator) or "
+		    "--allow-root.\n");
+		return 2;
+	}
+	if (user != NULL && (*pw = getpwnam(user)) == NULL) {
+		fprintf(stderr, "cordon: --user: no such user\n");
+		return 2;
+	}
+	if (*pw != NULL && (*pw)->pw_uid == 0) {
+		fprintf(stderr, "cordon: --user names a uid 0 account; "
+				"use --allow-root to run agents as root\n");
+		return 2;
+	}
+	return 0;
 }

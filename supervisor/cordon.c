@@ -119,31 +119,11 @@ cmd_run(int argc, char **argv)
 		return cli_extra_arg("run", argv[optind]);
 	log_init("cordond", cf.cf_debug);
 
-	if (getuid() == 0) {
-		if (cf.cf_user == NULL && !cf.cf_allow_root) {
-			fprintf(stderr,
-			    "cordon: running as root: agents would "
-			    "run as root. Pass --user NAME (the operator) or "
-			    "--allow-root.\n");
-			return 2;
-		}
-		if (cf.cf_user != NULL && (pw = getpwnam(cf.cf_user)) == NULL) {
-			fprintf(stderr, "cordon: --user: no such user\n");
-			return 2;
-		}
-		if (pw != NULL && pw->pw_uid == 0) {
-			fprintf(stderr,
-			    "cordon: --user names a uid 0 account; "
-			    "use --allow-root to run agents as root\n");
-			return 2;
-		}
-		if (cf.cf_user == NULL)
-			log_warnx("running as root with --allow-root: agents "
-				  "run as uid 0 without capabilities");
-	} else if (cf.cf_user != NULL) {
-		fprintf(stderr, "cordon: --user needs root\n");
+	if (cli_root_rules(cf.cf_user, cf.cf_allow_root, &pw) != 0)
 		return 2;
-	}
+	if (getuid() == 0 && cf.cf_user == NULL)
+		log_warnx("running as root with --allow-root: agents "
+			  "run as uid 0 without capabilities");
 
 	if (cf.cf_demo) {
 		if (home == NULL) {
@@ -184,18 +164,32 @@ cmd_run(int argc, char **argv)
 }
 
 /*
- * `cordon audit ...`: the cordon-audit program with the same arguments
- * (argv[0] "audit").  Returns only if it cannot be executed.
+ * A command that is a program of its own, run with the same arguments
+ * (argv[0] the command's name).  Returns only if it cannot be executed.
  */
 static int
-exec_audit_cmd(int argc, char **argv)
+exec_program(const char *name, char **argv)
 {
 	char path[PATH_MAX + 32];
 
-	if (cordon_program("cordon-audit", path, sizeof(path)) == 0)
+	if (cordon_program(name, path, sizeof(path)) == 0)
 		execv(path, argv);
-	fprintf(stderr, "cordon: cannot run cordon-audit\n");
+	fprintf(stderr, "cordon: cannot run %s\n", name);
 	return 2;
+}
+
+/* `cordon audit ...`: cordon-audit (libcrypto stays out of cordond). */
+static int
+exec_audit_cmd(int argc, char **argv)
+{
+	return exec_program("cordon-audit", argv);
+}
+
+/* `cordon agent login ...`: cordon-login (SBX-9; the sandbox code). */
+static int
+exec_agent_cmd(int argc, char **argv)
+{
+	return exec_program("cordon-login", argv);
 }
 
 static int cmd_version(int, char **);
@@ -269,6 +263,22 @@ static const struct command {
 	"  --home DIR     the home whose audit dir to read\n"
 	"  --heads FILE   anchors to check against (lines with\n"
 	"                 \"cordon-audit-head\", e.g. from the journal)\n"},
+    {"agent", exec_agent_cmd, "log an agent's CLI in, in its sandbox",
+	"cordon agent login [--home DIR] [--user NAME] [--allow-root] AGENT\n"
+	"                   [-- ARGS...]\n",
+	"login   run AGENT's CLI's own login (Claude Code: claude auth login;\n"
+	"        Codex: codex login; Gemini CLI: gemini, then its sign-in;\n"
+	"        or the manifest's login: command) in the agent's private\n"
+	"        home, sandboxed as a run but with the network on, on this\n"
+	"        terminal; its credentials stay in that home for the\n"
+	"        agent's runs.  ARGS replace the login command's arguments\n"
+	"        (never its program); no secret may be among them.  Not\n"
+	"        audited: auditd alone writes the trail.\n\n"
+	"  --home DIR     the home whose agent to log in\n"
+	"  --user NAME    as root: the operator whose uid the login takes\n"
+	"                 (as cordon run --user)\n"
+	"  --allow-root   as root without --user: log in as uid 0, without\n"
+	"                 any capability (as cordon run --allow-root)\n"},
     {"gate", cmd_gate, "an agent's pre-tool hook inside a run",
 	"cordon gate [-- CMD ARGS...]\n",
 	"An agent CLI's pre-tool hook inside a cordon run: the command on\n"

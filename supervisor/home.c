@@ -132,24 +132,31 @@ make_dir(const char *path, mode_t mode, uid_t uid, gid_t gid)
 	return r;
 }
 
-/* Create the directories cordon owns (audit, scheduler state and
- * runtime, all 0700). */
+/* The spawner's state dir (0700), and its parent in XDG mode. */
 int
-home_prepare(const struct cordon_config *cf, uid_t uid, gid_t gid)
+home_prepare_state(const struct cordon_config *cf, uid_t uid, gid_t gid)
 {
 	char parent[PATH_MAX], *slash;
 
 	if (cf->cf_home[0] == '\0') {
-		/* XDG: parents of the audit and runtime dirs may be missing */
-		snprintf(parent, sizeof(parent), "%s", cf->cf_audit);
+		/* XDG: the parent of the audit and state dirs may be missing */
+		snprintf(parent, sizeof(parent), "%s", cf->cf_state);
 		if ((slash = strrchr(parent, '/')) != NULL) {
 			*slash = '\0';
 			if (make_dir(parent, 0700, uid, gid) == -1)
 				return -1;
 		}
 	}
-	if (make_dir(cf->cf_audit, 0700, uid, gid) == -1 ||
-	    make_dir(cf->cf_state, 0700, uid, gid) == -1 ||
+	return make_dir(cf->cf_state, 0700, uid, gid);
+}
+
+/* Create the directories cordon owns (audit, scheduler state and
+ * runtime, all 0700). */
+int
+home_prepare(const struct cordon_config *cf, uid_t uid, gid_t gid)
+{
+	if (home_prepare_state(cf, uid, gid) == -1 ||
+	    make_dir(cf->cf_audit, 0700, uid, gid) == -1 ||
 	    make_dir(cf->cf_rundir, 0700, (uid_t)-1, (gid_t)-1) == -1)
 		return -1;
 	if (cf->cf_home[0] != '\0') {

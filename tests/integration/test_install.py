@@ -105,7 +105,7 @@ def test_completion_lists_every_command():
 def test_completion_offers_every_option_of_each_command():
     """Every --option a command's help names is offered, and no other."""
     for cmd in cordon_commands():
-        if cmd == "audit":
+        if cmd in ("audit", "agent"):  # subcommands: below
             continue
         want = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)",
                               help_text(cmd, "--help"))) | {"--help"}
@@ -119,3 +119,9 @@ def test_completion_offers_every_option_of_each_command():
                       ("tail", {"--kind", "--agent", "--home", "--help"})):
         assert set(complete("audit", sub, "--")) == opts
     assert complete("audit", "") == ["--help", "tail", "verify"]
+    # SBX-9: `cordon agent login`'s options are those its help names.
+    want = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)",
+                          help_text("agent", "--help"))) | {"--help"}
+    assert set(complete("agent", "login", "--")) == want, want
+    assert want == {"--home", "--user", "--allow-root", "--help"}
+    assert complete("agent", "") == ["--help", "login"]
