@@ -577,7 +577,7 @@ login_load(struct login *lg, const char *home)
 		fprintf(stderr, "cordon agent login: no home directory\n");
 		return 2;
 	}
-	return login_manifest(lg) == -1 ? 1 : 0;
+	return login_manifest(lg) == -1 ? 2 : 0;
 }
 
 /* cordon agent login ...: argv[0] "agent", argv[1] "login". */
