@@ -241,9 +241,10 @@ login_confine(struct login *lg)
 }
 
 /*
- * SBX-9: the agent's sandbox as for a run, but with the network on (the
- * CLI talks to its provider's sign-in servers) and its home as the only
- * write root: the workspace is neither written nor seen.
+ * SBX-9: the agent's sandbox as for a run (its roots too: a manifest may
+ * point its CLI's config dir at a write root of its own), its home
+ * added, but with the network on: the CLI talks to its provider's
+ * sign-in servers.
  */
 static int
 login_plan(struct login *lg)
@@ -252,11 +253,6 @@ login_plan(struct login *lg)
 	char why[AGENT_REASON_MAX];
 
 	mf->m_sandbox.sb_network = MF_NET_ALLOW;
-	argv_free(mf->m_sandbox.sb_write_roots);
-	mf->m_sandbox.sb_write_roots = NULL;
-	mf->m_sandbox.sb_nwrite = 0;
-	free(mf->m_cwd);
-	mf->m_cwd = NULL;
 	if (sandbox_plan_build(
 		mf, &lg->lg_pc, &lg->lg_plan, why, sizeof(why)) == -1) {
 		fprintf(

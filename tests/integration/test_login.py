@@ -3,7 +3,7 @@
 # agent's private home and sandbox: what it writes there is what the
 # agent's next runs see, and no sibling agent does; it gets no secret,
 # no controlling terminal, no way to push keystrokes into the terminal,
-# no writable place but that home, and the network.  Everything lives
+# no writable place but the agent's own, and the network.  Everything lives
 # under /var/tmp (a run's private /tmp would hide it).
 import fcntl
 import json
@@ -108,8 +108,10 @@ def agent_home(w, name):
 
 
 def test_sbx9_login_on_the_terminal_writes_the_home(world):
-    ws_file = os.path.join(world["ws"], "from-login")
-    rc, out = login_on_pty(world, "fake", "--", "login", ws_file)
+    # Outside the agent's roots: cordon's config, the operator's files.
+    planted = os.path.join(world["home"], "agents", "planted.yaml")
+    outside = os.path.join(world["base"], "outside")
+    rc, out = login_on_pty(world, "fake", "--", "login", planted, outside)
     assert rc == 0, out
     rep = report_of(out)
     assert rep["tty"] is True  # the operator's terminal, as fds 0-2
@@ -119,9 +121,10 @@ def test_sbx9_login_on_the_terminal_writes_the_home(world):
     assert rep["tiocsctty"] == "EPERM", rep
     assert rep["devtty"] == "ENXIO", rep
     assert rep["secret_env"] == [], rep
-    # Its home is its only writable place: not the agent's workspace.
-    assert rep["write " + ws_file] in ("EROFS", "EACCES"), rep
-    assert not os.path.exists(ws_file)
+    # It writes where a run of the agent may, and nowhere else.
+    for p in (planted, outside):
+        assert rep["write " + p] in ("EROFS", "EACCES"), rep
+        assert not os.path.exists(p)
     cred = os.path.join(agent_home(world, "fake"), ".fakecli",
                         "credentials.json")
     with open(cred) as f:
