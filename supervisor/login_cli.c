@@ -314,6 +314,35 @@ login_command(struct login *lg)
 	return 0;
 }
 
+/*
+ * Which step failed (SP-12), or the seccomp listener the child sent on
+ * sock before execve into *notify; without it the login is ended.
+ */
+static void
+login_started(pid_t pid, const struct spawn_status *st, int sock, int *notify)
+{
+	const char *step;
+	int gate = -1;
+
+	if (pid == -1) {
+		step = sandbox_step_name(st->ss_step);
+		fprintf(stderr, "cordon agent login: %s%s: %s\n",
+		    st->ss_step >= SPAWN_STEP_HOOK_BASE ? "sandbox: "
+							: "spawn: ",
+		    step != NULL ? step : "unknown step",
+		    strerror(st->ss_errno));
+		return;
+	}
+	if (sock != -1 && (sandbox_recv_fds(sock, notify, &gate) == -1 ||
+			      *notify == -1 || gate != -1)) {
+		fprintf(stderr, "cordon agent login: sandbox: seccomp listener "
+				"lost; login ended\n");
+		(void)kill(-pid, SIGKILL);
+	}
+	if (gate != -1)
+		close(gate);
+}
+
 /* Start it: the sandbox, the fds, the one spawn helper.  Its pid or -1. */
 static pid_t
 login_spawn(struct login *lg, struct sandbox_run *sx, int *notify, int *xs)
@@ -323,8 +352,7 @@ login_spawn(struct login *lg, struct sandbox_run *sx, int *notify, int *xs)
 	struct spawn_fd fds[8];
 	struct spawn_status st;
 	struct spawn_req req;
-	const char *step;
-	int ns[2] = {-1, -1}, gate = -1;
+	int ns[2] = {-1, -1};
 	size_t nfd = 3;
 	pid_t pid;
 
@@ -384,20 +412,7 @@ login_spawn(struct login *lg, struct sandbox_run *sx, int *notify, int *xs)
 		close(xs[1]);
 		xs[1] = -1;
 	}
-	if (pid == -1) {
-		step = sandbox_step_name(st.ss_step);
-		fprintf(stderr, "cordon agent login: %s%s: %s\n",
-		    st.ss_step >= SPAWN_STEP_HOOK_BASE ? "sandbox: "
-						       : "spawn: ",
-		    step != NULL ? step : "unknown step",
-		    strerror(st.ss_errno));
-	} else if (ns[0] != -1 &&
-		   (sandbox_recv_fds(ns[0], notify, &gate, NULL) == -1 ||
-		       *notify == -1 || gate != -1)) {
-		fprintf(stderr, "cordon agent login: sandbox: seccomp listener "
-				"lost; login ended\n");
-		(void)kill(-pid, SIGKILL);
-	}
+	login_started(pid, &st, ns[0], notify);
 	if (ns[0] != -1)
 		close(ns[0]);
 	return pid;
