@@ -333,7 +333,7 @@ login_started(pid_t pid, const struct spawn_status *st, int sock, int *notify)
 		    strerror(st->ss_errno));
 		return;
 	}
-	if (sock != -1 && (sandbox_recv_fds(sock, notify, &gate) == -1 ||
+	if (sock != -1 && (sandbox_recv_fds(sock, notify, &gate, NULL) == -1 ||
 			      *notify == -1 || gate != -1)) {
 		fprintf(stderr, "cordon agent login: sandbox: seccomp listener "
 				"lost; login ended\n");
