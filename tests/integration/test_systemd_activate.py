@@ -38,7 +38,7 @@ PEERS = {
     "broker": [],
 }
 BINS = ["cordon", "cordon-auditd", "cordon-vaultd", "cordon-spawner",
-        "cordon-broker", "cordon-demo-agent"]
+        "cordon-broker", "cordon-demo-agent", "cordon-init"]
 
 # An agent's attempt to pose as the spawner: dial a cordon socket.
 DIAL = ("import socket,sys\n"
