@@ -64,6 +64,9 @@ static int sbx_runs_fd = -1, sbx_base_fd = -1;
 static char sbx_cordon[PATH_MAX];
 /* `cordon-init` beside the spawner: pid 1 of each run's pid namespace. */
 static char sbx_init[PATH_MAX];
+/* Where cordon and cordon-init are (sandbox_helpers_dir), or NULL: beside
+ * this program. */
+static const char *sbx_helpers;
 
 /*
  * The agent seccomp layer, compiled once at start (DESIGN: build once,
@@ -197,6 +200,12 @@ sandbox_hide_dir(const char *dir)
 }
 
 void
+sandbox_helpers_dir(const char *dir)
+{
+	sbx_helpers = dir;
+}
+
+void
 sandbox_host_probe(void)
 {
 	char self[PATH_MAX], *slash;
@@ -218,7 +227,12 @@ sandbox_host_probe(void)
 		sbx_host.sh_seccomp = 0;
 	}
 	sbx_cordon[0] = sbx_init[0] = '\0';
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+	if (sbx_helpers != NULL && snprintf(self, sizeof(self), "%s/x",
+				       sbx_helpers) < (int)sizeof(self))
+		n = (ssize_t)strlen(self);
+	else
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
 		self[n] = '\0';
 		if ((slash = strrchr(self, '/')) != NULL) {
 			*slash = '\0';

@@ -145,6 +145,11 @@ struct sandbox_run {
 /* Once at start, after the spawner confined itself. */
 void sandbox_host_probe(void);
 /*
+ * Before sandbox_host_probe, for programs built elsewhere than the
+ * spawner (the benches): the dir holding cordon and cordon-init.
+ */
+void sandbox_helpers_dir(const char *dir);
+/*
  * Once at start: sweep the runs' tmp dirs that dead spawners of our uid
  * left under $TMPDIR (or /tmp), then make and lock our own.  0, or -1
  * with errno: every run is then refused at sandbox_run_prepare.  At exit
