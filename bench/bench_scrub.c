@@ -30,13 +30,16 @@
 
 #include "redact.h"
 
-#define SEED	 0x5c12ab5eedULL
-#define WIN	 8 /* characters in a row that must not survive */
-#define CHUNK	 4096
-#define NKNOWN	 4    /* known values loaded for the precision corpora */
-#define PREC_PPM 1000 /* < 0.1 % */
-#define MAXCASES 4096
-#define CASE_MAX 1024
+#define SEED	      0x5c12ab5eedULL
+#define WIN	      8 /* characters in a row that must not survive */
+#define CHUNK	      4096
+#define NKNOWN	      4	   /* known values loaded for the precision corpora */
+#define PREC_PPM      1000 /* < 0.1 % */
+#define MAXCASES      4096
+#define CASE_MAX      1024
+#define ONESHOT_N     16   /* LIM_SECRETS_MAX */
+#define ONESHOT_LEN   8192 /* LIM_SECRET_VALUE_MAX */
+#define ONESHOT_CALLS 20
 
 static uint64_t rng = SEED;
 
@@ -594,23 +597,76 @@ time_scrub(const char *b, size_t len, const char *const *sec, size_t n)
 	return t0;
 }
 
+/*
+ * One-shot redact_buf calls (a stderr tail, a gate call's arguments, the
+ * prompt note) on one piece, with a run's worth of the largest secrets
+ * loaded: ONESHOT_N values of ONESHOT_LEN bytes.
+ */
 static double
-time_memcpy(const char *b, size_t len)
+time_oneshot(const char *b, size_t len, const char *const *sec, size_t n)
+{
+	struct evbuffer *o = evbuffer_new();
+	double t0 = now();
+	int i;
+
+	for (i = 0; i < ONESHOT_CALLS; i++) {
+		if (redact_buf(sec, n, b, len, 0, o) == -1)
+			abort();
+		evbuffer_drain(o, evbuffer_get_length(o));
+	}
+	t0 = now() - t0;
+	evbuffer_free(o);
+	return t0 / ONESHOT_CALLS;
+}
+
+/* memcpy of the same pieces, reps times over; the time of one. */
+static double
+time_memcpy(const char *b, size_t len, int reps)
 {
 	char *d = malloc(CHUNK);
 	volatile char sink = 0;
 	size_t off, k;
 	double t0 = now();
+	int i;
 
-	for (off = 0; off < len; off += k) {
-		k = len - off < CHUNK ? len - off : CHUNK;
-		memcpy(d, b + off, k);
-		sink ^= d[k / 2];
-	}
+	for (i = 0; i < reps; i++)
+		for (off = 0; off < len; off += k) {
+			k = len - off < CHUNK ? len - off : CHUNK;
+			memcpy(d, b + off, k);
+			sink ^= d[k / 2];
+		}
 	t0 = now() - t0;
 	free(d);
 	(void)sink;
-	return t0;
+	return t0 / reps;
+}
+
+/* The cost of one redact_buf call against memcpy of the same bytes. */
+static void
+oneshot(const char *b, size_t len)
+{
+	static char big[ONESHOT_N][ONESHOT_LEN + 1];
+	const char *pb[ONESHOT_N];
+	double to = 1e9, tm = 1e9, t;
+	size_t i;
+	int rep;
+
+	for (i = 0; i < ONESHOT_N; i++) {
+		rstr(big[i], ONESHOT_LEN, AN);
+		pb[i] = big[i];
+	}
+	for (rep = 0; rep < 5; rep++) {
+		if ((t = time_oneshot(b, len, pb, ONESHOT_N)) < to)
+			to = t;
+		if ((t = time_memcpy(b, len, 10000)) < tm)
+			tm = t;
+	}
+	printf("one-shot redact_buf (%zu bytes, %d secrets of %d bytes, "
+	       "best of 5)\n",
+	    len, ONESHOT_N, ONESHOT_LEN);
+	printf("  per call  %10.1f us\n", to * 1e6);
+	printf("  memcpy    %10.3f us (floor)\n", tm * 1e6);
+	printf("  ratio     %10.0fx the floor's time\n", to / tm);
 }
 
 int
@@ -734,7 +790,7 @@ main(int argc, char **argv)
 		for (rep = 0; rep < 5; rep++) {
 			if ((t = time_scrub(cat, all, pv, NKNOWN)) < ts)
 				ts = t;
-			if ((t = time_memcpy(cat, all)) < tm)
+			if ((t = time_memcpy(cat, all, 1)) < tm)
 				tm = t;
 		}
 		printf("throughput (%zu bytes in %d-byte pieces, best of 5)\n",
@@ -744,6 +800,7 @@ main(int argc, char **argv)
 		    "  memcpy    %8.1f MB/s (floor)\n", (double)all / tm / 1e6);
 		printf("  ratio     %8.0fx the floor's time\n", ts / tm);
 		free(cat);
+		oneshot(cs[0].b, cs[0].len < CHUNK ? cs[0].len : CHUNK);
 	}
 	for (i = 0; i < ncs; i++)
 		free(cs[i].b);
