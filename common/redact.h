@@ -14,15 +14,27 @@
 
 struct evbuffer;
 struct redact;
+struct redact_keys;
 
 #define REDACT_MASK "***"
 
 /*
- * secrets: resolved values (copied; empty ones ignored); every form of
- * each is derived here, once.  NULL on allocation failure, or for a value
- * over half the line hold (32 KiB): the caller must then refuse to emit.
+ * The known values of one secret resolution: secrets are the resolved
+ * values (copied; empty ones ignored), every form of each derived here,
+ * once, for every redactor of that run, action or gate call.  Read-only
+ * once made, so shared freely; it must outlive every redactor made from
+ * it.  NULL on allocation failure.
  */
-struct redact *redact_new(const char *const *secrets, size_t n);
+struct redact_keys *redact_keys_new(const char *const *secrets, size_t n);
+/* Wipes the values and their forms.  NULL is fine. */
+void redact_keys_free(struct redact_keys *);
+
+/*
+ * keys: as redact_keys_new made them, or NULL for none (the patterns and
+ * home paths only).  NULL on allocation failure, or for a value over half
+ * the line hold (32 KiB): the caller must then refuse to emit.
+ */
+struct redact *redact_new(const struct redact_keys *keys);
 void redact_feed(
     struct redact *, const char *in, size_t len, struct evbuffer *out);
 /*
@@ -47,11 +59,11 @@ void redact_finish(struct redact *, struct evbuffer *out);
  * cleaner's clamp marker always does (a key cut shorter than its pattern).
  */
 void redact_cut(struct redact *);
-/* Wipes the secret copies. */
+/* Wipes what it held; the keys stay. */
 void redact_free(struct redact *);
 
 /* One-shot: scrub buf into out (cut: as redact_cut).  0, or -1. */
-int redact_buf(const char *const *secrets, size_t n, const char *in, size_t len,
+int redact_buf(const struct redact_keys *keys, const char *in, size_t len,
     int cut, struct evbuffer *out);
 
 /*

@@ -115,9 +115,8 @@ action_text(struct action *x, struct evbuffer *raw, uint64_t *chars)
 	clean_feed(&cl, (const char *)evbuffer_pullup(raw, -1), n, c);
 	clean_finish(&cl, c);
 	*chars = clean_chars(&cl);
-	if (redact_buf((const char *const *)x->x_ss.ss_values, x->x_ss.ss_n,
-		(const char *)evbuffer_pullup(c, -1), evbuffer_get_length(c),
-		x->x_truncated, s) == -1)
+	if (redact_buf(x->x_ss.ss_keys, (const char *)evbuffer_pullup(c, -1),
+		evbuffer_get_length(c), x->x_truncated, s) == -1)
 		goto out;
 	o = json_object_new_string_len(
 	    (const char *)evbuffer_pullup(s, -1), (int)evbuffer_get_length(s));
@@ -337,6 +336,11 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 	if (secrets_resolve(sp.sp_secrets, &ag->ag_mf, &x->x_ss) == -1) {
 		action_fail_early(x, "missing-secret", NULL);
+		return;
+	}
+	/* SP-11: the values' forms, once for its stdout and stderr. */
+	if (secrets_keys(&x->x_ss) == -1) {
+		action_fail_early(x, "unknown", NULL);
 		return;
 	}
 	if (agent_env(ag, &x->x_ss, &x->x_envp, &cwd, &err) == -1) {

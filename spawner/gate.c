@@ -55,10 +55,9 @@ struct gate_chan {
 	char gc_run[17];
 	char gc_ws[PATH_MAX]; /* the workspace, resolved */
 	const struct gate_policy *gc_policy;
-	const char *const *gc_secrets;
-	size_t gc_nsecrets;
-	size_t gc_inflight; /* calls awaiting their audit ack */
-	size_t gc_held;	    /* its calls held for the operator */
+	const struct redact_keys *gc_keys; /* the run's, for its lifetime */
+	size_t gc_inflight;		   /* calls awaiting their audit ack */
+	size_t gc_held;			   /* its calls held for the operator */
 };
 
 enum gi_state { GI_AUDIT, GI_HELD };
@@ -565,7 +564,7 @@ approval_args(const struct gate_chan *ch, const struct gate_call *k)
 	for (i = 0; i < n; i++)
 		if (p[i] == '\n' || p[i] == '\t')
 			p[i] = ' ';
-	if (redact_buf(ch->gc_secrets, ch->gc_nsecrets, p, n, 0, out) == -1)
+	if (redact_buf(ch->gc_keys, p, n, 0, out) == -1)
 		goto done;
 	if ((n = evbuffer_get_length(out)) > GATE_ARGS_MAX) {
 		errno = E2BIG;
@@ -980,8 +979,8 @@ gate_chan_fifo(struct gate_chan *ch, int dirfd)
 
 int
 gate_chan_open(struct gate_chan **out, const struct agent *ag,
-    const char *run_id, const char *cwd, const char *const *secrets,
-    size_t nsecrets, int *childfd)
+    const char *run_id, const char *cwd, const struct redact_keys *keys,
+    int *childfd)
 {
 	struct gate_chan *ch;
 	int sv[2];
@@ -1001,8 +1000,7 @@ gate_chan_open(struct gate_chan **out, const struct agent *ag,
 	scpy(ch->gc_agent, sizeof(ch->gc_agent), ag->ag_mf.m_name);
 	scpy(ch->gc_run, sizeof(ch->gc_run), run_id);
 	ch->gc_policy = gate_policy_of(ag);
-	ch->gc_secrets = secrets;
-	ch->gc_nsecrets = nsecrets;
+	ch->gc_keys = keys;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("gate: run %s: socketpair", run_id);
 		free(ch);

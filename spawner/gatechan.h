@@ -26,17 +26,18 @@
 
 struct agent;
 struct gate_chan;
+struct redact_keys;
 
 /*
  * A run's channel: *childfd is the agent's end (close-on-exec, for
  * aproc_spec's as_gate_fd; the caller closes it once the child started).
- * cwd is the run's workdir (the workspace); secrets are the run's values,
- * kept by reference for scrubbing held commands until gate_chan_close.
- * 0, or -1 with nothing open.
+ * cwd is the run's workdir (the workspace); keys are the run's scrubber
+ * keys (SP-11), kept by reference for scrubbing held commands until
+ * gate_chan_close.  0, or -1 with nothing open.
  */
 int gate_chan_open(struct gate_chan **out, const struct agent *,
-    const char *run_id, const char *cwd, const char *const *secrets,
-    size_t nsecrets, int *childfd);
+    const char *run_id, const char *cwd, const struct redact_keys *keys,
+    int *childfd);
 /*
  * The run ended: stop listening, deny and answer its held calls (audited
  * ask-deny, rule run-ended) and any still awaiting their audit ack.

@@ -74,7 +74,7 @@ probe_version(struct probe *pr)
 		goto out;
 	clean_buf((const char *)evbuffer_pullup(pr->pr_out, -1),
 	    evbuffer_get_length(pr->pr_out), LIM_LINE_MAX, c);
-	if (redact_buf(NULL, 0, (const char *)evbuffer_pullup(c, -1),
+	if (redact_buf(NULL, (const char *)evbuffer_pullup(c, -1),
 		evbuffer_get_length(c), 0, s) == -1)
 		goto out;
 	p = (const char *)evbuffer_pullup(s, -1);

@@ -117,11 +117,11 @@ run_free(struct run *r)
 	LIST_REMOVE(r, r_entry);
 	r->r_agent->ag_running--;
 	sp.sp_nruns--;
-	secrets_clear(&r->r_ss);
-	argv_free(r->r_argv);
-	env_free(r->r_envp);
 	if (r->r_redact != NULL)
 		redact_free(r->r_redact);
+	secrets_clear(&r->r_ss); /* and the keys r_redact used */
+	argv_free(r->r_argv);
+	env_free(r->r_envp);
 	if (r->r_prompt != NULL) {
 		explicit_bzero(r->r_prompt, r->r_prompt_len);
 		free(r->r_prompt);
@@ -542,8 +542,7 @@ run_err_tail(struct run *r)
 		n -= (size_t)(nl + 1 - p);
 		p = nl + 1;
 	}
-	if (redact_buf((const char *const *)r->r_ss.ss_values, r->r_ss.ss_n, p,
-		n, 0, sb) == 0 &&
+	if (redact_buf(r->r_ss.ss_keys, p, n, 0, sb) == 0 &&
 	    (n = evbuffer_get_length(sb)) > 0)
 		o = stderr_tail(
 		    (const char *)evbuffer_pullup(sb, (ev_ssize_t)n), n);
@@ -650,8 +649,8 @@ run_note(struct run *r)
 	if (v == NULL || (pb = evbuffer_new()) == NULL)
 		return -1;
 	/* The note gets the prompt with secret values scrubbed too. */
-	if (redact_buf((const char *const *)r->r_ss.ss_values, r->r_ss.ss_n,
-		r->r_prompt, r->r_prompt_len, 0, pb) == -1 ||
+	if (redact_buf(r->r_ss.ss_keys, r->r_prompt, r->r_prompt_len, 0, pb) ==
+		-1 ||
 	    sha256_hex(evbuffer_pullup(pb, -1), evbuffer_get_length(pb), hex) ==
 		-1) {
 		evbuffer_free(pb);
@@ -909,8 +908,7 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	as.as_run_id = r->r_id; /* EG-1: its proxy, if it has one */
 	/* SBX-6: the gate channel, the child's fd 3 (CORDON_GATE_FD). */
 	if (gate_chan_open(&r->r_gate, r->r_agent, r->r_id, r->r_cwd,
-		(const char *const *)r->r_ss.ss_values, r->r_ss.ss_n,
-		&gatefd) == -1) {
+		r->r_ss.ss_keys, &gatefd) == -1) {
 		snprintf(r->r_reason, sizeof(r->r_reason),
 		    "the run's gate channel could not be made");
 		run_audit_error(r, "spawn-failed", -1);
@@ -1053,8 +1051,9 @@ run_prepare(struct run *r, const char **code, const char **ec)
 		*code = *ec = "spawn-failed";
 		return -1;
 	}
-	if ((r->r_redact = redact_new(
-		 (const char *const *)r->r_ss.ss_values, r->r_ss.ss_n)) == NULL)
+	/* SP-11: the values' forms, derived once for all of this run. */
+	if (secrets_keys(&r->r_ss) == -1 ||
+	    (r->r_redact = redact_new(r->r_ss.ss_keys)) == NULL)
 		return -1;
 	r->r_state = RS_AUDIT;
 	if ((rec = run_invoke_record(r)) == NULL)

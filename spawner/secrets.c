@@ -17,6 +17,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "redact.h"
 #include "secrets.h"
 #include "util.h"
 #include "yamljson.h"
@@ -167,11 +168,22 @@ secrets_resolve(
 	return rc;
 }
 
+int
+secrets_keys(struct secret_set *ss)
+{
+	if (ss->ss_keys == NULL &&
+	    (ss->ss_keys = redact_keys_new(
+		 (const char *const *)ss->ss_values, ss->ss_n)) == NULL)
+		return -1;
+	return 0;
+}
+
 void
 secrets_clear(struct secret_set *ss)
 {
 	size_t i;
 
+	redact_keys_free(ss->ss_keys);
 	for (i = 0; i < ss->ss_n; i++) {
 		free(ss->ss_names[i]);
 		if (ss->ss_values[i] != NULL) {

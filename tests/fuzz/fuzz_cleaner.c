@@ -45,6 +45,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	static const char *const sec[] = {"S3cr3t!Value"};
 	struct evbuffer *b;
+	struct redact_keys *ks;
 	struct redact *r;
 	char *a, *z, *out;
 	size_t al, zl, i, cut, n;
@@ -77,8 +78,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	}
 	/* Scrub the cleaned text with the secret planted at cut. */
 	b = evbuffer_new();
-	r = redact_new(sec, 1);
-	if (r == NULL)
+	if ((ks = redact_keys_new(sec, 1)) == NULL ||
+	    (r = redact_new(ks)) == NULL)
 		abort();
 	redact_feed(r, a, al / 2, b);
 	redact_feed(r, "S3cr3t!", 7, b);
@@ -86,6 +87,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	redact_feed(r, a + al / 2, al - al / 2, b);
 	redact_finish(r, b);
 	redact_free(r);
+	redact_keys_free(ks);
 	n = evbuffer_get_length(b);
 	out = malloc(n + 1);
 	evbuffer_remove(b, out, n);

@@ -6,9 +6,10 @@
  * redact_flush_partial after the chunks the schedule marks.  The two
  * outputs must be the same bytes.
  *
- * redact.c is compiled into this program with a small RD_HOLD_MAX so
- * that the over-long-line cut (and its meeting with an early flush) is in
- * reach of short inputs; the library's own copy is then never linked.
+ * redact.c (the streaming driver) is compiled into this program with a
+ * small RD_HOLD_MAX so that the over-long-line cut (and its meeting with
+ * an early flush) is in reach of short inputs; the library's own copy of
+ * it is then never linked (the keys and the rules come from the library).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -79,12 +80,14 @@ static char *
 fz_scrub(const struct fz_in *in, int early, size_t *outlen)
 {
 	struct evbuffer *b = evbuffer_new();
+	struct redact_keys *ks;
 	struct redact *r;
 	size_t off = 0, k, step = 0, n;
 	uint8_t s;
 	char *o;
 
-	if (b == NULL || (r = redact_new(in->secp, in->nsec)) == NULL)
+	if (b == NULL || (ks = redact_keys_new(in->secp, in->nsec)) == NULL ||
+	    (r = redact_new(ks)) == NULL)
 		abort();
 	if (early)
 		redact_flush_partial(r, b);
@@ -111,6 +114,7 @@ fz_scrub(const struct fz_in *in, int early, size_t *outlen)
 	if (early)
 		redact_flush_partial(r, b);
 	redact_free(r);
+	redact_keys_free(ks);
 	*outlen = evbuffer_get_length(b);
 	if ((o = malloc(*outlen + 1)) == NULL)
 		abort();

@@ -33,10 +33,12 @@ static char *
 scrubbed(const char *const *sec, size_t n, const char *in, size_t step)
 {
 	struct evbuffer *b = evbuffer_new();
-	struct redact *r = redact_new(sec, n);
+	struct redact_keys *ks = redact_keys_new(sec, n);
+	struct redact *r = redact_new(ks);
 	size_t off = 0, len = strlen(in), k;
 	char *s;
 
+	assert_non_null(ks);
 	assert_non_null(r);
 	while (off < len) {
 		k = step == 0 || len - off < step ? len - off : step;
@@ -45,6 +47,7 @@ scrubbed(const char *const *sec, size_t n, const char *in, size_t step)
 	}
 	redact_finish(r, b);
 	redact_free(r);
+	redact_keys_free(ks);
 	s = drain(b);
 	evbuffer_free(b);
 	return s;
@@ -66,6 +69,7 @@ test_sp11_secret_value_split_every_byte(void **state)
 	const char *sec[] = {"hunter2-value-XYZ", "short9"};
 	const char *in =
 	    "ok hunter2-value-XYZ and short9 end\nhunter2-value-XYZ";
+	struct redact_keys *ks = redact_keys_new(sec, 2);
 	struct evbuffer *b;
 	struct redact *r;
 	char *s, *w;
@@ -74,9 +78,10 @@ test_sp11_secret_value_split_every_byte(void **state)
 	(void)state;
 	w = scrubbed(sec, 2, in, 0);
 	assert_string_equal(w, "ok *** and *** end\n***");
+	assert_non_null(ks);
 	for (k = 0; k <= len; k++) {
 		b = evbuffer_new();
-		r = redact_new(sec, 2);
+		r = redact_new(ks); /* one set of keys, many redactors */
 		redact_feed(r, in, k, b);
 		redact_feed(r, in + k, len - k, b);
 		redact_finish(r, b);
@@ -87,6 +92,7 @@ test_sp11_secret_value_split_every_byte(void **state)
 		free(s);
 		evbuffer_free(b);
 	}
+	redact_keys_free(ks);
 	s = scrubbed(sec, 2, in, 1);
 	assert_string_equal(s, w);
 	free(s);
@@ -272,6 +278,7 @@ test_sp11_overlong_secret_refused(void **state)
 {
 	char *big = malloc(40000);
 	const char *sec[1];
+	struct redact_keys *ks;
 	struct redact *r;
 
 	(void)state;
@@ -279,10 +286,14 @@ test_sp11_overlong_secret_refused(void **state)
 	memset(big, 's', 39999);
 	big[39999] = '\0';
 	sec[0] = big;
-	assert_null(redact_new(sec, 1));
+	assert_non_null(ks = redact_keys_new(sec, 1));
+	assert_null(redact_new(ks));
+	redact_keys_free(ks);
 	big[32768] = '\0'; /* exactly half: still fine */
-	assert_non_null(r = redact_new(sec, 1));
+	assert_non_null(ks = redact_keys_new(sec, 1));
+	assert_non_null(r = redact_new(ks));
 	redact_free(r);
+	redact_keys_free(ks);
 	free(big);
 }
 
@@ -293,7 +304,8 @@ test_sp11_long_line_flushed(void **state)
 {
 	const char *sec[] = {"SECRETVALUE"};
 	struct evbuffer *b = evbuffer_new();
-	struct redact *r = redact_new(sec, 1);
+	struct redact_keys *ks = redact_keys_new(sec, 1);
+	struct redact *r = redact_new(ks);
 	char *big, *s;
 	size_t i, len = 200000;
 
@@ -312,6 +324,7 @@ test_sp11_long_line_flushed(void **state)
 	free(s);
 	free(big);
 	redact_free(r);
+	redact_keys_free(ks);
 	evbuffer_free(b);
 }
 
@@ -340,6 +353,38 @@ test_sp11_cut_secret_prefix_masked(void **state)
 	free(s);
 }
 
+/*
+ * SP-11: one set of keys serves every redactor made from it, and keeps
+ * each value as written where its matched form differs (blanks dropped):
+ * the head of a value with blanks, cut off at the end, still goes.
+ */
+static void
+test_sp11_keys_shared_raw_head(void **state)
+{
+	const char *sec[] = {
+	    "correct horse battery staple", "TOPSECRET-0123456789"};
+	const char *in[] = {
+	    "x correct horse bat", "y correcthorse batterystaple. TOPSEC"};
+	const char *want[] = {"x ***", "y ***. ***"};
+	struct redact_keys *ks = redact_keys_new(sec, 2);
+	struct evbuffer *b = evbuffer_new();
+	char *s;
+	int i;
+
+	(void)state;
+	assert_non_null(ks);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(
+		    redact_buf(ks, in[i % 2], strlen(in[i % 2]), 0, b), 0);
+		s = drain(b);
+		assert_string_equal(s, want[i % 2]);
+		free(s);
+	}
+	redact_keys_free(ks);
+	redact_keys_free(NULL);
+	evbuffer_free(b);
+}
+
 /* --- early flush (redact_flush_partial): same bytes as line-based ----- */
 
 /* in fed in pieces of step bytes (0: whole), the early flush called after
@@ -349,7 +394,8 @@ streamed(const char *const *sec, size_t n, const char *in, size_t step,
     size_t split, size_t *early)
 {
 	struct evbuffer *b = evbuffer_new();
-	struct redact *r = redact_new(sec, n);
+	struct redact_keys *ks = redact_keys_new(sec, n);
+	struct redact *r = redact_new(ks);
 	size_t off = 0, len = strlen(in), k;
 	const char *nl = strchr(in, '\n');
 	char *s;
@@ -370,6 +416,7 @@ streamed(const char *const *sec, size_t n, const char *in, size_t step,
 	redact_finish(r, b);
 	redact_flush_partial(r, b);
 	redact_free(r);
+	redact_keys_free(ks);
 	s = drain(b);
 	evbuffer_free(b);
 	return s;
@@ -409,7 +456,8 @@ test_sp11_early_flush_streams_text(void **state)
 {
 	const char *sec[] = {"hunter2-value-XYZ"};
 	struct evbuffer *b = evbuffer_new();
-	struct redact *r = redact_new(sec, 1);
+	struct redact_keys *ks = redact_keys_new(sec, 1);
+	struct redact *r = redact_new(ks);
 	char *s;
 
 	(void)state;
@@ -429,6 +477,7 @@ test_sp11_early_flush_streams_text(void **state)
 	assert_string_equal(s, "end");
 	free(s);
 	redact_free(r);
+	redact_keys_free(ks);
 	evbuffer_free(b);
 	assert_int_equal(same_as_lines(sec, 1, "Hello world, this is fine\n",
 			     "Hello world, this is fine\n"),
@@ -502,7 +551,8 @@ test_sp11_early_flush_long_line(void **state)
 {
 	const char *sec[] = {"zz-top-secret-value"};
 	struct evbuffer *b1 = evbuffer_new(), *b2 = evbuffer_new();
-	struct redact *r1 = redact_new(sec, 1), *r2 = redact_new(sec, 1);
+	struct redact_keys *ks = redact_keys_new(sec, 1);
+	struct redact *r1 = redact_new(ks), *r2 = redact_new(ks);
 	size_t len = 200 * 1024, off, k;
 	char *in = malloc(len), *s1, *s2;
 
@@ -532,6 +582,7 @@ test_sp11_early_flush_long_line(void **state)
 	free(in);
 	redact_free(r1);
 	redact_free(r2);
+	redact_keys_free(ks);
 	evbuffer_free(b1);
 	evbuffer_free(b2);
 }
@@ -586,15 +637,17 @@ static void
 test_sp11_redact_buf(void **state)
 {
 	const char *sec[] = {"zz-top-secret"};
+	struct redact_keys *ks = redact_keys_new(sec, 1);
 	struct evbuffer *b = evbuffer_new();
 	char *s;
 
 	(void)state;
-	assert_int_equal(redact_buf(sec, 1, "a zz-top-secret b", 17, 0, b), 0);
+	assert_int_equal(redact_buf(ks, "a zz-top-secret b", 17, 0, b), 0);
 	s = drain(b);
 	assert_string_equal(s, "a *** b");
 	free(s);
 	evbuffer_free(b);
+	redact_keys_free(ks);
 }
 
 /* One scrub of in (cut as given), as a string. */
@@ -605,7 +658,7 @@ scrub(const char *in, int cut)
 	char *s;
 
 	assert_non_null(b);
-	assert_int_equal(redact_buf(NULL, 0, in, strlen(in), cut, b), 0);
+	assert_int_equal(redact_buf(NULL, in, strlen(in), cut, b), 0);
 	s = drain(b);
 	evbuffer_free(b);
 	return s;
@@ -793,6 +846,7 @@ main(void)
 	    cmocka_unit_test(test_sp11_placeholder_opaque),
 	    cmocka_unit_test(test_sp11_long_line_flushed),
 	    cmocka_unit_test(test_sp11_cut_secret_prefix_masked),
+	    cmocka_unit_test(test_sp11_keys_shared_raw_head),
 	    cmocka_unit_test(test_sec3_secretish_predicates),
 	    cmocka_unit_test(test_sp11_redact_buf),
 	    cmocka_unit_test(test_sp11_token_cut_short),

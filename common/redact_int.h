@@ -1,0 +1,97 @@
+/*
+ * The scrubber's insides (SP-11), shared by its three files and by
+ * nothing else: redact_keys.c derives the known values' forms and matches
+ * one at a place, redact_rules.c holds DATA.md's pattern rules, redact.c
+ * streams bytes through both.
+ */
+#ifndef CORDON_REDACT_INT_H
+#define CORDON_REDACT_INT_H
+
+#include <stddef.h>
+
+#define RD_PARTIAL_MIN 4 /* shortest cut-off secret prefix masked */
+/*
+ * Known values: a value of RD_FORM_MIN bytes or more is matched in every
+ * derived form (reversed, hex, base64); one of RD_SEP_MIN or more also
+ * with runs of at most RD_SEP_MAX ignorable bytes (blanks, line breaks,
+ * zero-width characters, soft hyphens) between two of its characters.
+ * Shorter values would match ordinary text too often.  The stage holds
+ * only a match still open at the end of what came: at most
+ * len * 3 + (len - 1) * RD_SEP_MAX bytes for a form of len characters.
+ */
+#define RD_FORM_MIN 4
+#define RD_SEP_MIN  8
+#define RD_SEP_MAX  8
+
+/* A growable buffer whose old blocks are wiped. */
+struct sbuf {
+	char *b;
+	size_t len, cap;
+	int oom;
+};
+
+void rd_sb_add(struct sbuf *, const char *, size_t);
+void rd_sb_wipe(struct sbuf *);
+void rd_sb_swap(struct sbuf *, struct sbuf *);
+
+/*
+ * A known value in one of its forms (raw, reversed, hex, base64 ...).
+ * KF_PCT: a character may also come as %XX (either case), a blank as '+';
+ * KF_CI: letters of either case (hex); KF_SEP: up to RD_SEP_MAX ignorable
+ * bytes may stand between two characters.
+ */
+#define KF_PCT 1
+#define KF_CI  2
+#define KF_SEP 4
+struct kform {
+	char *f;
+	size_t len;
+	int flags;
+};
+
+/* The known values of one resolution; read-only once made. */
+struct redact_keys {
+	char **k_sec; /* the values, longest first */
+	size_t *k_slen;
+	unsigned char *k_own; /* k_sec[i] is a copy of its own (else a form) */
+	size_t k_n;
+	size_t k_maxlen;
+	int k_noearly; /* a secret could hide in a clamp marker */
+	struct kform *k_form;
+	size_t k_nform;
+	size_t *k_bucket[256]; /* forms that may start with this byte */
+	size_t k_nbucket[256];
+};
+
+/* Form f at s[i]: 1 with *end, 0 no, -1 undecided (the buffer ends). */
+int rd_kv_try(
+    const struct kform *f, const char *s, size_t len, size_t i, size_t *end);
+
+/* A pattern matcher: at position i, the span [*rs, *re) to replace. */
+typedef int (*rd_match)(
+    const char *, size_t, size_t, size_t *, size_t *, const char **);
+
+/* The output scrubber's patterns, in DATA.md's order; NULL-terminated. */
+extern const rd_match rd_patterns[];
+
+/* One pass of m over in, into out. */
+void rd_pass(const struct sbuf *in, struct sbuf *out, rd_match m);
+/*
+ * The line so far, a (ending in a blank), is the input of the pass of m:
+ * can no continuation change what that pass does to a?
+ */
+int rd_pass_closed(rd_match m, const struct sbuf *a);
+/* Find "-----BEGIN ... PRIVATE KEY" / "-----END ... PRIVATE KEY" and the
+ * end of its closing "-----". */
+const char *rd_pem_find(
+    const char *s, size_t len, const char *what, size_t *endoff);
+/* Can this line be inside an open PEM block? */
+int rd_pem_body(const char *s, size_t len);
+
+static inline int
+rd_is_blank(unsigned char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+#endif

@@ -1,0 +1,447 @@
+/*
+ * The known values of one secret resolution (SP-11): every form of each
+ * value (itself, %-encoded, reversed, hex, base64 alone and at each
+ * alignment inside a blob), derived once and shared read-only by every
+ * redactor of a run, an action or a gate call; and how a form is matched
+ * at a place in the stream.  Pure but for malloc; wiped on free.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redact.h"
+#include "redact_int.h"
+
+/* --- matching a form at a place ----------------------------------------- */
+
+static int
+hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/*
+ * Does want come at s[i] (form flags fl)?  1 with *adv its bytes, 0 no,
+ * -1 the buffer ends before that can be told.
+ */
+static int
+kv_unit(const char *s, size_t len, size_t i, unsigned char want, int fl,
+    size_t *adv)
+{
+	unsigned char c = (unsigned char)s[i];
+	int h, l;
+
+	*adv = 1;
+	if (!(fl & KF_PCT) || c != '%')
+		return c == want ||
+		       ((fl & KF_PCT) && c == '+' && want == ' ') ||
+		       ((fl & KF_CI) && (c | 0x20) == (want | 0x20) &&
+			   hexval(c) >= 0);
+	/* '%': %XX first, else a '%' of the value itself */
+	if (i + 2 >= len)
+		return -1;
+	h = hexval((unsigned char)s[i + 1]);
+	l = hexval((unsigned char)s[i + 2]);
+	if (h >= 0 && l >= 0 && (h << 4 | l) == want) {
+		*adv = 3;
+		return 1;
+	}
+	return want == '%';
+}
+
+/* The ignorable character at s[i]: its bytes, 0 none, -1 cut short. */
+static int
+kv_ign(const char *s, size_t len, size_t i)
+{
+	const unsigned char *u = (const unsigned char *)s + i;
+	size_t n = len - i;
+
+	switch (u[0]) {
+	case ' ':
+	case '\t':
+	case '\n':
+	case '\r':
+	case '\v':
+	case '\f':
+		return 1;
+	case 0xc2: /* U+00AD soft hyphen */
+		if (n < 2)
+			return -1;
+		return u[1] == 0xad ? 2 : 0;
+	case 0xe2: /* U+200B..U+200D, U+2060 */
+		if (n < 2)
+			return -1;
+		if (u[1] != 0x80 && u[1] != 0x81)
+			return 0;
+		if (n < 3)
+			return -1;
+		return (u[1] == 0x80 && u[2] >= 0x8b && u[2] <= 0x8d) ||
+			       (u[1] == 0x81 && u[2] == 0xa0)
+			   ? 3
+			   : 0;
+	case 0xef: /* U+FEFF */
+		if (n < 2)
+			return -1;
+		if (u[1] != 0xbb)
+			return 0;
+		if (n < 3)
+			return -1;
+		return u[2] == 0xbf ? 3 : 0;
+	}
+	return 0;
+}
+
+/* kv_ign, and in a %-encoded form also '+' and %20, %09, %0A .. %0D. */
+static int
+kv_sep(const char *s, size_t len, size_t i, int fl)
+{
+	int g = kv_ign(s, len, i), h, l;
+
+	if (g != 0 || !(fl & KF_PCT))
+		return g;
+	if (s[i] == '+')
+		return 1;
+	if (s[i] != '%')
+		return 0;
+	if (i + 2 >= len)
+		return -1;
+	h = hexval((unsigned char)s[i + 1]);
+	l = hexval((unsigned char)s[i + 2]);
+	return h == 2 && l == 0 ? 3 : h == 0 && l >= 9 && l <= 13 ? 3 : 0;
+}
+
+int
+rd_kv_try(
+    const struct kform *f, const char *s, size_t len, size_t i, size_t *end)
+{
+	size_t k, pos = i, adv, q, skip;
+	int rc, g;
+
+	for (k = 0; k < f->len; k++) {
+		if (pos >= len)
+			return -1;
+		rc = kv_unit(
+		    s, len, pos, (unsigned char)f->f[k], f->flags, &adv);
+		if (rc == 0 && k > 0 && (f->flags & KF_SEP)) {
+			/* a run of ignorables between two characters */
+			for (q = pos, skip = 0;;
+			     q += (size_t)g, skip += (size_t)g) {
+				if (q >= len)
+					return -1;
+				/* the character as soon as it comes ('+' may be
+				 * either) */
+				if (skip > 0 && (rc = kv_unit(s, len, q,
+						     (unsigned char)f->f[k],
+						     f->flags, &adv)) != 0)
+					break;
+				if ((g = kv_sep(s, len, q, f->flags)) <= 0)
+					return g;
+				if (skip + (size_t)g > RD_SEP_MAX)
+					return 0;
+			}
+			pos = q;
+		}
+		if (rc <= 0)
+			return rc;
+		pos += adv;
+	}
+	*end = pos;
+	return 1;
+}
+
+/* --- deriving the forms ------------------------------------------------- */
+
+/* base64 of p[0..n) with alphabet al, no padding; its length. */
+static size_t
+b64_enc(const unsigned char *p, size_t n, const char *al, char *o)
+{
+	size_t i, k = 0;
+	uint32_t v;
+
+	for (i = 0; i < n; i += 3) {
+		v = (uint32_t)p[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		o[k++] = al[v >> 18 & 63];
+		o[k++] = al[v >> 12 & 63];
+		if (i + 1 < n)
+			o[k++] = al[v >> 6 & 63];
+		if (i + 2 < n)
+			o[k++] = al[v & 63];
+	}
+	return k;
+}
+
+/* Add a copy of f[0..len) (unless shorter than RD_FORM_MIN or known). */
+static int
+kv_add(struct redact_keys *ks, const char *f, size_t len, int flags, size_t cap)
+{
+	struct kform *x;
+	size_t k;
+
+	if (len < RD_FORM_MIN && !(flags & KF_PCT))
+		return 0;
+	for (k = 0; k < ks->k_nform; k++) {
+		x = &ks->k_form[k];
+		if (x->len == len && memcmp(x->f, f, len) == 0) {
+			x->flags |= flags;
+			return 0;
+		}
+	}
+	if (ks->k_nform == cap ||
+	    (x = &ks->k_form[ks->k_nform], x->f = malloc(len + 1)) == NULL)
+		return -1;
+	memcpy(x->f, f, len);
+	x->f[len] = '\0';
+	x->len = len;
+	x->flags = flags;
+	ks->k_nform++;
+	return 0;
+}
+
+static const char rd_b64[2][65] = {
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"};
+#define KV_FORMS 14 /* per value, at most */
+
+/*
+ * Every form of v: itself (also %XX-encoded), reversed, hex (either
+ * case), and base64 (standard and URL-safe): alone with and without
+ * padding, and the characters that depend on v alone when it sits at
+ * offset 0, 1 or 2 mod 3 inside a larger blob.
+ */
+static int
+kv_derive(struct redact_keys *ks, const char *v, size_t cap)
+{
+	static const char hx[] = "0123456789abcdef";
+	size_t n = strlen(v), k, m, a, t, lead;
+	int sep = KF_SEP, rc = -1, g;
+	unsigned char *raw = NULL;
+	char *o = NULL;
+
+	if (n < RD_FORM_MIN)
+		return kv_add(ks, v, n, KF_PCT, cap);
+	if ((o = malloc(2 * n + 8)) == NULL || (raw = malloc(n + 2)) == NULL)
+		goto out;
+	/* Itself and reversed: where separators may stand anywhere, the
+	 * value's own ones are separators too. */
+	for (k = 0, m = 0; k<n; k += g> 0 ? (size_t)g : 1)
+		if ((g = kv_ign(v, n, k)) <= 0)
+			o[m++] = v[k];
+	if (m < RD_SEP_MIN) {
+		memcpy(o, v, n);
+		m = n;
+		sep = 0;
+	}
+	if (kv_add(ks, o, m, KF_PCT | sep, cap) == -1)
+		goto out;
+	for (k = 0; k < m / 2; k++) {
+		char x = o[k];
+
+		o[k] = o[m - 1 - k];
+		o[m - 1 - k] = x;
+	}
+	if (kv_add(ks, o, m, KF_PCT | sep, cap) == -1)
+		goto out;
+	sep = n >= RD_SEP_MIN ? KF_SEP : 0;
+	for (k = 0; k < n; k++) {
+		o[2 * k] = hx[(unsigned char)v[k] >> 4];
+		o[2 * k + 1] = hx[(unsigned char)v[k] & 15];
+	}
+	if (kv_add(ks, o, 2 * n, KF_CI | sep, cap) == -1)
+		goto out;
+	for (k = 0; k < 2; k++) {
+		/* alone, with and without '=' */
+		m = b64_enc((const unsigned char *)v, n, rd_b64[k], o);
+		if (kv_add(ks, o, m, sep, cap) == -1)
+			goto out;
+		while (m % 4 != 0)
+			o[m++] = '=';
+		if (kv_add(ks, o, m, sep, cap) == -1)
+			goto out;
+		/* at offset a in a blob: drop the characters that share
+		 * bits with the bytes around v */
+		for (a = 0; a < 3; a++) {
+			memset(raw, 0, a);
+			memcpy(raw + a, v, n);
+			t = a + n;
+			m = b64_enc(raw, t, rd_b64[k], o);
+			if (t % 3 != 0)
+				m--;
+			lead = a == 0 ? 0 : a == 1 ? 2 : 3;
+			if (m > lead &&
+			    kv_add(ks, o + lead, m - lead, sep, cap) == -1)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (o != NULL)
+		explicit_bzero(o, 2 * n + 8);
+	if (raw != NULL)
+		explicit_bzero(raw, n + 2);
+	free(o);
+	free(raw);
+	return rc;
+}
+
+/* May form f start with byte c: its own, either case (hex), '%'. */
+static int
+kv_starts(const struct kform *f, unsigned char c)
+{
+	unsigned char f0 = (unsigned char)f->f[0];
+
+	return c == f0 ||
+	       ((f->flags & KF_CI) && hexval(f0) >= 0 &&
+		   (c | 0x20) == (f0 | 0x20)) ||
+	       ((f->flags & KF_PCT) && (c == '%' || (c == '+' && f0 == ' ')));
+}
+
+static int
+kv_buckets(struct redact_keys *ks)
+{
+	size_t k, c;
+
+	for (k = 0; k < ks->k_nform; k++) {
+		for (c = 0; c < 256; c++)
+			if (kv_starts(&ks->k_form[k], (unsigned char)c))
+				ks->k_nbucket[c]++;
+	}
+	for (c = 0; c < 256; c++) {
+		if (ks->k_nbucket[c] == 0)
+			continue;
+		if ((ks->k_bucket[c] =
+			    calloc(ks->k_nbucket[c], sizeof(size_t))) == NULL)
+			return -1;
+		ks->k_nbucket[c] = 0;
+	}
+	for (k = 0; k < ks->k_nform; k++) {
+		for (c = 0; c < 256; c++)
+			if (kv_starts(&ks->k_form[k], (unsigned char)c))
+				ks->k_bucket[c][ks->k_nbucket[c]++] = k;
+	}
+	return 0;
+}
+
+/* Is p[0..n) the end of some clamp marker " … [+<digits> chars]"? */
+static int
+marker_end(const char *p, size_t n)
+{
+	static const char head[] = " \xE2\x80\xA6 [+", tail[] = " chars]";
+
+	if (n <= 7)
+		return memcmp(p, tail + 7 - n, n) == 0;
+	if (memcmp(p + n - 7, tail, 7) != 0)
+		return 0;
+	n -= 7;
+	while (n > 0 && p[n - 1] >= '0' && p[n - 1] <= '9')
+		n--;
+	return n <= 7 && memcmp(p, head + 7 - n, n) == 0;
+}
+
+/* --- the keys ------------------------------------------------------------ */
+
+static int
+cmp_len_desc(const void *x, const void *y)
+{
+	size_t a = strlen(*(char *const *)x), b = strlen(*(char *const *)y);
+
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/*
+ * Keep value v (its forms derived) as the next k_sec: the form that is
+ * v itself where there is one (no second copy), else a copy.
+ */
+static int
+keys_keep(struct redact_keys *ks, const char *v)
+{
+	size_t i, n = strlen(v), n0;
+	char *s = NULL;
+
+	for (i = 0; i < ks->k_nform && s == NULL; i++)
+		if (ks->k_form[i].len == n &&
+		    memcmp(ks->k_form[i].f, v, n) == 0)
+			s = ks->k_form[i].f;
+	if (s == NULL) {
+		if ((s = strdup(v)) == NULL)
+			return -1;
+		ks->k_own[ks->k_n] = 1;
+	}
+	ks->k_sec[ks->k_n] = s;
+	ks->k_slen[ks->k_n++] = n;
+	if (n > ks->k_maxlen)
+		ks->k_maxlen = n;
+	/* A secret whose head could be the end of a clamp marker: a marker
+	 * split at the cut would change what mask_tail sees. */
+	for (n0 = RD_PARTIAL_MIN; n0 < n; n0++)
+		if (marker_end(v, n0))
+			ks->k_noearly = 1;
+	return 0;
+}
+
+struct redact_keys *
+redact_keys_new(const char *const *secrets, size_t n)
+{
+	struct redact_keys *ks;
+	const char **v = NULL;
+	size_t i, nv = 0;
+
+	if ((ks = calloc(1, sizeof(*ks))) == NULL)
+		return NULL;
+	if (n > 0 && ((v = calloc(n, sizeof(*v))) == NULL ||
+			 (ks->k_sec = calloc(n, sizeof(char *))) == NULL ||
+			 (ks->k_slen = calloc(n, sizeof(size_t))) == NULL ||
+			 (ks->k_own = calloc(n, 1)) == NULL))
+		goto fail;
+	for (i = 0; i < n; i++)
+		if (secrets[i] != NULL && secrets[i][0] != '\0')
+			v[nv++] = secrets[i];
+	if (nv > 1)
+		qsort(v, nv, sizeof(*v), cmp_len_desc);
+	if (nv > 0 &&
+	    (ks->k_form = calloc(nv * KV_FORMS, sizeof(*ks->k_form))) == NULL)
+		goto fail;
+	for (i = 0; i < nv; i++)
+		if (kv_derive(ks, v[i], nv * KV_FORMS) == -1 ||
+		    keys_keep(ks, v[i]) == -1)
+			goto fail;
+	if (kv_buckets(ks) == -1)
+		goto fail;
+	free(v);
+	return ks;
+fail:
+	free(v);
+	redact_keys_free(ks);
+	return NULL;
+}
+
+void
+redact_keys_free(struct redact_keys *ks)
+{
+	size_t i;
+
+	if (ks == NULL)
+		return;
+	for (i = 0; i < ks->k_n; i++)
+		if (ks->k_own[i]) {
+			explicit_bzero(ks->k_sec[i], ks->k_slen[i]);
+			free(ks->k_sec[i]);
+		}
+	free(ks->k_sec);
+	free(ks->k_slen);
+	free(ks->k_own);
+	for (i = 0; i < ks->k_nform; i++) {
+		explicit_bzero(ks->k_form[i].f, ks->k_form[i].len);
+		free(ks->k_form[i].f);
+	}
+	free(ks->k_form);
+	for (i = 0; i < 256; i++)
+		free(ks->k_bucket[i]);
+	free(ks);
+}
