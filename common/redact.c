@@ -136,6 +136,8 @@ kv_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
 		line_feed(r, in, len, out);
 		return;
 	}
+	if (len == 0)
+		return; /* nothing new to decide on (and maybe no tail yet) */
 	rd_sb_add(&r->r_kv, in, len);
 	if (r->r_kv.oom) {
 		/* Fail closed: drop what is held. */
