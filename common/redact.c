@@ -171,9 +171,9 @@ mask_tail(struct redact *r, struct sbuf *a, struct sbuf *b, size_t end)
 	size_t k, n;
 
 	for (k = 0; k < ks->k_n; k++)
-		for (n = ks->k_slen[k] - 1; n >= RD_PARTIAL_MIN; n--) {
-			if (n > end ||
-			    memcmp(a->b + end - n, ks->k_sec[k], n) != 0)
+		for (n = ks->k_slen[k] - 1 < end ? ks->k_slen[k] - 1 : end;
+		     n >= RD_PARTIAL_MIN; n--) {
+			if (memcmp(a->b + end - n, ks->k_sec[k], n) != 0)
 				continue;
 			b->len = 0;
 			rd_sb_add(b, a->b, end - n);
