@@ -16,6 +16,9 @@
  * run's worth of known values loaded.  Throughput: the same bytes in
  * 4 KiB pieces through redact_feed + redact_flush_partial (a chat's path)
  * against memcpy of the same pieces, best of five, in the same run.
+ * One-shot: a redact_buf call on one piece with the keys of a run's
+ * largest secrets, made once as a run's are, against memcpy of the piece;
+ * and what making those keys costs.
  *
  * bench_scrub [--check] SRCDIR BUILDDIR: --check exits 1 unless every
  * case is caught and each corpus has under 0.1 % of its lines changed.
