@@ -14,14 +14,15 @@
  * Known values: a value of RD_FORM_MIN bytes or more is matched in every
  * derived form (reversed, hex, base64); one of RD_SEP_MIN or more also
  * with runs of at most RD_SEP_MAX ignorable bytes (blanks, line breaks,
- * zero-width characters, soft hyphens) between two of its characters.
+ * zero-width characters, soft hyphens, and the cleaner's visible form of
+ * an invisible code point, "<U+200B>") between two of its characters.
  * Shorter values would match ordinary text too often.  The stage holds
  * only a match still open at the end of what came: at most
  * len * 3 + (len - 1) * RD_SEP_MAX bytes for a form of len characters.
  */
 #define RD_FORM_MIN 4
 #define RD_SEP_MIN  8
-#define RD_SEP_MAX  8
+#define RD_SEP_MAX  10
 
 /* A growable buffer whose old blocks are wiped. */
 struct sbuf {

@@ -52,6 +52,34 @@ kv_unit(const char *s, size_t len, size_t i, unsigned char want, int fl,
 	return want == '%';
 }
 
+/*
+ * "<U+XXXX>" (4 to 6 upper-case hex digits) at u: what the cleaner shows
+ * for an invisible code point (SP-10), which runs before the scrubber.
+ * Its bytes, 0 if it is not one, -1 if cut short.
+ */
+static int
+kv_marker(const unsigned char *u, size_t n)
+{
+	size_t k;
+
+	for (k = 1; k < 3; k++) {
+		if (k >= n)
+			return -1;
+		if (u[k] != (k == 1 ? 'U' : '+'))
+			return 0;
+	}
+	for (k = 3; k < 10; k++) {
+		if (k >= n)
+			return -1;
+		if (u[k] == '>')
+			return k >= 7 ? (int)k + 1 : 0;
+		if (!((u[k] >= '0' && u[k] <= '9') ||
+			(u[k] >= 'A' && u[k] <= 'F')))
+			return 0;
+	}
+	return 0;
+}
+
 /* The ignorable character at s[i]: its bytes, 0 none, -1 cut short. */
 static int
 kv_ign(const char *s, size_t len, size_t i)
@@ -60,6 +88,8 @@ kv_ign(const char *s, size_t len, size_t i)
 	size_t n = len - i;
 
 	switch (u[0]) {
+	case '<':
+		return kv_marker(u, n);
 	case ' ':
 	case '\t':
 	case '\n':

@@ -214,6 +214,47 @@ def test_sp10_osc52_payload_not_left_for_a_terminal(c, escapes):
 LEAKS = ["raw", "split", "longline", "ansi", "stderr", "many", "env"]
 
 
+# The key printed the ways an agent that wants it out would (the fake
+# agent's evade()); each form must be gone from the stream, whatever its
+# shape, and so must every other form of it.
+EVASIONS = ["halves", "tab", "zwsp", "shy", "perchar", "spaced", "reversed",
+            "urlenc", "urlquote", "hex", "hexupper", "b64", "b64url",
+            "b64inner"]
+
+
+def secret_forms(v):
+    import base64
+    import urllib.parse
+    b = v.encode()
+    return [v, v[::-1], "".join(f"%{x:02X}" for x in b),
+            urllib.parse.quote(v, safe=""), b.hex(), b.hex().upper(),
+            base64.b64encode(b).decode().rstrip("="),
+            base64.urlsafe_b64encode(b).decode().rstrip("="),
+            base64.b64encode(b"x" + b).decode()[4:-4]]
+
+
+def squeeze(text):
+    """The text without what an evasion puts between characters."""
+    for ch in ("\n", "\t", " ", "\u200b", "\u00ad", "<U+200B>", "<U+00AD>"):
+        text = text.replace(ch, "")
+    return text
+
+
+@pytest.mark.parametrize("how", EVASIONS)
+def test_sp11_secret_evasions_scrubbed(c, world, how):
+    """SP-11: two halves on two lines, a tab, zero-width space or soft
+    hyphen inside, one character per line, spaced, reversed, %-encoded,
+    hex, base64 (also inside a longer blob): masked in the stream."""
+    r, ev = run(c, "hostile", f"secret {how}")
+    assert r.status == 200, r
+    out = text_of(ev)
+    assert "unknown evasion" not in out
+    assert "***" in out, out[-300:]
+    flat = squeeze(out)
+    for form in secret_forms(FILE_SECRET):
+        assert form not in out and form not in flat, (how, form, out[-300:])
+
+
 @pytest.mark.parametrize("how", LEAKS)
 def test_sp11_printed_secret_scrubbed(c, world, how):
     r, ev = run(c, "hostile", f"secret {how}")

@@ -718,8 +718,9 @@ hex_of(const char *v, int upper, char *o)
 
 /*
  * SP-11: a known value with ignorable characters between its characters
- * (line breaks, tabs, blanks, U+200B..D, U+2060, U+FEFF, U+00AD), one
- * character per line, or reversed: the whole span goes.
+ * (line breaks, tabs, blanks, U+200B..D, U+2060, U+FEFF, U+00AD, the
+ * cleaner's "<U+XXXX>"), one character per line, or reversed: the whole
+ * span goes.
  */
 static void
 test_sp11_known_value_separated(void **state)
@@ -734,9 +735,14 @@ test_sp11_known_value_separated(void **state)
 	kv_expect("Z\nq\n8\n-\nw\nN\n3\nr\nT\n5\ny\nU\n7\ni\nO\np\n", "***\n");
 	kv_expect("Z q 8 - w N 3 r T 5 y U 7 i O p!\n", "***!\n");
 	kv_expect("rev: pOi7Uy5Tr3Nw-8qZ.\n", "rev: ***.\n");
-	/* the bound: at most 8 ignorable bytes between two characters */
-	kv_expect("Zq8-wN3r        T5yU7iOp\n", "***\n");
-	kv_expect("Zq8-wN3r         T5yU7iOp\n", "Zq8-wN3r         T5yU7iOp\n");
+	/* the cleaner's visible form of an invisible code point (SP-10) */
+	kv_expect("Zq8-w<U+200B>N3rT5yU7iOp\n", "***\n");
+	kv_expect("Zq8-wN3rT5<U+00AD>yU7i<U+E0100>Op\n", "***\n");
+	kv_expect("Zq8-w<U+20>N3rT5yU7iOp\n", "Zq8-w<U+20>N3rT5yU7iOp\n");
+	/* the bound: at most 10 ignorable bytes between two characters */
+	kv_expect("Zq8-wN3r          T5yU7iOp\n", "***\n");
+	kv_expect(
+	    "Zq8-wN3r           T5yU7iOp\n", "Zq8-wN3r           T5yU7iOp\n");
 	/* a head alone is not the value (but is masked at the very end) */
 	kv_expect("Zq8-wN3r\nnext\n", "Zq8-wN3r\nnext\n");
 }
