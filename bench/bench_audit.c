@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "ipc.h"
 #include "msg.h"
 #include "spawn_helper.h"
@@ -26,15 +27,6 @@
 
 static const char rec_json[] =
     "{\"kind\":\"system.boot\",\"version\":\"0.1.0\"}";
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Records per second of write+fdatasync, `batch` records per sync. */
 static double
@@ -54,12 +46,12 @@ floor_rate(const char *dir, long n, int batch)
 	line[sizeof(line) - 1] = '\n';
 	for (j = 0; j < batch; j++)
 		memcpy(buf + j * (int)sizeof(line), line, sizeof(line));
-	t0 = now();
+	t0 = bench_now();
 	for (i = 0; i < n; i += batch)
 		if (write_full(fd, buf, sizeof(line) * (size_t)batch) == -1 ||
 		    fdatasync(fd) == -1)
 			return 0;
-	t0 = now() - t0;
+	t0 = bench_now() - t0;
 	close(fd);
 	unlink(path);
 	free(buf);
@@ -87,7 +79,7 @@ auditd_rate(int s, long n, int inflight)
 	long sent = 0, acked = 0;
 	uint32_t id = 1;
 	ssize_t r;
-	double t0 = now();
+	double t0 = bench_now();
 
 	while (sent < n && sent < inflight)
 		if (send_rec(s, id++) == -1)
@@ -114,7 +106,7 @@ auditd_rate(int s, long n, int inflight)
 		memmove(buf, buf + off, have - off);
 		have -= off;
 	}
-	return (double)n / (now() - t0);
+	return (double)n / (bench_now() - t0);
 }
 
 /* Remove what this run wrote: the audit dir, and our temp dir. */

@@ -23,21 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "ipc.h"
 #include "msg.h"
 #include "spawn_helper.h"
 #include "util.h"
 
 #define CHUNK (256 * 1024)
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int
 listen_on(const char *addr, int *port)
@@ -94,7 +86,7 @@ static double
 push(int fd, long mib)
 {
 	static char buf[CHUNK];
-	double t0 = now();
+	double t0 = bench_now();
 	long i;
 	char c;
 
@@ -105,7 +97,7 @@ push(int fd, long mib)
 	while (read(fd, &c, 1) > 0)
 		;
 	close(fd);
-	return now() - t0;
+	return bench_now() - t0;
 }
 
 /* One frame, its fd with its first byte alone (as the codec sends). */

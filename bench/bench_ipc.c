@@ -15,20 +15,12 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "bench_util.h"
 #include "ipc.h"
 #include "msg.h"
 
 static struct event_base *base;
 static long remaining;
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void
 status_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
@@ -83,10 +75,10 @@ run_codec(long n)
 	server = ipc_conn_new(base, sp[0], PROC_PARENT, table, NULL, NULL);
 	client = ipc_conn_new(base, sp[1], PROC_AUDITD, NULL, NULL, NULL);
 	remaining = n;
-	t0 = now();
+	t0 = bench_now();
 	send_one(client);
 	event_base_dispatch(base);
-	t0 = now() - t0;
+	t0 = bench_now() - t0;
 	ipc_conn_free(client);
 	ipc_conn_free(server);
 	return t0;
@@ -102,7 +94,7 @@ run_floor(long n)
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) == -1)
 		exit(1);
-	t0 = now();
+	t0 = bench_now();
 	for (i = 0; i < n; i++) {
 		if (write(sp[1], buf, sizeof(buf)) != sizeof(buf) ||
 		    read(sp[0], buf, sizeof(buf)) != sizeof(buf) ||
@@ -110,7 +102,7 @@ run_floor(long n)
 		    read(sp[1], buf, sizeof(buf)) != sizeof(buf))
 			exit(1);
 	}
-	t0 = now() - t0;
+	t0 = bench_now() - t0;
 	close(sp[0]);
 	close(sp[1]);
 	return t0;

@@ -31,6 +31,7 @@
 
 #include <event2/buffer.h>
 
+#include "bench_util.h"
 #include "redact.h"
 
 #define SEED	      0x5c12ab5eedULL
@@ -571,21 +572,12 @@ precision(struct corpus *c, const struct redact_keys *ks)
 }
 
 static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double
 time_scrub(const char *b, size_t len, const struct redact_keys *ks)
 {
 	struct evbuffer *o = evbuffer_new();
 	struct redact *r = redact_new(ks);
 	size_t off, k;
-	double t0 = now();
+	double t0 = bench_now();
 
 	for (off = 0; off < len; off += k) {
 		k = len - off < CHUNK ? len - off : CHUNK;
@@ -594,7 +586,7 @@ time_scrub(const char *b, size_t len, const struct redact_keys *ks)
 		evbuffer_drain(o, evbuffer_get_length(o));
 	}
 	redact_finish(r, o);
-	t0 = now() - t0;
+	t0 = bench_now() - t0;
 	redact_free(r);
 	evbuffer_free(o);
 	return t0;
@@ -610,7 +602,7 @@ static double
 time_oneshot(const char *b, size_t len, const struct redact_keys *ks)
 {
 	struct evbuffer *o = evbuffer_new();
-	double t0 = now();
+	double t0 = bench_now();
 	int i;
 
 	for (i = 0; i < ONESHOT_CALLS; i++) {
@@ -618,7 +610,7 @@ time_oneshot(const char *b, size_t len, const struct redact_keys *ks)
 			abort();
 		evbuffer_drain(o, evbuffer_get_length(o));
 	}
-	t0 = now() - t0;
+	t0 = bench_now() - t0;
 	evbuffer_free(o);
 	return t0 / ONESHOT_CALLS;
 }
@@ -630,7 +622,7 @@ time_memcpy(const char *b, size_t len, int reps)
 	char *d = malloc(CHUNK);
 	volatile char sink = 0;
 	size_t off, k;
-	double t0 = now();
+	double t0 = bench_now();
 	int i;
 
 	for (i = 0; i < reps; i++)
@@ -639,7 +631,7 @@ time_memcpy(const char *b, size_t len, int reps)
 			memcpy(d, b + off, k);
 			sink ^= d[k / 2];
 		}
-	t0 = now() - t0;
+	t0 = bench_now() - t0;
 	free(d);
 	(void)sink;
 	return t0 / reps;
@@ -664,10 +656,10 @@ oneshot(const char *b, size_t len)
 		pb[i] = big[i];
 	}
 	for (rep = 0; rep < 5; rep++) {
-		t = now();
+		t = bench_now();
 		if ((ks = redact_keys_new(pb, ONESHOT_N)) == NULL)
 			abort();
-		if ((t = now() - t) < tk)
+		if ((t = bench_now() - t) < tk)
 			tk = t;
 		if ((t = time_oneshot(b, len, ks)) < to)
 			to = t;

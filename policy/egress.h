@@ -132,8 +132,15 @@ int egress_req_parse(const char *buf, size_t len, struct egress_req *rq);
  */
 struct schema;
 struct manifest;
+struct mf_egress;
 struct json_object;
 void mf_egress_parse(
     struct schema *, struct manifest *, struct json_object *root);
+/*
+ * An egress policy as JSON: {allow: [rule...], maxConnections, maxBytes,
+ * idleTimeoutSec}, what the dashboard shows and what egressd is handed.
+ * The test-only keys are not in it.
+ */
+struct json_object *mf_egress_json(const struct mf_egress *e);
 
 #endif

@@ -103,6 +103,28 @@ eg_test(struct schema *p, struct mf_egress *e, struct json_object *eg)
 	}
 }
 
+struct json_object *
+mf_egress_json(const struct mf_egress *e)
+{
+	struct json_object *o = json_object_new_object(), *a;
+	char rule[EGRESS_RULE_MAX + 1];
+	size_t i;
+
+	a = json_object_new_array();
+	for (i = 0; i < e->eg_nallow; i++)
+		if (egress_rule_format(&e->eg_allow[i], rule, sizeof(rule)) ==
+		    0)
+			json_object_array_add(a, json_object_new_string(rule));
+	json_object_object_add(o, "allow", a);
+	json_object_object_add(o, "maxConnections",
+	    json_object_new_int64((int64_t)e->eg_max_conns));
+	json_object_object_add(
+	    o, "maxBytes", json_object_new_int64((int64_t)e->eg_max_bytes));
+	json_object_object_add(o, "idleTimeoutSec",
+	    json_object_new_int64((int64_t)e->eg_idle_sec));
+	return o;
+}
+
 void
 mf_egress_parse(struct schema *p, struct manifest *m, struct json_object *root)
 {

@@ -21,26 +21,13 @@
 static struct json_object *
 open_payload(const struct aproc *ap, const struct mf_egress *e)
 {
-	struct json_object *o = json_object_new_object(), *a, *m;
-	char rule[EGRESS_RULE_MAX + 1];
+	struct json_object *o = mf_egress_json(e), *m;
 	size_t i;
 
 	json_object_object_add(
 	    o, "runId", json_object_new_string(ap->ap_run_id));
 	json_object_object_add(
 	    o, "agent", json_object_new_string(ap->ap_agent));
-	a = json_object_new_array();
-	for (i = 0; i < e->eg_nallow; i++)
-		if (egress_rule_format(&e->eg_allow[i], rule, sizeof(rule)) ==
-		    0)
-			json_object_array_add(a, json_object_new_string(rule));
-	json_object_object_add(o, "allow", a);
-	json_object_object_add(o, "maxConnections",
-	    json_object_new_int64((int64_t)e->eg_max_conns));
-	json_object_object_add(
-	    o, "maxBytes", json_object_new_int64((int64_t)e->eg_max_bytes));
-	json_object_object_add(o, "idleTimeoutSec",
-	    json_object_new_int64((int64_t)e->eg_idle_sec));
 	/* Test-only keys: manifests.c loads them only in test mode. */
 	if (e->eg_ntest > 0) {
 		m = json_object_new_object();

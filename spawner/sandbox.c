@@ -429,29 +429,6 @@ sandbox_plan_free(struct sandbox_plan *pl)
 	roots_free(&pl->pl_roots);
 }
 
-/* EG-2: what a proxy agent may reach, as the dashboard shows it. */
-static struct json_object *
-egress_json(const struct mf_egress *e)
-{
-	struct json_object *o = json_object_new_object(), *a;
-	char rule[EGRESS_RULE_MAX + 1];
-	size_t i;
-
-	a = json_object_new_array();
-	for (i = 0; i < e->eg_nallow; i++)
-		if (egress_rule_format(&e->eg_allow[i], rule, sizeof(rule)) ==
-		    0)
-			json_object_array_add(a, json_object_new_string(rule));
-	json_object_object_add(o, "allow", a);
-	json_object_object_add(o, "maxConnections",
-	    json_object_new_int64((int64_t)e->eg_max_conns));
-	json_object_object_add(
-	    o, "maxBytes", json_object_new_int64((int64_t)e->eg_max_bytes));
-	json_object_object_add(o, "idleTimeoutSec",
-	    json_object_new_int64((int64_t)e->eg_idle_sec));
-	return o;
-}
-
 struct json_object *
 sandbox_plan_json(const struct sandbox_plan *pl)
 {
@@ -467,7 +444,8 @@ sandbox_plan_json(const struct sandbox_plan *pl)
 				   : pl->pl_network == MF_NET_PROXY ? "proxy"
 								    : "allow"));
 	if (pl->pl_egress != NULL)
-		json_object_object_add(o, "egress", egress_json(pl->pl_egress));
+		json_object_object_add(
+		    o, "egress", mf_egress_json(pl->pl_egress));
 	a = json_object_new_array();
 	for (i = 0; i < nitems(sbx_layer_names); i++)
 		if (pl->pl_layers & sbx_layer_names[i].bit)
