@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,12 @@ sandbox_notify_answer(int listener, char *name, size_t namesz)
 			return SBX_NOTIFY_GONE;
 		return SBX_NOTIFY_NONE;
 	}
+	/*
+	 * The caller dies before its call returns: killed while it waits
+	 * here (it cannot exit meanwhile, so its pid is still its own), it
+	 * never runs another instruction once the answer wakes it.
+	 */
+	(void)kill((pid_t)req->pid, SIGKILL);
 	resp->id = req->id;
 	resp->val = 0;
 	resp->error = -EPERM;
