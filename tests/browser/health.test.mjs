@@ -56,7 +56,7 @@ after(async () => {
 const isApi401 = (msg) =>
   /status of 401/.test(msg.text()) && new URL(msg.location().url).pathname === '/api/health';
 
-test('DA-3/PER-6: login URL lands on /ui/ and shows all four daemons up and confined', { timeout: T }, async () => {
+test('DA-3/PER-6: login URL lands on /ui/ and shows every daemon up and confined', { timeout: T }, async () => {
   session = await browser.newContext({ colorScheme: 'light', viewport: { width: 1280, height: 720 } });
   const w = await watch(session);
   const page = await session.newPage();
@@ -76,12 +76,12 @@ test('DA-3/PER-6: login URL lands on /ui/ and shows all four daemons up and conf
   await page.waitForSelector('#view-dynamic[data-view="agents"]');
   await page.evaluate(() => { location.hash = 'health'; });
   await page.waitForSelector('#health-status[data-status="ok"]', { timeout: 10000 });
-  await page.waitForFunction(() => document.querySelectorAll('#health-rows tr').length === 4,
-    null, { timeout: 5000 });
+  await page.waitForFunction((n) => document.querySelectorAll('#health-rows tr').length === n,
+    DAEMONS.length, { timeout: 5000 });
   assert.equal(await page.isVisible('#view-health'), true);
   assert.equal(await page.isHidden('#view-unavailable'), true);
   assert.equal(await page.getAttribute('#nav a[data-view="health"]', 'aria-current'), 'page');
-  assert.equal(await page.textContent('#health-status'), 'OK — all 4 daemons up');
+  assert.equal(await page.textContent('#health-status'), `OK — all ${DAEMONS.length} daemons up`);
   assert.equal(await page.isHidden('#health-notice'), true);
   assert.equal(await page.title(), 'Health · cordon');
 
@@ -172,7 +172,7 @@ test('DA-3/PER-6: login URL lands on /ui/ and shows all four daemons up and conf
   const stamp = await page.textContent('#health-updated');
   await page.waitForFunction((s) => document.getElementById('health-updated').textContent !== s,
     stamp, { timeout: 6000 });
-  assert.equal(await page.locator('#health-rows tr').count(), 4);
+  assert.equal(await page.locator('#health-rows tr').count(), DAEMONS.length);
 
   await page.screenshot({ path: outPath('health.png'), fullPage: true });
   await page.emulateMedia({ colorScheme: 'dark' });

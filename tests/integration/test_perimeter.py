@@ -59,11 +59,16 @@ def assert_untouched(c, code_unspent=True):
     h = c.health()
     assert h["status"] == "ok"
     assert {d["name"]: d["pid"] for d in h["daemons"]} == c.baseline
-    assert [d["restarts"] for d in h["daemons"]] == [0, 0, 0, 0]
+    assert all(d["restarts"] == 0 for d in h["daemons"]), h["daemons"]
     if code_unspent:
         r = c.login()
         assert r.status == 303, f"login code no longer works: {r}"
         assert r.header("Set-Cookie").startswith("cordon_session=")
+
+
+def broker_row(h):
+    """The broker's row of /api/health, wherever it stands."""
+    return next(d for d in h["daemons"] if d["name"] == "broker")
 
 
 def other_port(p):
@@ -463,8 +468,8 @@ def test_per5_spent_code_stays_spent_after_broker_restart(cordon_factory):
         old = c.daemon_pids()["broker"]
         if not _login_then_kill_broker(c, old):
             tries = 12
-        c.health_when(lambda h: h["daemons"][3]["restarts"] == 1 and
-                      h["daemons"][3]["pid"] != old and
+        c.health_when(lambda h: broker_row(h)["restarts"] == 1 and
+                      broker_row(h)["pid"] != old and
                       h["status"] == "ok", RESTART_S)
         r = c.login()
         if r.status != 401:
@@ -485,8 +490,8 @@ def test_per5_session_survives_broker_restart(cordon):
     for n in (1, 2):
         old = cordon.daemon_pids()["broker"]
         os.kill(old, signal.SIGKILL)
-        cordon.health_when(lambda h: h["daemons"][3]["restarts"] == n and
-                           h["daemons"][3]["pid"] not in (None, old) and
+        cordon.health_when(lambda h: broker_row(h)["restarts"] == n and
+                           broker_row(h)["pid"] not in (None, old) and
                            h["status"] == "ok", RESTART_S)
         r = cordon.request(auth=False,
                            headers=[("Cookie", f"cordon_session={sid}")])
