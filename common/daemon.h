@@ -80,20 +80,18 @@ void daemon_status_h(struct ipc_conn *, struct ipc_msg *, void *);
 void daemon_peer_fd_h(struct ipc_conn *, struct ipc_msg *, void *);
 void daemon_shutdown_h(struct ipc_conn *, struct ipc_msg *, void *);
 
-#define DAEMON_PARENT_ROWS                                                     \
-	{MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,                \
-	    daemon_status_h},                                                  \
-	    {MSG_PEER_FD, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_REQUIRED,       \
-		daemon_peer_fd_h},                                             \
-	{                                                                      \
-		MSG_SHUTDOWN, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,       \
-		    daemon_shutdown_h                                          \
-	}
-#define DAEMON_PEER_STATUS_ROW                                                 \
-	{                                                                      \
-		MSG_STATUS, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,         \
-		    daemon_status_h                                            \
-	}
+/* clang-format off */
+#define DAEMON_PARENT_ROWS						\
+	{MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,		\
+	    daemon_status_h},						\
+	{MSG_PEER_FD, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_REQUIRED,	\
+	    daemon_peer_fd_h},						\
+	{MSG_SHUTDOWN, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,	\
+	    daemon_shutdown_h}
+#define DAEMON_PEER_STATUS_ROW						\
+	{MSG_STATUS, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,		\
+	    daemon_status_h}
+/* clang-format on */
 
 /* Common getopt handling for daemons: --user NAME, --debug. */
 #define DAEMON_MAX_PROTECT 4

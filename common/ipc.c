@@ -116,8 +116,8 @@ ipc_hdr_decode(const uint8_t *buf, size_t len, struct ipc_hdr *h)
 		return IPC_BAD;
 	if (h->zero != 0 || (h->flags & ~(IPC_FLAG_FD | IPC_FLAG_REPLY)) != 0)
 		return IPC_BAD;
-	if (h->type == MSG_NONE || h->type >= MSG_TYPE_MAX)
-		return IPC_FRAME; /* framing is fine; dispatch refuses it */
+	/* An unknown type is still a well-formed frame: dispatch refuses
+	 * it (ipc_handle_request) and a reply of it cannot match a request. */
 	return IPC_FRAME;
 }
 
