@@ -11,6 +11,7 @@
 #include <event2/http.h>
 #include <json-c/json.h>
 
+#include "audit_emit.h"
 #include "broker.h"
 #include "log.h"
 #include "msg.h"
@@ -123,10 +124,11 @@ reqlog_allow(void)
 	return 0;
 }
 
+/* A busy auditd may answer late: only worth a debug line per request. */
 static void
 reqlog_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	if (m == NULL || m->m_type != MSG_AUDIT_RECORD_OK)
+	if (!audit_emit_acked(m))
 		log_debug("http.request record not acknowledged");
 }
 
@@ -134,7 +136,6 @@ static void
 reqlog_send(const char *method, const char *route, int status, uint64_t ms,
     size_t bytes_in, size_t bytes_out)
 {
-	struct timeval tv = {5, 0};
 	struct ipc_conn *ad = broker_peer(PROC_AUDITD);
 	struct json_object *o;
 
@@ -152,8 +153,7 @@ reqlog_send(const char *method, const char *route, int status, uint64_t ms,
 	    o, "bytesIn", json_object_new_int64((int64_t)bytes_in));
 	json_object_object_add(
 	    o, "bytesOut", json_object_new_int64((int64_t)bytes_out));
-	if (ipc_request(ad, MSG_AUDIT_RECORD, o, -1, MSG_AUDIT_RECORD_OK, &tv,
-		reqlog_ack_cb, NULL) == -1)
+	if (audit_emit(ad, o, reqlog_ack_cb, NULL) == -1)
 		log_debug("http.request record not sent");
 	json_object_put(o);
 }

@@ -22,10 +22,10 @@ audit_emit_logged(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 }
 
 int
-audit_emit(
-    struct ipc_conn *a, struct json_object *rec, ipc_reply_fn cb, void *arg)
+audit_emit_within(struct ipc_conn *a, struct json_object *rec, int wait_s,
+    ipc_reply_fn cb, void *arg)
 {
-	struct timeval tv = {AUDIT_EMIT_WAIT_S, 0};
+	struct timeval tv = {wait_s, 0};
 
 	if (a == NULL)
 		return -1;
@@ -35,4 +35,11 @@ audit_emit(
 	}
 	return ipc_request(
 	    a, MSG_AUDIT_RECORD, rec, -1, MSG_AUDIT_RECORD_OK, &tv, cb, arg);
+}
+
+int
+audit_emit(
+    struct ipc_conn *a, struct json_object *rec, ipc_reply_fn cb, void *arg)
+{
+	return audit_emit_within(a, rec, AUDIT_EMIT_WAIT_S, cb, arg);
 }

@@ -9,7 +9,15 @@
 
 #include "ipc.h"
 
-#define AUDIT_EMIT_WAIT_S 2 /* for auditd's acknowledgement */
+/*
+ * The one bound on auditd's acknowledgement.  A record that is not
+ * acknowledged in time is still on its way (a late reply is dropped by
+ * the codec): a sender that does not wait on it only logs; a sender
+ * that does (the spawner's runs, cordond's system.*) treats it as not
+ * recorded.  A caller whose own answer has a tighter or looser budget
+ * passes it to audit_emit_within(), never a copy of the send.
+ */
+#define AUDIT_EMIT_WAIT_S 2
 
 /*
  * Send rec (not consumed) on the auditd channel a (NULL: auditd is down,
@@ -19,6 +27,9 @@
  */
 int audit_emit(
     struct ipc_conn *a, struct json_object *rec, ipc_reply_fn cb, void *arg);
+/* audit_emit with a bound of wait_s seconds instead of AUDIT_EMIT_WAIT_S. */
+int audit_emit_within(struct ipc_conn *a, struct json_object *rec, int wait_s,
+    ipc_reply_fn cb, void *arg);
 /* 1 if the reply acknowledges the record. */
 int audit_emit_acked(const struct ipc_msg *);
 

@@ -28,6 +28,7 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "audit_emit.h"
 #include "cgroup.h"
 #include "config.h"
 #include "cordond.h"
@@ -492,20 +493,12 @@ child_start(struct child *ch)
 	return 0;
 }
 
-static void
-restart_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
-{
-	if (m == NULL || m->m_type != MSG_AUDIT_RECORD_OK)
-		log_warnx("system.restart not acknowledged");
-}
-
 /* system.restart {daemon, restarts}: queued, never waited for here (a
  * restarted auditd reads it once it has confined itself). */
 static void
 audit_restart(const struct child *ch)
 {
 	struct child *ad = &children[PROC_AUDITD];
-	struct timeval tv = {5, 0};
 	struct json_object *o;
 
 	if (!child_up(ad))
@@ -517,8 +510,7 @@ audit_restart(const struct child *ch)
 	    o, "daemon", json_object_new_string(proc_name(ch->ch_id)));
 	json_object_object_add(
 	    o, "restarts", json_object_new_int64(ch->ch_restarts));
-	if (ipc_request(ad->ch_conn, MSG_AUDIT_RECORD, o, -1,
-		MSG_AUDIT_RECORD_OK, &tv, restart_ack_cb, NULL) == -1)
+	if (audit_emit(ad->ch_conn, o, NULL, NULL) == -1)
 		log_warnx("system.restart not recorded");
 	json_object_put(o);
 }
@@ -833,7 +825,7 @@ audit_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct audit_wait *aw = arg;
 
-	if (m == NULL || m->m_type != MSG_AUDIT_RECORD_OK)
+	if (!audit_emit_acked(m))
 		log_warnx("audit record not acknowledged");
 	aw->aw_done = 1;
 	event_base_loopbreak(base);
@@ -844,7 +836,6 @@ static void
 audit_system(const char *kind, const char *key, const char *val)
 {
 	struct child *ad = &children[PROC_AUDITD];
-	struct timeval tv = {2, 0};
 	struct audit_wait aw = {0};
 	struct json_object *o;
 
@@ -855,8 +846,7 @@ audit_system(const char *kind, const char *key, const char *val)
 	o = json_object_new_object();
 	json_object_object_add(o, "kind", json_object_new_string(kind));
 	json_object_object_add(o, key, json_object_new_string(val));
-	if (ipc_request(ad->ch_conn, MSG_AUDIT_RECORD, o, -1,
-		MSG_AUDIT_RECORD_OK, &tv, audit_ack_cb, &aw) == 0) {
+	if (audit_emit(ad->ch_conn, o, audit_ack_cb, &aw) == 0) {
 		while (!aw.aw_done)
 			if (event_base_loop(base, EVLOOP_ONCE) == -1)
 				break;

@@ -18,6 +18,7 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "audit_emit.h"
 #include "confine.h"
 #include "log.h"
 #include "msg.h"
@@ -332,7 +333,7 @@ vault_audit_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct vault_pending *p = arg;
 
-	if (m == NULL || m->m_type != MSG_AUDIT_RECORD_OK) {
+	if (!audit_emit_acked(m)) {
 		log_warnx("audit record not acknowledged: note withdrawn");
 		vault_discard(p->vp_dirfd, p->vp_tmp);
 		vault_answer(p, VE_AUDIT);
@@ -355,7 +356,6 @@ vault_commit(struct vault_pending *p, const char *body, size_t len,
     struct json_object *rec)
 {
 	struct ipc_conn *audit = vault.v_d.d_peers[PROC_AUDITD];
-	struct timeval tv = {VAULT_AUDIT_WAIT, 0};
 	enum vault_err e = VE_OK;
 
 	p->vp_bytes = len;
@@ -369,8 +369,10 @@ vault_commit(struct vault_pending *p, const char *body, size_t len,
 	} else {
 		json_object_object_add(
 		    rec, "bytes", json_object_new_int64((int64_t)len));
-		if (ipc_request(audit, MSG_AUDIT_RECORD, rec, -1,
-			MSG_AUDIT_RECORD_OK, &tv, vault_audit_cb, p) == 0)
+		/* Its own bound: the whole write stays under the
+		 * spawner's wait for the answer (above). */
+		if (audit_emit_within(
+			audit, rec, VAULT_AUDIT_WAIT, vault_audit_cb, p) == 0)
 			return;
 		vault_discard(p->vp_dirfd, p->vp_tmp);
 		e = VE_AUDIT;
