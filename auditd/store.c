@@ -345,11 +345,15 @@ out:
 	return rc;
 }
 
+#define HEADS_READ  (256 * 1024) /* the newest part of the heads file */
+#define HEADS_ENTRY 160		 /* one anchor line (audit_anchor) */
+
 /* Rewrite the heads file atomically with one more anchor at the end. */
 static int
 heads_append(struct audit_store *st, const char *entry)
 {
-	static char old[256 * 1024];
+	static char old[HEADS_READ + HEADS_ENTRY];
+	size_t elen = strlen(entry);
 	const char *keep = old;
 	struct stat sb;
 	size_t n = 0, lines = 0, j;
@@ -357,14 +361,16 @@ heads_append(struct audit_store *st, const char *entry)
 	char *p;
 	int fd;
 
+	if (elen > HEADS_ENTRY)
+		return -1;
 	fd = openat(
 	    st->as_dirfd, AUDIT_HEADS_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd != -1) {
 		/* The newest part only, should the file have grown. */
-		if (fstat(fd, &sb) == 0 && sb.st_size > (off_t)sizeof(old))
-			lseek(fd, sb.st_size - (off_t)sizeof(old), SEEK_SET);
-		while (n < sizeof(old) &&
-		       (r = read(fd, old + n, sizeof(old) - n)) > 0)
+		if (fstat(fd, &sb) == 0 && sb.st_size > (off_t)HEADS_READ)
+			lseek(fd, sb.st_size - (off_t)HEADS_READ, SEEK_SET);
+		while (n < HEADS_READ &&
+		       (r = read(fd, old + n, HEADS_READ - n)) > 0)
 			n += (size_t)r;
 		close(fd);
 	}
@@ -378,24 +384,12 @@ heads_append(struct audit_store *st, const char *entry)
 			keep = old + j - 1;
 			break;
 		}
-	unlinkat(st->as_dirfd, ".heads.tmp", 0);
-	fd = openat(st->as_dirfd, ".heads.tmp",
-	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd == -1)
-		return -1;
-	if (write_full(fd, keep, (size_t)(old + n - keep)) == -1 ||
-	    write_full(fd, entry, strlen(entry)) == -1 || fsync(fd) == -1) {
-		close(fd);
-		unlinkat(st->as_dirfd, ".heads.tmp", 0);
-		return -1;
-	}
-	close(fd);
-	if (renameat(st->as_dirfd, ".heads.tmp", st->as_dirfd,
-		AUDIT_HEADS_FILE) == -1) {
-		unlinkat(st->as_dirfd, ".heads.tmp", 0);
-		return -1;
-	}
-	return sync_dir(st);
+	/* The new anchor goes right after the kept lines (old has room). */
+	n -= (size_t)(keep - old);
+	memmove(old, keep, n);
+	memcpy(old + n, entry, elen);
+	return atomic_write_at(st->as_dirfd, AUDIT_HEADS_FILE, old, n + elen,
+	    0600, (uid_t)-1, (gid_t)-1);
 }
 
 /*

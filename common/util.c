@@ -1,15 +1,20 @@
 /*
  * Safe-I/O and memory helpers shared by every process: full reads and
- * writes, kernel randomness, constant-time compare, fd flags, clocks.
- * Touches only the descriptors and buffers it is handed.
+ * writes, the atomic file write, kernel randomness, constant-time
+ * compare, fd flags, clocks.  Touches only the descriptors and buffers
+ * it is handed (atomic_write_at: names inside the directory it is
+ * handed).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -173,6 +178,50 @@ explicit_bzero_str(char *s)
 {
 	if (s != NULL)
 		explicit_bzero(s, strlen(s));
+}
+
+int64_t
+now_ms_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+atomic_write_at(int dirfd, const char *name, const void *buf, size_t len,
+    mode_t mode, uid_t uid, gid_t gid)
+{
+	char tmp[NAME_MAX + 1];
+	int fd, e;
+
+	if (strchr(name, '/') != NULL ||
+	    snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= (int)sizeof(tmp)) {
+		errno = EINVAL;
+		return -1;
+	}
+	(void)unlinkat(dirfd, tmp, 0);
+	fd = openat(dirfd, tmp,
+	    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd == -1)
+		return -1;
+	if (write_full(fd, buf, len) == -1 ||
+	    (uid != (uid_t)-1 && fchown(fd, uid, gid) == -1) ||
+	    fsync(fd) == -1) {
+		e = errno;
+		close(fd);
+		goto fail;
+	}
+	if (close(fd) == -1 || renameat(dirfd, tmp, dirfd, name) == -1) {
+		e = errno;
+		goto fail;
+	}
+	return fsync(dirfd);
+fail:
+	(void)unlinkat(dirfd, tmp, 0);
+	errno = e;
+	return -1;
 }
 
 uint64_t

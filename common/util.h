@@ -21,10 +21,22 @@ int set_cloexec(int fd, int on);
 int set_nonblock(int fd, int on);
 void explicit_bzero_str(char *s);
 uint64_t now_ms_mono(void);
+int64_t now_ms_real(void); /* wall clock, ms since the epoch */
 /* Strict UTF-8 (RFC 3629): no overlongs, surrogates or > U+10FFFF. */
 int utf8_valid(const void *buf, size_t len);
 /* 1 if s is one or more ASCII digits and nothing else, else 0. */
 int all_digits(const char *s);
+
+/*
+ * The one atomic file write: replace dirfd/name (one path component)
+ * with len bytes of buf, so that a crash leaves the old file or the new
+ * one whole.  Steps: an O_EXCL, O_NOFOLLOW temp ".NAME.tmp" beside it
+ * (a stale one removed first), written, chowned to uid:gid unless uid
+ * is -1, fsynced; renamed over name; the directory fsynced.  0, or -1
+ * with errno set and the temp removed.
+ */
+int atomic_write_at(int dirfd, const char *name, const void *buf, size_t len,
+    mode_t mode, uid_t uid, gid_t gid);
 
 /*
  * The entries of dir whose names keep() accepts, sorted by strcmp, so

@@ -6,8 +6,7 @@
 
 #include "protect.h"
 #include "text.h"
-
-#define nitems(a) (sizeof(a) / sizeof((a)[0]))
+#include "util.h"
 
 /* Credentials and tool configs, relative to the operator's home. */
 static const char *const protect_home[] = {

@@ -93,15 +93,6 @@ scpy(char *dst, size_t dstsz, const char *src)
 	return snprintf(dst, dstsz, "%s", src) >= (int)dstsz ? -1 : 0;
 }
 
-static int64_t
-now_ms_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- the policy ---- */
 
 /* The agent's `commands:` policy (manifest.c fills the defaults). */

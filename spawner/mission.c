@@ -105,15 +105,6 @@ audit_ignore_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		log_warnx("audit record not acknowledged");
 }
 
-static int64_t
-now_ms_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The neutral result fields (MI-4), shared by mission.run and replies. */
 static void
 result_fields(struct json_object *o, const struct mission_last *l)

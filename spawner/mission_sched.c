@@ -34,7 +34,6 @@
 #define SCHED_TEST_TICK_MS 250
 #define SCHED_LOOKBACK_S   (7 * 86400)
 #define SCHED_STATE	   "missions.json"
-#define SCHED_STATE_TMP	   ".missions.json.tmp"
 #define SCHED_STATE_MAX	   (256 * 1024)
 #define SCHED_SLOT_MAX	   253402300740LL /* 9999-12-31T23:59 */
 
@@ -180,35 +179,18 @@ fresh:
 	}
 }
 
-/* Atomically: temp file, fsync, rename, fsync the dir.  0 or -1. */
+/* Atomically (atomic_write_at), the state file.  0 or -1. */
 static int
 state_save(void)
 {
-	char tmp[PATH_MAX + 32], dst[PATH_MAX + 32];
 	const char *s;
-	int fd, dfd, rc;
+	int dfd, rc;
 
-	snprintf(tmp, sizeof(tmp), "%s/%s", state_dir, SCHED_STATE_TMP);
-	snprintf(dst, sizeof(dst), "%s/%s", state_dir, SCHED_STATE);
 	s = json_object_to_json_string_ext(state, JSON_C_TO_STRING_PLAIN);
-	(void)unlink(tmp);
-	if ((fd = open(tmp,
-		 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) ==
-	    -1)
-		return -1;
-	if (write_full(fd, s, strlen(s)) == -1 || fsync(fd) == -1) {
-		close(fd);
-		(void)unlink(tmp);
-		return -1;
-	}
-	close(fd);
-	if (rename(tmp, dst) == -1) {
-		(void)unlink(tmp);
-		return -1;
-	}
 	if ((dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return -1;
-	rc = fsync(dfd);
+	rc = atomic_write_at(
+	    dfd, SCHED_STATE, s, strlen(s), 0600, (uid_t)-1, (gid_t)-1);
 	close(dfd);
 	return rc;
 }

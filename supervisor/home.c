@@ -168,39 +168,22 @@ home_prepare(const struct cordon_config *cf, uid_t uid, gid_t gid)
 	return 0;
 }
 
-/* Write DIR/NAME with mode 0600 via a temp file and rename. */
+/* Write DIR/NAME with mode 0600, atomically (atomic_write_at). */
 int
 home_write_private(
     const char *dir, const char *name, const char *data, uid_t uid, gid_t gid)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
-	int fd;
+	int dfd, rc;
 
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >=
-		(int)sizeof(tmp) ||
-	    join(dst, sizeof(dst), dir, name))
-		return -1;
-	unlink(tmp);
-	fd = open(
-	    tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd == -1) {
-		log_warn("create %s", dst);
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		log_warn("open %s", dir);
 		return -1;
 	}
-	if (write_full(fd, data, strlen(data)) == -1 || fsync(fd) == -1 ||
-	    (uid != (uid_t)-1 && fchown(fd, uid, gid) == -1)) {
-		log_warn("write %s", dst);
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	close(fd);
-	if (rename(tmp, dst) == -1) {
-		log_warn("rename %s", dst);
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	if ((rc = atomic_write_at(
+		 dfd, name, data, strlen(data), 0600, uid, gid)) == -1)
+		log_warn("write %s/%s", dir, name);
+	close(dfd);
+	return rc;
 }
 
 /*
@@ -833,12 +816,11 @@ demo_file(const char *home, const char *rel, const char *text)
 static int
 demo_file_managed(const char *home, const char *rel, const char *text)
 {
-	char path[PATH_MAX], tmp[PATH_MAX], head[sizeof(DEMO_MANAGED)];
+	char path[PATH_MAX], head[sizeof(DEMO_MANAGED)], *base;
 	ssize_t n;
-	int fd;
+	int fd, rc;
 
-	if (join(path, sizeof(path), home, rel) ||
-	    snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp))
+	if (join(path, sizeof(path), home, rel))
 		return -1;
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return errno == ENOENT ? demo_file(home, rel, text) : -1;
@@ -846,18 +828,15 @@ demo_file_managed(const char *home, const char *rel, const char *text)
 	close(fd);
 	if (n != (ssize_t)sizeof(head) - 1 ||
 	    memcmp(head, DEMO_MANAGED, sizeof(head) - 1) != 0)
-		return 0; /* the operator's now */
-	(void)unlink(tmp);
-	fd = open(
-	    tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd == -1)
+		return 0;	   /* the operator's now */
+	base = strrchr(path, '/'); /* join() made one */
+	*base++ = '\0';
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return -1;
-	if (write_full(fd, text, strlen(text)) == -1 || close(fd) == -1 ||
-	    rename(tmp, path) == -1) {
-		(void)unlink(tmp);
-		return -1;
-	}
-	return 0;
+	rc = atomic_write_at(
+	    fd, base, text, strlen(text), 0644, (uid_t)-1, (gid_t)-1);
+	close(fd);
+	return rc;
 }
 
 static int

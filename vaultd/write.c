@@ -3,6 +3,11 @@
  * held directory fd, through openat2 RESOLVE_BENEATH|NO_SYMLINKS|
  * NO_MAGICLINKS (or O_NOFOLLOW where openat2 is missing); notes are
  * staged in an O_EXCL temp, fsynced, renamed into place, the dir fsynced.
+ * The same durability as atomic_write_at (common/util.h), which notes
+ * cannot use: the temp is opened through openat2 (VA-4), its name is
+ * random, a new note must not replace one (RENAME_NOREPLACE), and the
+ * stage and the rename are two steps with auditd's acknowledgement
+ * between them (AU-6).
  * Touches only the vault through v_root.
  */
 #include <sys/stat.h>

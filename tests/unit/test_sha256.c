@@ -1,7 +1,7 @@
 /*
  * Unit tests for common/sha256.c (FIPS 180-2 vectors) and the helpers in
  * common/util.c: hex, constant-time compare, randomness, full I/O on pipes,
- * sorted directory listings.
+ * sorted directory listings, the atomic file write.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -249,6 +250,41 @@ test_dir_names(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* atomic_write_at: replaces whole, with its mode, leaves no temp, and
+ * takes one name only. */
+static void
+test_atomic_write(void **state)
+{
+	char tmpl[] = "/tmp/cordon-atomic-XXXXXX", buf[16];
+	struct stat sb;
+	int dfd, fd;
+	ssize_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	assert_true((dfd = open(tmpl, O_RDONLY | O_DIRECTORY)) >= 0);
+	assert_int_equal(
+	    atomic_write_at(dfd, "f", "old text", 8, 0600, -1, -1), 0);
+	/* a stale temp from a crash is replaced, not followed */
+	assert_int_equal(symlinkat("/etc/passwd", dfd, ".f.tmp"), 0);
+	assert_int_equal(atomic_write_at(dfd, "f", "new", 3, 0640, -1, -1), 0);
+	assert_true((fd = openat(dfd, "f", O_RDONLY)) >= 0);
+	n = read(fd, buf, sizeof(buf));
+	assert_int_equal(n, 3);
+	assert_memory_equal(buf, "new", 3);
+	assert_int_equal(fstat(fd, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0640);
+	close(fd);
+	assert_int_equal(
+	    faccessat(dfd, ".f.tmp", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	errno = 0;
+	assert_int_equal(atomic_write_at(dfd, "a/f", "x", 1, 0600, -1, -1), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(unlinkat(dfd, "f", 0), 0);
+	close(dfd);
+	assert_int_equal(rmdir(tmpl), 0);
+}
+
 int
 main(void)
 {
@@ -262,6 +298,7 @@ main(void)
 	    cmocka_unit_test(test_fd_flags),
 	    cmocka_unit_test(test_misc),
 	    cmocka_unit_test(test_dir_names),
+	    cmocka_unit_test(test_atomic_write),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
