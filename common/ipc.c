@@ -611,14 +611,108 @@ ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m, const char *body)
 	d->d_fn(c, m, c->c_arg);
 }
 
+/* Queue the descriptors that came with len bytes, then the bytes.
+ * 0, or -1 when the channel died (the fds are closed). */
+static int
+ipc_feed_in(struct ipc_conn *c, const void *buf, size_t len, const int *fds,
+    size_t nfds)
+{
+	size_t i;
+
+	for (i = 0; i < nfds; i++) {
+		if (c->c_ninfd == IPC_MAX_FDQ) {
+			for (; i < nfds; i++)
+				close(fds[i]);
+			ipc_die(c, "too many descriptors queued");
+			return -1;
+		}
+		c->c_infd[c->c_ninfd].if_fd = fds[i];
+		c->c_infd[c->c_ninfd].if_off = c->c_inend + (len ? len - 1 : 0);
+		c->c_ninfd++;
+	}
+	if (nfds > 0 && len == 0) {
+		ipc_die(c, "descriptor without data");
+		return -1;
+	}
+	if (len > 0 && evbuffer_add(c->c_in, buf, len) == -1) {
+		ipc_die(c, "out of memory");
+		return -1;
+	}
+	c->c_inend += len;
+	return 0;
+}
+
+/* An fd belongs to the frame whose first byte it came with: bind it to
+ * m, or refuse a missing or unexpected one.  0, or -1 (channel died). */
+static int
+ipc_bind_fd(struct ipc_conn *c, const struct ipc_hdr *h, struct ipc_msg *m)
+{
+	int here;
+
+	if (c->c_ninfd > 0 && c->c_infd[0].if_off < c->c_inoff) {
+		ipc_die(c, "unexpected descriptor");
+		return -1;
+	}
+	here = c->c_ninfd > 0 && c->c_infd[0].if_off == c->c_inoff;
+	if ((h->flags & IPC_FLAG_FD) == 0) {
+		if (here) {
+			ipc_die(c, "unexpected descriptor");
+			return -1;
+		}
+		return 0;
+	}
+	if (!here) {
+		ipc_die(c, "frame announces a missing fd");
+		return -1;
+	}
+	m->m_fd = c->c_infd[0].if_fd;
+	memmove(c->c_infd, c->c_infd + 1, --c->c_ninfd * sizeof(c->c_infd[0]));
+	return 0;
+}
+
+/* One whole frame at the head of c_in: dispatch it and consume it.
+ * 0, or -1 when the channel died. */
+static int
+ipc_feed_frame(struct ipc_conn *c, const struct ipc_hdr *h)
+{
+	struct ipc_msg m;
+	unsigned char *body;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.m_type = h->type;
+	m.m_id = h->id;
+	m.m_len = h->len;
+	m.m_fd = -1;
+	m.m_from = c->c_peer;
+	if (ipc_bind_fd(c, h, &m) == -1)
+		return -1;
+	body = evbuffer_pullup(c->c_in, IPC_HDR_LEN + (ssize_t)h->len);
+	if (body == NULL) {
+		ipc_die(c, "out of memory");
+		rc = -1;
+	} else if ((h->flags & IPC_FLAG_REPLY) == 0)
+		ipc_handle_request(c, &m, (char *)body + IPC_HDR_LEN);
+	else if (ipc_handle_reply(c, &m, (char *)body + IPC_HDR_LEN) == -1) {
+		ipc_die(c, "unexpected reply");
+		rc = -1;
+	}
+	if (m.m_fd >= 0)
+		close(m.m_fd);
+	json_object_put(m.m_obj);
+	if (rc == 0 && !c->c_freeme) {
+		evbuffer_drain(c->c_in, IPC_HDR_LEN + (size_t)h->len);
+		c->c_inoff += IPC_HDR_LEN + (uint64_t)h->len;
+	}
+	return rc;
+}
+
 int
 ipc_conn_feed(struct ipc_conn *c, const void *buf, size_t len, const int *fds,
     size_t nfds)
 {
 	struct ipc_hdr h;
-	struct ipc_msg m;
 	uint8_t hb[IPC_HDR_LEN];
-	unsigned char *body;
 	size_t i;
 	int rc = 0;
 
@@ -628,29 +722,8 @@ ipc_conn_feed(struct ipc_conn *c, const void *buf, size_t len, const int *fds,
 		return -1;
 	}
 	c->c_inuse++;
-	for (i = 0; i < nfds; i++) {
-		if (c->c_ninfd == IPC_MAX_FDQ) {
-			for (; i < nfds; i++)
-				close(fds[i]);
-			ipc_die(c, "too many descriptors queued");
-			rc = -1;
-			goto out;
-		}
-		c->c_infd[c->c_ninfd].if_fd = fds[i];
-		c->c_infd[c->c_ninfd].if_off = c->c_inend + (len ? len - 1 : 0);
-		c->c_ninfd++;
-	}
-	if (nfds > 0 && len == 0) {
-		ipc_die(c, "descriptor without data");
-		rc = -1;
+	if (ipc_feed_in(c, buf, len, fds, nfds) == -1)
 		goto out;
-	}
-	if (len > 0 && evbuffer_add(c->c_in, buf, len) == -1) {
-		ipc_die(c, "out of memory");
-		rc = -1;
-		goto out;
-	}
-	c->c_inend += len;
 	while (!c->c_dead && !c->c_freeme) {
 		if (evbuffer_get_length(c->c_out) > IPC_MAX_UNSENT) {
 			/* The rest waits in c_in; ipc_write_cb resumes. */
@@ -664,72 +737,16 @@ ipc_conn_feed(struct ipc_conn *c, const void *buf, size_t len, const int *fds,
 			break;
 		if (ipc_hdr_decode(hb, sizeof(hb), &h) != IPC_FRAME) {
 			ipc_die(c, "bad frame header");
-			rc = -1;
 			goto out;
 		}
 		if (evbuffer_get_length(c->c_in) < IPC_HDR_LEN + (size_t)h.len)
 			break;
-		memset(&m, 0, sizeof(m));
-		m.m_type = h.type;
-		m.m_id = h.id;
-		m.m_len = h.len;
-		m.m_fd = -1;
-		m.m_from = c->c_peer;
-		/* An fd belongs to the frame whose first byte it came with. */
-		if (c->c_ninfd > 0 && c->c_infd[0].if_off < c->c_inoff) {
-			ipc_die(c, "unexpected descriptor");
-			rc = -1;
+		if (ipc_feed_frame(c, &h) == -1)
 			goto out;
-		}
-		if (h.flags & IPC_FLAG_FD) {
-			if (c->c_ninfd == 0 ||
-			    c->c_infd[0].if_off != c->c_inoff) {
-				ipc_die(c, "frame announces a missing fd");
-				rc = -1;
-				goto out;
-			}
-			m.m_fd = c->c_infd[0].if_fd;
-			memmove(c->c_infd, c->c_infd + 1,
-			    --c->c_ninfd * sizeof(c->c_infd[0]));
-		} else if (c->c_ninfd > 0 &&
-			   c->c_infd[0].if_off == c->c_inoff) {
-			ipc_die(c, "unexpected descriptor");
-			rc = -1;
-			goto out;
-		}
-		body = evbuffer_pullup(c->c_in, IPC_HDR_LEN + (ssize_t)h.len);
-		if (body == NULL) {
-			if (m.m_fd >= 0)
-				close(m.m_fd);
-			ipc_die(c, "out of memory");
-			rc = -1;
-			goto out;
-		}
-		if (h.flags & IPC_FLAG_REPLY) {
-			if (ipc_handle_reply(
-				c, &m, (char *)body + IPC_HDR_LEN) == -1) {
-				if (m.m_fd >= 0)
-					close(m.m_fd);
-				json_object_put(m.m_obj);
-				ipc_die(c, "unexpected reply");
-				rc = -1;
-				goto out;
-			}
-		} else
-			ipc_handle_request(c, &m, (char *)body + IPC_HDR_LEN);
-		if (m.m_fd >= 0)
-			close(m.m_fd);
-		json_object_put(m.m_obj);
-		if (!c->c_freeme) {
-			evbuffer_drain(c->c_in, IPC_HDR_LEN + (size_t)h.len);
-			c->c_inoff += IPC_HDR_LEN + (uint64_t)h.len;
-		}
 	}
 	/* Once every buffered byte is consumed, a queued fd was unclaimed. */
-	if (!c->c_dead && c->c_ninfd > 0 && c->c_infd[0].if_off < c->c_inoff) {
+	if (!c->c_dead && c->c_ninfd > 0 && c->c_infd[0].if_off < c->c_inoff)
 		ipc_die(c, "unexpected descriptor");
-		rc = -1;
-	}
 out:
 	if (c->c_dead)
 		rc = -1;
@@ -766,17 +783,51 @@ ipc_read_cb(evutil_socket_t fd, short ev, void *arg)
 	ipc_conn_feed(c, buf, (size_t)n, fds, nfds);
 }
 
+/* One sendmsg of c_out's first bytes, never past limit (the next fd's
+ * frame).  As sendmsg. */
+static ssize_t
+ipc_send_upto(struct ipc_conn *c, int fd, uint64_t limit)
+{
+	struct evbuffer_iovec vec[IPC_MAX_IOV];
+	struct iovec iov[IPC_MAX_IOV];
+	struct msghdr msg;
+	uint64_t sum;
+	ssize_t n;
+	int i, nvec;
+
+	nvec =
+	    evbuffer_peek(c->c_out, (ev_ssize_t)limit, NULL, vec, IPC_MAX_IOV);
+	if (nvec > IPC_MAX_IOV)
+		nvec = IPC_MAX_IOV;
+	for (i = 0; i < nvec; i++) {
+		iov[i].iov_base = vec[i].iov_base;
+		iov[i].iov_len = vec[i].iov_len;
+	}
+	for (i = 0, sum = 0; i < nvec; i++) {
+		if (sum + iov[i].iov_len >= limit) {
+			iov[i].iov_len = (size_t)(limit - sum);
+			nvec = i + 1;
+			break;
+		}
+		sum += iov[i].iov_len;
+	}
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = iov;
+	msg.msg_iovlen = (size_t)nvec;
+	do {
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	} while (n == -1 && errno == EINTR);
+	return n;
+}
+
 static void
 ipc_write_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct ipc_conn *c = arg;
-	struct evbuffer_iovec vec[IPC_MAX_IOV];
-	struct iovec iov[IPC_MAX_IOV];
-	struct msghdr msg;
-	uint64_t limit, sum;
+	uint64_t limit;
 	size_t avail;
 	ssize_t n;
-	int i, nvec, sendfd;
+	int sendfd;
 
 	while ((avail = evbuffer_get_length(c->c_out)) > 0) {
 		sendfd = -1;
@@ -794,31 +845,8 @@ ipc_write_cb(evutil_socket_t fd, short ev, void *arg)
 			/* The fd rides on the frame's first byte. */
 			unsigned char *p = evbuffer_pullup(c->c_out, 1);
 			n = ipc_sendmsg_fd(fd, p, 1, sendfd);
-		} else {
-			nvec = evbuffer_peek(c->c_out, (ev_ssize_t)limit, NULL,
-			    vec, IPC_MAX_IOV);
-			if (nvec > IPC_MAX_IOV)
-				nvec = IPC_MAX_IOV;
-			for (i = 0; i < nvec; i++) {
-				iov[i].iov_base = vec[i].iov_base;
-				iov[i].iov_len = vec[i].iov_len;
-			}
-			/* Never write past the next fd's frame. */
-			for (i = 0, sum = 0; i < nvec; i++) {
-				if (sum + iov[i].iov_len >= limit) {
-					iov[i].iov_len = (size_t)(limit - sum);
-					nvec = i + 1;
-					break;
-				}
-				sum += iov[i].iov_len;
-			}
-			memset(&msg, 0, sizeof(msg));
-			msg.msg_iov = iov;
-			msg.msg_iovlen = (size_t)nvec;
-			do {
-				n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-			} while (n == -1 && errno == EINTR);
-		}
+		} else
+			n = ipc_send_upto(c, fd, limit);
 		if (n == -1) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
