@@ -10,6 +10,9 @@
 #include <limits.h>
 #include <sys/types.h>
 
+#include "ipc.h"
+#include "proc.h"
+
 #define CORDON_MAX_ORIGINS 8
 
 struct cordon_config {
@@ -63,5 +66,36 @@ int cmd_gate(int argc, char **argv);   /* gate_cli.c (SBX-6) */
 
 /* cordond.c */
 int cordond_main(struct cordon_config *);
+/* The process table as health.c reads it. */
+struct daemon_view {
+	enum proc_id dv_id;
+	pid_t dv_pid; /* 0 when not running */
+	unsigned int dv_restarts;
+	unsigned int dv_gen;	  /* bumped on every start */
+	struct ipc_conn *dv_conn; /* its control channel; NULL when down */
+};
+/* The i-th daemon in start order into *v: 1, or 0 past the last. */
+int cordond_daemon(size_t i, struct daemon_view *v);
+void cordond_daemon_of(enum proc_id, struct daemon_view *v);
+
+/* health.c: MSG_HEALTH from the broker */
+void health_h(struct ipc_conn *, struct ipc_msg *, void *);
+
+/* launch.c: the command line and environment of each daemon */
+#define SPAWNER_CG_FD	4 /* the delegated pids cgroup, in the spawner */
+#define LAUNCH_ARGV_MAX 24
+#define LAUNCH_ENVP_MAX 80 /* a few fixed, and the spawner's secrets */
+/* argv for daemon id (cgroup: the spawner gets SPAWNER_CG_FD), its
+ * program into path.  0, or -1 if the path does not fit. */
+int launch_cmd(struct cordon_config *, enum proc_id, int cgroup, char *path,
+    size_t pathsz, char *argv[LAUNCH_ARGV_MAX]);
+void launch_env(
+    const struct cordon_config *, enum proc_id, char *envp[LAUNCH_ENVP_MAX]);
+/* CORDON_TEST_EGRESS=1: the egress test hooks (EG-2) are on. */
+int launch_test_egress(void);
+
+/* runcg.c: the runs' pids cgroup (SP-7), delegated to the spawner */
+int runcg_setup(const char *user); /* its fd, or -1 (said) */
+void runcg_teardown(void);
 
 #endif
