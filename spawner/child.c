@@ -5,7 +5,9 @@
  * the per-run sandbox (SBX-1 ... SBX-5, spawner/sandbox.c) with its
  * failures named, seccomp notifications answered and named, deadlines
  * and process-group kills with a bounded wait (SP-8, SP-17); each run in
- * its own pids cgroup when cordond delegated one (SP-7).
+ * its own pids cgroup when cordond delegated one (SP-7, child_cg.c).
+ * The seccomp listener's side is child_seccomp.c's.  A start is a flat
+ * list of steps (aproc_start) over one struct aproc_boot.
  * Touches only the pipes it makes, the binaries it resolves, (through
  * sandbox.c) each run's private tmp and its run.N group beneath the
  * delegated cgroup.
@@ -65,9 +67,8 @@ agent_env(const struct agent *ag, const struct secret_set *ss, char ***envp,
 }
 
 static void aproc_check(struct aproc *);
-static void aproc_cgroup_end(struct aproc *);
 
-static void
+void
 aproc_close(int *fd, struct event **ev)
 {
 	if (*ev != NULL) {
@@ -325,39 +326,6 @@ aproc_by_pid(pid_t pid)
 	return NULL;
 }
 
-/* "seccomp: NAME" for a syscall number of this architecture. */
-static void
-name_syscall(struct aproc *ap, uint32_t arch, long nr)
-{
-	sandbox_syscall_name(
-	    arch, nr, ap->ap_killed_by, sizeof(ap->ap_killed_by));
-}
-
-/*
- * Killed by SIGSYS (a bad architecture, or a filter of its own): look at
- * /proc/PID/syscall while it is still a zombie.  Recent kernels free a
- * dead task's stack and answer -1, hence "seccomp: unknown" then; the
- * calls the sandbox ends runs for arrive as notifications instead.
- */
-static void
-aproc_sigsys(struct aproc *ap, pid_t pid)
-{
-	char path[64], buf[128];
-	ssize_t n;
-	long nr = -1;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
-		if ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-			buf[n] = '\0';
-			nr = strtol(buf, NULL, 10);
-		}
-		close(fd);
-	}
-	name_syscall(ap, SCMP_ARCH_NATIVE, nr);
-}
-
 /*
  * cordon-init exited: the agent's own wait status is what it wrote
  * before (a kill by seccomp named as far as it can be: the agent is
@@ -375,7 +343,7 @@ aproc_init_status(struct aproc *ap, int *st)
 		*st = v;
 		if (WIFSIGNALED(v) && WTERMSIG(v) == SIGSYS &&
 		    ap->ap_killed_by[0] == '\0') {
-			name_syscall(ap, SCMP_ARCH_NATIVE, -1);
+			aproc_name_syscall(ap, SCMP_ARCH_NATIVE, -1);
 			log_warnx("agent %s: killed by %s",
 			    ap->ap_agent != NULL ? ap->ap_agent : "?",
 			    ap->ap_killed_by);
@@ -427,105 +395,6 @@ aproc_exit_code(const struct aproc *ap)
 	return -1;
 }
 
-/*
- * Run groups whose processes were sent SIGKILL but had not all gone yet:
- * tried again every CG_LATER_MS, without ever sleeping in the event loop,
- * for at most CG_LATER_LIMIT_MS.  pids.max keeps bounding each meanwhile.
- */
-#define CG_LATER_MAX	  64
-#define CG_LATER_MS	  5
-#define CG_LATER_LIMIT_MS 10000
-
-static struct cg_later {
-	char cl_name[sizeof(((struct aproc *)0)->ap_cgroup)];
-	uint64_t cl_since;
-} cg_later[CG_LATER_MAX];
-static size_t cg_nlater;
-static struct event *cg_later_ev;
-
-static void
-cg_later_arm(void)
-{
-	struct timeval tv = {0, CG_LATER_MS * 1000};
-
-	if (cg_nlater > 0)
-		evtimer_add(cg_later_ev, &tv);
-}
-
-static void
-cg_later_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	uint64_t now = now_ms_mono();
-	size_t i = 0;
-
-	while (i < cg_nlater) {
-		struct cg_later *cl = &cg_later[i];
-
-		if (cgroup_remove(sp.sp_cgfd, cl->cl_name, CGROUP_RM_NOWAIT) ==
-		    -1) {
-			if (errno == EBUSY &&
-			    now - cl->cl_since < CG_LATER_LIMIT_MS) {
-				i++;
-				continue;
-			}
-			if (errno == EBUSY)
-				log_warnx("pids cgroup: a run's group still "
-					  "holds a process after %d s; left",
-				    CG_LATER_LIMIT_MS / 1000);
-			else
-				log_warn("pids cgroup: removing a run's group");
-		}
-		*cl = cg_later[--cg_nlater];
-	}
-	cg_later_arm();
-}
-
-/* Keep trying name from the loop; 0, or -1 when the list is full. */
-static int
-cg_later_add(const char *name)
-{
-	if (cg_nlater == CG_LATER_MAX ||
-	    (cg_later_ev == NULL && (cg_later_ev = evtimer_new(sp.sp_d.d_base,
-					 cg_later_cb, NULL)) == NULL))
-		return -1;
-	snprintf(cg_later[cg_nlater].cl_name,
-	    sizeof(cg_later[cg_nlater].cl_name), "%s", name);
-	cg_later[cg_nlater++].cl_since = now_ms_mono();
-	if (!evtimer_pending(cg_later_ev, NULL))
-		cg_later_arm();
-	return 0;
-}
-
-/*
- * SP-7: after the group kill and the reap, whatever is still in the
- * run's cgroup (a descendant that left the process group) is killed,
- * then the group is removed.  At the end of the child (aproc_finish),
- * and for a start that failed (aproc_release).  A process that takes
- * its time to die does not stall the spawner: the group is tried again
- * from the loop (cg_later), and only when that list is full does this
- * wait, bounded, as cordond's own clean-up does.
- */
-static void
-aproc_cgroup_end(struct aproc *ap)
-{
-	if (ap->ap_cgroup[0] == '\0')
-		return;
-	if (cgroup_remove(sp.sp_cgfd, ap->ap_cgroup, CGROUP_RM_NOWAIT) == -1 &&
-	    (errno != EBUSY || cg_later_add(ap->ap_cgroup) == -1) &&
-	    cgroup_remove(sp.sp_cgfd, ap->ap_cgroup, 0) == -1)
-		log_warn("agent %s: pids cgroup: removing the run's group",
-		    ap->ap_agent != NULL ? ap->ap_agent : "?");
-	ap->ap_cgroup[0] = '\0';
-}
-
-void
-aproc_cgroup_sweep(void)
-{
-	if (sp.sp_cgfd != -1 && cgroup_sweep(sp.sp_cgfd, "run.", 0) > 0)
-		log_warnx(
-		    "pids cgroup: a stale run group could not be removed");
-}
-
 /* Free what aproc_start allocated; after ao_done, or after a failed start. */
 void
 aproc_release(struct aproc *ap)
@@ -555,36 +424,6 @@ aproc_release(struct aproc *ap)
 		free(ap->ap_sbx);
 		ap->ap_sbx = NULL;
 	}
-}
-
-/*
- * A call the agent's seccomp layer hands us (ptrace, bpf, ...): refuse
- * it, name it, end the run.  Only the name leaves the spawner.
- */
-static void
-aproc_notify_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	struct aproc *ap = arg;
-	char name[sizeof(ap->ap_killed_by)];
-
-	switch (sandbox_notify_answer(ap->ap_notify, name, sizeof(name))) {
-	case SBX_NOTIFY_GONE:
-		aproc_close(&ap->ap_notify, &ap->ap_ev_notify);
-		return;
-	case SBX_NOTIFY_NONE:
-		return;
-	case SBX_NOTIFY_REFUSED:
-		if (ap->ap_killed_by[0] == '\0') {
-			memcpy(ap->ap_killed_by, name, sizeof(name));
-			log_warnx("agent %s: %s; run ended",
-			    ap->ap_agent != NULL ? ap->ap_agent : "?",
-			    ap->ap_killed_by);
-		}
-		break;
-	default:
-		break;
-	}
-	aproc_kill(ap, AP_END_SECCOMP);
 }
 
 static const char *
@@ -619,76 +458,47 @@ aproc_start_failed(struct aproc *ap, const struct spawn_status *st)
 	    ap->ap_reason);
 }
 
-/*
- * SP-7: the run's own group, run.N with pids.max = limits.nproc, and an
- * fd of its cgroup.procs for the child to join through before execve.
- * Without a delegated cgroup a spawner running as root (outside
- * systemd) refuses the run: RLIMIT_NPROC does not bind uid 0.
- * 0 with *procs set (or -1 when no group is used), or -1: refused.
- */
-static int
-aproc_cgroup_make(struct aproc *ap, const struct mf_limits *lim, int *procs)
-{
-	static unsigned long seq;
-	struct spawn_status st;
-	int i, dfd = -1;
+/* What one start holds between its steps; an fd handed on is -1 here. */
+struct aproc_boot {
+	struct spawn_rlimit ab_rl[SBX_RLIMITS_MAX];
+	struct spawn_fd ab_fds[8];
+	struct spawn_status ab_sst;
+	struct spawn_req ab_req;
+	size_t ab_nrl, ab_nfd;
+	int ab_po[2], ab_pe[2], ab_pi[2]; /* stdout, stderr, stdin */
+	int ab_ns[2];			  /* the child's fds come back here */
+	int ab_xs[2];			  /* cordon-init's status (SP-17) */
+	int ab_cgp;			  /* the run group's cgroup.procs */
+};
 
-	*procs = -1;
-	if (sp.sp_cgfd == -1) {
-		if (!sbx_host.sh_pids_required)
-			return 0;
-		errno = ENODEV;
-		goto fail;
-	}
-	for (i = 0; i < 16; i++) {
-		snprintf(
-		    ap->ap_cgroup, sizeof(ap->ap_cgroup), "run.%lu", ++seq);
-		if (cgroup_make(sp.sp_cgfd, ap->ap_cgroup, (long)lim->l_nproc,
-			&dfd) == 0 ||
-		    errno != EEXIST)
-			break;
-	}
-	if (dfd == -1) {
-		ap->ap_cgroup[0] = '\0';
-		goto fail;
-	}
-	/* Where the memory controller reaches the group, it bounds the run
-	 * as a whole; RLIMIT_DATA bounds each process either way. */
-	if (cgroup_set_memory(dfd, lim->l_mem_bytes) == -1) {
-		i = errno;
-		close(dfd);
-		aproc_cgroup_end(ap);
-		errno = i;
-		goto fail;
-	}
-	*procs = openat(dfd, "cgroup.procs", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	i = errno;
-	close(dfd);
-	if (*procs == -1) {
-		aproc_cgroup_end(ap);
-		errno = i;
-		goto fail;
-	}
-	return 0;
-fail:
-	st.ss_step = SBX_STEP_CGROUP;
-	st.ss_errno = errno;
-	aproc_start_failed(ap, &st);
-	return -1;
+static void
+aproc_boot_fd(struct aproc_boot *ab, int src, int dst)
+{
+	ab->ab_fds[ab->ab_nfd].sf_src = src;
+	ab->ab_fds[ab->ab_nfd++].sf_dst = dst;
 }
 
-int
-aproc_start(struct aproc *ap, const struct aproc_spec *as,
+static void
+aproc_boot_close(struct aproc_boot *ab)
+{
+	int *fd[] = {&ab->ab_po[0], &ab->ab_po[1], &ab->ab_pe[0], &ab->ab_pe[1],
+	    &ab->ab_pi[0], &ab->ab_pi[1], &ab->ab_ns[0], &ab->ab_ns[1],
+	    &ab->ab_xs[0], &ab->ab_xs[1], &ab->ab_cgp};
+	size_t i;
+
+	for (i = 0; i < nitems(fd); i++)
+		if (*fd[i] != -1) {
+			close(*fd[i]);
+			*fd[i] = -1;
+		}
+}
+
+/* The aproc itself: its callbacks and timers.  0, or -1. */
+static int
+aproc_init(struct aproc *ap, const struct aproc_spec *as,
     const struct aproc_ops *ops, void *arg)
 {
 	struct event_base *base = sp.sp_d.d_base;
-	struct spawn_rlimit rl[SBX_RLIMITS_MAX];
-	struct spawn_fd fds[8];
-	struct spawn_status sst;
-	struct spawn_req req;
-	int po[2] = {-1, -1}, pe[2] = {-1, -1}, pi[2] = {-1, -1};
-	int ns[2] = {-1, -1}, xs[2] = {-1, -1}, cgp = -1, pfd = -1;
-	size_t nrl = 0, nfd = 0;
 
 	memset(ap, 0, sizeof(*ap));
 	ap->ap_out = ap->ap_err = ap->ap_in = ap->ap_notify = ap->ap_initst =
@@ -697,7 +507,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	if (sp.sp_stopping) {
 		log_warnx("agent %s: the spawner is stopping; not started",
 		    as->as_agent != NULL ? as->as_agent : "?");
-		goto fail;
+		return -1;
 	}
 	ap->ap_ops = ops;
 	ap->ap_arg = arg;
@@ -707,40 +517,45 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	ap->ap_finish = evtimer_new(base, aproc_finish_cb, ap);
 	if (ap->ap_deadline == NULL || ap->ap_grace == NULL ||
 	    ap->ap_finish == NULL)
-		goto fail;
-	if (pipe_pair(po) == -1 || pipe_pair(pe) == -1 ||
-	    (as->as_stdin != NULL && pipe_pair(pi) == -1))
-		goto fail;
+		return -1;
+	return 0;
+}
 
+/* The child's rlimits and its stdio (and the gate's fd 3).  0, or -1. */
+static int
+aproc_boot_stdio(struct aproc_boot *ab, const struct aproc_spec *as)
+{
+	if (pipe_pair(ab->ab_po) == -1 || pipe_pair(ab->ab_pe) == -1 ||
+	    (as->as_stdin != NULL && pipe_pair(ab->ab_pi) == -1))
+		return -1;
 	/* SP-7; the sandbox plan is checked just below. */
 	if (as->as_sandbox != NULL)
-		nrl = sandbox_rlimits(
-		    as->as_limits, as->as_sandbox->pl_layers, rl);
-	if (pi[0] != -1) {
-		fds[nfd].sf_src = pi[0];
-		fds[nfd++].sf_dst = 0;
-	}
-	fds[nfd].sf_src = po[1];
-	fds[nfd++].sf_dst = 1;
-	fds[nfd].sf_src = pe[1];
-	fds[nfd++].sf_dst = 2;
-	if (as->as_gate_fd > 2) {
-		fds[nfd].sf_src = as->as_gate_fd;
-		fds[nfd++].sf_dst = 3;
-	}
+		ab->ab_nrl = sandbox_rlimits(
+		    as->as_limits, as->as_sandbox->pl_layers, ab->ab_rl);
+	if (ab->ab_pi[0] != -1)
+		aproc_boot_fd(ab, ab->ab_pi[0], 0);
+	aproc_boot_fd(ab, ab->ab_po[1], 1);
+	aproc_boot_fd(ab, ab->ab_pe[1], 2);
+	if (as->as_gate_fd > 2)
+		aproc_boot_fd(ab, as->as_gate_fd, 3);
+	return 0;
+}
 
-	memset(&req, 0, sizeof(req));
-	req.sr_path = as->as_path;
-	req.sr_argv = as->as_argv;
-	req.sr_envp = as->as_envp;
-	/*
-	 * SBX-1: every agent child is sandboxed; a failure refuses the run,
-	 * and so does a caller that forgot to say which sandbox.
-	 */
+/*
+ * SBX-1: every agent child is sandboxed; a failure refuses the run, and
+ * so does a caller that forgot to say which sandbox.  The run's plan
+ * prepared, and its pids group made (SP-7).  0, or -1.
+ */
+static int
+aproc_boot_sandbox(
+    struct aproc *ap, struct aproc_boot *ab, const struct aproc_spec *as)
+{
+	struct spawn_status st;
+
 	if (as->as_sandbox == NULL) {
 		log_warnx("agent %s: no sandbox plan; refusing to spawn",
 		    as->as_agent != NULL ? as->as_agent : "?");
-		goto fail;
+		return -1;
 	}
 	if ((ap->ap_sbx = calloc(1, sizeof(*ap->ap_sbx))) == NULL ||
 	    sandbox_run_prepare(ap->ap_sbx, as->as_sandbox, as->as_path,
@@ -752,77 +567,97 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 		    as->as_agent != NULL ? as->as_agent : "?", ap->ap_reason);
 		free(ap->ap_sbx);
 		ap->ap_sbx = NULL;
-		goto fail;
+		return -1;
 	}
 	/* SP-7: the child joins the run's group first thing in the hook. */
-	if (aproc_cgroup_make(ap, as->as_limits, &cgp) == -1)
-		goto fail;
-	if (cgp != -1) {
-		fds[nfd].sf_src = cgp;
-		fds[nfd++].sf_dst = SBX_CGROUP_FD;
+	if (aproc_cgroup_make(ap, as->as_limits, &ab->ab_cgp) == -1) {
+		st.ss_step = SBX_STEP_CGROUP;
+		st.ss_errno = errno;
+		aproc_start_failed(ap, &st);
+		return -1;
+	}
+	if (ab->ab_cgp != -1) {
+		aproc_boot_fd(ab, ab->ab_cgp, SBX_CGROUP_FD);
 		ap->ap_sbx->sx_cgroup = 1;
 	}
-	req.sr_envp = ap->ap_sbx->sx_envp;
-	req.sr_clone_flags = ap->ap_sbx->sx_clone;
-	req.sr_hook = sandbox_child;
-	req.sr_hook_arg = ap->ap_sbx;
+	return 0;
+}
+
+/* The spawn request: the sandbox's hook, the channels the child hands
+ * its fds back on (SBX-8, seccomp) and cordon-init's (SP-17).  0, or -1. */
+static int
+aproc_boot_req(
+    struct aproc *ap, struct aproc_boot *ab, const struct aproc_spec *as)
+{
+	struct spawn_req *req = &ab->ab_req;
+
+	memset(req, 0, sizeof(*req));
+	req->sr_path = as->as_path;
+	req->sr_argv = as->as_argv;
+	req->sr_envp = ap->ap_sbx->sx_envp;
+	req->sr_clone_flags = ap->ap_sbx->sx_clone;
+	req->sr_hook = sandbox_child;
+	req->sr_hook_arg = ap->ap_sbx;
 	/* SBX-8: the gate by path, where the run has a view of its own. */
 	ap->ap_sbx->sx_gate =
 	    as->as_gate_dir && (ap->ap_sbx->sx_clone & CLONE_NEWNS) != 0;
 	/* The child hands its seccomp listener (and gate dir) back here. */
 	if ((as->as_sandbox->pl_layers & SBX_L_SECCOMP) ||
 	    ap->ap_sbx->sx_gate) {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ns) ==
-		    -1)
-			goto fail;
-		fds[nfd].sf_src = ns[1];
-		fds[nfd++].sf_dst = SBX_NOTIFY_FD;
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+			ab->ab_ns) == -1)
+			return -1;
+		aproc_boot_fd(ab, ab->ab_ns[1], SBX_NOTIFY_FD);
 	}
 	/* SP-17: a run in a pid namespace starts as cordon-init. */
 	if (ap->ap_sbx->sx_init != NULL) {
-		if (pipe2(xs, O_CLOEXEC) == -1 || set_nonblock(xs[0], 1) == -1)
-			goto fail;
-		fds[nfd].sf_src = xs[1];
-		fds[nfd++].sf_dst = SBX_INIT_FD;
-		req.sr_init = ap->ap_sbx->sx_init;
-		req.sr_init_fd = SBX_INIT_FD;
+		if (pipe2(ab->ab_xs, O_CLOEXEC) == -1 ||
+		    set_nonblock(ab->ab_xs[0], 1) == -1)
+			return -1;
+		aproc_boot_fd(ab, ab->ab_xs[1], SBX_INIT_FD);
+		req->sr_init = ap->ap_sbx->sx_init;
+		req->sr_init_fd = SBX_INIT_FD;
 	}
-	req.sr_fds = fds;
-	req.sr_nfds = nfd;
-	req.sr_setsid = 1;
-	req.sr_pdeathsig = SIGKILL;
-	req.sr_cwd = as->as_cwd;
-	req.sr_rlimits = rl;
-	req.sr_nrlimits = nrl;
-	req.sr_set_umask = 1;
-	req.sr_umask = 077;
-	req.sr_status = &sst;
-	ap->ap_start_ms = now_ms_mono();
-	ap->ap_pid = spawn_exec(&req);
-	if (cgp != -1) {
-		close(cgp);
-		cgp = -1;
+	req->sr_fds = ab->ab_fds;
+	req->sr_nfds = ab->ab_nfd;
+	req->sr_setsid = 1;
+	req->sr_pdeathsig = SIGKILL;
+	req->sr_cwd = as->as_cwd;
+	req->sr_rlimits = ab->ab_rl;
+	req->sr_nrlimits = ab->ab_nrl;
+	req->sr_set_umask = 1;
+	req->sr_umask = 077;
+	req->sr_status = &ab->ab_sst;
+	return 0;
+}
+
+/* Started: the child's ends closed, ours kept by ap.  0, or -1 (then
+ * the child is cancelled). */
+static int
+aproc_boot_watch(struct aproc *ap, struct aproc_boot *ab)
+{
+	struct event_base *base = sp.sp_d.d_base;
+
+	if (ab->ab_xs[1] != -1) {
+		ap->ap_initst = ab->ab_xs[0];
+		ab->ab_xs[0] = -1;
 	}
-	if (ap->ap_pid == -1) {
-		aproc_start_failed(ap, &sst);
-		goto fail;
+	ap->ap_out = ab->ab_po[0];
+	ap->ap_err = ab->ab_pe[0];
+	ab->ab_po[0] = ab->ab_pe[0] = -1;
+	/* What the child has now: ours no more. */
+	close(ab->ab_po[1]);
+	close(ab->ab_pe[1]);
+	ab->ab_po[1] = ab->ab_pe[1] = -1;
+	if (ab->ab_xs[1] != -1) {
+		close(ab->ab_xs[1]);
+		ab->ab_xs[1] = -1;
 	}
-	if (xs[1] != -1) {
-		close(xs[1]);
-		ap->ap_initst = xs[0];
-		xs[0] = xs[1] = -1;
-	}
-	close(po[1]);
-	close(pe[1]);
-	po[1] = pe[1] = -1;
-	if (pi[0] != -1) {
-		close(pi[0]);
-		pi[0] = -1;
+	if (ab->ab_pi[0] != -1) {
+		close(ab->ab_pi[0]);
+		ab->ab_pi[0] = -1;
 	}
 	TAILQ_INSERT_TAIL(&sp.sp_procs, ap, ap_entry);
-
-	ap->ap_out = po[0];
-	ap->ap_err = pe[0];
 	set_nonblock(ap->ap_out, 1);
 	set_nonblock(ap->ap_err, 1);
 	ap->ap_ev_out =
@@ -831,48 +666,61 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	    event_new(base, ap->ap_err, EV_READ | EV_PERSIST, aproc_err_cb, ap);
 	if (ap->ap_ev_out == NULL || ap->ap_ev_err == NULL ||
 	    event_add(ap->ap_ev_out, NULL) == -1 ||
-	    event_add(ap->ap_ev_err, NULL) == -1) {
-		aproc_kill(ap, AP_END_CANCEL);
-		goto started;
-	}
-	if (ns[0] != -1) {
-		/* The child sent its fds before execve: they are here. */
-		close(ns[1]);
-		ns[1] = -1;
-		if (sandbox_recv_fds(
-			ns[0], &ap->ap_notify, &ap->ap_gatedir, &pfd) == -1 ||
-		    (ap->ap_sbx->sx_gate && ap->ap_gatedir == -1) ||
-		    (as->as_sandbox->pl_network == MF_NET_PROXY && pfd == -1) ||
-		    ((as->as_sandbox->pl_layers & SBX_L_SECCOMP) &&
-			(ap->ap_notify == -1 ||
-			    (ap->ap_ev_notify = event_new(base, ap->ap_notify,
-				 EV_READ | EV_PERSIST, aproc_notify_cb, ap)) ==
-				NULL ||
-			    event_add(ap->ap_ev_notify, NULL) == -1))) {
-			log_warnx("agent %s: sandbox: seccomp listener, "
-				  "gate dir or proxy listener lost",
-			    as->as_agent != NULL ? as->as_agent : "?");
-			if (pfd != -1)
-				close(pfd);
-			aproc_kill(ap, AP_END_CANCEL);
-			goto started;
-		}
-		/* EG-1: egressd accepts on the run's own listener. */
+	    event_add(ap->ap_ev_err, NULL) == -1)
+		return -1;
+	return 0;
+}
+
+/* The fds the child sent back before execve (they are here): its
+ * seccomp listener, gate dir and proxy listener.  0, or -1. */
+static int
+aproc_boot_notify(
+    struct aproc *ap, struct aproc_boot *ab, const struct aproc_spec *as)
+{
+	struct event_base *base = sp.sp_d.d_base;
+	int pfd = -1;
+
+	if (ab->ab_ns[0] == -1)
+		return 0;
+	close(ab->ab_ns[1]);
+	ab->ab_ns[1] = -1;
+	if (sandbox_recv_fds(
+		ab->ab_ns[0], &ap->ap_notify, &ap->ap_gatedir, &pfd) == -1 ||
+	    (ap->ap_sbx->sx_gate && ap->ap_gatedir == -1) ||
+	    (as->as_sandbox->pl_network == MF_NET_PROXY && pfd == -1) ||
+	    ((as->as_sandbox->pl_layers & SBX_L_SECCOMP) &&
+		(ap->ap_notify == -1 ||
+		    (ap->ap_ev_notify = event_new(base, ap->ap_notify,
+			 EV_READ | EV_PERSIST, aproc_notify_cb, ap)) == NULL ||
+		    event_add(ap->ap_ev_notify, NULL) == -1))) {
+		log_warnx("agent %s: sandbox: seccomp listener, "
+			  "gate dir or proxy listener lost",
+		    as->as_agent != NULL ? as->as_agent : "?");
 		if (pfd != -1)
-			egress_run_open(
-			    ap, as->as_run_id, as->as_sandbox->pl_egress, pfd);
+			close(pfd);
+		return -1;
 	}
-	if (pi[1] != -1) {
-		ap->ap_in = pi[1];
-		pi[1] = -1;
+	/* EG-1: egressd accepts on the run's own listener. */
+	if (pfd != -1)
+		egress_run_open(
+		    ap, as->as_run_id, as->as_sandbox->pl_egress, pfd);
+	return 0;
+}
+
+/* The prompt on stdin, written from the loop, and the deadline.  0, or -1. */
+static int
+aproc_boot_input(
+    struct aproc *ap, struct aproc_boot *ab, const struct aproc_spec *as)
+{
+	if (ab->ab_pi[1] != -1) {
+		ap->ap_in = ab->ab_pi[1];
+		ab->ab_pi[1] = -1;
 		set_nonblock(ap->ap_in, 1);
 		if ((ap->ap_stdin = malloc(as->as_stdin_len + 1)) == NULL ||
-		    (ap->ap_ev_in = event_new(base, ap->ap_in,
+		    (ap->ap_ev_in = event_new(sp.sp_d.d_base, ap->ap_in,
 			 EV_WRITE | EV_PERSIST, aproc_in_cb, ap)) == NULL ||
-		    event_add(ap->ap_ev_in, NULL) == -1) {
-			aproc_kill(ap, AP_END_CANCEL);
-			goto started;
-		}
+		    event_add(ap->ap_ev_in, NULL) == -1)
+			return -1;
 		memcpy(ap->ap_stdin, as->as_stdin, as->as_stdin_len);
 		ap->ap_stdin_len = as->as_stdin_len;
 	}
@@ -881,37 +729,43 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 		    (as->as_timeout_ms % 1000) * 1000};
 		evtimer_add(ap->ap_deadline, &tv);
 	}
-started:
-	if (ns[0] != -1)
-		close(ns[0]);
-	if (ns[1] != -1)
-		close(ns[1]);
-	if (pi[1] != -1)
-		close(pi[1]);
-	return 0; /* started; a failure above ends it at once via ao_done */
+	return 0;
+}
+
+int
+aproc_start(struct aproc *ap, const struct aproc_spec *as,
+    const struct aproc_ops *ops, void *arg)
+{
+	struct aproc_boot ab;
+
+	memset(&ab, 0, sizeof(ab));
+	ab.ab_po[0] = ab.ab_po[1] = ab.ab_pe[0] = ab.ab_pe[1] = -1;
+	ab.ab_pi[0] = ab.ab_pi[1] = ab.ab_ns[0] = ab.ab_ns[1] = -1;
+	ab.ab_xs[0] = ab.ab_xs[1] = ab.ab_cgp = -1;
+	if (aproc_init(ap, as, ops, arg) == -1 ||
+	    aproc_boot_stdio(&ab, as) == -1 ||
+	    aproc_boot_sandbox(ap, &ab, as) == -1 ||
+	    aproc_boot_req(ap, &ab, as) == -1)
+		goto fail;
+	ap->ap_start_ms = now_ms_mono();
+	ap->ap_pid = spawn_exec(&ab.ab_req);
+	if (ab.ab_cgp != -1) {
+		close(ab.ab_cgp);
+		ab.ab_cgp = -1;
+	}
+	if (ap->ap_pid == -1) {
+		aproc_start_failed(ap, &ab.ab_sst);
+		goto fail;
+	}
+	/* From here a failure ends the run at once via ao_done. */
+	if (aproc_boot_watch(ap, &ab) == -1 ||
+	    aproc_boot_notify(ap, &ab, as) == -1 ||
+	    aproc_boot_input(ap, &ab, as) == -1)
+		aproc_kill(ap, AP_END_CANCEL);
+	aproc_boot_close(&ab);
+	return 0;
 fail:
-	if (po[0] != -1)
-		close(po[0]);
-	if (po[1] != -1)
-		close(po[1]);
-	if (pe[0] != -1)
-		close(pe[0]);
-	if (pe[1] != -1)
-		close(pe[1]);
-	if (pi[0] != -1)
-		close(pi[0]);
-	if (pi[1] != -1)
-		close(pi[1]);
-	if (ns[0] != -1)
-		close(ns[0]);
-	if (ns[1] != -1)
-		close(ns[1]);
-	if (xs[0] != -1)
-		close(xs[0]);
-	if (xs[1] != -1)
-		close(xs[1]);
-	if (cgp != -1)
-		close(cgp);
+	aproc_boot_close(&ab);
 	aproc_release(ap);
 	return -1;
 }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <event2/util.h>
+
 #include "daemon.h"
 #include "ipc.h"
 #include "manifest.h"
@@ -176,6 +178,17 @@ void aproc_resume(struct aproc *);
 void aproc_reap(void);
 int aproc_exit_code(const struct aproc *); /* 0..255, or -1 */
 void aproc_release(struct aproc *);
+/* Close *fd and free its event, if any. */
+void aproc_close(int *fd, struct event **ev);
+/* child_seccomp.c: the run's seccomp layer, answered and named. */
+void aproc_notify_cb(evutil_socket_t, short, void *);
+void aproc_sigsys(struct aproc *, pid_t);
+void aproc_name_syscall(struct aproc *, uint32_t arch, long nr);
+/* child_cg.c: each run's pids cgroup (SP-7).  make: 0 with *procs
+ * (cgroup.procs of the run's group, or -1 when none is used), or -1
+ * with errno set: refused.  end: remove it, now or from the loop. */
+int aproc_cgroup_make(struct aproc *, const struct mf_limits *, int *procs);
+void aproc_cgroup_end(struct aproc *);
 /* SP-7: at start, remove run groups a previous spawner left behind. */
 void aproc_cgroup_sweep(void);
 
