@@ -1,0 +1,83 @@
+/*
+ * What the files of a run share (run.c, run_out.c, run_record.c); not
+ * for the rest of the spawner, which sees runs through spawner.h.
+ */
+#ifndef CORDON_SPAWNER_RUN_H
+#define CORDON_SPAWNER_RUN_H
+
+#include <sys/queue.h>
+
+#include <event2/buffer.h>
+#include <json-c/json.h>
+
+#include "gatechan.h"
+#include "redact.h"
+#include "sanitize.h"
+#include "spawner.h"
+#include "streamjson.h"
+
+#define RUN_WINDOW     (128 * 1024) /* text relayed ahead of credits */
+#define RUN_ETAIL_KEEP (4 * SPAWNER_TAIL_MAX) /* stderr window kept */
+
+enum run_state { RS_AUDIT, RS_RUNNING, RS_NOTE };
+
+struct run {
+	char r_id[17];
+	struct agent *r_agent;
+	enum run_state r_state;
+	struct ipc_conn *r_conn; /* the broker channel */
+	unsigned int r_gen;
+	struct ipc_msg r_req; /* the MSG_RUN_START, answered after the ack */
+	struct aproc r_proc;
+	struct secret_set r_ss;
+	char **r_argv, **r_envp;
+	const char *r_cwd;
+	char r_path[PATH_MAX];
+	int r_prompt_stdin;
+	char *r_prompt;
+	size_t r_prompt_len;
+	struct clean r_clean, r_eclean;
+	struct redact *r_redact;
+	struct gate_chan *r_gate; /* SBX-6: the run's gate channel */
+	struct evbuffer *r_tmp, *r_text, *r_note, *r_err, *r_line;
+	/* SP-12: the last RUN_ETAIL_KEEP bytes of cleaned stderr */
+	struct evbuffer *r_etail;
+	int r_etail_cut; /* its head was drained: starts mid-line */
+	char r_reason[SPAWNER_REASON_MAX]; /* why it failed, or "" */
+	int r_line_skip;
+	int r_json_seen;
+	struct sj_state r_sj;	/* SP-16: what the stream said so far */
+	uint64_t r_raw, r_eraw; /* bytes read from stdout, stderr */
+	uint64_t r_unacked;	/* text sent, not yet credited by the broker */
+	uint64_t r_bytes_out;
+	int r_truncated, r_overflow;
+	long r_timeout_ms;
+	run_done_fn r_done; /* headless (missions): no broker, no stream */
+	void *r_done_arg;
+	LIST_ENTRY(run) r_entry;
+};
+
+/* run.c: the run's life */
+void run_free(struct run *);
+/* One event to the broker (a headless run drops it); takes o. */
+void run_event(struct run *, struct json_object *o);
+struct json_object *run_ev(const char *kind); /* {"kind": kind} */
+
+/* run_out.c: the agent's output, cleaned (SP-10) and scrubbed (SP-11),
+ * into events and the note; stderr kept to be hashed and tailed. */
+void run_out(struct aproc *, const char *, size_t);
+void run_err(struct aproc *, const char *, size_t);
+void run_text_finish(struct run *);
+void run_err_clean(struct run *, const char *, size_t);
+struct json_object *run_err_tail(struct run *);
+
+/* run_record.c: the run's audit records and its chat note */
+void run_add_common(
+    struct json_object *o, const char *kind, const struct run *);
+struct json_object *run_invoke_record(struct run *); /* NULL: no memory */
+void run_audit_error(struct run *, const char *ec, int exitcode);
+void run_audit_end(struct run *, int code, uint64_t ms);
+struct json_object *run_error_event(struct run *, const char *ec, int code);
+int run_note(struct run *); /* 0 if vaultd's reply will come */
+
+#endif
