@@ -1,0 +1,201 @@
+/*
+ * SBX-7: gate calls whose verdict is `ask`, held for the operator with
+ * their command line cleaned and scrubbed, listed to the broker and
+ * decided by it (or by their timeout), then audited and answered as any
+ * call.  Touches no file.
+ */
+
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "gate_item.h"
+#include "log.h"
+#include "redact.h"
+#include "sanitize.h"
+#include "util.h"
+
+/*
+ * What the operator sees of the command: cleaned (the one cleaner: no
+ * escapes, no C0 or C1 controls), one line, scrubbed.  All of it or
+ * nothing: the operator approves the whole line, so a line longer than
+ * GATE_ARGS_MAX once scrubbed is not held (NULL, errno E2BIG).
+ */
+static char *
+approval_args(const struct gate_chan *ch, const struct gate_call *k)
+{
+	struct evbuffer *in = evbuffer_new(), *cl = evbuffer_new(),
+			*out = evbuffer_new();
+	char *s = NULL, *p;
+	size_t i, n;
+
+	errno = ENOMEM;
+	if (in == NULL || cl == NULL || out == NULL)
+		goto done;
+	if (k->gk_line != NULL)
+		evbuffer_add(in, k->gk_line, strlen(k->gk_line));
+	for (i = 0; i < k->gk_argc; i++) {
+		if (i > 0)
+			evbuffer_add(in, " ", 1);
+		evbuffer_add(in, k->gk_argv[i], strlen(k->gk_argv[i]));
+	}
+	if ((n = evbuffer_get_length(in)) > 0 &&
+	    clean_buf((const char *)evbuffer_pullup(in, -1), n, n + 1, cl) ==
+		-1)
+		goto done;
+	n = evbuffer_get_length(cl);
+	p = (char *)evbuffer_pullup(cl, -1);
+	for (i = 0; i < n; i++)
+		if (p[i] == '\n' || p[i] == '\t')
+			p[i] = ' ';
+	if (redact_buf(ch->gc_keys, p, n, 0, out) == -1)
+		goto done;
+	if ((n = evbuffer_get_length(out)) > GATE_ARGS_MAX) {
+		errno = E2BIG;
+		goto done;
+	}
+	if ((s = malloc(n + 1)) == NULL)
+		goto done;
+	if (n > 0)
+		memcpy(s, evbuffer_pullup(out, -1), n);
+	s[n] = '\0';
+done:
+	if (in != NULL)
+		evbuffer_free(in);
+	if (cl != NULL)
+		evbuffer_free(cl);
+	if (out != NULL)
+		evbuffer_free(out);
+	return s;
+}
+
+static void
+approval_timeout_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct gate_item *gi = arg;
+
+	log_info("gate: approval %s timed out", gi->gi_id);
+	gate_audit(gi, "ask-timeout", 0);
+}
+
+/*
+ * Hold the call for the operator; -1 if it cannot be held (denied), -2
+ * if its line is too long to show whole (denied, ask-too-long).
+ */
+int
+approval_hold(struct gate_item *gi, struct gate_chan *ch,
+    const struct gate_call *k, const char *cwd)
+{
+	struct timeval tv;
+	long secs = gate_ask_timeout(ch->gc_policy);
+	size_t wl = strlen(ch->gc_ws);
+
+	/* One run cannot take every slot from the others. */
+	if (gate_nheld >= GATE_HELD_MAX || ch->gc_held >= GATE_HELD_RUN_MAX)
+		return -1;
+	if (strcmp(cwd, ch->gc_ws) == 0)
+		gate_scpy(gi->gi_cwd, sizeof(gi->gi_cwd), ".");
+	else if (gate_path_inside(cwd, ch->gc_ws))
+		gate_scpy(gi->gi_cwd, sizeof(gi->gi_cwd),
+		    cwd + wl + (strcmp(ch->gc_ws, "/") != 0));
+	else
+		return -1;
+	if ((gi->gi_args = approval_args(ch, k)) == NULL)
+		return errno == E2BIG ? -2 : -1;
+	if (random_hex(gi->gi_id, sizeof(gi->gi_id), 8) == -1 ||
+	    (gi->gi_timer = evtimer_new(
+		 sp.sp_d.d_base, approval_timeout_cb, gi)) == NULL)
+		return -1;
+	tv.tv_sec = secs;
+	tv.tv_usec = 0;
+	if (evtimer_add(gi->gi_timer, &tv) == -1)
+		return -1;
+	gi->gi_created = now_ms_real();
+	gi->gi_expires = gi->gi_created + (int64_t)secs * 1000;
+	gi->gi_state = GI_HELD;
+	gate_nheld++;
+	ch->gc_held++;
+	log_info("gate: %s of run %s held as approval %s", gi->gi_verb,
+	    ch->gc_run, gi->gi_id);
+	return 0;
+}
+
+static struct gate_item *
+approval_find(const char *id)
+{
+	struct gate_item *gi;
+
+	TAILQ_FOREACH (gi, &gate_items, gi_entry)
+		if (gi->gi_state == GI_HELD && strcmp(gi->gi_id, id) == 0)
+			return gi;
+	return NULL;
+}
+
+void
+approval_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *o, *arr, *a;
+	struct gate_item *gi;
+
+	if (json_object_object_length(m->m_obj) != 0) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	arr = json_object_new_array();
+	TAILQ_FOREACH (gi, &gate_items, gi_entry) {
+		if (gi->gi_state != GI_HELD)
+			continue;
+		a = json_object_new_object();
+		json_object_object_add(
+		    a, "id", json_object_new_string(gi->gi_id));
+		json_object_object_add(
+		    a, "agent", json_object_new_string(gi->gi_agent));
+		json_object_object_add(
+		    a, "runId", json_object_new_string(gi->gi_run));
+		json_object_object_add(
+		    a, "verb", json_object_new_string(gi->gi_verb));
+		json_object_object_add(
+		    a, "rule", json_object_new_string(gi->gi_rule));
+		json_object_object_add(
+		    a, "cwd", json_object_new_string(gi->gi_cwd));
+		json_object_object_add(
+		    a, "args", json_object_new_string(gi->gi_args));
+		json_object_object_add(
+		    a, "created", json_object_new_int64(gi->gi_created));
+		json_object_object_add(
+		    a, "expires", json_object_new_int64(gi->gi_expires));
+		json_object_array_add(arr, a);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "approvals", arr);
+	json_object_object_add(o, "now", json_object_new_int64(now_ms_real()));
+	ipc_reply(c, m, MSG_APPROVAL_LIST_OK, o, -1);
+	json_object_put(o);
+}
+
+void
+approval_decide_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	const char *id, *dec;
+	struct gate_item *gi;
+	int allow;
+
+	if ((id = json_get_str(m->m_obj, "id", 16)) == NULL ||
+	    strlen(id) != 16 ||
+	    (dec = json_get_str(m->m_obj, "decision", 8)) == NULL ||
+	    (strcmp(dec, "allow") != 0 && strcmp(dec, "deny") != 0) ||
+	    json_object_object_length(m->m_obj) != 2) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
+	}
+	if ((gi = approval_find(id)) == NULL) {
+		ipc_reply_error(c, m, "unknown-approval");
+		return;
+	}
+	allow = strcmp(dec, "allow") == 0;
+	log_info("gate: approval %s: %s", gi->gi_id, allow ? "allow" : "deny");
+	ipc_reply(c, m, MSG_APPROVAL_DECIDE_OK, NULL, -1);
+	gate_audit(gi, allow ? "ask-allow" : "ask-deny", allow);
+}
