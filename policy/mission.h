@@ -170,6 +170,10 @@ int mission_render(
  */
 int mission_permitted(const struct mission *);
 
+/* mission_pattern.c: why an options pattern is refused (a fixed
+ * phrase), or NULL when it is accepted. */
+const char *mission_pattern_refusal(const char *pattern);
+
 /*
  * Cron text -> *out; 0, or -1 with a fixed phrase in *why (never the
  * input).  Fields are separated by spaces (no tabs), at most 128 bytes;
