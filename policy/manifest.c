@@ -15,6 +15,7 @@
 #include "text.h"
 #include "env.h"
 #include "manifest.h"
+#include "manifest_parse.h"
 #include "redact.h"
 #include "schema.h"
 #include "util.h"
@@ -32,10 +33,6 @@ has_ctl(const char *s, size_t len, const char *allow)
 			return 1;
 	return 0;
 }
-
-#define S_NOCTL 1 /* no control characters at all */
-#define S_NONL	2 /* no \n \r (SP-2) */
-#define S_TEXT	4 /* no control characters but \n and \t */
 
 /* A string value: NUL-free, UTF-8, minc..maxc code points. */
 static const char *
@@ -66,7 +63,7 @@ mp_strval(struct schema *p, struct json_object *v, struct json_object *parent,
 	return s;
 }
 
-static char *
+char *
 mp_str(struct schema *p, struct json_object *obj, const char *key,
     const char *path, int required, size_t minc, size_t maxc, int flags)
 {
@@ -80,7 +77,7 @@ mp_str(struct schema *p, struct json_object *obj, const char *key,
 }
 
 /* One of the names in vals; its index, or -1 (absent: def). */
-static int
+int
 mp_enum(struct schema *p, struct json_object *obj, const char *key,
     const char *path, const char *const *vals, int def)
 {
@@ -113,8 +110,8 @@ mp_enum(struct schema *p, struct json_object *obj, const char *key,
 	return def;
 }
 
-static int
-name_ok(const char *s, size_t maxlen)
+int
+mp_name_ok(const char *s, size_t maxlen)
 {
 	size_t i, len = strlen(s);
 
@@ -159,7 +156,7 @@ refs_secret(const struct manifest *m, const char *s)
 
 /* An argv-like array of strings (SP-2): 1..LIM_ARGS_MAX elements (0 ok if
  * !nonempty), each <= 32 KiB, no NUL, no secret. */
-static char **
+char **
 mp_argv(struct schema *p, const struct manifest *m, struct json_object *v,
     struct json_object *parent, const char *path, int nonempty, size_t *np)
 {
@@ -205,6 +202,21 @@ mp_argv(struct schema *p, const struct manifest *m, struct json_object *v,
 	return out;
 }
 
+/* A command (SP-1, SP-2): a non-empty argv of mp_argv, no {prompt}. */
+char **
+mp_command(struct schema *p, const struct manifest *m, struct json_object *v,
+    struct json_object *parent, const char *path, size_t *np)
+{
+	char **c = mp_argv(p, m, v, parent, path, 1, np);
+	size_t i;
+
+	for (i = 0; c != NULL && i < *np; i++)
+		if (c[i] != NULL && mp_prompt_refs(c[i]) > 0)
+			schema_err(p, json_object_array_get_idx(v, i), v, path,
+			    "{prompt} refused here");
+	return c;
+}
+
 static void
 strv_free(char **v)
 {
@@ -218,8 +230,8 @@ strv_free(char **v)
 }
 
 /* Occurrences of "{prompt}" in s. */
-static size_t
-prompt_refs(const char *s)
+size_t
+mp_prompt_refs(const char *s)
 {
 	size_t n = 0;
 
@@ -228,21 +240,6 @@ prompt_refs(const char *s)
 		s += 8;
 	}
 	return n;
-}
-
-/* A command (SP-1, SP-2): a non-empty argv of mp_argv, no {prompt}. */
-static char **
-mp_command(struct schema *p, const struct manifest *m, struct json_object *v,
-    struct json_object *parent, const char *path, size_t *np)
-{
-	char **c = mp_argv(p, m, v, parent, path, 1, np);
-	size_t i;
-
-	for (i = 0; c != NULL && i < *np; i++)
-		if (c[i] != NULL && prompt_refs(c[i]) > 0)
-			schema_err(p, json_object_array_get_idx(v, i), v, path,
-			    "{prompt} refused here");
-	return c;
 }
 
 static int
@@ -413,7 +410,7 @@ mp_transport_config(
 	    p, tc, "bin", "transportConfig.bin", 1, 1, LIM_PATH_MAX, S_NOCTL);
 	if (m->m_bin != NULL &&
 	    ((strchr(m->m_bin, '/') != NULL && !path_ok(m->m_bin)) ||
-		prompt_refs(m->m_bin) > 0 || m->m_bin[0] == '-')) {
+		mp_prompt_refs(m->m_bin) > 0 || m->m_bin[0] == '-')) {
 		(void)schema_get(tc, "bin", &v);
 		schema_err(p, v, tc, "transportConfig.bin",
 		    "must be a name or an absolute path");
@@ -426,7 +423,7 @@ mp_transport_config(
 	for (i = 0; i < m->m_nargs && m->m_args != NULL; i++) {
 		if (m->m_args[i] == NULL)
 			continue;
-		refs += prompt_refs(m->m_args[i]);
+		refs += mp_prompt_refs(m->m_args[i]);
 	}
 	if (m->m_prompt_via == MF_PROMPT_ARGV && refs != 1) {
 		(void)schema_get(tc, "args", &v);
@@ -450,123 +447,6 @@ mp_transport_config(
 		schema_err(p, v, tc, "transportConfig.cwd",
 		    "must be an absolute path without ..");
 	}
-}
-
-static const char *const probe_keys[] = {
-    "type", "command", "timeoutMs", "intervalSec", NULL};
-static const char *const probe_types[] = {"command", NULL};
-
-static void
-mp_probe(struct schema *p, struct manifest *m, struct json_object *root)
-{
-	struct json_object *hp, *v;
-	long long x;
-
-	m->m_probe_timeout_ms = LIM_PROBE_TIMEOUT_DEF_MS;
-	m->m_probe_interval_sec = LIM_PROBE_INTERVAL_DEF_SEC;
-	if (schema_get(root, "healthProbe", &hp)) {
-		if (!schema_is(hp, json_type_object)) {
-			schema_err(
-			    p, hp, root, "healthProbe", "must be a mapping");
-			return;
-		}
-		schema_keys(p, hp, "healthProbe", probe_keys);
-		(void)mp_enum(
-		    p, hp, "type", "healthProbe.type", probe_types, 0);
-		if (schema_get(hp, "command", &v))
-			m->m_probe_cmd = mp_command(p, m, v, hp,
-			    "healthProbe.command", &m->m_nprobe_cmd);
-		if (schema_int(p, hp, "timeoutMs", "healthProbe.timeoutMs", 1,
-			LIM_PROBE_TIMEOUT_MAX_MS, &x) == 1)
-			m->m_probe_timeout_ms = (long)x;
-		if (schema_int(p, hp, "intervalSec", "healthProbe.intervalSec",
-			1, LIM_PROBE_INTERVAL_MAX_SEC, &x) == 1)
-			m->m_probe_interval_sec = (long)x;
-	}
-	if (m->m_probe_cmd == NULL && m->m_bin != NULL) {
-		/* SP-18 default: [bin, --version] */
-		if ((m->m_probe_cmd = calloc(3, sizeof(char *))) == NULL) {
-			p->oom = 1;
-			return;
-		}
-		m->m_probe_cmd[0] = schema_dup(p, m->m_bin);
-		m->m_probe_cmd[1] = schema_dup(p, "--version");
-		m->m_nprobe_cmd = 2;
-	}
-}
-
-static const char *const action_keys[] = {
-    "id", "label", "command", "timeoutMs", "hint", "output", NULL};
-static const char *const outputs[] = {"text", "json", NULL};
-
-static void
-mp_action(struct schema *p, struct manifest *m, struct json_object *av,
-    struct json_object *arr, struct mf_action *a)
-{
-	struct json_object *v;
-	long long x;
-	size_t j;
-
-	if (!schema_is(av, json_type_object)) {
-		schema_err(
-		    p, av, arr, "actions", "each action must be a mapping");
-		return;
-	}
-	schema_keys(p, av, "actions", action_keys);
-	a->a_id =
-	    mp_str(p, av, "id", "actions.id", 1, 1, LIM_ACTION_ID_MAX, S_NOCTL);
-	if (a->a_id != NULL && !name_ok(a->a_id, LIM_ACTION_ID_MAX)) {
-		(void)schema_get(av, "id", &v);
-		schema_err(p, v, av, "actions.id",
-		    "must match ^[a-z0-9][a-z0-9-]{0,31}$");
-	}
-	a->a_label = mp_str(p, av, "label", "actions.label", 1, 1,
-	    LIM_ACTION_LABEL_MAX, S_NOCTL);
-	a->a_hint = mp_str(
-	    p, av, "hint", "actions.hint", 0, 1, LIM_ACTION_HINT_MAX, S_NOCTL);
-	if (schema_get(av, "command", &v))
-		a->a_command =
-		    mp_command(p, m, v, av, "actions.command", &a->a_ncommand);
-	else
-		schema_err(p, NULL, av, "actions.command", "missing");
-	a->a_timeout_ms = LIM_ACTION_TIMEOUT_DEF_MS;
-	if (schema_int(p, av, "timeoutMs", "actions.timeoutMs", 1,
-		LIM_ACTION_TIMEOUT_MAX_MS, &x) == 1)
-		a->a_timeout_ms = (long)x;
-	a->a_output = (enum mf_output)mp_enum(
-	    p, av, "output", "actions.output", outputs, MF_OUT_TEXT);
-	/* duplicate ids */
-	for (j = 0; a->a_id != NULL && &m->m_actions[j] != a; j++)
-		if (m->m_actions[j].a_id != NULL &&
-		    strcmp(m->m_actions[j].a_id, a->a_id) == 0) {
-			(void)schema_get(av, "id", &v);
-			schema_err(
-			    p, v, av, "actions.id", "duplicate action id");
-			break;
-		}
-}
-
-static void
-mp_actions(struct schema *p, struct manifest *m, struct json_object *root)
-{
-	struct json_object *v;
-	size_t i, n;
-
-	if (!schema_get(root, "actions", &v))
-		return;
-	if (!schema_is(v, json_type_array)) {
-		schema_err(p, v, root, "actions", "must be a list");
-		return;
-	}
-	n = json_object_array_length(v);
-	if (n > LIM_ACTIONS_MAX) {
-		schema_err(p, v, root, "actions", "at most 10 actions");
-		n = LIM_ACTIONS_MAX;
-	}
-	for (i = 0; i < n; i++)
-		mp_action(
-		    p, m, json_object_array_get_idx(v, i), v, &m->m_actions[i]);
-	m->m_nactions = n;
 }
 
 struct lim_def {
@@ -813,7 +693,7 @@ mp_parse(struct json_object *root, struct manifest *out,
 	schema_keys(&p, root, "", top_keys);
 	m->m_name =
 	    mp_str(&p, root, "name", "name", 1, 1, LIM_NAME_MAX, S_NOCTL);
-	if (m->m_name != NULL && !name_ok(m->m_name, LIM_NAME_MAX)) {
+	if (m->m_name != NULL && !mp_name_ok(m->m_name, LIM_NAME_MAX)) {
 		(void)schema_get(root, "name", &v);
 		schema_err(&p, v, root, "name",
 		    "must match ^[a-z0-9][a-z0-9-]{0,63}$");
