@@ -404,6 +404,38 @@ vault_sha8_ok(const char *s, size_t len)
 }
 
 /*
+ * The first free chat note name in p's directory (the chats folder) for
+ * time t, agent and the prompt's sha8, into p's name and path: 0; 1 when
+ * VAULT_COLLISIONS are all taken; -1 on error.
+ */
+static int
+vault_chat_free(
+    struct vault_pending *p, long long t, const char *agent, const char *sha8)
+{
+	char name[VAULT_CHAT_NAME_MAX];
+	char path[VAULT_PATH_MAX + 1];
+	unsigned n;
+	int ex;
+
+	for (n = 1; n <= VAULT_COLLISIONS; n++) {
+		if (vaultpath_chat_name(
+			name, sizeof(name), t, agent, sha8, n) == -1)
+			return -1;
+		snprintf(path, sizeof(path), "%s/%s", VAULT_CHATS, name);
+		if (vault_reserved(path))
+			continue;
+		if ((ex = vault_exists(p->vp_dirfd, name)) == -1)
+			return -1;
+		if (ex == 0) {
+			memcpy(p->vp_name, name, strlen(name) + 1);
+			memcpy(p->vp_path, path, strlen(path) + 1);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
  * MSG_VAULT_CHAT_NOTE {agent, prompt, promptSha8, response, time} (VA-5).
  * promptSha8 is the first 8 hex of SHA-256 of the (scrubbed) prompt as
  * sent: the spawner hashes it, so vaultd maps no libcrypto (≈ 1.4 MiB
@@ -416,15 +448,12 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	static const char *const keys[] = {
 	    "agent", "prompt", "promptSha8", "response", "time"};
-	const char *agent, *prompt, *resp, *sha8;
-	char name[VAULT_CHAT_NAME_MAX];
-	char path[VAULT_PATH_MAX + 1];
+	const char *agent, *prompt, *resp, *sha8, *path;
 	struct vault_pending *p;
 	struct json_object *rec;
 	size_t alen, plen, slen, rlen, chars, blen;
 	char *body = NULL;
 	long long t;
-	unsigned n;
 	int dfd, ex;
 
 	if (vault_defer(c, m))
@@ -461,24 +490,13 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		goto fail;
 	}
 	p->vp_dirfd = dfd;
-	for (n = 1; n <= VAULT_COLLISIONS; n++) {
-		if (vaultpath_chat_name(
-			name, sizeof(name), t, agent, sha8, n) == -1)
-			goto fail;
-		snprintf(path, sizeof(path), "%s/%s", VAULT_CHATS, name);
-		if (vault_reserved(path))
-			continue;
-		if ((ex = vault_exists(dfd, name)) == -1)
-			goto fail;
-		if (ex == 0)
-			break;
-	}
-	if (n > VAULT_COLLISIONS) {
+	if ((ex = vault_chat_free(p, t, agent, sha8)) == -1)
+		goto fail;
+	if (ex == 1) {
 		ipc_reply_error(c, m, vault_err_code(VE_EXISTS));
 		goto out;
 	}
-	memcpy(p->vp_name, name, strlen(name) + 1);
-	memcpy(p->vp_path, path, strlen(path) + 1);
+	path = p->vp_path;
 	rec = json_object_new_object();
 	json_object_object_add(
 	    rec, "kind", json_object_new_string("vault.write"));
@@ -498,6 +516,31 @@ out:
 	free(body);
 }
 
+/* A mission note's folder, opened (made) into p, and whether name
+ * there is a note to replace: 1, 0 (new), or -1 (a write failure). */
+static int
+vault_mission_target(
+    struct vault_pending *p, const char *folder, const char *name)
+{
+	struct stat st;
+	int dfd, ex;
+
+	if ((dfd = vault_open_dir(&vault, folder, 1)) == -1) {
+		log_warn("mission folder");
+		vault_check_inbox();
+		return -1;
+	}
+	p->vp_dirfd = dfd;
+	if ((ex = vault_exists(dfd, name)) == -1)
+		return -1;
+	/* Only a regular note is ever replaced (vault.update). */
+	if (ex == 1 && (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+			   !S_ISREG(st.st_mode)))
+		return -1;
+	p->vp_replace = ex;
+	return ex;
+}
+
 /* MSG_VAULT_MISSION_NOTE {missionId, folder, hint, content} (VA-3). */
 static void
 vault_mission_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
@@ -512,8 +555,7 @@ vault_mission_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	size_t idlen, flen, hlen, clen, blen;
 	char *body = NULL;
 	long fn, hn;
-	int dfd, ex, r;
-	struct stat st;
+	int ex, r;
 
 	if (vault_defer(c, m))
 		return;
@@ -556,19 +598,8 @@ vault_mission_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		ipc_reply_error(c, m, vault_err_code(VE_AUDIT));
 		goto out;
 	}
-	if ((dfd = vault_open_dir(&vault, folder, 1)) == -1) {
-		log_warn("mission folder");
-		vault_check_inbox();
+	if ((ex = vault_mission_target(p, folder, name)) == -1)
 		goto fail;
-	}
-	p->vp_dirfd = dfd;
-	if ((ex = vault_exists(dfd, name)) == -1)
-		goto fail;
-	/* Only a regular note is ever replaced (vault.update). */
-	if (ex == 1 && (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
-			   !S_ISREG(st.st_mode)))
-		goto fail;
-	p->vp_replace = ex;
 	rec = json_object_new_object();
 	json_object_object_add(rec, "kind",
 	    json_object_new_string(ex ? "vault.update" : "vault.write"));
