@@ -421,10 +421,13 @@ agent_bin_check(const char *bin, char *const *envp, const struct roots *rt,
 	script = script_interp(rp, envp, ip, sizeof(ip)) == 0;
 	/*
 	 * A program file itself is always readable and executable (the
-	 * sandbox adds it); a script under the home loads its siblings
-	 * (node_modules), which it cannot read.
+	 * sandbox adds it), so a script named where it lies runs wherever
+	 * it is (a checkout under the home, ~/bin/tool).  One reached
+	 * through a link into a package under the home (npm's or pipx's
+	 * user prefix) loads its siblings (node_modules), which it cannot
+	 * read there.
 	 */
-	if (script && hidden_home(pc, rt, rp)) {
+	if (script && strcmp(out, rp) != 0 && hidden_home(pc, rt, rp)) {
 		snprintf(why, whysz,
 		    "the program %s is the script %s, under the operator's "
 		    "home, which the sandbox hides (install it system-wide or "

@@ -64,12 +64,18 @@ def world(tmp_path_factory):
         from pathlib import Path
         # SP-12: a CLI installed under the operator's home (npm's user
         # prefix): a script there, and the same with its dir a read root.
+        # npm links bin/NAME to the package's script beside its modules.
         npm = os.path.join(op, ".npm-global", "bin")
+        pkg = os.path.join(op, ".npm-global", "lib", "node_modules",
+                           "fakecli")
         os.makedirs(npm)
-        cli = os.path.join(npm, "fakecli")
-        with open(cli, "w") as f:
+        os.makedirs(pkg)
+        script = os.path.join(pkg, "cli.sh")
+        with open(script, "w") as f:
             f.write("#!/bin/sh\necho fakecli ran\n")
-        os.chmod(cli, 0o755)
+        os.chmod(script, 0o755)
+        cli = os.path.join(npm, "fakecli")
+        os.symlink("../lib/node_modules/fakecli/cli.sh", cli)
         # SP-12: an agent that fails at start, saying why on stderr
         # (with a secret in it, which must come back scrubbed).
         failer = os.path.join(bindir, "failer")
@@ -82,6 +88,7 @@ def world(tmp_path_factory):
             "alpha": manifest("alpha", bot), "beta": manifest("beta", bot),
             "nobin": manifest("nobin", "nosuch-cli"),
             "homecli": manifest("homecli", cli),
+            "homedirect": manifest("homedirect", script),
             "homecliok": manifest(
                 "homecliok", cli,
                 f"sandbox:\n  readRoots: [\"{os.path.dirname(npm)}\"]\n"),
@@ -223,7 +230,8 @@ def test_sp12_binary_not_found_names_path(world):
 
 
 def test_sp12_cli_under_operator_home_refused_with_reason(world):
-    cli = os.path.join(world["op"], ".npm-global", "bin", "fakecli")
+    cli = os.path.join(world["op"], ".npm-global", "lib", "node_modules",
+                       "fakecli", "cli.sh")
     r, _ = run(world["c"], "homecli", "hello")
     assert r.status == 502, r
     why = (f"the program fakecli is the script {cli}, under the operator's"
@@ -238,6 +246,11 @@ def test_sp12_cli_under_operator_home_refused_with_reason(world):
     ev = say(world, "homecliok", "hello")
     assert text_of(ev) == "fakecli ran\n", ev
     assert "homecliok" not in out
+    # A script named where it lies (a checkout under the home) is the
+    # file the sandbox adds: it runs as it is.
+    ev = say(world, "homedirect", "hello")
+    assert text_of(ev) == "fakecli ran\n", ev
+    assert "homedirect" not in out
 
 
 def test_sp12_exit_at_start_shows_scrubbed_stderr_tail(world):
