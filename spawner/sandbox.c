@@ -1669,10 +1669,10 @@ sandbox_child(void *arg)
 		/* The listener goes to the spawner; the agent never has it. */
 		r = ipc_sendmsg_fd(SBX_NOTIFY_FD, "n", 1, fd) == 1 ? 0 : -1;
 		close(fd);
-		close(SBX_NOTIFY_FD);
 		if (r == -1)
 			return SBX_STEP_NOTIFY;
 	}
-	close(SBX_NOTIFY_FD); /* the gate dir's way back, if it came alone */
+	/* The way back for the listener, the gate dir and the proxy: done. */
+	close(SBX_NOTIFY_FD);
 	return 0;
 }
