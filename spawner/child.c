@@ -2,14 +2,14 @@
  * Agent children for runs, actions and probes: the built env (SP-4), the
  * binary resolved on the built PATH (SP-1), the one spawn helper with a
  * new session, umask 077, rlimits and a parent-death signal (SP-6, SP-7),
- * the per-run sandbox (SBX-1 ... SBX-5, spawner/sandbox.c) with its
+ * the per-run sandbox (SBX-1 ... SBX-5, spawner/sandbox_*.c) with its
  * failures named, seccomp notifications answered and named, deadlines
  * and process-group kills with a bounded wait (SP-8, SP-17); each run in
  * its own pids cgroup when cordond delegated one (SP-7, child_cg.c).
  * The seccomp listener's side is child_seccomp.c's.  A start is a flat
  * list of steps (aproc_start) over one struct aproc_boot.
  * Touches only the pipes it makes, the binaries it resolves, (through
- * sandbox.c) each run's private tmp and its run.N group beneath the
+ * sandbox_plan.c) each run's private tmp and its run.N group beneath the
  * delegated cgroup.
  */
 #include <sys/ioctl.h>

@@ -1,0 +1,41 @@
+/*
+ * Between the files of the per-run sandbox only (sandbox_*.c); the rest
+ * of the spawner uses sandbox.h.
+ */
+#ifndef CORDON_SANDBOX_INT_H
+#define CORDON_SANDBOX_INT_H
+
+#include <sys/mount.h>
+
+#include <limits.h>
+#include <stdint.h>
+
+#include <linux/filter.h>
+
+#include "sandbox.h"
+
+/* sandbox_host.c: set by sandbox_host_probe, empty when not found. */
+extern char sbx_cordon[PATH_MAX];
+extern char sbx_init[PATH_MAX];
+/* sandbox_host.c: the agent seccomp layer, by enum mf_network. */
+extern struct sock_fprog sbx_bpf[3];
+
+/* sandbox_tmp.c: the runs' dir while sandbox_tmp_open holds it; or NULL. */
+const char *sbx_runs_dir(void);
+
+/* What every mount an agent sees carries, rw or not (SBX-4). */
+#define SBX_MNT_SAFE (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+#define SBX_MNT_RO   (MOUNT_ATTR_RDONLY | SBX_MNT_SAFE)
+#define SBX_MNT_DEAD (SBX_MNT_RO | MOUNT_ATTR_NOEXEC) /* covers */
+
+/* sandbox_mnt.c, in the child: detached mounts, attached by handle. */
+int sbx_tree_clone(int fd, uint64_t set, int rw);
+int sbx_tmpfs_new(unsigned long long size, const char *mode, uint64_t attrs);
+int sbx_attach_fd(int m, int to);
+/* 0, or an SBX_STEP_* with errno set. */
+int sbx_child_mounts(const struct sandbox_run *);
+
+/* sandbox_scan.c, in the child: 0, or an SBX_STEP_* with errno set. */
+int sbx_scan_roots(const struct sandbox_run *, int shadow, int emptyfd);
+
+#endif
