@@ -412,7 +412,7 @@ api_agent_run(struct evhttp_request *req, const struct api_params *p)
 {
 	struct json_object *body, *v, *o;
 	char name[LIM_NAME_MAX + 1];
-	const char *prompt, *sess;
+	const char *prompt, *sess, *via;
 	size_t nkeys = 1;
 
 	if (agents_param(p, 0, LIM_NAME_MAX, 0, name, sizeof(name)) == -1) {
@@ -421,8 +421,10 @@ api_agent_run(struct evhttp_request *req, const struct api_params *p)
 	}
 	if (api_body(req, &body) == -1)
 		return;
-	/* PER-8 strict body: {prompt, session?} and nothing else. */
+	/* PER-8 strict body: {prompt, session?, via?} and nothing else. */
 	if (json_object_object_get_ex(body, "session", NULL))
+		nkeys++;
+	if (json_object_object_get_ex(body, "via", NULL))
 		nkeys++;
 	if (!json_object_object_get_ex(body, "prompt", &v) ||
 	    (size_t)json_object_object_length(body) != nkeys) {
@@ -430,7 +432,15 @@ api_agent_run(struct evhttp_request *req, const struct api_params *p)
 		send_error(req, 400, "invalid-body");
 		return;
 	}
-	if (nkeys == 2 &&
+	/* MC-1: the caller's self-description, for the audit trail only. */
+	if (json_object_object_get_ex(body, "via", NULL) &&
+	    ((via = json_get_str(body, "via", 8)) == NULL ||
+		strcmp(via, "mcp") != 0)) {
+		json_object_put(body);
+		send_error(req, 400, "invalid-body");
+		return;
+	}
+	if (json_object_object_get_ex(body, "session", NULL) &&
 	    ((sess = json_get_str(body, "session", LIM_SESSION_MAX)) == NULL ||
 		!schema_session_ok(sess))) {
 		json_object_put(body);
@@ -449,6 +459,8 @@ api_agent_run(struct evhttp_request *req, const struct api_params *p)
 	json_object_object_add(o, "prompt", json_object_get(v));
 	if (json_object_object_get_ex(body, "session", &v))
 		json_object_object_add(o, "session", json_object_get(v));
+	if (json_object_object_get_ex(body, "via", &v))
+		json_object_object_add(o, "via", json_object_get(v));
 	api_ask(req, broker_peer(PROC_SPAWNER), MSG_RUN_START, o,
 	    MSG_RUN_START_OK, run_started_cb);
 	json_object_put(o);

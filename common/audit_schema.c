@@ -15,6 +15,7 @@ static const char *const e_transport[] = {"subprocess", "streamJson", NULL};
 static const char *const e_errclass[] = {"spawn-failed", "timeout", "killed",
 	"non-zero-exit", "transport-error", "missing-secret", "unknown", NULL};
 static const char *const e_run_status[] = {"success", "cancelled", NULL};
+static const char *const e_via[] = {"mcp", NULL};
 static const char *const e_act_status[] = {"success", "error", NULL};
 static const char *const e_vault_action[] = {"create", "update", NULL};
 static const char *const e_trigger[] = {"manual", "cron", NULL};
@@ -47,6 +48,7 @@ static const struct audit_field f_invoke[] = {
 	E("transport", REQ, e_transport), S("bin", REQ, AP_BIN),
 	{ "argsRedacted", AF_ARGS, REQ, 0, NULL, 0, AUDIT_ARGS_MAX },
 	S("promptSha256", REQ, AP_HEX8), COUNT("promptChars"),
+	E("via", OPT, e_via),
 };
 static const struct audit_field f_complete[] = {
 	S("agent", REQ, AP_NAME), S("runId", REQ, AP_RUNID),

@@ -77,7 +77,7 @@ enum msg_type {
 	MSG_AGENT_LIST_OK,   /* {agents: [...]} */
 	MSG_AGENT_GET,	     /* broker: {name} */
 	MSG_AGENT_GET_OK,    /* {agent: {...}} */
-	MSG_RUN_START,	     /* broker: {agent, prompt, session?} */
+	MSG_RUN_START,	     /* broker: {agent, prompt, session?, via?} */
 	MSG_RUN_START_OK,    /* {runId}; then MSG_RUN_EVENT frames */
 	MSG_RUN_EVENT,	     /* spawner -> broker, one-way: {runId, kind,
 				...}; kind "done" (or "saved") ends it */

@@ -414,7 +414,7 @@ void
 run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct json_object *o = m->m_obj, *v;
-	const char *name, *prompt, *sess = NULL, *err, *ec;
+	const char *name, *prompt, *sess = NULL, *via = NULL, *err, *ec;
 	struct agent *ag;
 	struct run *r;
 	size_t nkeys = 2;
@@ -431,6 +431,14 @@ run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 			NULL ||
 		    !schema_session_ok(sess)) {
 			ipc_reply_error(c, m, "invalid-session");
+			return;
+		}
+	}
+	if (json_object_object_get_ex(o, "via", &v)) {
+		nkeys++;
+		if ((via = json_get_str(o, "via", 8)) == NULL ||
+		    strcmp(via, "mcp") != 0) {
+			ipc_reply_error(c, m, "bad-message");
 			return;
 		}
 	}
@@ -460,6 +468,7 @@ run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		return;
 	}
 	r->r_conn = c;
+	r->r_via_mcp = via != NULL;
 	r->r_gen = sp.sp_broker_gen;
 	r->r_req = *m;
 	r->r_req.m_obj = NULL;

@@ -26,6 +26,7 @@ struct run {
 	struct agent *r_agent;
 	enum run_state r_state;
 	struct ipc_conn *r_conn; /* the broker channel */
+	int r_via_mcp;		 /* MC-1: started by `cordon mcp` */
 	unsigned int r_gen;
 	struct ipc_msg r_req; /* the MSG_RUN_START, answered after the ack */
 	struct aproc r_proc;

@@ -211,6 +211,8 @@ run_invoke_record(struct run *r)
 	json_object_object_add(o, "promptChars",
 	    json_object_new_int64(
 		(int64_t)text_utf8_chars(r->r_prompt, r->r_prompt_len)));
+	if (r->r_via_mcp)
+		json_object_object_add(o, "via", json_object_new_string("mcp"));
 	return o;
 }
 
