@@ -8,7 +8,7 @@ _cordon()
 	local cur prev cmd i
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="run check status login token audit agent gate version help"
+	local commands="run check status login token audit agent mcp gate version help"
 
 	if ((COMP_CWORD == 1)); then
 		if [[ $cur == -* ]]; then
@@ -44,7 +44,7 @@ _cordon()
 		COMPREPLY=($(compgen -W "--home --port --token-file --json
 		    --help" -- "$cur"))
 		;;
-	login)
+	login | mcp)
 		COMPREPLY=($(compgen -W "--home --port --token-file --help" \
 		    -- "$cur"))
 		;;

@@ -192,6 +192,13 @@ exec_agent_cmd(int argc, char **argv)
 	return exec_program("cordon-login", argv);
 }
 
+/* `cordon mcp ...`: cordon-mcp (MC-1; an API client, no daemon code). */
+static int
+exec_mcp_cmd(int argc, char **argv)
+{
+	return exec_program("cordon-mcp", argv);
+}
+
 static int cmd_version(int, char **);
 static int cmd_help(int, char **);
 static int unknown_command(const char *);
@@ -279,6 +286,15 @@ static const struct command {
 	"                 (as cordon run --user)\n"
 	"  --allow-root   as root without --user: log in as uid 0, without\n"
 	"                 any capability (as cordon run --allow-root)\n"},
+    {"mcp", exec_mcp_cmd, "an MCP server on stdio for other agents' CLIs",
+	"cordon mcp [--home DIR | --port N --token-file FILE]\n",
+	"Serve MCP (JSON-RPC 2.0, one message per line) on stdin and stdout\n"
+	"for an agent CLI that registers cordon as an MCP server: its tools\n"
+	"list the agents and run one, through the running cordon's API with\n"
+	"the operator's token, audited as runs via mcp.\n\n"
+	"  --home DIR         the home whose running cordon to use\n"
+	"  --port N           cordon under systemd: the broker's port ...\n"
+	"  --token-file FILE  ... and the token file it was given\n"},
     {"gate", cmd_gate, "an agent's pre-tool hook inside a run",
 	"cordon gate [-- CMD ARGS...]\n",
 	"An agent CLI's pre-tool hook inside a cordon run: the command on\n"

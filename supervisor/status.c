@@ -29,6 +29,7 @@
 
 #include "cli.h"
 #include "cordond.h"
+#include "endpoint.h"
 #include "json.h"
 #include "util.h"
 
@@ -60,33 +61,20 @@ fetch_done(struct evhttp_request *req, void *arg)
 }
 
 static struct json_object *
-fetch(struct event_base *base, int port, const char *token, const char *uri,
+fetch(struct event_base *base, const struct endpoint *ep, const char *uri,
     const char *post_body, int *status)
 {
 	struct evhttp_connection *conn;
 	struct evhttp_request *req;
-	struct evkeyvalq *h;
 	struct fetch f = {base, 0, NULL};
-	char host[32], auth[128];
 
-	snprintf(host, sizeof(host), "127.0.0.1:%d", port);
-	snprintf(auth, sizeof(auth), "Bearer %s", token);
 	if ((conn = evhttp_connection_base_new(
-		 base, NULL, "127.0.0.1", (unsigned short)port)) == NULL)
+		 base, NULL, "127.0.0.1", (unsigned short)ep->ep_port)) == NULL)
 		return NULL;
 	evhttp_connection_set_timeout(conn, STATUS_TIMEOUT_S);
-	if ((req = evhttp_request_new(fetch_done, &f)) == NULL) {
+	if ((req = endpoint_request(ep, fetch_done, &f, post_body)) == NULL) {
 		evhttp_connection_free(conn);
 		return NULL;
-	}
-	h = evhttp_request_get_output_headers(req);
-	evhttp_add_header(h, "Host", host);
-	evhttp_add_header(h, "Authorization", auth);
-	evhttp_add_header(h, "Accept", "application/json");
-	if (post_body != NULL) {
-		evhttp_add_header(h, "Content-Type", "application/json");
-		evbuffer_add(evhttp_request_get_output_buffer(req), post_body,
-		    strlen(post_body));
 	}
 	if (evhttp_make_request(conn, req,
 		post_body != NULL ? EVHTTP_REQ_POST : EVHTTP_REQ_GET, uri) == 0)
@@ -209,123 +197,6 @@ print_agents(struct json_object *agents)
 	}
 }
 
-/* Where the running cordon answers, and its token. */
-struct endpoint {
-	int ep_port;
-	char ep_token[128];
-};
-
-/*
- * --home DIR (or the default home): its runtime dir's token and port;
- * --port N --token-file FILE: cordon under systemd.  0, or -1 after
- * saying why (-2: nothing runs there).
- */
-static int
-endpoint_resolve(const char *cmd, const char *home, const char *port_s,
-    const char *tokfile, struct endpoint *ep)
-{
-	struct cordon_config cf;
-	char portbuf[16], *end, *slash, dir[PATH_MAX];
-	long port;
-
-	if ((port_s == NULL) != (tokfile == NULL) ||
-	    (home != NULL && port_s != NULL)) {
-		fprintf(stderr,
-		    "cordon: %s: --port and --token-file go together, "
-		    "instead of --home\n",
-		    cmd);
-		return -1;
-	}
-	if (tokfile != NULL) {
-		if (snprintf(dir, sizeof(dir), "%s", tokfile) >=
-			(int)sizeof(dir) ||
-		    (slash = strrchr(dir, '/')) == NULL) {
-			fprintf(
-			    stderr, "cordon: %s: --token-file: a path\n", cmd);
-			return -1;
-		}
-		*slash = '\0';
-		if (home_read_private(dir[0] ? dir : "/", slash + 1,
-			ep->ep_token, sizeof(ep->ep_token)) == -1) {
-			fprintf(stderr,
-			    "cordon: %s: cannot read the token "
-			    "file\n",
-			    cmd);
-			return -1;
-		}
-		snprintf(portbuf, sizeof(portbuf), "%s", port_s);
-	} else {
-		memset(&cf, 0, sizeof(cf));
-		if (home_resolve(&cf, home) == -1 || cf.cf_rundir[0] == '\0') {
-			fprintf(stderr, "cordon: %s: cannot resolve the home\n",
-			    cmd);
-			return -1;
-		}
-		/* Run files without the home's lock held are stale. */
-		if (!home_running(cf.cf_rundir) ||
-		    home_read_private(cf.cf_rundir, "token", ep->ep_token,
-			sizeof(ep->ep_token)) == -1 ||
-		    home_read_private(
-			cf.cf_rundir, "port", portbuf, sizeof(portbuf)) == -1) {
-			fprintf(stderr, "cordon: %s: not running\n", cmd);
-			return -2;
-		}
-	}
-	errno = 0;
-	port = strtol(portbuf, &end, 10);
-	if (errno != 0 || *end != '\0' || port < 1 || port > 65535 ||
-	    strlen(ep->ep_token) != 64 ||
-	    strspn(ep->ep_token, "0123456789abcdef") != 64) {
-		fprintf(stderr, "cordon: %s: bad port or token\n", cmd);
-		return -1;
-	}
-	ep->ep_port = (int)port;
-	return 0;
-}
-
-/*
- * The options status and login share: --home DIR | --port N --token-file
- * FILE, and --json where json is not NULL.  0 with *ep filled, 2 on bad
- * usage, 3 when no cordon runs in the home, 1 when the endpoint cannot
- * be resolved otherwise (said why).
- */
-static int
-endpoint_args(
-    const char *cmd, int argc, char **argv, int *json, struct endpoint *ep)
-{
-	static const struct option opts[] = {
-	    {"home", required_argument, NULL, 'H'},
-	    {"port", required_argument, NULL, 'p'},
-	    {"token-file", required_argument, NULL, 't'},
-	    {"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
-	const char *home = NULL, *port_s = NULL, *tokfile = NULL;
-	int ch;
-
-	optind = 1;
-	while ((ch = cli_getopt(cmd, argc, argv, "", opts)) != -1) {
-		if (ch == 'H')
-			home = optarg;
-		else if (ch == 'p')
-			port_s = optarg;
-		else if (ch == 't')
-			tokfile = optarg;
-		else if (ch == 'j' && json != NULL)
-			*json = 1;
-		else
-			return ch == 'j' ? cli_extra_arg(cmd, "--json") : 2;
-	}
-	if (optind != argc)
-		return cli_extra_arg(cmd, argv[optind]);
-	switch (endpoint_resolve(cmd, home, port_s, tokfile, ep)) {
-	case 0:
-		return 0;
-	case -2:
-		return 3;
-	default:
-		return 1;
-	}
-}
-
 int
 cmd_status(int argc, char **argv)
 {
@@ -340,10 +211,8 @@ cmd_status(int argc, char **argv)
 		return rc;
 	if ((base = event_base_new()) == NULL)
 		return 1;
-	health =
-	    fetch(base, ep.ep_port, ep.ep_token, "/api/health", NULL, &st_h);
-	agents =
-	    fetch(base, ep.ep_port, ep.ep_token, "/api/agents", NULL, &st_a);
+	health = fetch(base, &ep, "/api/health", NULL, &st_h);
+	agents = fetch(base, &ep, "/api/agents", NULL, &st_a);
 	event_base_free(base);
 	explicit_bzero(&ep, sizeof(ep));
 	if (health == NULL) {
@@ -393,7 +262,7 @@ cmd_login(int argc, char **argv)
 	rc = 1;
 	if ((base = event_base_new()) == NULL)
 		return 1;
-	o = fetch(base, ep.ep_port, ep.ep_token, "/api/login-code", "{}", &st);
+	o = fetch(base, &ep, "/api/login-code", "{}", &st);
 	event_base_free(base);
 	code = str_at(o, "code");
 	if (strlen(code) == 32 && strspn(code, "0123456789abcdef") == 32) {

@@ -11,7 +11,7 @@ import pytest
 from conftest import child_env, cordon_bin, help_commands
 
 COMMANDS = ["run", "check", "status", "login", "token", "audit", "agent",
-            "gate", "version", "help"]
+            "mcp", "gate", "version", "help"]
 
 
 def cordon(*args):

@@ -1,0 +1,148 @@
+/*
+ * The API clients' endpoint (endpoint.h): the runtime dir's token and
+ * port of a home, or a port and token file (cordon under systemd), and
+ * the request every call to the API starts from.  Reads those files.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "cli.h"
+#include "cordond.h"
+#include "endpoint.h"
+
+/*
+ * --home DIR (or the default home): its runtime dir's token and port;
+ * --port N --token-file FILE: cordon under systemd.  0, or -1 after
+ * saying why (-2: nothing runs there).
+ */
+static int
+endpoint_resolve(const char *cmd, const char *home, const char *port_s,
+    const char *tokfile, struct endpoint *ep)
+{
+	struct cordon_config cf;
+	char portbuf[16], *end, *slash, dir[PATH_MAX];
+	long port;
+
+	if ((port_s == NULL) != (tokfile == NULL) ||
+	    (home != NULL && port_s != NULL)) {
+		fprintf(stderr,
+		    "cordon: %s: --port and --token-file go together, "
+		    "instead of --home\n",
+		    cmd);
+		return -1;
+	}
+	if (tokfile != NULL) {
+		if (snprintf(dir, sizeof(dir), "%s", tokfile) >=
+			(int)sizeof(dir) ||
+		    (slash = strrchr(dir, '/')) == NULL) {
+			fprintf(
+			    stderr, "cordon: %s: --token-file: a path\n", cmd);
+			return -1;
+		}
+		*slash = '\0';
+		if (home_read_private(dir[0] ? dir : "/", slash + 1,
+			ep->ep_token, sizeof(ep->ep_token)) == -1) {
+			fprintf(stderr,
+			    "cordon: %s: cannot read the token "
+			    "file\n",
+			    cmd);
+			return -1;
+		}
+		snprintf(portbuf, sizeof(portbuf), "%s", port_s);
+	} else {
+		memset(&cf, 0, sizeof(cf));
+		if (home_resolve(&cf, home) == -1 || cf.cf_rundir[0] == '\0') {
+			fprintf(stderr, "cordon: %s: cannot resolve the home\n",
+			    cmd);
+			return -1;
+		}
+		/* Run files without the home's lock held are stale. */
+		if (!home_running(cf.cf_rundir) ||
+		    home_read_private(cf.cf_rundir, "token", ep->ep_token,
+			sizeof(ep->ep_token)) == -1 ||
+		    home_read_private(
+			cf.cf_rundir, "port", portbuf, sizeof(portbuf)) == -1) {
+			fprintf(stderr, "cordon: %s: not running\n", cmd);
+			return -2;
+		}
+	}
+	errno = 0;
+	port = strtol(portbuf, &end, 10);
+	if (errno != 0 || *end != '\0' || port < 1 || port > 65535 ||
+	    strlen(ep->ep_token) != 64 ||
+	    strspn(ep->ep_token, "0123456789abcdef") != 64) {
+		fprintf(stderr, "cordon: %s: bad port or token\n", cmd);
+		return -1;
+	}
+	ep->ep_port = (int)port;
+	return 0;
+}
+
+int
+endpoint_args(
+    const char *cmd, int argc, char **argv, int *json, struct endpoint *ep)
+{
+	static const struct option opts[] = {
+	    {"home", required_argument, NULL, 'H'},
+	    {"port", required_argument, NULL, 'p'},
+	    {"token-file", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
+	const char *home = NULL, *port_s = NULL, *tokfile = NULL;
+	int ch;
+
+	optind = 1;
+	while ((ch = cli_getopt(cmd, argc, argv, "", opts)) != -1) {
+		if (ch == 'H')
+			home = optarg;
+		else if (ch == 'p')
+			port_s = optarg;
+		else if (ch == 't')
+			tokfile = optarg;
+		else if (ch == 'j' && json != NULL)
+			*json = 1;
+		else
+			return ch == 'j' ? cli_extra_arg(cmd, "--json") : 2;
+	}
+	if (optind != argc)
+		return cli_extra_arg(cmd, argv[optind]);
+	switch (endpoint_resolve(cmd, home, port_s, tokfile, ep)) {
+	case 0:
+		return 0;
+	case -2:
+		return 3;
+	default:
+		return 1;
+	}
+}
+
+struct evhttp_request *
+endpoint_request(const struct endpoint *ep,
+    void (*cb)(struct evhttp_request *, void *), void *arg, const char *body)
+{
+	struct evhttp_request *req;
+	struct evkeyvalq *h;
+	char host[32], auth[160];
+
+	if ((req = evhttp_request_new(cb, arg)) == NULL)
+		return NULL;
+	snprintf(host, sizeof(host), "127.0.0.1:%d", ep->ep_port);
+	snprintf(auth, sizeof(auth), "Bearer %s", ep->ep_token);
+	h = evhttp_request_get_output_headers(req);
+	evhttp_add_header(h, "Host", host);
+	evhttp_add_header(h, "Authorization", auth);
+	explicit_bzero(auth, sizeof(auth));
+	if (body != NULL) {
+		evhttp_add_header(h, "Content-Type", "application/json");
+		evbuffer_add(
+		    evhttp_request_get_output_buffer(req), body, strlen(body));
+	}
+	return req;
+}
