@@ -324,6 +324,8 @@ main(int argc, char **argv)
 	event_base_dispatch(m.m_base);
 	mcp_tools_cancel_all(&m);
 	event_free(m.m_ev_in);
+	/* Connections of calls that ended are freed by a pending event. */
+	event_base_loop(m.m_base, EVLOOP_NONBLOCK);
 	evbuffer_free(m.m_in);
 	event_base_free(m.m_base);
 	return 0;

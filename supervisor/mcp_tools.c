@@ -514,8 +514,17 @@ call_chunk_cb(struct evhttp_request *req, void *arg)
 }
 
 static void
+conn_free_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	evhttp_connection_free(arg);
+}
+
+static void
 call_done_cb(struct evhttp_request *req, void *arg)
 {
+	static const struct timeval now = {0, 0};
 	struct mcp_call *c = arg;
 	char code[48];
 	int status = 0;
@@ -526,7 +535,9 @@ call_done_cb(struct evhttp_request *req, void *arg)
 		    c->c_in, evhttp_request_get_input_buffer(req));
 	}
 	call_unlink(c);
-	/* evhttp frees the connection once this returns. */
+	/* The connection is still evhttp's until this returns. */
+	event_base_once(
+	    c->c_mcp->m_base, -1, EV_TIMEOUT, conn_free_cb, c->c_conn, &now);
 	c->c_conn = NULL;
 	if (status != 200)
 		mcp_result(c->c_mcp, c->c_id,
@@ -570,7 +581,6 @@ call_start(struct mcp *m, struct mcp_call *c, const char *uri, const char *body,
 		c->c_conn = NULL;
 		return -1;
 	}
-	evhttp_connection_free_on_completion(c->c_conn);
 	return 0;
 }
 
