@@ -11,7 +11,8 @@
 #include "util.h"
 
 /* clang-format off */
-static const char *const e_transport[] = {"subprocess", "streamJson", NULL};
+static const char *const e_transport[] = {
+    "subprocess", "streamJson", "codexJson", "geminiJson", NULL};
 static const char *const e_errclass[] = {"spawn-failed", "timeout", "killed",
 	"non-zero-exit", "transport-error", "missing-secret", "unknown", NULL};
 static const char *const e_run_status[] = {"success", "cancelled", NULL};

@@ -23,7 +23,7 @@
 #define LIM_ACTION_HINT_MAX	  20
 #define LIM_ACTION_TIMEOUT_DEF_MS 5000
 #define LIM_ACTION_TIMEOUT_MAX_MS 60000
-/* SP-8: runs (subprocess); streamJson has no default deadline (0). */
+/* SP-8: runs (subprocess); a JSON stream has no default deadline (0). */
 #define LIM_RUN_TIMEOUT_DEF_MS 120000
 #define LIM_RUN_TIMEOUT_MAX_MS (24 * 3600 * 1000)
 /* SP-18: health probes. */

@@ -674,7 +674,8 @@ static const char *const top_keys[] = {"name", "displayName", "description",
     "transport", "transportConfig", "capabilities", "healthProbe", "actions",
     "secrets", "promptVia", "limits", "sandbox", "commands", "postRunUsage",
     "egress", "login", NULL};
-static const char *const transports[] = {"subprocess", "streamJson", NULL};
+static const char *const transports[] = {
+    "subprocess", "streamJson", "codexJson", "geminiJson", NULL};
 static const char *const prompt_vias[] = {"argv", "stdin", NULL};
 
 static int
@@ -800,5 +801,6 @@ manifest_action(const struct manifest *m, const char *id)
 const char *
 manifest_transport_name(enum mf_transport t)
 {
-	return t == MF_STREAMJSON ? "streamJson" : "subprocess";
+	return (size_t)t < nitems(transports) - 1 ? transports[t]
+						  : "subprocess";
 }

@@ -17,7 +17,8 @@ struct json_object;
 
 #define MF_IGNORED_MAX 4 /* agentic-os keys cordon does not act on */
 
-enum mf_transport { MF_SUBPROCESS, MF_STREAMJSON };
+/* SP-16: plain text, or one CLI's JSON event stream (streamjson.h). */
+enum mf_transport { MF_SUBPROCESS, MF_STREAMJSON, MF_CODEXJSON, MF_GEMINIJSON };
 enum mf_output { MF_OUT_TEXT, MF_OUT_JSON };
 enum mf_prompt_via { MF_PROMPT_ARGV, MF_PROMPT_STDIN };
 enum mf_network { MF_NET_ALLOW, MF_NET_NONE, MF_NET_PROXY };
@@ -102,7 +103,8 @@ struct manifest {
 	char *m_bin;   /* as written; the spawner resolves it on PATH */
 	char **m_args; /* as written, "{prompt}" placeholders intact */
 	size_t m_nargs;
-	long m_timeout_ms; /* subprocess default 120000; streamJson 0 = none */
+	long
+	    m_timeout_ms; /* subprocess default 120000; JSON streams 0 = none */
 	struct mf_env *m_env;
 	size_t m_nenv;
 	char *m_cwd; /* absolute, or NULL if absent */
@@ -147,7 +149,8 @@ struct manifest {
  * line:col of yaml_mark().  Returns 0 if valid; -1 if not, and then *out
  * holds nothing (it is freed).  Unknown keys, duplicate action ids,
  * secrets in args/command/env values, env names that reference a secrets
- * mapping, and transports other than subprocess|streamJson are refused.
+ * mapping, and transports other than subprocess|streamJson|codexJson|geminiJson
+ * are refused.
  */
 int manifest_parse(struct json_object *root, struct manifest *out,
     struct policy_err *errs, size_t maxerrs, size_t *nerrs);
@@ -163,7 +166,7 @@ void manifest_free(struct manifest *);
 /* The action with this id, or NULL. */
 const struct mf_action *manifest_action(
     const struct manifest *, const char *id);
-/* The string form of a transport: "subprocess" or "streamJson". */
+/* The string form of a transport: "subprocess", "streamJson", ... */
 const char *manifest_transport_name(enum mf_transport);
 
 #endif

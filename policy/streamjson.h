@@ -1,10 +1,13 @@
 /*
- * SP-16: Claude Code's stream-json NDJSON, pure.  One line in, the typed
- * events it carries out: text to stream (with a paragraph break between
- * messages and after tool use), flush points, usage numbers, the model,
- * tool calls and their results, and the agent's model API retries.  The
- * caller cleans and scrubs every string before it leaves (SP-10, SP-11).
- * No I/O; nothing is allocated but json-c's tree of the line.
+ * SP-16: the JSON event streams of the real agent CLIs, pure: Claude
+ * Code's stream-json, `codex exec --json` and Gemini CLI's
+ * `--output-format stream-json`, one decoder per format behind one
+ * interface.  One line in, the typed events it carries out: text to
+ * stream (with a paragraph break between messages and after tool use),
+ * flush points, usage numbers, the model, tool calls and their results,
+ * the agent's model API retries and the errors it reports.  The caller
+ * cleans and scrubs every string before it leaves (SP-10, SP-11).  No
+ * I/O; nothing is allocated but json-c's tree of the line.
  */
 #ifndef CORDON_POLICY_STREAMJSON_H
 #define CORDON_POLICY_STREAMJSON_H
@@ -22,6 +25,9 @@ struct json_object;
 #define SJ_RESULT_CHARS 500	      /* a tool result summary, code points */
 #define SJ_USAGE_MAX	8
 
+/* Which CLI's stream a state decodes (the manifest's transport). */
+enum sj_format { SJ_CLAUDE, SJ_CODEX, SJ_GEMINI };
+
 enum sj_kind {
 	SJ_TEXT,	/* se_text: text of the answer */
 	SJ_FLUSH,	/* a message ended: held text may go now */
@@ -30,6 +36,7 @@ enum sj_kind {
 	SJ_TOOL,	/* se_id, se_tool; se_text: its input, whole */
 	SJ_TOOL_RESULT, /* se_id, se_ok; se_text: its result, whole */
 	SJ_RETRY,	/* se_attempt of se_max (0: not said), se_status */
+	SJ_ERROR,	/* se_ok: 1 a warning, 0 an error; se_text: its words */
 };
 
 struct sj_event {
@@ -53,6 +60,7 @@ struct sj_num {
 
 /* What the stream said so far, between lines. */
 struct sj_state {
+	enum sj_format ss_format;
 	int ss_delta;		    /* text came as deltas: skip the whole */
 	int ss_text;		    /* some text was emitted */
 	int ss_break;		    /* a paragraph break is due before text */
@@ -69,7 +77,7 @@ struct sj_out {
 	size_t so_nusage;
 };
 
-void sj_init(struct sj_state *);
+void sj_init(struct sj_state *, enum sj_format);
 /*
  * Decode one line (without its newline).  0: it is a JSON object (its
  * events, maybe none, are in *out; call sj_out_free after use); -1: it

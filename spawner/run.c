@@ -165,7 +165,7 @@ run_done(struct aproc *ap)
 		ec = "killed";
 	else if (code != 0)
 		ec = "non-zero-exit";
-	else if (r->r_agent->ag_mf.m_transport == MF_STREAMJSON &&
+	else if (r->r_agent->ag_mf.m_transport != MF_SUBPROCESS &&
 		 !r->r_json_seen)
 		ec = "transport-error";
 	if (ec != NULL) {
@@ -339,7 +339,10 @@ run_new(struct agent *ag, const char *prompt, size_t len)
 	r->r_prompt[len] = '\0';
 	clean_init(&r->r_clean, LIM_LINE_MAX);
 	clean_init(&r->r_eclean, LIM_LINE_MAX);
-	sj_init(&r->r_sj);
+	/* SP-16: the manifest's transport picks the decoder */
+	sj_init(&r->r_sj, ag->ag_mf.m_transport == MF_CODEXJSON	   ? SJ_CODEX
+			  : ag->ag_mf.m_transport == MF_GEMINIJSON ? SJ_GEMINI
+								   : SJ_CLAUDE);
 	return r;
 }
 

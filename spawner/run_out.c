@@ -1,9 +1,9 @@
 /*
- * A run's output (SP-9, SP-10, SP-11, SP-16): stdout, raw or Claude
- * Code's stream-json, through the run's cleaner and scrubber into token,
- * tool, usage and notice events and the note's copy, capped; stderr
- * cleaned, counted and kept to be hashed and tailed (AU-4, SP-12).
- * Touches nothing: bytes in, events out.
+ * A run's output (SP-9, SP-10, SP-11, SP-16): stdout, raw or a CLI's
+ * JSON event stream (Claude Code, Codex, Gemini CLI), through the run's cleaner
+ * and scrubber into token, tool, usage and notice events and the note's copy,
+ * capped; stderr cleaned, counted and kept to be hashed and tailed (AU-4,
+ * SP-12). Touches nothing: bytes in, events out.
  */
 #include <stdio.h>
 #include <string.h>
@@ -225,7 +225,31 @@ run_retry(struct run *r, const struct sj_event *e)
 	run_event(r, o);
 }
 
-/* One NDJSON line of Claude Code's stream-json (SP-16): its events. */
+/*
+ * The agent reports an error or a warning (SP-12, SP-16): a notice in
+ * cordon's words, then the agent's own through the run's cleaner and
+ * scrubber, cut like a tool's input.
+ */
+static void
+run_agent_error(struct run *r, const struct sj_event *e)
+{
+	char words[RUN_CUT_SIZE(SJ_INPUT_CHARS)], text[sizeof(words) + 64];
+	struct json_object *o;
+	ssize_t n;
+
+	if (r->r_done != NULL)
+		return;
+	if ((n = run_scrub(r, e->se_text ? e->se_text : "", e->se_len,
+		 SJ_INPUT_CHARS, words)) == -1)
+		return;
+	snprintf(text, sizeof(text), "the agent reported %s%s%s",
+	    e->se_ok ? "a warning" : "an error", n > 0 ? ": " : "", words);
+	o = run_ev("notice");
+	json_object_object_add(o, "text", json_object_new_string(text));
+	run_event(r, o);
+}
+
+/* One NDJSON line of the agent's JSON stream (SP-16): its events. */
 static void
 run_json_line(struct run *r, const char *line, size_t len)
 {
@@ -248,6 +272,8 @@ run_json_line(struct run *r, const char *line, size_t len)
 			run_tool(r, e);
 		else if (e->se_kind == SJ_RETRY)
 			run_retry(r, e);
+		else if (e->se_kind == SJ_ERROR)
+			run_agent_error(r, e);
 		/* SJ_MODEL: API-3 has no event for it */
 	}
 	sj_out_free(&so);
@@ -303,7 +329,7 @@ run_out(struct aproc *ap, const char *s, size_t len)
 		aproc_kill(ap, AP_END_CAP);
 	}
 	r->r_raw += len;
-	if (r->r_agent->ag_mf.m_transport == MF_STREAMJSON)
+	if (r->r_agent->ag_mf.m_transport != MF_SUBPROCESS)
 		run_json_feed(r, s, len);
 	else
 		run_text(r, s, len);

@@ -1,5 +1,8 @@
 /*
- * libFuzzer target for policy/streamjson.c (SP-16): whatever the lines,
+ * libFuzzer target for policy/streamjson.c and streamjson_cli.c (SP-16),
+ * one program per format (SJ_FUZZ_FORMAT, set by tests/meson.build:
+ * fuzz_streamjson Claude Code, fuzz_codexjson, fuzz_geminijson): whatever
+ * the lines,
  * decoding either refuses one with no event, or yields at most
  * SJ_EVENTS_MAX events whose text is there, whose ids and tool names are
  * of their sets and bounds, whose numbers are in range, and the state
@@ -11,6 +14,10 @@
 #include <string.h>
 
 #include "streamjson.h"
+
+#ifndef SJ_FUZZ_FORMAT
+#define SJ_FUZZ_FORMAT SJ_CLAUDE
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -62,7 +69,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sj_out so;
 	size_t n, i;
 
-	sj_init(&st);
+	sj_init(&st, SJ_FUZZ_FORMAT);
 	while (size > 0) {
 		nl = memchr(p, '\n', size);
 		n = nl != NULL ? (size_t)(nl - p) : size;
@@ -78,7 +85,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sj_out_free(&so);
 		}
 		if (st.ss_nl < 0 || st.ss_nl > 2 ||
-		    strlen(st.ss_msg) > SJ_ID_MAX)
+		    strlen(st.ss_msg) > SJ_ID_MAX ||
+		    st.ss_format != SJ_FUZZ_FORMAT)
 			abort();
 		p += n + (nl != NULL);
 		size -= n + (nl != NULL);
