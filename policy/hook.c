@@ -390,3 +390,23 @@ hook_answer(enum hook_cli cli, int allow, const char *rule, const char *msg,
 	n = snprintf(err, errsz, "cordon gate: %s (%s)\n", msg, rule);
 	return n < 0 || (size_t)n >= errsz ? -1 : 0;
 }
+
+int
+hook_gemini_settings(const char *name, int oauth, char *out, size_t outsz)
+{
+	size_t n = strlen(name);
+	int w;
+
+	if (n == 0 || n > 64 ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789-") != n)
+		return -1;
+	w = snprintf(out, outsz,
+	    "{\"security\":{\"auth\":{\"selectedType\":\"%s\"}},"
+	    "\"hooksConfig\":{\"enabled\":true},\"hooks\":{\"BeforeTool\":"
+	    "[{\"matcher\":\".*\",\"hooks\":[{\"type\":\"command\","
+	    "\"name\":\"%s\",\"command\":\"cordon gate\","
+	    "\"timeout\":120000}]}]}}\n",
+	    oauth ? "oauth-personal" : "gemini-api-key", name);
+	return w < 0 || (size_t)w >= outsz ? -1 : 0;
+}

@@ -77,4 +77,15 @@ const char *hook_cli_name(enum hook_cli);
 int hook_answer(enum hook_cli cli, int allow, const char *rule, const char *msg,
     char *out, size_t outsz, char *err, size_t errsz, int *status);
 
+/*
+ * SBX-8: Gemini CLI's user settings, which cordon writes itself before
+ * each run (Gemini CLI reads its hooks from there, in the agent's
+ * writable home): the gate hook for every tool, named name (fresh per
+ * run, so a hooksConfig.disabled entry written for one run names no
+ * later one), hooks on, and the way in (oauth: the login the agent made
+ * with `cordon agent login`, else the API key).  0, or -1 if name is not
+ * ^[A-Za-z0-9-]{1,64}$ or out is short.
+ */
+int hook_gemini_settings(const char *name, int oauth, char *out, size_t outsz);
+
 #endif

@@ -426,7 +426,7 @@ aproc_release(struct aproc *ap)
 	}
 }
 
-static const char *
+const char *
 errno_name(int e)
 {
 	const char *n = strerrorname_np(e);

@@ -103,6 +103,13 @@ agent_load_file(const char *dir, const char *file)
 		    file);
 		goto disable;
 	}
+	/* SBX-8: hook wiring the agent cannot rewrite, or no agent. */
+	if (hookcfg_run(ag) == -1) {
+		log_warn("agents/%s: cannot write its hook settings in its "
+			 "home; agent disabled",
+		    file);
+		goto disable;
+	}
 	if ((refused = egress_refused(&ag->ag_mf)) != NULL) {
 		log_warnx("agents/%s: %s; agent disabled", file, refused);
 		goto disable;

@@ -379,6 +379,13 @@ run_prepare(struct run *r, const char **code, const char **ec)
 	if (gate_env(&r->r_envp,
 		(r->r_agent->ag_sb.pl_layers & SBX_L_MOUNTNS) != 0) == -1)
 		return -1;
+	/* SBX-8: a fresh name for the gate hook the CLI reads from a file. */
+	if (hookcfg_run(ag) == -1) {
+		snprintf(r->r_reason, sizeof(r->r_reason),
+		    "hooks: settings: %s", errno_name(errno));
+		*code = *ec = "spawn-failed";
+		return -1;
+	}
 	/* SP-1, SP-12: found on PATH, and where the sandbox lets it run. */
 	if (agent_bin_check(ag->ag_mf.m_bin, r->r_envp, &ag->ag_sb.pl_roots,
 		&sp.sp_protect, r->r_path, sizeof(r->r_path), r->r_reason,

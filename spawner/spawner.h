@@ -153,6 +153,16 @@ struct spawner {
 
 extern struct spawner sp;
 
+/* child.c: an errno's name ("EACCES"), for reasons (SP-12). */
+const char *errno_name(int);
+
+/*
+ * hookcfg.c, SBX-8: the hook wiring cordon writes into the home of an
+ * agent whose CLI reads it from a file there (Gemini CLI), at load and
+ * before each chat run; nothing for other CLIs.  0, or -1 with errno.
+ */
+int hookcfg_run(const struct agent *);
+
 /* spawner.c: audit records go to auditd; cb gets NULL on no answer. */
 int spawner_audit(struct json_object *rec, ipc_reply_fn cb, void *arg);
 /* 1 if the reply is an acknowledgement of the record. */

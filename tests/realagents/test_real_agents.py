@@ -10,6 +10,7 @@
 # still waits for; it fails once that feature lands, so the mark goes.
 import json
 import os
+import pathlib
 import re
 import shutil
 import stat
@@ -76,10 +77,10 @@ def chat_params():
 
 def install_manifest(src, dst, name, env, cwd, drop=(), subst=None):
     """Copy a shipped manifest, adding env entries and a cwd (the mock's
-    URL, the test workspace) with the cwd also a write root, as the
-    operator guide says, replacing the name, dropping any line that
-    contains one of drop and replacing each key of subst by its value;
-    text edits only, the rest as shipped."""
+    URL, the test workspace: the run's write root), as the operator
+    guide says, replacing the name, dropping any line that contains one
+    of drop and replacing each key of subst by its value; text edits
+    only, the rest as shipped."""
     out = []
     with open(src) as f:
         lines = f.read().splitlines()
@@ -97,6 +98,11 @@ def install_manifest(src, dst, name, env, cwd, drop=(), subst=None):
             out.append(f"  cwd: {cwd}")
         if ln == "  env:":
             out.extend(f"    {k}: {json.dumps(v)}" for k, v in env.items())
+            env = {}
+    if env:  # a manifest without env: gets one
+        i = out.index("transportConfig:") + 1
+        out[i:i] = ["  env:"] + [f"    {k}: {json.dumps(v)}"
+                                 for k, v in env.items()]
     with open(dst, "w") as f:
         f.write("\n".join(out) + "\n")
 
@@ -127,16 +133,22 @@ def mock():
     m.close()
 
 
-# Each CLI once more without its gate hook (SBX-2 alone); the Gemini one
-# with a state dir of its own, whose settings.json wires no hook.
+# Each CLI once more without its gate hook (SBX-2 alone).  cordon wires
+# Gemini CLI's hook itself for `bin: gemini`; the Gemini one names the
+# same script by its own path, which cordon does not take for Gemini CLI,
+# and gets the API key auth in its own settings, as an operator would.
 NOHOOK = {"claude-nohook": "claude-code", "codex-nohook": "codex",
           "gemini-nohook": "gemini"}
 NOHOOK_DROP = {"claude-code": ("--settings=",),
                "codex": ("--config=hooks.",), "gemini": ()}
+GEMINI_JS = os.path.join(os.path.dirname(CLIS), "@google", "gemini-cli",
+                         "bundle", "gemini.js")
+NOHOOK_SUBST = {"gemini": {"  bin: gemini": f"  bin: {GEMINI_JS}"}}
 
 
-def state_dir(op, agent):
-    return op / ".local" / "share" / "cordon-agents" / agent
+def agent_home(c, agent):
+    """The private home cordon gives the agent (SBX-9)."""
+    return pathlib.Path(c.home) / "state" / "homes" / agent
 
 
 @pytest.fixture(scope="module")
@@ -154,19 +166,12 @@ def setup(tmp_path_factory, clis, mock):
     os.chmod(ssh / "id_rsa", 0o600)
     home = base / "home"
     (home / "agents").mkdir(parents=True)
-    for agent in AGENTS:
-        state_dir(op, agent).mkdir(parents=True)
-    # Gemini CLI's hook (and its API key auth) are its settings.json, in
-    # its state dir, copied from examples/agents as the operator does.
-    with open(os.path.join(EXAMPLES, "gemini-settings.json")) as f:
-        gset = json.load(f)
-    (state_dir(op, "gemini") / ".gemini").mkdir()
-    (state_dir(op, "gemini") / ".gemini" / "settings.json").write_text(
-        json.dumps(gset))
-    del gset["hooks"]
-    (state_dir(op, "gemini-nohook") / ".gemini").mkdir(parents=True)
-    (state_dir(op, "gemini-nohook") / ".gemini" / "settings.json"
-     ).write_text(json.dumps(gset))
+    gdir = home / "state" / "homes" / "gemini-nohook" / ".gemini"
+    gdir.mkdir(parents=True, mode=0o700)
+    for d in (gdir.parent.parent.parent, gdir.parent.parent, gdir.parent):
+        os.chmod(d, 0o700)
+    (gdir / "settings.json").write_text(json.dumps(
+        {"security": {"auth": {"selectedType": "gemini-api-key"}}}))
     # Codex's provider is its own config, not an env variable (SP-15).
     url = {"https://api.openai.com/v1": mock.url + "/v1"}
     for agent in AGENTS:
@@ -178,8 +183,7 @@ def setup(tmp_path_factory, clis, mock):
                          home / "agents" / f"{name}.yaml", name,
                          mock_env(agent, mock.url), str(work),
                          drop=NOHOOK_DROP[agent],
-                         subst=dict(url, **{"cordon-agents/gemini":
-                                            "cordon-agents/gemini-nohook"}))
+                         subst=dict(url, **NOHOOK_SUBST.get(agent, {})))
     sec = home / "secrets.yaml"
     sec.write_text("".join(f"{ns}:\n  apiKey: {val}\n"
                            for _, ns, val in SECRETS.values()))
@@ -211,7 +215,8 @@ def wait_live(c, agent, bound=60.0):
         if rd and rd["status"] == "live":
             return rd
         if r.status == 404:  # not loaded: its manifest was refused
-            pytest.fail(f"{agent} not loaded: {r.body[:200]!r}")
+            pytest.fail(f"{agent} not loaded: {r.body[:200]!r}\n"
+                        f"{c.stderr()[-3000:]}")
         if time.monotonic() > deadline:
             pytest.fail(f"{agent} not live: {r.status} {rd}\n"
                         f"{c.stderr()[-3000:]}")
@@ -439,14 +444,46 @@ def test_sbx2_real_cli_tool_without_gate_stopped_by_sandbox(setup, mock,
     assert "mock-key-material" not in text_of(ev)
 
 
-@pytest.mark.parametrize("agent", [agent_param("claude-code")])
-def test_sp16_real_cli_tool_use_streamed_as_events(setup, mock, agent):
-    c, _ = setup
+# What each CLI's decoded stream calls its shell tool (SP-16).
+SHELL_EVENT = {"claude-code": "Bash", "codex": "Bash",
+               "gemini": "run_shell_command"}
+
+
+@pytest.mark.parametrize("agent", chat_params())
+def test_sp16_real_cli_chat_streams_text_and_tool_events(setup, mock, agent):
+    """A chat over HTTP: text, the shell call as a `tool` event (its
+    line, not the CLI's wrapper), its result as `tool_result`, then more
+    text; usage; all of it in the note, the key nowhere."""
+    c, p = setup
     word = uuid.uuid4().hex[:10]
-    mock.script(*shell_turns(agent, f"echo ev-{word}", "Done."))
+    mock.script(*shell_turns(agent, f"echo ev-{word}", f"Done {word}."))
+    wait_live(c, agent)
     rid, ev = chat(c, agent, f"events {word}")
+    ks = kinds(ev)
+    assert ks[-2:] == ["done", "saved"], ev
     tools = [e for e in ev if e["kind"] == "tool"]
-    assert tools and "Bash" in json.dumps(tools[0]), ev
+    results = [e for e in ev if e["kind"] == "tool_result"]
+    assert len(tools) == 1 and len(results) == 1, ev
+    assert tools[0]["tool"] == SHELL_EVENT[agent], tools
+    assert tools[0]["input"] == f"echo ev-{word}", tools
+    assert results[0]["ok"] is True, results
+    assert f"ev-{word}" in results[0]["summary"], results
+    assert tools[0].get("id") and results[0].get("id") == tools[0]["id"]
+    first = ks.index("tool")
+    text = [e["text"] for e in ev if e["kind"] == "token"]
+    assert "Running it." in "".join(text), ev
+    assert ks.index("token") < first < ks.index("tool_result")
+    assert f"Done {word}." in "".join(
+        e["text"] for e in ev[first:] if e["kind"] == "token"), ev
+    assert "usage" in ks, ev
+    assert [e for e in ev if e["kind"] == "usage"][0]["output_tokens"] > 0
+    # The note's Markdown escapes every punctuation mark (VA-5).
+    note = re.sub(r"\\(.)", r"\1",
+                  (p["home"] / "vault" / ev[-1]["path"]).read_text())
+    assert f"[tool] {SHELL_EVENT[agent]}: echo ev-{word}" in note, note
+    assert f"[result] ok: ev-{word}" in note, note
+    assert f"Done {word}." in note, note
+    assert SECRETS[agent][2] not in note + json.dumps(ev)
 
 
 def test_sp15_shipped_manifests_check_clean(setup):
@@ -455,3 +492,58 @@ def test_sp15_shipped_manifests_check_clean(setup):
     r = c.request("GET", "/api/agents")
     names = {a["name"] for a in r.json()["agents"]}
     assert set(AGENTS) | set(NOHOOK) <= names, names
+
+
+# ---- hook wiring the agent cannot undo (SBX-8) ----
+
+# What an agent could write, in one run, to unwire its own gate hook for
+# the next: its CLI's settings in its private home (writable) and, for
+# Claude Code and Codex, in the project (writable too).
+UNWIRE = {
+    "claude-code": [(".claude/settings.json",
+                     json.dumps({"disableAllHooks": True, "hooks": {}}))],
+    "codex": [(".codex/config.toml", "[features]\nhooks = false\n")],
+    "gemini": [(".gemini/settings.json", json.dumps(
+        {"hooksConfig": {"enabled": False, "disabled": ["cordon gate"]},
+         "hooks": {"BeforeTool": []}}))],
+}
+UNWIRE_PROJECT = {"claude-code": UNWIRE["claude-code"],
+                  "codex": UNWIRE["codex"]}
+
+
+@pytest.mark.parametrize("agent", gate_params())
+def test_sbx8_real_cli_hook_cannot_be_unwired_by_agent(setup, mock, agent):
+    """The agent rewrote its CLI's settings to turn its hook off; the next
+    tool call still goes through `cordon gate` (Claude Code and Codex:
+    the hook is on the command line, which outranks every file; Gemini
+    CLI: cordon writes its settings afresh before each run)."""
+    c, p = setup
+    wait_live(c, agent)
+    made = []
+    for base, files in ((agent_home(c, agent), UNWIRE[agent]),
+                        (p["work"], UNWIRE_PROJECT.get(agent, []))):
+        for rel, text in files:
+            f = base / rel
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(text)
+            made.append(f)
+    try:
+        mock.script(*shell_turns(agent, "cat ~/.ssh/id_rsa", "Refused."))
+        rid, ev = chat(c, agent, f"unwired {uuid.uuid4().hex[:8]}")
+        rec = wait_audit(c.home, lambda r: r["kind"] == "verb.run" and
+                         r.get("agent") == agent and r.get("verb") == "cat"
+                         and r.get("verdict") == "deny")
+        assert rec[-1]["rule"] == "protected-path", rec
+        results = tool_results(mock, agent)
+        assert results and "cordon gate" in results[0], results
+        assert "mock-key-material" not in "".join(results)
+        if agent == "gemini":  # cordon's own again, hook and all
+            s = json.loads((agent_home(c, agent) / ".gemini" /
+                            "settings.json").read_text())
+            assert s["hooksConfig"] == {"enabled": True}, s
+            hook = s["hooks"]["BeforeTool"][0]["hooks"][0]
+            assert hook["command"] == "cordon gate", s
+    finally:
+        for f in made:
+            if str(f).startswith(str(p["work"])):
+                f.unlink()

@@ -317,6 +317,39 @@ test_sbx8_kind_names(void **state)
 	assert_string_equal(hook_cli_name(HOOK_GEMINI), "gemini");
 }
 
+/* SBX-8: the Gemini CLI settings cordon writes: valid JSON, the gate
+ * hook under the given name, hooks on, the way in; odd names refused. */
+static void
+test_sbx8_gemini_settings(void **state)
+{
+	struct json_object *o, *h;
+	char buf[512];
+
+	assert_int_equal(
+	    hook_gemini_settings("cordon-gate-0a1b", 0, buf, sizeof(buf)), 0);
+	o = json_parse_object(buf, strlen(buf), 16);
+	assert_non_null(o);
+	assert_string_equal(
+	    json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+	    "{\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}},"
+	    "\"hooksConfig\":{\"enabled\":true},\"hooks\":{\"BeforeTool\":"
+	    "[{\"matcher\":\".*\",\"hooks\":[{\"type\":\"command\","
+	    "\"name\":\"cordon-gate-0a1b\",\"command\":\"cordon gate\","
+	    "\"timeout\":120000}]}]}}");
+	json_object_put(o);
+	assert_int_equal(hook_gemini_settings("n", 1, buf, sizeof(buf)), 0);
+	o = json_parse_object(buf, strlen(buf), 16);
+	assert_true(json_object_object_get_ex(o, "security", &h));
+	assert_non_null(
+	    strstr(json_object_to_json_string(h), "oauth-personal"));
+	json_object_put(o);
+	assert_int_equal(hook_gemini_settings("", 0, buf, sizeof(buf)), -1);
+	assert_int_equal(hook_gemini_settings("a\"b", 0, buf, sizeof(buf)), -1);
+	assert_int_equal(hook_gemini_settings("a b", 0, buf, sizeof(buf)), -1);
+	assert_int_equal(hook_gemini_settings("ok", 0, buf, 16), -1);
+}
+
 int
 main(void)
 {
@@ -328,6 +361,7 @@ main(void)
 	    cmocka_unit_test(test_sbx8_unknown_tools),
 	    cmocka_unit_test(test_sbx8_answers),
 	    cmocka_unit_test(test_sbx8_kind_names),
+	    cmocka_unit_test(test_sbx8_gemini_settings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
