@@ -243,7 +243,7 @@ tmp_tree(const struct sandbox_run *sx)
 static int
 child_gate_dir(int tmpfd)
 {
-	const char *name = GATE_FIFO_DIR + 5; /* past "/tmp/" */
+	const char *name = &GATE_FIFO_DIR[sizeof("/tmp/") - 1];
 	char n[16];
 	int gfd, m, fd, i, r;
 
