@@ -116,6 +116,8 @@ static const struct sc_argrule sc_connect_args[] = {
 /* egressd: outbound TCP and DNS over UDP, inet families only. */
 static const char *const sc_egress_names[] = {
 	"connect",
+	/* A tunnel's bytes moved in the kernel (egressd/pump.c). */
+	"pipe2", "splice",
 };
 
 static const struct sc_argrule sc_egress_args[] = {

@@ -5,7 +5,8 @@
  * network namespace) with the run's allowlist; it accepts the agent's
  * CONNECT requests there, resolves and checks the target itself, and
  * splices allowed tunnels.  egressd.c: the daemon, its dispatch rows and
- * runs; tunnel.c: one connection from accept to its audit record.
+ * runs; tunnel.c: one connection from accept to its audit record;
+ * pump.c: an open tunnel's bytes moved by splice(2).
  */
 #ifndef CORDON_EGRESSD_H
 #define CORDON_EGRESSD_H
@@ -36,6 +37,7 @@ struct eg_test {
 };
 
 struct tunnel;
+struct pump;
 
 struct erun {
 	TAILQ_ENTRY(erun) er_entry;
@@ -79,6 +81,8 @@ struct tunnel {
 	size_t t_naddrs, t_next;
 	uint64_t t_start, t_last; /* monotonic ms */
 	unsigned long long t_bytes_up, t_bytes_down;
+	struct pump *t_pump; /* set once the kernel moves the bytes */
+	int t_pump_tried;
 };
 
 struct egressd {
@@ -94,5 +98,10 @@ extern struct egressd eg;
 /* tunnel.c */
 void tunnel_accept_cb(int fd, short ev, void *arg); /* arg: the erun */
 void tunnel_close(struct tunnel *, const char *end);
+int tunnel_budget(struct tunnel *, size_t);
+
+/* pump.c */
+int pump_start(struct tunnel *);
+void pump_free(struct tunnel *);
 
 #endif

@@ -111,6 +111,7 @@ tunnel_close(struct tunnel *t, const char *end)
 	if (q != NULL)
 		evdns_getaddrinfo_cancel(q); /* its callback sees the cancel */
 	tunnel_record(t);
+	pump_free(t); /* before the sockets it splices between */
 	TAILQ_REMOVE(&t->t_run->er_tunnels, t, t_entry);
 	t->t_run->er_nconns--;
 	if (t->t_cli != NULL)
@@ -321,8 +322,8 @@ tunnel_head(struct tunnel *t)
 }
 
 /* Count n bytes against the run's budget: 0, or -1 (the budget is out). */
-static int
-budget(struct tunnel *t, size_t n)
+int
+tunnel_budget(struct tunnel *t, size_t n)
 {
 	struct erun *r = t->t_run;
 
@@ -343,7 +344,7 @@ splice(struct tunnel *t, struct bufferevent *src, struct bufferevent *dst,
 
 	if (n == 0)
 		return;
-	if (budget(t, n) == -1) {
+	if (tunnel_budget(t, n) == -1) {
 		tunnel_close(t, "budget-exceeded");
 		return;
 	}
@@ -384,6 +385,22 @@ drained(const struct tunnel *t)
 		   evbuffer_get_length(bufferevent_get_output(t->t_up)) == 0);
 }
 
+/*
+ * Open, with nothing buffered either way: from now on the kernel moves
+ * the bytes (pump.c).  Tried once; a failure keeps the bufferevents.
+ */
+static void
+try_pump(struct tunnel *t)
+{
+	if (t->t_state != T_OPEN || t->t_pump_tried || t->t_up == NULL ||
+	    !drained(t) ||
+	    evbuffer_get_length(bufferevent_get_input(t->t_cli)) != 0 ||
+	    evbuffer_get_length(bufferevent_get_input(t->t_up)) != 0)
+		return;
+	t->t_pump_tried = 1;
+	(void)pump_start(t);
+}
+
 /* Written down to the low watermark: resume the side that fills it. */
 static void
 cli_write_cb(struct bufferevent *bev, void *arg)
@@ -399,6 +416,7 @@ cli_write_cb(struct bufferevent *bev, void *arg)
 		t->t_paused_up = 0;
 		bufferevent_enable(t->t_up, EV_READ);
 	}
+	try_pump(t);
 }
 
 static void
@@ -415,6 +433,7 @@ up_write_cb(struct bufferevent *bev, void *arg)
 		t->t_paused_cli = 0;
 		bufferevent_enable(t->t_cli, EV_READ);
 	}
+	try_pump(t);
 }
 
 /* One side ended: deliver what is left to the other, then close. */

@@ -8,8 +8,6 @@
 import json
 import os
 import signal
-import socket
-import socketserver
 import threading
 import time
 
@@ -17,9 +15,7 @@ import pytest
 
 from agents_util import audit_records, run, text_of, wait_audit
 from conftest import HTTP_S, raw_http
-
-UP_ADDR = "127.0.0.2"
-BIG = 3 * 1024 * 1024
+from egress_util import BIG, UP_ADDR, start_upstream
 
 MANIFEST = """
 name: {name}
@@ -88,39 +84,9 @@ for req in json.loads(DATA):
 '''
 
 
-class Upstream(socketserver.ThreadingTCPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
-class Handler(socketserver.BaseRequestHandler):
-    def handle(self):
-        data = b""
-        while b"\r\n\r\n" not in data:
-            c = self.request.recv(4096)
-            if not c:
-                return
-            data += c
-        path = data.split(b" ")[1]
-        if path == b"/big":
-            body = b"x" * BIG
-        elif path == b"/drop":
-            self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: "
-                                 b"100000\r\n\r\npartial")
-            time.sleep(0.2)
-            self.request.shutdown(socket.SHUT_RDWR)
-            return
-        else:
-            body = b"hello-upstream"
-        self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: " +
-                             str(len(body)).encode() + b"\r\n\r\n" + body)
-
-
 @pytest.fixture
 def upstream():
-    srv = Upstream((UP_ADDR, 0), Handler)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
+    srv = start_upstream()
     yield srv.server_address[1]
     srv.shutdown()
     srv.server_close()
@@ -293,6 +259,24 @@ def test_eg4_byte_budget(cordon_factory, tmp_path, upstream, eg_env):
     recs = wait_audit(home, lambda r: r["kind"] == "egress.connect")
     assert recs[0]["end"] == "budget-exceeded"
     assert recs[0]["bytesDown"] <= 1000000
+
+
+def test_eg1_big_body_whole_and_counted(cordon_factory, tmp_path, upstream,
+                                       eg_env):
+    """EG-1, EG-4: a 3 MiB answer crosses the open tunnel (moved by
+    splice once nothing is buffered) whole, byte for byte, and the record
+    counts exactly what crossed each way."""
+    home = egress_home(tmp_path, upstream, budget=16 * 1024 * 1024)
+    c = cordon_factory(home=home)
+    out = agent_run(c, [{"raw": connect("up.test", upstream),
+                         "after": get("/big"), "read": 2 * BIG}])
+    head = f"HTTP/1.1 200 OK\r\nContent-Length: {BIG}\r\n\r\n"
+    assert out[0]["n"] == len(head) + BIG, out
+    assert out[0]["body"] == (head + "x" * 200)[:200], out
+    recs = wait_audit(home, lambda r: r["kind"] == "egress.connect")
+    assert recs[0]["end"] == "closed", recs
+    assert recs[0]["bytesDown"] == len(head) + BIG, recs
+    assert recs[0]["bytesUp"] == len(get("/big")), recs
 
 
 def test_eg4_upstream_drops_mid_stream(cordon_factory, tmp_path, upstream,

@@ -1,0 +1,47 @@
+# The upstream of the egress tests (EG-1, EG-2, EG-4): a threaded HTTP
+# server on 127.0.0.2, reached by `network: proxy` agents through
+# egressd's test-only keys.  GET /big answers BIG bytes of "x", /drop
+# sends a partial answer and resets, anything else a short body.
+import socket
+import socketserver
+import threading
+import time
+
+UP_ADDR = "127.0.0.2"
+BIG = 3 * 1024 * 1024
+
+
+class Upstream(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class Handler(socketserver.BaseRequestHandler):
+    def handle(self):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            c = self.request.recv(4096)
+            if not c:
+                return
+            data += c
+        path = data.split(b" ")[1]
+        if path == b"/big":
+            body = b"x" * BIG
+        elif path == b"/drop":
+            self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: "
+                                 b"100000\r\n\r\npartial")
+            time.sleep(0.2)
+            self.request.shutdown(socket.SHUT_RDWR)
+            return
+        else:
+            body = b"hello-upstream"
+        self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: " +
+                             str(len(body)).encode() + b"\r\n\r\n" + body)
+
+
+def start_upstream():
+    """The upstream, serving in a thread; .shutdown() and .server_close()
+    when done."""
+    srv = Upstream((UP_ADDR, 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
