@@ -52,7 +52,7 @@ health_reply_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 /* ---- systemd mode: ask the peers ourselves ---- */
 
 static const enum proc_id health_order[] = {
-    PROC_AUDITD, PROC_VAULTD, PROC_SPAWNER, PROC_BROKER};
+    PROC_AUDITD, PROC_VAULTD, PROC_EGRESSD, PROC_SPAWNER, PROC_BROKER};
 
 struct health_wait {
 	void *hw_hold; /* api_hold() of the request */

@@ -205,12 +205,8 @@ daemon_systemd_prepare(struct daemon *d, const struct daemon_args *a)
 		d->d_peer_known |= PROC_BIT(p);
 	}
 	for (p = 0; p < PROC_MAX; p++) {
-		/*
-		 * Fail closed: whoever may dial us must be named.  egressd
-		 * has no unit yet: unnamed, it cannot connect (the spawner
-		 * refuses proxy agents under systemd meanwhile).
-		 */
-		if (accepts_from(d->d_self, p) && p != PROC_EGRESSD &&
+		/* Fail closed: whoever may dial us must be named. */
+		if (accepts_from(d->d_self, p) &&
 		    (d->d_peer_known & PROC_BIT(p)) == 0)
 			fatalx("--systemd: --peer %s=USER is required",
 			    proc_name(p));

@@ -19,14 +19,16 @@ static const char *const proc_names[PROC_MAX] = {
  * each).  A channel carries requests both ways where both tables have
  * rows for them, so the table is symmetric; who may send what is in each
  * receiver's dispatch table (docs/ARCHITECTURE.md "Message types per
- * edge").  egressd has two: the spawner (runs' listeners) and auditd.
+ * edge").  egressd has three: the spawner (runs' listeners), auditd,
+ * and the broker, whose one row there is MSG_STATUS (health).
  */
 /* clang-format off */
 static const unsigned char proc_edges[PROC_MAX][PROC_MAX] = {
-    [PROC_BROKER] =  {[PROC_SPAWNER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1},
+    [PROC_BROKER] =  {[PROC_SPAWNER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1,
+		      [PROC_EGRESSD] = 1},
     [PROC_SPAWNER] = {[PROC_BROKER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1,
 		      [PROC_EGRESSD] = 1},
-    [PROC_EGRESSD] = {[PROC_SPAWNER] = 1, [PROC_AUDITD] = 1},
+    [PROC_EGRESSD] = {[PROC_SPAWNER] = 1, [PROC_AUDITD] = 1, [PROC_BROKER] = 1},
     [PROC_VAULTD] =  {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_AUDITD] = 1},
     [PROC_AUDITD] =  {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_VAULTD] = 1,
 		      [PROC_EGRESSD] = 1},

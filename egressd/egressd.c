@@ -34,8 +34,9 @@ static const struct ipc_dispatch parent_table[] = {
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
-/* The spawner alone opens and closes runs; nobody else talks to us. */
+/* The spawner alone opens and closes runs; the broker asks for health. */
 static const struct ipc_dispatch peer_table[] = {
+    DAEMON_PEER_STATUS_ROW,
     {MSG_EGRESS_OPEN, PROC_BIT(PROC_SPAWNER), 2, EG_OPEN_MAX, IPC_FD_REQUIRED,
 	egress_open_h},
     {MSG_EGRESS_CLOSE, PROC_BIT(PROC_SPAWNER), 2, 128, IPC_FD_NONE,

@@ -36,10 +36,6 @@ egress_refused(const struct manifest *mf)
 {
 	const struct mf_egress *e = &mf->m_egress;
 
-	/* egressd has no systemd unit yet. */
-	if (mf->m_sandbox.sb_network == MF_NET_PROXY && sp.sp_d.d_systemd)
-		return "sandbox.network proxy is not available under systemd "
-		       "yet";
 	if ((e->eg_ntest > 0 || e->eg_test_allow[0] != '\0') &&
 	    sp.sp_test_egress != 1)
 		return "egress.testResolve and testAllowAddress are for tests "

@@ -1,4 +1,4 @@
-# SU-4: the four daemons the systemd way, without systemd.  Each runs under
+# SU-4: the five daemons the systemd way, without systemd.  Each runs under
 # systemd-socket-activate (Debian's systemd package) as its own system user
 # created for the test, with no cordond: peers dial each other's unix
 # sockets, tell each other apart by SO_PEERCRED, and the broker takes its
@@ -22,23 +22,41 @@ import pytest
 
 from audit_util import check_chain
 from conftest import BUILD, HTTP_S, READY_S, child_env, system_user
+from egress_util import BIG, start_upstream
 
 USERS = {
     "auditd": "cordon-sdt-auditd",
     "vaultd": "cordon-sdt-vaultd",
+    "egressd": "cordon-sdt-egressd",
     "spawner": "cordon-sdt-op",  # the operator: agents run as this person
     "broker": "cordon-sdt-broker",
 }
 STRANGER = "cordon-sdt-other"
 # Who dials whom: the --peer users each accepting daemon names.
 PEERS = {
-    "auditd": ["broker", "spawner", "vaultd"],
+    "auditd": ["broker", "spawner", "vaultd", "egressd"],
     "vaultd": ["broker", "spawner"],
+    "egressd": ["spawner", "broker"],
     "spawner": ["broker"],
     "broker": [],
 }
-BINS = ["cordon", "cordon-auditd", "cordon-vaultd", "cordon-spawner",
-        "cordon-broker", "cordon-demo-agent", "cordon-init"]
+BINS = ["cordon", "cordon-auditd", "cordon-vaultd", "cordon-egressd",
+        "cordon-spawner", "cordon-broker", "cordon-demo-agent",
+        "cordon-init"]
+DAEMONS = ["auditd", "vaultd", "egressd", "spawner", "broker"]
+# EG-1 under systemd: an upstream on 127.0.0.2, reached by a `network:
+# proxy` agent through egressd's test-only keys (--test-egress 1 on the
+# spawner and egressd, as cordond passes with CORDON_TEST_EGRESS=1).
+TUNNEL = ("import socket,sys\n"
+          "s=socket.create_connection(('127.0.0.1',3128),timeout=20)\n"
+          "s.sendall(sys.argv[1].replace('|','\\r\\n').encode())\n"
+          "d=b''\n"
+          "while True:\n"
+          "    c=s.recv(65536)\n"
+          "    if not c: break\n"
+          "    d+=c\n"
+          "print(d.split(b'\\r\\n')[0].decode(), len(d), "
+          "d.count(b'x'))\n")
 
 # An agent's attempt to pose as the spawner: dial a cordon socket.
 DIAL = ("import socket,sys\n"
@@ -168,6 +186,21 @@ class Machine:
                     f"  args: [\"-c\", {json.dumps(DIAL)}, \"{{prompt}}\"]\n"
                     "  timeoutMs: 20000\n"
                     f"sandbox:\n  isolation: {iso}\n  network: {net}\n")
+        self.up = start_upstream()
+        up_port = self.up.server_address[1]
+        with open(self.path("etc/agents/netbot.yaml"), "w") as f:
+            f.write(
+                "name: netbot\n"
+                "transport: subprocess\n"
+                "transportConfig:\n"
+                "  bin: /usr/bin/python3\n"
+                f"  args: [\"-c\", {json.dumps(TUNNEL)}, \"{{prompt}}\"]\n"
+                "  timeoutMs: 30000\n"
+                "sandbox:\n  network: proxy\n"
+                "egress:\n"
+                f"  allow: [\"up.test:{up_port}\"]\n"
+                "  testResolve: {up.test: 127.0.0.2}\n"
+                "  testAllowAddress: 127.0.0.2\n")
         subprocess.run([self.path("bin", "cordon"), "token",
                         self.path("creds", "token")], check=True)
         chown(self.path("creds", "token"), USERS["broker"], 0o400)
@@ -193,6 +226,8 @@ class Machine:
             args += ["--home", self.path("etc"), "--state-dir",
                      self.path("state"), "--protect", self.path("audit"),
                      "--protect", self.path("vault")]
+        if name in ("spawner", "egressd"):
+            args += ["--test-egress", "1"]
         return args
 
     def start(self, name):
@@ -235,7 +270,7 @@ class Machine:
         raise AssertionError(f"{name} never listened: {self.log(name)}")
 
     def start_all(self):
-        for name in ["auditd", "vaultd", "spawner", "broker"]:
+        for name in DAEMONS:
             self.start(name)
 
     def log(self, name):
@@ -248,7 +283,7 @@ class Machine:
         p.wait(timeout=10)
 
     def stop(self):
-        for name in ["broker", "spawner", "vaultd", "auditd"]:
+        for name in reversed(DAEMONS):
             p = self.procs.pop(name, None)
             if p is None:
                 continue
@@ -258,6 +293,8 @@ class Machine:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        self.up.shutdown()
+        self.up.server_close()
         if os.environ.get("CORDON_KEEP_SD") is None:
             shutil.rmtree(self.root, ignore_errors=True)
             shutil.rmtree(self.rundir, ignore_errors=True)
@@ -303,13 +340,13 @@ def machine():
 
 
 def test_su4_health_each_daemon_its_own_user(machine):
-    """SU-4, SU-2: all four up with no cordond, each as its own user,
-    confined; health says systemd supervises them."""
+    """SU-4, SU-2, EG-1: all five up with no cordond, each as its own
+    user, confined; health says systemd supervises them."""
     h = machine.wait_health_ok()
     assert h["status"] == "ok", h
     assert h["supervisor"] == "systemd"
     by = {d["name"]: d for d in h["daemons"]}
-    assert sorted(by) == ["auditd", "broker", "spawner", "vaultd"]
+    assert [d["name"] for d in h["daemons"]] == DAEMONS
     for name, d in by.items():
         st = d["status"]
         assert d["up"] is True
@@ -317,8 +354,8 @@ def test_su4_health_each_daemon_its_own_user(machine):
         assert st["capEff"] == "0000000000000000"
         assert st["noNewPrivs"] == 1
         assert st["seccomp"] == 2
-    # Four distinct users, none root.
-    assert len({d["status"]["uid"] for d in by.values()}) == 4
+    # Five distinct users, none root.
+    assert len({d["status"]["uid"] for d in by.values()}) == 5
     assert 0 not in {d["status"]["uid"] for d in by.values()}
 
 
@@ -369,7 +406,7 @@ def test_su4_stranger_refused_by_peercred(machine):
         "except (ConnectionResetError, BrokenPipeError):\n"
         "    d=b''\n"
         "print('closed' if d==b'' else 'open')\n")
-    for name in ["auditd", "vaultd", "spawner"]:
+    for name in ["auditd", "vaultd", "egressd", "spawner"]:
         r = subprocess.run(
             [*as_user(STRANGER), "/usr/bin/python3", "-c", code,
              machine.sock(name)],
@@ -459,7 +496,7 @@ def test_su4_refuses_without_activation(tmp_path):
     b = lambda n: os.path.join(BUILD, f"cordon-{n}")
     audit = ["--audit-dir", str(tmp_path)]
     peers = ["--peer", "broker=root", "--peer", "spawner=daemon",
-             "--peer", "vaultd=bin"]
+             "--peer", "vaultd=bin", "--peer", "egressd=sys"]
     cases = [
         ([b("auditd"), "--systemd", *audit, *peers], None,
          "not socket-activated"),
@@ -468,6 +505,10 @@ def test_su4_refuses_without_activation(tmp_path):
          "LISTEN_PID does not name this process"),
         ([b("auditd"), "--systemd", *audit, "--peer", "broker=root"],
          None, "--peer vaultd=USER is required"),
+        ([b("auditd"), "--systemd", *audit, *peers[:6]], None,
+         "--peer egressd=USER is required"),
+        ([b("egressd"), "--systemd", "--peer", "broker=root"], None,
+         "--peer spawner=USER is required"),
         ([b("spawner"), "--systemd", "--home", str(tmp_path),
           "--peer", "broker=root", "--peer", "auditd=daemon"], None,
          "does not connect to"),
@@ -512,6 +553,55 @@ def test_su4_live_channel_never_displaced(machine):
     st, _, body = machine.request(
         "POST", "/api/agents/demo/run", {"prompt": "still the spawner"})
     assert st == 200 and b'"saved"' in body, body
+
+
+def audit_of(machine, kind, bound=HTTP_S):
+    """The audit records of one kind, once there is one."""
+    deadline = time.monotonic() + bound
+    while True:
+        recs = []
+        for f in sorted(os.listdir(machine.path("audit"))):
+            if f.endswith(".jsonl"):
+                with open(machine.path("audit", f)) as fh:
+                    recs += [json.loads(x) for x in fh if x.strip()]
+        recs = [r for r in recs if r["kind"] == kind]
+        if recs or time.monotonic() > deadline:
+            return recs
+        time.sleep(0.1)
+
+
+def test_su4_eg1_proxy_run_through_egressd_unit(machine):
+    """SU-4, EG-1, EG-2, EG-4 under systemd: a `network: proxy` agent
+    loads, its run's listener reaches egressd over egressd's own socket,
+    a CONNECT to its one listed host streams 3 MiB back whole, an
+    unlisted host gets the 403, and auditd (its own user) writes one
+    egress.connect per connection."""
+    machine.wait_health_ok()
+    port = machine.up.server_address[1]
+    for prompt, want in (
+            (f"CONNECT up.test:{port} HTTP/1.1||GET /big HTTP/1.1|"
+             "Host: up.test||", "HTTP/1.1 200 Connection established"),
+            ("CONNECT evil.example:443 HTTP/1.1||", "HTTP/1.1 403 Forbidden")):
+        st, _, body = machine.request(
+            "POST", "/api/agents/netbot/run", {"prompt": prompt})
+        assert st == 200, body
+        text = "".join(json.loads(x).get("text", "")
+                       for x in body.decode().splitlines() if x)
+        assert text.startswith(want), text
+        if "200" in want:
+            assert text.split()[-1] == str(BIG), text
+    recs = audit_of(machine, "egress.connect")
+    deadline = time.monotonic() + HTTP_S
+    while len(recs) < 2 and time.monotonic() < deadline:
+        recs = audit_of(machine, "egress.connect")
+    assert [r["decision"] for r in recs[-2:]] == ["allow", "deny"], recs
+    ok = recs[-2]
+    assert ok["agent"] == "netbot" and ok["host"] == "up.test"
+    assert ok["bytesDown"] > BIG, ok
+    assert recs[-1]["reason"] == "host-not-allowed"
+    h = machine.health()
+    eg = [d for d in h["daemons"] if d["name"] == "egressd"][0]
+    assert eg["up"] and eg["status"]["egress"]["testEgress"] is True
 
 
 def test_su4_agents_cannot_pose_as_the_spawner(machine):
@@ -605,7 +695,7 @@ def test_su4_broker_takes_a_good_token_credential(tmp_path):
         # No peers to ask: the broker alone is up, and says so.
         assert r.status == 200 and body["supervisor"] == "systemd"
         assert body["status"] == "degraded"
-        assert [d["up"] for d in body["daemons"]] == [False] * 3 + [True]
+        assert [d["up"] for d in body["daemons"]] == [False] * 4 + [True]
     finally:
         p.kill()
         p.wait()

@@ -17,16 +17,21 @@ from conftest import BUILD
 INSTANCE = "alice"  # the spawner template's instance in these checks
 
 SERVICES = ["cordon-auditd.service", "cordon-vaultd.service",
-            "cordon-spawner@.service", "cordon-broker.service"]
+            "cordon-egressd.service", "cordon-spawner@.service",
+            "cordon-broker.service"]
 SOCKETS = ["cordon-auditd.socket", "cordon-vaultd.socket",
-           "cordon-spawner@.socket", "cordon-broker.socket"]
+           "cordon-egressd.socket", "cordon-spawner@.socket",
+           "cordon-broker.socket"]
 UNITS = SERVICES + SOCKETS + ["cordon.target"]
 
-# SU-4: exposure limits (systemd-analyze's 0..10 scale).
+# SU-4: exposure limits (systemd-analyze's 0..10 scale).  egressd keeps
+# the host's network (its job), which the scale counts against it.
+EGRESSD_EXPOSURE_MAX = 1.5
 EXPOSURE_MAX = {
     "cordon-broker.service": 1.0,
     "cordon-vaultd.service": 1.0,
     "cordon-auditd.service": 1.0,
+    "cordon-egressd.service": EGRESSD_EXPOSURE_MAX,
     "cordon-spawner@.service": 3.0,
 }
 
@@ -35,20 +40,24 @@ EXPOSURE_MAX = {
 SOCKET_GROUP = {
     "cordon-auditd.socket": "cordon-to-auditd",
     "cordon-vaultd.socket": "cordon-to-vaultd",
+    "cordon-egressd.socket": "cordon-to-egressd",
     "cordon-spawner@.socket": "cordon-to-spawner",
 }
 CLIENT_GROUPS = {
     "cordon-broker.service": {"cordon-to-spawner", "cordon-to-vaultd",
-                              "cordon-to-auditd"},
-    "cordon-spawner@.service": {"cordon-to-vaultd", "cordon-to-auditd"},
+                              "cordon-to-auditd", "cordon-to-egressd"},
+    "cordon-spawner@.service": {"cordon-to-vaultd", "cordon-to-auditd",
+                                "cordon-to-egressd"},
     "cordon-vaultd.service": {"cordon-to-auditd"},
+    "cordon-egressd.service": {"cordon-to-auditd"},
     "cordon-auditd.service": set(),
 }
 
 # DESIGN.md's table: what each daemon may write.
 DIALLED_BY = {
-    "cordon-auditd.service": ["broker", "spawner", "vaultd"],
+    "cordon-auditd.service": ["broker", "egressd", "spawner", "vaultd"],
     "cordon-vaultd.service": ["broker", "spawner"],
+    "cordon-egressd.service": ["broker", "spawner"],
     "cordon-spawner@.service": ["broker"],
     "cordon-broker.service": [],
 }
@@ -56,6 +65,7 @@ WRITE_PATHS = {
     "cordon-broker.service": [],
     "cordon-auditd.service": ["/var/log/cordon/audit"],
     "cordon-vaultd.service": ["/var/lib/cordon/vault/00_Inbox/cordon"],
+    "cordon-egressd.service": [],
     "cordon-spawner@.service": [],  # StateDirectory= and its agents' home
 }
 
@@ -274,7 +284,8 @@ def test_sockets_groups_and_users(root):
     named_groups -= {"root"}
     assert named_users <= users, f"not in sysusers: {named_users - users}"
     assert named_groups <= groups, f"not in sysusers: {named_groups - groups}"
-    assert {"cordon-auditd", "cordon-vaultd", "cordon-broker"} <= users
+    assert {"cordon-auditd", "cordon-vaultd", "cordon-egressd",
+            "cordon-broker"} <= users
 
 
 def test_service_hardening_invariants(root):
@@ -326,6 +337,12 @@ def test_service_hardening_invariants(root):
             assert mdwe in (None, "no"), svc
             assert last(u, "Service", "User") == "%i"
             assert last(u, "Service", "StateDirectory") == "cordon/spawner"
+        elif svc == "cordon-egressd.service":
+            # EG-1: the one daemon that connects out; inet and unix only.
+            assert mdwe == "yes", svc
+            assert fam == {"AF_UNIX", "AF_INET", "AF_INET6"}, svc
+            assert last(u, "Service", "PrivateNetwork") in (None, "no")
+            assert last(u, "Service", "RestrictNamespaces") == "yes", svc
         else:
             assert mdwe == "yes", svc
             assert fam == {"AF_UNIX"}, svc
