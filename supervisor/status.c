@@ -5,7 +5,8 @@
  *
  *   cordon status [--json]: /api/health and /api/agents, printed as each
  *     daemon's confinement (SU-2), the sandbox layers this host offers
- *     and those each agent gets (SBX-5), or as one JSON document;
+ *     and those each agent gets (SBX-5), the egress layer and each proxy
+ *     agent's allowlist (EG-1, EG-2), or as one JSON document;
  *   cordon login: a fresh one-time dashboard login URL
  *     (POST /api/login-code);
  *
@@ -160,14 +161,45 @@ print_daemons(struct json_object *health)
 		if ((host = obj_at(st, "pidsCgroup")) != NULL)
 			printf("process bound (SP-7): %s\n",
 			    str_at(host, "state"));
+		if ((host = obj_at(st, "egress")) != NULL)
+			printf("egress (EG-1): %s proxy runs, %s open "
+			       "connections%s\n",
+			    any_at(host, "runs", b[0], sizeof(b[0])),
+			    any_at(host, "connections", b[1], sizeof(b[1])),
+			    json_object_get_boolean(obj_at(host, "testEgress"))
+				? ", TEST MODE (CORDON_TEST_EGRESS=1)"
+				: "");
 	}
+}
+
+/* EG-2: a proxy agent's allowlist, comma-separated, or NULL. */
+static const char *
+allow_list(struct json_object *sb, char *buf, size_t bufsz)
+{
+	struct json_object *arr = obj_at(obj_at(sb, "egress"), "allow");
+	size_t i, n, off = 0;
+	int w;
+
+	if (arr == NULL || !json_object_is_type(arr, json_type_array) ||
+	    (n = json_object_array_length(arr)) == 0)
+		return NULL;
+	buf[0] = '\0';
+	for (i = 0; i < n && off < bufsz; i++) {
+		w = snprintf(buf + off, bufsz - off, "%s%s", i ? "," : "",
+		    json_object_get_string(json_object_array_get_idx(arr, i)));
+		if (w < 0)
+			return NULL;
+		off += (size_t)w;
+	}
+	return buf;
 }
 
 static void
 print_agents(struct json_object *agents)
 {
 	struct json_object *arr = obj_at(agents, "agents"), *a, *sb, *layers;
-	char b[32], lbuf[256];
+	char b[32], lbuf[256], abuf[2048];
+	const char *allow;
 	size_t i, j, n, nl, off;
 
 	n = arr != NULL && json_object_is_type(arr, json_type_array)
@@ -194,6 +226,8 @@ print_agents(struct json_object *agents)
 		    str_at(sb, "isolation"), str_at(sb, "network"),
 		    nl ? lbuf : "-", obj_at(sb, "reason") ? "  # " : "",
 		    obj_at(sb, "reason") ? str_at(sb, "reason") : "");
+		if ((allow = allow_list(sb, abuf, sizeof(abuf))) != NULL)
+			printf("%-24s allow %s\n", "", allow);
 	}
 }
 

@@ -109,3 +109,34 @@ def test_per5_login_and_token_usage_errors(tmp_path):
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 1 and tok.strip() not in r.stderr
 
+
+
+def test_eg1_eg2_status_shows_the_egress_layer(cordon_factory, tmp_path):
+    """EG-1, EG-2: `cordon status` prints egressd's proxy runs and open
+    connections under its row, and each proxy agent's allowlist under
+    its own; --json carries both as the API gives them."""
+    home = tmp_path / "eg"
+    (home / "agents").mkdir(parents=True)
+    (home / "agents" / "fetcher.yaml").write_text(
+        "name: fetcher\ntransport: subprocess\ntransportConfig:\n"
+        "  bin: /bin/echo\n  args: [\"{prompt}\"]\n"
+        "sandbox: {network: proxy}\n"
+        "egress: {allow: [api.example.com, '*.example.org:8443']}\n")
+    c = cordon_factory(home=home)
+    r = status(home)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert "egress (EG-1): 0 proxy runs, 0 open connections" in lines, \
+        r.stdout
+    row = [i for i, l in enumerate(lines) if l.split()[:1] == ["fetcher"]]
+    assert row and lines[row[0]].split()[3] == "proxy", r.stdout
+    assert lines[row[0] + 1].split() == [
+        "allow", "api.example.com:443,*.example.org:8443"], r.stdout
+    doc = json.loads(status(home, "--json").stdout)
+    eg = [d for d in doc["health"]["daemons"] if d["name"] == "egressd"][0]
+    assert eg["status"]["egress"] == {"runs": 0, "connections": 0,
+                                      "testEgress": False}
+    ag = [a for a in doc["agents"]["agents"] if a["name"] == "fetcher"][0]
+    assert ag["sandbox"]["egress"]["allow"] == [
+        "api.example.com:443", "*.example.org:8443"]
+    assert c.health()["status"] == "ok"
