@@ -103,6 +103,8 @@ msg_name(unsigned int type)
 		return "egress-open-ok";
 	case MSG_EGRESS_CLOSE:
 		return "egress-close";
+	case MSG_EGRESS_CONN:
+		return "egress-conn";
 	default:
 		return "unknown";
 	}

@@ -121,6 +121,10 @@ enum msg_type {
 	MSG_EGRESS_OPEN_OK,   /* {} */
 	MSG_EGRESS_CLOSE,     /* one-way {runId}: the run ended; close its
 				 listener and tunnels */
+	MSG_EGRESS_CONN,      /* egressd -> spawner, one-way: {runId, conn,
+				 state: open|end, host?, port?, decision,
+				 rule?|reason?, end?, bytesUp, bytesDown,
+				 durationMs}, for the run view */
 
 	MSG_TYPE_MAX
 };

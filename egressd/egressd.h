@@ -57,6 +57,7 @@ struct erun {
 	int er_fd; /* the listener, in the run's netns */
 	struct event *er_accept_ev;
 	unsigned int er_nconns;
+	unsigned int er_seq;	     /* connections accepted so far, numbered */
 	unsigned long long er_bytes; /* both ways, all tunnels */
 	TAILQ_HEAD(, tunnel) er_tunnels;
 };
@@ -66,6 +67,7 @@ enum tun_state { T_HEAD, T_RESOLVE, T_CONNECT, T_OPEN, T_CLOSING };
 struct tunnel {
 	TAILQ_ENTRY(tunnel) t_entry;
 	struct erun *t_run;
+	unsigned int t_seq; /* the run's connection number, from 1 */
 	enum tun_state t_state;
 	struct bufferevent *t_cli, *t_up;
 	struct event *t_timer;

@@ -5,8 +5,9 @@
  * evdns, every address checked against the refused classes, connected,
  * then spliced both ways with backpressure until either side ends, the
  * idle timeout or the run's byte budget.  Exactly one egress.connect
- * record per connection, written when it ends.  Touches only the
- * sockets it accepts and opens.
+ * record per connection, written when it ends; the spawner hears of it
+ * as it opens and as it ends (MSG_EGRESS_CONN), for the run view.  Touches only
+ * the sockets it accepts and opens.
  */
 #include <sys/socket.h>
 
@@ -29,6 +30,7 @@
 #include "audit_emit.h"
 #include "egressd.h"
 #include "log.h"
+#include "msg.h"
 #include "util.h"
 
 static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
@@ -59,18 +61,15 @@ arm(struct tunnel *t, long sec)
 	evtimer_add(t->t_timer, &tv);
 }
 
-/* EG-4: what happened, never a header, a body or a key. */
-static void
-tunnel_record(struct tunnel *t)
+/* EG-4: what happened (so far), never a header, a body or a key. */
+static struct json_object *
+tunnel_json(struct tunnel *t, int ended)
 {
 	struct erun *r = t->t_run;
 	struct json_object *o = json_object_new_object();
 	char rule[32];
 
-	json_object_object_add(
-	    o, "kind", json_object_new_string("egress.connect"));
 	json_object_object_add(o, "runId", json_object_new_string(r->er_id));
-	json_object_object_add(o, "agent", json_object_new_string(r->er_agent));
 	/* A name the allowlist does not know is the agent's text: never
 	 * written (it may carry data). */
 	if (t->t_named) {
@@ -84,8 +83,10 @@ tunnel_record(struct tunnel *t)
 	if (t->t_why == ER_NONE && t->t_rule >= 0) {
 		snprintf(rule, sizeof(rule), "allow.%d", t->t_rule);
 		json_object_object_add(o, "rule", json_object_new_string(rule));
-		json_object_object_add(o, "end",
-		    json_object_new_string(t->t_end ? t->t_end : "closed"));
+		if (ended)
+			json_object_object_add(o, "end",
+			    json_object_new_string(
+				t->t_end ? t->t_end : "closed"));
 	} else
 		json_object_object_add(o, "reason",
 		    json_object_new_string(egress_reason_name(t->t_why)));
@@ -95,8 +96,37 @@ tunnel_record(struct tunnel *t)
 	    o, "bytesDown", json_object_new_int64((int64_t)t->t_bytes_down));
 	json_object_object_add(o, "durationMs",
 	    json_object_new_int64((int64_t)(now_ms_mono() - t->t_start)));
+	return o;
+}
+
+/* The same facts to the spawner, for the run view (MSG_EGRESS_CONN). */
+static void
+tunnel_notify(struct tunnel *t, struct json_object *o, const char *state)
+{
+	struct ipc_conn *c = eg.eg_d.d_peers[PROC_SPAWNER];
+
+	json_object_object_add(
+	    o, "conn", json_object_new_int64((int64_t)t->t_seq));
+	json_object_object_add(o, "state", json_object_new_string(state));
+	if (c != NULL)
+		(void)ipc_send(c, MSG_EGRESS_CONN, o, -1);
+}
+
+/* One egress.connect record as the connection ends; the run view too. */
+static void
+tunnel_record(struct tunnel *t)
+{
+	struct erun *r = t->t_run;
+	struct json_object *o = tunnel_json(t, 1);
+
+	json_object_object_add(
+	    o, "kind", json_object_new_string("egress.connect"));
+	json_object_object_add(o, "agent", json_object_new_string(r->er_agent));
 	if (audit_emit(eg.eg_d.d_peers[PROC_AUDITD], o, NULL, NULL) == -1)
 		log_warnx("run %s: egress record not sent", r->er_id);
+	json_object_object_del(o, "kind");
+	json_object_object_del(o, "agent");
+	tunnel_notify(t, o, "end");
 	json_object_put(o);
 }
 
@@ -471,6 +501,7 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct tunnel *t = arg;
 	struct evbuffer *pending;
+	struct json_object *open;
 
 	if (what & BEV_EVENT_CONNECTED) {
 		int one = 1;
@@ -480,6 +511,9 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		t->t_state = T_OPEN;
 		t->t_last = now_ms_mono();
 		arm(t, t->t_run->er_idle_sec);
+		open = tunnel_json(t, 0);
+		tunnel_notify(t, open, "open");
+		json_object_put(open);
 		evbuffer_add(bufferevent_get_output(t->t_cli), established,
 		    sizeof(established) - 1);
 		bufferevent_enable(t->t_up, EV_READ);
@@ -550,6 +584,7 @@ refuse_now(struct erun *r, int fd)
 	close(fd);
 	memset(&t, 0, sizeof(t));
 	t.t_run = r;
+	t.t_seq = ++r->er_seq;
 	t.t_why = ER_BUDGET_EXCEEDED;
 	t.t_start = now_ms_mono();
 	tunnel_record(&t);
@@ -592,6 +627,7 @@ tunnel_accept_cb(evutil_socket_t lfd, short ev, void *arg)
 			continue;
 		}
 		t->t_run = r;
+		t->t_seq = ++r->er_seq;
 		t->t_rule = -1;
 		t->t_start = t->t_last = now_ms_mono();
 		TAILQ_INSERT_TAIL(&r->er_tunnels, t, t_entry);

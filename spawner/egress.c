@@ -6,17 +6,136 @@
  * The spawner keeps its own copy meanwhile, so connections wait in the
  * backlog while egressd restarts.  Actions and probes get no proxy:
  * their listener is closed, so a connection is refused at once.
- * Touches only the listener it is given.
+ * egressd tells of each connection as it opens and ends
+ * (MSG_EGRESS_CONN): checked here, it goes to the run's stream as an
+ * "egress" event (the dashboard's run view).  Touches only the listener
+ * it is given.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "egress.h"
+#include "json.h"
 #include "log.h"
 #include "msg.h"
+#include "run.h"
 #include "spawner.h"
+#include "util.h"
+
+/* MSG_EGRESS_CONN: egressd trusts less than we do; every key checked. */
+static const struct json_shape conn_shape[] = {
+    {"runId", json_type_string, 1},
+    {"conn", json_type_int, 1},
+    {"state", json_type_string, 1},
+    {"host", json_type_string, 0},
+    {"port", json_type_int, 0},
+    {"decision", json_type_string, 1},
+    {"rule", json_type_string, 0},
+    {"reason", json_type_string, 0},
+    {"end", json_type_string, 0},
+    {"bytesUp", json_type_int, 1},
+    {"bytesDown", json_type_int, 1},
+    {"durationMs", json_type_int, 1},
+};
+
+static int
+one_of(const char *s, const char *const *set, size_t n)
+{
+	size_t i;
+
+	for (i = 0; s != NULL && i < n; i++)
+		if (strcmp(s, set[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* "allow.N", N a rule index. */
+static int
+rule_ok(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || strncmp(s, "allow.", 6) != 0 || s[6] == '\0')
+		return 0;
+	for (i = 6; s[i] != '\0'; i++)
+		if (s[i] < '0' || s[i] > '9' || i > 8)
+			return 0;
+	return 1;
+}
+
+static int
+reason_ok(const char *s)
+{
+	int r;
+
+	for (r = ER_NONE + 1; s != NULL && r < ER_MAX; r++)
+		if (strcmp(s, egress_reason_name((enum egress_reason)r)) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+conn_ok(struct json_object *o)
+{
+	static const char *const states[] = {"open", "end"};
+	static const char *const decisions[] = {"allow", "deny"};
+	static const char *const ends[] = {"closed", "upstream-error",
+	    "idle-timeout", "budget-exceeded", "run-ended"};
+	struct json_object *v;
+	unsigned char a[16];
+	const char *s;
+	long long x;
+
+	if (!json_shape_ok(o, conn_shape, nitems(conn_shape)) ||
+	    json_get_int(o, "conn", 1, UINT_MAX, &x) == -1 ||
+	    json_get_int(o, "bytesUp", 0, LLONG_MAX, &x) == -1 ||
+	    json_get_int(o, "bytesDown", 0, LLONG_MAX, &x) == -1 ||
+	    json_get_int(o, "durationMs", 0, LLONG_MAX, &x) == -1 ||
+	    !one_of(json_get_str(o, "state", 8), states, nitems(states)) ||
+	    !one_of(
+		json_get_str(o, "decision", 8), decisions, nitems(decisions)))
+		return 0;
+	if (json_object_object_get_ex(o, "host", &v) &&
+	    ((s = json_get_str(o, "host", EGRESS_HOST_MAX)) == NULL ||
+		(!egress_hostname_ok(s, strlen(s)) &&
+		    egress_ip_parse(s, strlen(s), a) == 0)))
+		return 0;
+	if (json_object_object_get_ex(o, "port", &v) &&
+	    json_get_int(o, "port", 1, 65535, &x) == -1)
+		return 0;
+	if (json_object_object_get_ex(o, "rule", &v) &&
+	    !rule_ok(json_get_str(o, "rule", 16)))
+		return 0;
+	if (json_object_object_get_ex(o, "reason", &v) &&
+	    !reason_ok(json_get_str(o, "reason", 32)))
+		return 0;
+	if (json_object_object_get_ex(o, "end", &v) &&
+	    !one_of(json_get_str(o, "end", 32), ends, nitems(ends)))
+		return 0;
+	return 1;
+}
+
+void
+egress_conn_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *ev;
+	const char *id;
+
+	if (!conn_ok(m->m_obj) ||
+	    (id = json_get_str(m->m_obj, "runId", 16)) == NULL) {
+		log_warnx("refused a connection report from egressd");
+		return;
+	}
+	ev = run_ev("egress");
+	json_object_object_foreach (m->m_obj, k, v)
+		if (strcmp(k, "runId") != 0)
+			json_object_object_add(ev, k, json_object_get(v));
+	run_event_id(id, ev);
+}
 
 static struct json_object *
 open_payload(const struct aproc *ap, const struct mf_egress *e)

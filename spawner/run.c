@@ -113,6 +113,18 @@ run_event(struct run *r, struct json_object *o)
 	json_object_put(o);
 }
 
+void
+run_event_id(const char *id, struct json_object *o)
+{
+	struct run *r = run_find(id);
+
+	if (r == NULL || r->r_state != RS_RUNNING) {
+		json_object_put(o);
+		return;
+	}
+	run_event(r, o);
+}
+
 struct json_object *
 run_ev(const char *kind)
 {

@@ -62,6 +62,8 @@ struct run {
 void run_free(struct run *);
 /* One event to the broker (a headless run drops it); takes o. */
 void run_event(struct run *, struct json_object *o);
+/* The same for a running run known by id; o is dropped if there is none. */
+void run_event_id(const char *id, struct json_object *o);
 struct json_object *run_ev(const char *kind); /* {"kind": kind} */
 
 /* run_out.c: the agent's output, cleaned (SP-10) and scrubbed (SP-11),

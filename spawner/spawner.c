@@ -41,7 +41,8 @@ static const struct ipc_dispatch parent_table[] = {
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
 
-/* Requests come from the broker only; audit and vault answers are replies. */
+/* Requests come from the broker only; audit and vault answers are replies;
+ * egressd reports its connections (one-way). */
 static const struct ipc_dispatch peer_table[] = {
     {MSG_AGENT_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, agent_list_h},
     {MSG_AGENT_GET, PROC_BIT(PROC_BROKER), 2, 512, IPC_FD_NONE, agent_get_h},
@@ -58,6 +59,8 @@ static const struct ipc_dispatch peer_table[] = {
 	mission_list_h},
     {MSG_MISSION_RUN, PROC_BIT(PROC_BROKER), 2, MSG_MISSION_RUN_MAX,
 	IPC_FD_NONE, mission_run_h},
+    {MSG_EGRESS_CONN, PROC_BIT(PROC_EGRESSD), 2, 1024, IPC_FD_NONE,
+	egress_conn_h},
     DAEMON_PEER_STATUS_ROW,
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };

@@ -207,6 +207,7 @@ void egress_run_open(
     struct aproc *, const char *run_id, const struct mf_egress *, int fd);
 void egress_run_close(struct aproc *);
 void egress_peer_up(void); /* a (new) egressd: hand over live runs */
+void egress_conn_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 /* run.c: chat runs (SP-8, SP-9, SP-16, SP-17, API-3, API-4) */
 void run_start_h(struct ipc_conn *, struct ipc_msg *, void *);

@@ -44,6 +44,27 @@ function sandboxBadge(sb) {
   return p;
 }
 
+// EG-1, EG-2: how the agent's runs reach the network, and for `proxy`
+// the hosts they may reach (as the spawner canonicalised them).
+const NETWORK = { none: 'none', allow: 'any host (no proxy)', proxy: 'proxy, allowlist only' };
+
+function networkFact(sb) {
+  const net = sb && typeof sb.network === 'string' ? sb.network : null;
+  if (!net) return null;
+  const box = el('span', 'network');
+  box.dataset.network = net;
+  box.append(el('span', 'network-mode', NETWORK[net] || net));
+  const allow = sb.egress && Array.isArray(sb.egress.allow) ?
+    sb.egress.allow.filter((s) => typeof s === 'string') : [];
+  if (net === 'proxy' && allow.length) {
+    const ul = el('ul', 'allowlist');
+    ul.setAttribute('aria-label', 'Allowed hosts');
+    for (const rule of allow) ul.append(h('li', null, el('code', null, rule)));
+    box.append(ul);
+  }
+  return box;
+}
+
 function agentCard(a) {
   const card = el('article', 'card agent-card');
   card.dataset.agent = a.name;
@@ -66,6 +87,8 @@ function agentCard(a) {
   fact('Actions', String(actions));
   const badge = sandboxBadge(a.sandbox);
   if (badge) fact('Sandbox', null, 'sandbox').append(badge);
+  const net = networkFact(a.sandbox);
+  if (net) fact('Network', null, 'network-fact').append(net);
   const missing = names(a.missingSecrets);
   const ms = fact('Missing secrets', missing.length ? missing.join(', ') : 'none',
     missing.length ? 'missing bad mono' : 'missing');

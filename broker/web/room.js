@@ -1,6 +1,6 @@
 // cordon dashboard: an agent room (DA-1, DA-2, API-3, API-4).  Streams a
 // run's tokens as they come, its tool calls (name, input, outcome, result)
-// and notices where they happened, Stop (cancel), New session, usage strip,
+// and notices where they happened, its network connections (EG-4), Stop (cancel), New session, usage strip,
 // the saved note as a link into the Vault view, Ctrl/⌘+Enter sends, Esc
 // stops.
 // The chat lives in chatstore.js; a run writes only in its generation.
@@ -90,6 +90,54 @@ function toolNode(s) {
   }
   return box;
 }
+
+// EG-4: the run's connections through its egress proxy, live: one row
+// per connection, updated as it ends.  Never a header or a body: egressd
+// sends only these facts, and a host the allowlist does not know is
+// never named.
+function connsNode(conns) {
+  const table = el('table', 'egress-conns');
+  const cap = el('caption', null, `Network connections (${conns.length})`);
+  const head = h('tr', null);
+  for (const c of ['Host', 'Decision', 'Up', 'Down', 'Time'])
+    head.append(Object.assign(el('th', null, c), { scope: 'col' }));
+  const rows = conns.map((c) => {
+    const tr = el('tr', `conn conn-${c.state}`);
+    tr.dataset.conn = String(c.conn);
+    tr.dataset.state = c.state;
+    tr.append(el('td', 'conn-host mono',
+      c.host ? `${c.host}:${c.port}` : '(unlisted host)'));
+    const what = c.decision === 'allow' ? (c.state === 'open' ? 'open' : `allowed, ${c.end || 'closed'}`) :
+      `denied: ${c.reason || 'refused'}`;
+    const d = el('td', 'conn-decision', what);
+    d.classList.add(c.decision === 'allow' ? 'ok' : 'bad');
+    d.dataset.value = c.decision;
+    tr.append(d,
+      el('td', 'conn-up num', c.state === 'open' ? '…' : fmtBytes(c.bytesUp)),
+      el('td', 'conn-down num', c.state === 'open' ? '…' : fmtBytes(c.bytesDown)),
+      el('td', 'conn-ms num', c.state === 'open' ? '…' : fmtMs(c.durationMs)));
+    return tr;
+  });
+  table.append(cap, h('thead', null, head), h('tbody', null, ...rows));
+  return h('div', 'egress-wrap', table);
+}
+
+// One egress event into the message's connections, by number.
+function connOf(ev) {
+  const n = (v) => (Number.isFinite(v) && v >= 0 ? v : 0);
+  if (!Number.isInteger(ev.conn) || (ev.state !== 'open' && ev.state !== 'end')) return null;
+  const c = { conn: ev.conn, state: ev.state, decision: ev.decision === 'allow' ? 'allow' : 'deny',
+    bytesUp: n(ev.bytesUp), bytesDown: n(ev.bytesDown), durationMs: n(ev.durationMs) };
+  if (typeof ev.host === 'string' && Number.isInteger(ev.port)) {
+    c.host = ev.host;
+    c.port = ev.port;
+  }
+  if (typeof ev.reason === 'string') c.reason = ev.reason;
+  if (typeof ev.end === 'string') c.end = ev.end;
+  return c;
+}
+
+const CONNS_MAX = 200; // shown per message; the audit trail has them all
 
 function stepNode(s) {
   if (s.kind === 'tool') return toolNode(s);
@@ -190,6 +238,7 @@ export class Room {
         const u = usageStrip(m.usage);
         if (u) box.append(u);
       }
+      if (Array.isArray(m.conns) && m.conns.length) box.append(connsNode(m.conns));
     }
     return { box, textNode: t };
   }
@@ -299,6 +348,16 @@ export class Room {
       if (!c) return;
       c.ok = ev.ok === true;
       c.summary = String(ev.summary || '');
+      break;
+    }
+    case 'egress': {
+      const c = connOf(ev);
+      if (!c) return;
+      const list = (m.conns ||= []);
+      const i = list.findIndex((x) => x.conn === c.conn);
+      if (i >= 0) list[i] = c;
+      else if (list.length < CONNS_MAX) list.push(c);
+      else return;
       break;
     }
     case 'notice':

@@ -83,11 +83,23 @@ function listing(dir) {
 
 // notImplemented: every API route but health answers 501, as the broker
 // does for a handler not written yet.
+// egress: the demo agent is a `network: proxy` one (EG-1, EG-2) and a
+// prompt with "net" streams its connections (EG-4), one held open until
+// the test calls releaseConn().
 // approvals: SBX-7 held commands, {id, agent, runId, verb, rule, cwd, args,
 // created, expires} (times in ms since the epoch); the test adds and removes
 // entries.  skewMs: how far the server's clock ("now") is off the browser's.
-export async function startContract({ notImplemented = false, skewMs = 0 } = {}) {
+export async function startContract({ notImplemented = false, skewMs = 0, egress = false } = {}) {
   const runs = new Map(); // runId -> {cancelled}
+  const agent = !egress ? AGENT : {
+    ...AGENT,
+    sandbox: {
+      isolation: 'namespace', network: 'proxy', enforced: true, layers: ['landlock', 'seccomp'],
+      egress: { allow: ['api.anthropic.com:443', '*.example-long-subdomain-name.org:8443'],
+        maxConnections: 16, maxBytes: 1073741824, idleTimeoutSec: 300 },
+    },
+  };
+  let releaseConn = () => {};
   const approvals = [];
   const decisions = []; // [id, decision] answered through POST
   const stale = new Set(); // ids listed but answered 404 (decided elsewhere)
@@ -123,6 +135,18 @@ export async function startContract({ notImplemented = false, skewMs = 0 } = {})
       line({ kind: 'tool_result', id: 't2', ok: false, summary: 'EACCES' });
       line({ kind: 'notice', text: 'the agent is retrying its model API (attempt 1 of 10: no connection)' });
       line({ kind: 'tool', id: 't3', tool: 'Grep', input: '{"pattern":"x"}' });
+    }
+    // EG-4: what egressd reports of each connection, as the stream
+    // carries it: one denied (unlisted: no host), one opened and held.
+    if (egress && prompt.includes('net')) {
+      line({ kind: 'egress', conn: 1, state: 'end', decision: 'deny', reason: 'host-not-allowed',
+        bytesUp: 0, bytesDown: 0, durationMs: 1 });
+      line({ kind: 'egress', conn: 2, state: 'open', host: 'api.anthropic.com', port: 443,
+        decision: 'allow', rule: 'allow.0', bytesUp: 0, bytesDown: 0, durationMs: 12 });
+      await new Promise((r) => { releaseConn = r; });
+      line({ kind: 'egress', conn: 2, state: 'end', host: 'api.anthropic.com', port: 443,
+        decision: 'allow', rule: 'allow.0', end: 'closed', bytesUp: 2048, bytesDown: 1536000,
+        durationMs: 2345 });
     }
     const long = prompt.includes('long');
     for (let i = 0; i < (long ? 400 : 5) && !res.destroyed; i++) {
@@ -176,8 +200,8 @@ export async function startContract({ notImplemented = false, skewMs = 0 } = {})
       return json(res, 200, { ok: true, version: 'contract', daemons: [] });
     if (notImplemented && p.startsWith('/api/'))
       return json(res, 501, { ok: false, error: 'not-implemented' });
-    if (req.method === 'GET' && p === '/api/agents') return json(res, 200, { ok: true, agents: [AGENT, FRESH] });
-    if (req.method === 'GET' && p === '/api/agents/demo') return json(res, 200, { ok: true, agent: AGENT });
+    if (req.method === 'GET' && p === '/api/agents') return json(res, 200, { ok: true, agents: [agent, FRESH] });
+    if (req.method === 'GET' && p === '/api/agents/demo') return json(res, 200, { ok: true, agent });
     if (req.method === 'GET' && p.startsWith('/api/agents/'))
       return json(res, 404, { ok: false, error: 'unknown-agent' });
     if (req.method === 'POST' && p === '/api/agents/demo/run') {
@@ -251,6 +275,7 @@ export async function startContract({ notImplemented = false, skewMs = 0 } = {})
     missions,
     missionAnswers,
     missionRuns,
+    releaseConn: () => releaseConn(),
     close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); }),
   };
 }

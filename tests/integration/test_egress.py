@@ -166,6 +166,36 @@ def test_eg1_eg2_allowed_upstream_reached(cordon_factory, tmp_path,
                         "bytesUp", "bytesDown", "durationMs"}
 
 
+def test_eg4_run_stream_lists_connections(cordon_factory, tmp_path,
+                                          upstream, eg_env):
+    """EG-4: the run's own stream tells of each connection as it opens
+    and as it ends (the dashboard's run view): host, port, decision,
+    bytes, duration; a name the allowlist does not know is never shown."""
+    home = egress_home(tmp_path, upstream)
+    c = cordon_factory(home=home)
+    reqs = [{"raw": connect("up.test", upstream), "after": get()},
+            {"raw": connect("evil.example.com", 443), "read": 0}]
+    prompt = f"DATA = {json.dumps(json.dumps(reqs))}\n" + CLIENT
+    _, events = long_run(c, prompt)
+    eg = [e for e in events if e["kind"] == "egress"]
+    assert [(e["conn"], e["state"]) for e in eg] == [
+        (1, "open"), (1, "end"), (2, "end")], eg
+    opened, ended, denied = eg
+    assert opened["host"] == "up.test" and opened["port"] == upstream
+    assert opened["decision"] == "allow" and opened["rule"] == "allow.0"
+    assert "end" not in opened and opened["bytesDown"] == 0
+    assert ended["host"] == "up.test" and ended["end"] == "closed"
+    assert ended["bytesUp"] == len(get()) and ended["bytesDown"] > 0
+    assert ended["durationMs"] >= 0
+    assert denied["decision"] == "deny"
+    assert denied["reason"] == "host-not-allowed" and "host" not in denied
+    assert "evil" not in json.dumps(eg)
+    # The same facts as the audit records, nothing more.
+    rec = wait_audit(home, lambda r: r["kind"] == "egress.connect")[0]
+    assert set(ended) - {"kind", "conn", "state"} == \
+        set(rec) - {"ts", "id", "seq", "prev", "kind", "runId", "agent"}
+
+
 def test_eg2_hostile_targets_refused(cordon_factory, tmp_path, upstream,
                                      eg_env):
     home = egress_home(tmp_path, upstream, conns=32)
