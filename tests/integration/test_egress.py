@@ -8,6 +8,7 @@
 import json
 import os
 import signal
+import socket
 import threading
 import time
 
@@ -213,6 +214,12 @@ def test_eg2_hostile_targets_refused(cordon_factory, tmp_path, upstream,
         (f"GET http://evil.example.com/ HTTP/1.1\r\nHost: "
          f"evil.example.com\r\n\r\n", "bad-request"),        # absolute-form
         (f"CONNECT up.test:{p}\r\nX: HTTP/1.1\r\n\r\n", "bad-request"),
+        (f"CONNECT up.te\rst:{p} HTTP/1.1\r\n\r\n", "bad-request"),  # CR
+        (f"CONNECT up.test:{p}\n HTTP/1.1\r\n\r\n", "bad-request"),  # LF
+        (f"CONNECT up.test:{p}%0d%0aX: HTTP/1.1\r\n\r\n",
+         "bad-request"),                                     # encoded CRLF
+        (f"GET http://up.test:{p}/ HTTP/1.1\r\nHost: up.test\r\n\r\n",
+         "bad-request"),                                     # absolute, listed
         (f"CONNECT up.test:{p} HTTP/1.1\r\nHost: up.test:{p}\r\n"
          f"Host: up.test:{p}\r\n\r\n", "bad-request"),       # dup Host
         (f"CONNECT up.test:{p} HTTP/1.1\r\nX: " + "a" * 9000 + "\r\n\r\n",
@@ -382,6 +389,15 @@ def test_eg1_egressd_killed_mid_stream(cordon_factory, tmp_path, upstream,
 
 def test_eg1_no_unix_socket_no_other_run(cordon_factory, tmp_path, upstream,
                                          eg_env):
+    """EG-1: a proxy agent opens no unix socket (no daemon's socket, no
+    D-Bus), and reaches nothing directly: not the upstream, not a port
+    listening on the host's loopback, not a private address.  Another
+    run's proxy is the same 127.0.0.1:3128 in that run's own namespace:
+    from here that address is this run's proxy."""
+    host = socket.socket()
+    host.bind(("127.0.0.1", 0))
+    host.listen(4)
+    host_port = host.getsockname()[1]
     c = cordon_factory(home=egress_home(tmp_path, upstream))
     prog = ("import socket\n"
             "try:\n"
@@ -397,7 +413,7 @@ def test_eg1_no_unix_socket_no_other_run(cordon_factory, tmp_path, upstream,
             "a, b = socket.socketpair()\n"
             "print('pair-ok')\n"
             # Another run's proxy or the host: nothing but our own lo.
-            f"for h, p in (('127.0.0.2', {upstream}), ('127.0.0.1', 8080),"
+            f"for h, p in (('127.0.0.2', {upstream}), ('127.0.0.1', {host_port}),"
             "             ('10.0.0.1', 443)):\n"
             "    try:\n"
             "        socket.create_connection((h, p), timeout=2)\n"
@@ -411,6 +427,10 @@ def test_eg1_no_unix_socket_no_other_run(cordon_factory, tmp_path, upstream,
     assert "pair-ok" in text, text
     assert "reached" not in text, text
     assert text.count("unreachable") == 3, text
+    host.settimeout(0.1)
+    with pytest.raises(OSError):
+        host.accept()  # nothing came through to the host's listener
+    host.close()
 
 
 def test_eg2_test_keys_refused_without_test_mode(cordon_factory, tmp_path,
