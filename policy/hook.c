@@ -410,3 +410,21 @@ hook_gemini_settings(const char *name, int oauth, char *out, size_t outsz)
 	    oauth ? "oauth-personal" : "gemini-api-key", name);
 	return w < 0 || (size_t)w >= outsz ? -1 : 0;
 }
+
+const char *
+hook_gemini_project(const char *buf, size_t len)
+{
+	/* The settings whose merge could turn cordon's hook off. */
+	static const char *const keys[] = {"hooksConfig", "hooks"};
+	struct json_object *o;
+	const char *bad = NULL;
+	size_t i;
+
+	if ((o = json_parse_object(buf, len, HOOK_PROJECT_DEPTH)) == NULL)
+		return "not-strict-json";
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]) && bad == NULL; i++)
+		if (json_object_object_get_ex(o, keys[i], NULL))
+			bad = keys[i];
+	json_object_put(o);
+	return bad;
+}

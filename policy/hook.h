@@ -88,4 +88,17 @@ int hook_answer(enum hook_cli cli, int allow, const char *rule, const char *msg,
  */
 int hook_gemini_settings(const char *name, int oauth, char *out, size_t outsz);
 
+/*
+ * SBX-8: Gemini CLI's project settings (.gemini/settings.json in its
+ * working dir, which the agent may write) outrank the user settings
+ * cordon writes, key by key; one that sets hooksConfig (hooks off, a
+ * hook disabled) or replaces hooks unwires the gate hook.  NULL if the
+ * len bytes of buf are a strict JSON object with neither key, else what
+ * is wrong: the key's name, or "not-strict-json" (comments included:
+ * what cordon cannot read exactly as the CLI does, it refuses).
+ */
+#define HOOK_PROJECT_MAX   (64 * 1024) /* bytes of project settings read */
+#define HOOK_PROJECT_DEPTH 32
+const char *hook_gemini_project(const char *buf, size_t len);
+
 #endif

@@ -394,7 +394,13 @@ run_prepare(struct run *r, const char **code, const char **ec)
 	/* SBX-8: a fresh name for the gate hook the CLI reads from a file. */
 	if (hookcfg_run(ag) == -1) {
 		snprintf(r->r_reason, sizeof(r->r_reason),
-		    "hooks: settings: %s", errno_name(errno));
+		    "hooks: settings %s/.gemini/settings.json: %s",
+		    ag->ag_sb.pl_roots.r_home, errno_name(errno));
+		*code = *ec = "spawn-failed";
+		return -1;
+	}
+	if (hookcfg_project(ag, r->r_cwd, r->r_reason, sizeof(r->r_reason)) ==
+	    -1) {
 		*code = *ec = "spawn-failed";
 		return -1;
 	}

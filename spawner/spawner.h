@@ -162,6 +162,13 @@ const char *errno_name(int);
  * before each chat run; nothing for other CLIs.  0, or -1 with errno.
  */
 int hookcfg_run(const struct agent *);
+/*
+ * hookcfg.c, SBX-8: 0 if Gemini CLI's project settings in cwd (none, for
+ * other CLIs) leave cordon's gate hook wired; else -1 with why (what,
+ * where, what to do) set.
+ */
+int hookcfg_project(
+    const struct agent *, const char *cwd, char *why, size_t whysz);
 
 /* spawner.c: audit records go to auditd; cb gets NULL on no answer. */
 int spawner_audit(struct json_object *rec, ipc_reply_fn cb, void *arg);

@@ -350,6 +350,43 @@ test_sbx8_gemini_settings(void **state)
 	assert_int_equal(hook_gemini_settings("ok", 0, buf, 16), -1);
 }
 
+/* SBX-8: project settings that could unwire the hook are named. */
+static void
+test_sbx8_gemini_project_settings(void **state)
+{
+	static const struct {
+		const char *in;
+		const char *want;
+	} cases[] = {
+	    {"{}", NULL},
+	    {"{\"context\":{\"fileName\":\"AGENTS.md\"},\"mcpServers\":{}}",
+		NULL},
+	    {"{\"hooksConfig\":{\"enabled\":false}}", "hooksConfig"},
+	    {"{\"hooksConfig\":false}", "hooksConfig"},
+	    {"{\"hooks\":\"x\"}", "hooks"},
+	    {"{\"hooks\":{\"BeforeTool\":[]}}", "hooks"},
+	    {"{\"hooks\\u0043onfig\":{\"enabled\":false}}", "hooksConfig"},
+	    {"{\"ui\":{},\"ui\":{}}", "not-strict-json"},
+	    {"{/* c */\"hooksConfig\":{}}", "not-strict-json"},
+	    {"{\"a\":1,}", "not-strict-json"},
+	    {"[]", "not-strict-json"},
+	    {"", "not-strict-json"},
+	};
+	const char *got;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		got = hook_gemini_project(cases[i].in, strlen(cases[i].in));
+		if (cases[i].want == NULL)
+			assert_null(got);
+		else {
+			assert_non_null(got);
+			assert_string_equal(got, cases[i].want);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -362,6 +399,7 @@ main(void)
 	    cmocka_unit_test(test_sbx8_answers),
 	    cmocka_unit_test(test_sbx8_kind_names),
 	    cmocka_unit_test(test_sbx8_gemini_settings),
+	    cmocka_unit_test(test_sbx8_gemini_project_settings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,156 @@
+# SBX-8: the Gemini CLI hook wiring cordon writes itself, with a fake
+# agent whose binary is named `gemini` (cordon wires Gemini CLI by that
+# name): the auth it picks (the agent's own login, else the API key), a
+# run refused with its reason when the settings cannot be written, and
+# project settings that would outrank the hook refuse the run until the
+# operator removes the key.  Everything lives under /var/tmp, beside
+# the agent's private home, so namespace mode's private /tmp hides none
+# of it.
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from agents_util import make_agents_home, run, server_env, text_of
+from conftest import Cordon, finish
+
+# Prints the auth and hook wiring it finds, as Gemini CLI would read them.
+FAKE_GEMINI = """#!/bin/sh
+cat "$HOME/.gemini/settings.json"
+"""
+
+
+@pytest.fixture(scope="module")
+def world():
+    base = tempfile.mkdtemp(prefix="cordon-hookcfg-", dir="/var/tmp")
+    mp = pytest.MonkeyPatch()
+    c = None
+    try:
+        bindir = os.path.join(base, "bin")
+        work = os.path.join(base, "work")
+        os.mkdir(bindir)
+        os.mkdir(work)
+        bot = os.path.join(bindir, "gemini")
+        with open(bot, "w") as f:
+            f.write(FAKE_GEMINI)
+        os.chmod(bot, 0o755)
+        home = make_agents_home(Path(base), name="ch", extra={
+            "gem": (f"name: gem\ntransport: subprocess\n"
+                    f"transportConfig:\n  bin: {bot}\n  cwd: {work}\n"
+                    "  args: [\"{prompt}\"]\n"),
+        })
+        server_env(mp, {"HOME": os.path.join(base, "operator")})
+        c = Cordon(home, ["--allow-root"]).start()
+        yield {"c": c, "work": work}
+    finally:
+        if c is not None:
+            finish(c)
+        mp.undo()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def gemini_dir(w):
+    r = w["c"].request("GET", "/api/agents/gem")
+    assert r.status == 200, r
+    return os.path.join(r.json()["agent"]["home"], ".gemini")
+
+
+def settings_seen(w):
+    r, ev = run(w["c"], "gem", "hello")
+    assert r.status == 200, (r, r.body[:300])
+    return json.loads(text_of(ev))
+
+
+def assert_refused(w, why):
+    """The run is refused before it starts, saying why, in the API and
+    the log (SP-12)."""
+    r, _ = run(w["c"], "gem", "hello")
+    assert r.status == 502, r
+    assert r.json() == {"ok": False, "error": "spawn-failed",
+                        "reason": why}, r.json()
+    assert f"agent gem: spawn-failed: {why}" in w["c"].stderr()
+
+
+def test_sbx8_gemini_auth_is_the_login_when_present(world):
+    s = settings_seen(world)
+    assert s["security"]["auth"]["selectedType"] == "gemini-api-key", s
+    hook = s["hooks"]["BeforeTool"][0]["hooks"][0]
+    assert hook["command"] == "cordon gate", s
+    login = os.path.join(gemini_dir(world), "oauth_creds.json")
+    with open(login, "w") as f:
+        f.write('{"refresh_token":"mock"}\n')
+    try:
+        s2 = settings_seen(world)
+        assert s2["security"]["auth"]["selectedType"] == "oauth-personal"
+        # A fresh hook name each run (SBX-8).
+        assert s2["hooks"]["BeforeTool"][0]["hooks"][0]["name"] != \
+            hook["name"]
+    finally:
+        os.unlink(login)
+    # A link where the login was is no login.
+    os.symlink("/etc/hostname", login)
+    try:
+        s3 = settings_seen(world)
+        assert s3["security"]["auth"]["selectedType"] == "gemini-api-key"
+    finally:
+        os.unlink(login)
+
+
+def test_sbx8_gemini_settings_unwritable_refuses_run(world):
+    """The agent left a link where its ~/.gemini was: the spawner does not
+    follow it, and the run is refused saying why."""
+    gdir = gemini_dir(world)
+    aside = gdir + ".aside"
+    os.rename(gdir, aside)
+    os.symlink(aside, gdir)
+    try:
+        assert_refused(world, f"hooks: settings {gdir}/settings.json: "
+                       "ENOTDIR")
+    finally:
+        os.unlink(gdir)
+        os.rename(aside, gdir)
+    assert settings_seen(world)["hooksConfig"] == {"enabled": True}
+
+
+PROJECT_REFUSED = [
+    ('{"hooksConfig": {"enabled": false}}', "set hooksConfig, which "
+     "outranks cordon's gate hook; remove that key"),
+    ('{"hooks": "none"}', "set hooks, which outranks cordon's gate hook; "
+     "remove that key"),
+    ('{"hooksConfig": {}, // off\n}', "cannot be checked "
+     "(not-strict-json); make them a plain file of strict JSON"),
+]
+
+
+@pytest.mark.parametrize("text,why", PROJECT_REFUSED)
+def test_sbx8_gemini_project_settings_that_unwire_refused(world, text, why):
+    proj = os.path.join(world["work"], ".gemini")
+    os.makedirs(proj, exist_ok=True)
+    f = os.path.join(proj, "settings.json")
+    with open(f, "w") as fh:
+        fh.write(text)
+    try:
+        assert_refused(world, f"hooks: project settings {f} {why}")
+        # The operator's own project settings, without those keys, run.
+        with open(f, "w") as fh:
+            fh.write('{"context": {"fileName": "AGENTS.md"}}')
+        assert settings_seen(world)["hooksConfig"] == {"enabled": True}
+    finally:
+        shutil.rmtree(proj)
+
+
+def test_sbx8_gemini_project_settings_link_refused(world):
+    """A link in place of the project's .gemini (which the CLI would
+    follow) is refused, never read through."""
+    proj = os.path.join(world["work"], ".gemini")
+    os.symlink("/etc", proj)
+    try:
+        assert_refused(world, f"hooks: project settings {proj}/settings.json"
+                       " cannot be checked (ELOOP); make them a plain file "
+                       "of strict JSON")
+    finally:
+        os.unlink(proj)
+    settings_seen(world)
