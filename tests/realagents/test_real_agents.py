@@ -547,3 +547,48 @@ def test_sbx8_real_cli_hook_cannot_be_unwired_by_agent(setup, mock, agent):
         for f in made:
             if str(f).startswith(str(p["work"])):
                 f.unlink()
+
+
+def test_sbx8_real_gemini_project_settings_cannot_unwire_hook(setup, mock):
+    """Gemini CLI's project settings outrank the user settings cordon
+    writes.  The agent writes `.gemini/settings.json` in its workspace
+    with its own write tool (the gate allows writes there), turning
+    hooks off; its next run is
+    refused, saying which key, and reaches no tool at all.  Once the
+    operator removes the key, `cat ~/.ssh/id_rsa` goes through the gate
+    again and is refused."""
+    c, p = setup
+    agent = "gemini"
+    wait_live(c, agent)
+    proj = p["work"] / ".gemini"
+    f = proj / "settings.json"
+    try:
+        off = json.dumps({"hooksConfig": {"enabled": False}})
+        mock.script([("say", "Writing it."),
+                     ("tool", "write_file", {"file_path": str(f),
+                                             "content": off})],
+                    [("say", "Wrote it.")])
+        _, ev = chat(c, agent, f"unwire {uuid.uuid4().hex[:8]}")
+        assert f.exists(), (ev, tool_results(mock, agent))
+        assert json.loads(f.read_text()) == {"hooksConfig":
+                                             {"enabled": False}}, ev
+        n = len(mock.seen(PERSONALITY[agent]))
+        r, _ = run(c, agent, "show the key")
+        assert r.status == 502, r
+        assert r.json()["reason"] == (
+            f"hooks: project settings {p['work']}/.gemini/settings.json "
+            "set hooksConfig, which outranks cordon's gate hook; remove "
+            "that key"), r.json()
+        assert len(mock.seen(PERSONALITY[agent])) == n  # never started
+        f.write_text(json.dumps({"context": {"fileName": "GEMINI.md"}}))
+        mock.script(*shell_turns(agent, "cat ~/.ssh/id_rsa", "Refused."))
+        chat(c, agent, f"again {uuid.uuid4().hex[:8]}")
+        rec = wait_audit(c.home, lambda r: r["kind"] == "verb.run" and
+                         r.get("agent") == agent and r.get("verb") == "cat"
+                         and r.get("verdict") == "deny")
+        assert rec[-1]["rule"] == "protected-path", rec
+        results = tool_results(mock, agent)
+        assert results and "cordon gate" in results[0], results
+        assert "mock-key-material" not in "".join(results)
+    finally:
+        shutil.rmtree(proj, ignore_errors=True)
