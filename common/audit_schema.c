@@ -32,7 +32,8 @@ static const char *const e_daemon[] = {"auditd", "vaultd", "spawner",
 static const char *const e_decision[] = {"allow", "deny", NULL};
 static const char *const e_eg_reason[] = {"host-not-allowed",
 	"port-not-allowed", "address-refused", "resolve-failed",
-	"budget-exceeded", "bad-request", "connect-failed", NULL};
+	"budget-exceeded", "bad-request", "connect-failed", "route-not-found",
+	"upstream-tls-failed", NULL};
 static const char *const e_eg_end[] = {"closed", "idle-timeout",
 	"budget-exceeded", "upstream-error", "run-ended", NULL};
 
@@ -98,6 +99,15 @@ static const struct audit_field f_egress[] = {
 	E("reason", OPT, e_eg_reason), E("end", OPT, e_eg_end),
 	COUNT("bytesUp"), COUNT("bytesDown"), COUNT("durationMs"),
 };
+/* EG-3, EG-4: a routed request; the route's name, never its path. */
+static const struct audit_field f_egress_req[] = {
+	S("runId", REQ, AP_RUNID), S("agent", REQ, AP_NAME),
+	S("route", OPT, AP_NAME), S("host", OPT, AP_HOST),
+	I("port", OPT, 1, 65535), E("decision", REQ, e_decision),
+	S("rule", OPT, AP_RULE), E("reason", OPT, e_eg_reason),
+	E("end", OPT, e_eg_end), I("status", OPT, 100, 599),
+	COUNT("bytesUp"), COUNT("bytesDown"), COUNT("durationMs"),
+};
 static const struct audit_field f_boot[] = { S("version", REQ, AP_VERSION) };
 static const struct audit_field f_shutdown[] = { E("reason", REQ, e_reason) };
 static const struct audit_field f_restart[] = {
@@ -121,6 +131,7 @@ static const struct audit_kind kinds[] = {
 	K("verb.run", SPAWNER, f_verb),
 	K("http.request", PROC_BIT(PROC_BROKER), f_http),
 	K("egress.connect", PROC_BIT(PROC_EGRESSD), f_egress),
+	K("egress.request", PROC_BIT(PROC_EGRESSD), f_egress_req),
 	K("system.boot", PROC_BIT(PROC_PARENT), f_boot),
 	K("system.shutdown", PROC_BIT(PROC_PARENT), f_shutdown),
 	K("system.restart", PROC_BIT(PROC_PARENT), f_restart),

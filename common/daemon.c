@@ -158,7 +158,8 @@ daemon_parse_args(int argc, char **argv, const char *pathopt,
 	}
 	if (optind != argc)
 		fatalx("usage: unexpected argument");
-	if (pathopt != NULL && a->da_path == NULL)
+	if (pathopt != NULL && a->da_path == NULL &&
+	    (flags & DAEMON_ARG_PATH_OPT) == 0)
 		fatalx("usage: --%s is required", pathopt);
 	if (!a->da_systemd && (a->da_sockdir != NULL || nn_peers(a) != 0))
 		fatalx("usage: --socket-dir and --peer need --systemd");

@@ -111,8 +111,9 @@ struct daemon_args {
 	const char *da_sockdir;
 	const char *da_peer[PROC_MAX]; /* user names by proc_id */
 };
-#define DAEMON_ARG_PROTECT 0x1u /* flags: accept --protect */
-#define DAEMON_ARG_STATE   0x2u /* flags: accept --state-dir */
+#define DAEMON_ARG_PROTECT  0x1u /* flags: accept --protect */
+#define DAEMON_ARG_STATE    0x2u /* flags: accept --state-dir */
+#define DAEMON_ARG_PATH_OPT 0x4u /* flags: the path option may be absent */
 /* A daemon's own numeric option: --NAME N, N in [min, max], into *val. */
 #define DAEMON_MAX_NUMOPTS 4
 struct daemon_numopt {

@@ -2,8 +2,10 @@
  * cordon-egressd (EG-1): takes each `network: proxy` run's listener from
  * the spawner and serves CONNECT tunnels to its allowlist (tunnel.c).
  * Reads /etc/resolv.conf (and /etc/hosts) once, before it confines
- * itself; after that, no file at all.  Its channels: cordond, the
- * spawner (runs opened and closed), auditd (one record per connection).
+ * itself, and the CA store for credential routes (tls.c); after that, no
+ * file at all.  Its channels: cordond, the spawner (runs opened and
+ * closed, with their routes' keys: EG-3), auditd (one record per
+ * connection or routed request).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include "egressd.h"
 #include "json.h"
 #include "log.h"
+#include "manifest_parse.h"
 #include "msg.h"
 #include "util.h"
 
@@ -54,6 +57,7 @@ static const struct json_shape open_shape[] = {
     {"idleTimeoutSec", json_type_int, 1},
     {"testResolve", json_type_object, 0},
     {"testAllowAddress", json_type_string, 0},
+    {"routes", json_type_array, 0},
 };
 static const struct json_shape close_shape[] = {
     {"runId", json_type_string, 1},
@@ -70,6 +74,19 @@ run_find(const char *id)
 	return NULL;
 }
 
+/* EG-3: a run's keys live as long as the run, and no copy after it. */
+static void
+keys_wipe(struct erun *r)
+{
+	size_t i;
+
+	for (i = 0; i < EGRESS_ROUTES_MAX; i++) {
+		explicit_bzero_str(r->er_keys[i]);
+		free(r->er_keys[i]);
+		r->er_keys[i] = NULL;
+	}
+}
+
 static void
 run_free(struct erun *r, const char *end)
 {
@@ -83,6 +100,7 @@ run_free(struct erun *r, const char *end)
 		close(r->er_fd);
 	TAILQ_REMOVE(&eg.eg_runs, r, er_entry);
 	eg.eg_nruns--;
+	keys_wipe(r);
 	free(r);
 }
 
@@ -147,6 +165,57 @@ open_test(struct erun *r, struct json_object *o)
 	return 0;
 }
 
+/*
+ * EG-3: the run's routes, [{name, upstream, auth, baseUrlEnv?, key}]:
+ * each upstream on the run's allowlist, each key a header value.
+ */
+static int
+open_routes(struct erun *r, struct json_object *o)
+{
+	struct json_object *a, *el;
+	struct egress_route *ro;
+	enum egress_reason why;
+	const char *s;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(o, "routes", &a))
+		return 0;
+	if ((n = json_object_array_length(a)) > EGRESS_ROUTES_MAX)
+		return -1;
+	for (i = 0; i < n; i++) {
+		ro = &r->er_routes[i];
+		el = json_object_array_get_idx(a, i);
+		if (!json_object_is_type(el, json_type_object) ||
+		    (s = json_get_str(el, "name", EGRESS_ROUTE_NAME_MAX)) ==
+			NULL ||
+		    !mp_name_ok(s, EGRESS_ROUTE_NAME_MAX))
+			return -1;
+		memcpy(ro->ro_name, s, strlen(s) + 1);
+		if ((s = json_get_str(el, "upstream", 512)) == NULL ||
+		    egress_upstream_parse(s, strlen(s), ro) == -1 ||
+		    egress_match(r->er_allow, r->er_nallow, ro->ro_host,
+			ro->ro_ip, ro->ro_addr, ro->ro_port, &why) < 0 ||
+		    (s = json_get_str(el, "auth", 32)) == NULL ||
+		    egress_auth_parse(s, strlen(s), &ro->ro_auth) == -1 ||
+		    (s = json_get_str(el, "key", EGRESS_KEY_MAX)) == NULL ||
+		    s[0] == '\0' || strpbrk(s, "\r\n") != NULL)
+			return -1;
+		/* Known keys only (baseUrlEnv is the spawner's business). */
+		json_object_object_foreach (el, k, kv) {
+			(void)kv;
+			if (strcmp(k, "name") != 0 &&
+			    strcmp(k, "upstream") != 0 &&
+			    strcmp(k, "auth") != 0 && strcmp(k, "key") != 0 &&
+			    strcmp(k, "baseUrlEnv") != 0)
+				return -1;
+		}
+		if ((r->er_keys[i] = strdup(s)) == NULL)
+			return -1;
+		r->er_nroutes++;
+	}
+	return 0;
+}
+
 /* The OPEN payload into r: its fields' values (the shape is checked). */
 static int
 open_parse(struct erun *r, struct json_object *o)
@@ -185,6 +254,8 @@ open_parse(struct erun *r, struct json_object *o)
 	if (json_get_int(o, "idleTimeoutSec", 1, EGRESS_IDLE_MAX, &x) == -1)
 		return -1;
 	r->er_idle_sec = (unsigned int)x;
+	if (open_routes(r, o) == -1)
+		return -1;
 	return open_test(r, o);
 }
 
@@ -211,6 +282,7 @@ egress_open_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	if (open_parse(r, m->m_obj) == -1 || run_find(r->er_id) != NULL ||
 	    eg.eg_nruns >= EG_RUNS_MAX) {
 		log_warnx("refused a run's egress from the spawner");
+		keys_wipe(r);
 		free(r);
 		open_refused(c, m, "bad-message");
 		return;
@@ -221,6 +293,7 @@ egress_open_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	if (r->er_accept_ev == NULL || event_add(r->er_accept_ev, NULL) == -1) {
 		if (r->er_accept_ev != NULL)
 			event_free(r->er_accept_ev);
+		keys_wipe(r);
 		free(r);
 		open_refused(c, m, "internal");
 		return;
@@ -322,7 +395,8 @@ main(int argc, char **argv)
 	struct confine_spec spec;
 
 	log_init("egressd", 0);
-	daemon_parse_args(argc, argv, NULL, nums, 0, &a);
+	/* --test-ca FILE: honoured only with --test-egress (EG-3 tests). */
+	daemon_parse_args(argc, argv, "test-ca", nums, DAEMON_ARG_PATH_OPT, &a);
 	log_init("egressd", a.da_debug);
 	eg.eg_test = test == 1;
 	if (eg.eg_test)
@@ -335,6 +409,9 @@ main(int argc, char **argv)
 	eg.eg_d.d_status_extra = egress_status;
 	eg.eg_d.d_stop = egress_stop;
 	dns_setup();
+	if (a.da_path != NULL && !eg.eg_test)
+		fatalx("--test-ca needs --test-egress");
+	tls_init(eg.eg_test ? a.da_path : NULL);
 
 	memset(&spec, 0, sizeof(spec));
 	spec.cs_name = "egressd";

@@ -4,9 +4,12 @@
  * `network: proxy` run's listening socket (made inside the run's own
  * network namespace) with the run's allowlist; it accepts the agent's
  * CONNECT requests there, resolves and checks the target itself, and
- * splices allowed tunnels.  egressd.c: the daemon, its dispatch rows and
- * runs; tunnel.c: one connection from accept to its audit record;
- * pump.c: an open tunnel's bytes moved by splice(2).
+ * splices allowed tunnels; a plain request on a credential route (EG-3)
+ * goes to the route's upstream over TLS with the route's key put on.
+ * egressd.c: the daemon, its dispatch rows and runs; tunnel.c: one
+ * connection from accept to its audit record; pump.c: an open tunnel's
+ * bytes moved by splice(2); route.c: a routed request; tls.c: the TLS
+ * client.
  */
 #ifndef CORDON_EGRESSD_H
 #define CORDON_EGRESSD_H
@@ -20,6 +23,8 @@
 #include "egress.h"
 
 struct bufferevent;
+struct event_base;
+struct json_object;
 struct evdns_base;
 struct evdns_getaddrinfo_request;
 struct event;
@@ -54,6 +59,10 @@ struct erun {
 	size_t er_ntest;
 	int er_test_allow_fam; /* 0: none */
 	unsigned char er_test_allow[16];
+	/* EG-3: credential routes and their keys (wiped at the run's end) */
+	struct egress_route er_routes[EGRESS_ROUTES_MAX];
+	char *er_keys[EGRESS_ROUTES_MAX];
+	size_t er_nroutes;
 	int er_fd; /* the listener, in the run's netns */
 	struct event *er_accept_ev;
 	unsigned int er_nconns;
@@ -85,6 +94,13 @@ struct tunnel {
 	unsigned long long t_bytes_up, t_bytes_down;
 	struct pump *t_pump; /* set once the kernel moves the bytes */
 	int t_pump_tried;
+	/* EG-3: a plain request (route.c) */
+	int t_http;			    /* 1: not a CONNECT */
+	const struct egress_route *t_route; /* the route it names, or NULL */
+	char *t_rhead;			    /* the head to send, key and all */
+	size_t t_rhead_len;
+	unsigned long long t_body_left; /* of its Content-Length */
+	int t_status;			/* the response's; -1 unreadable */
 };
 
 struct egressd {
@@ -100,10 +116,27 @@ extern struct egressd eg;
 /* tunnel.c */
 void tunnel_accept_cb(int fd, short ev, void *arg); /* arg: the erun */
 void tunnel_close(struct tunnel *, const char *end);
-int tunnel_budget(struct tunnel *, size_t);
+int tunnel_budget(struct tunnel *, size_t); /* 0, or -1: over budget */
+void tunnel_refuse(struct tunnel *, enum egress_reason);
+void tunnel_resolve(struct tunnel *);
 
 /* pump.c */
 int pump_start(struct tunnel *);
 void pump_free(struct tunnel *);
+
+/* route.c (EG-3) */
+int route_head(struct tunnel *); /* 0: a CONNECT; 1: handled here */
+struct bufferevent *route_upstream_new(struct tunnel *);
+void route_connected(struct tunnel *);
+void route_splice_up(struct tunnel *);
+void route_status(struct tunnel *);
+void route_record(const struct tunnel *, struct json_object *);
+void route_done(struct tunnel *);
+
+/* tls.c (EG-3) */
+void tls_init(const char *test_ca); /* before confinement */
+struct bufferevent *tls_bev_new(
+    struct event_base *, const struct egress_route *);
+int tls_failed(struct bufferevent *); /* the error was TLS's */
 
 #endif

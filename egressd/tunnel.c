@@ -112,20 +112,28 @@ tunnel_notify(struct tunnel *t, struct json_object *o, const char *state)
 		(void)ipc_send(c, MSG_EGRESS_CONN, o, -1);
 }
 
-/* One egress.connect record as the connection ends; the run view too. */
+/*
+ * One egress.connect record as the connection ends (egress.request for a
+ * routed request, EG-3); the run view too.
+ */
 static void
 tunnel_record(struct tunnel *t)
 {
 	struct erun *r = t->t_run;
 	struct json_object *o = tunnel_json(t, 1);
 
-	json_object_object_add(
-	    o, "kind", json_object_new_string("egress.connect"));
+	json_object_object_add(o, "kind",
+	    json_object_new_string(
+		t->t_http ? "egress.request" : "egress.connect"));
 	json_object_object_add(o, "agent", json_object_new_string(r->er_agent));
+	if (t->t_http)
+		route_record(t, o);
 	if (audit_emit(eg.eg_d.d_peers[PROC_AUDITD], o, NULL, NULL) == -1)
 		log_warnx("run %s: egress record not sent", r->er_id);
 	json_object_object_del(o, "kind");
 	json_object_object_del(o, "agent");
+	json_object_object_del(o, "route");
+	json_object_object_del(o, "status");
 	tunnel_notify(t, o, "end");
 	json_object_put(o);
 }
@@ -149,6 +157,7 @@ tunnel_close(struct tunnel *t, const char *end)
 	if (t->t_up != NULL)
 		bufferevent_free(t->t_up);
 	event_free(t->t_timer);
+	route_done(t);
 	free(t);
 }
 
@@ -157,11 +166,12 @@ tunnel_close(struct tunnel *t, const char *end)
  * with the reason, then close once it is written (or after a short
  * linger).  Never a hang, never an echo.
  */
-static void
+void
 tunnel_refuse(struct tunnel *t, enum egress_reason why)
 {
 	const char *name = egress_reason_name(why);
-	int bad_gw = why == ER_CONNECT_FAILED || why == ER_RESOLVE_FAILED;
+	int bad_gw = why == ER_CONNECT_FAILED || why == ER_RESOLVE_FAILED ||
+		     why == ER_TLS_FAILED;
 
 	if (t->t_why == ER_NONE && why != ER_CONNECT_FAILED)
 		t->t_why = why;
@@ -171,8 +181,9 @@ tunnel_refuse(struct tunnel *t, enum egress_reason why)
 		bufferevent_free(t->t_up);
 		t->t_up = NULL;
 	}
+	/* Reads stay on (and are dropped) while the refusal goes out: a
+	 * close with unread bytes would reset it away. */
 	t->t_state = T_CLOSING;
-	bufferevent_disable(t->t_cli, EV_READ);
 	evbuffer_add_printf(bufferevent_get_output(t->t_cli),
 	    "HTTP/1.1 %s\r\ncordon-egress: %s\r\nContent-Type: text/plain\r\n"
 	    "Content-Length: %zu\r\nConnection: close\r\n\r\ncordon-egress: "
@@ -256,7 +267,7 @@ dns_cb(int result, struct evutil_addrinfo *res, void *arg)
 }
 
 /* The target's addresses: a literal, the test map, or evdns. */
-static void
+void
 tunnel_resolve(struct tunnel *t)
 {
 	struct evutil_addrinfo hints;
@@ -306,7 +317,9 @@ connect_next(struct tunnel *t)
 	}
 	t->t_state = T_CONNECT;
 	arm(t, EG_STEP_SEC);
-	t->t_up = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	t->t_up = t->t_route != NULL
+		      ? route_upstream_new(t) /* EG-3: TLS */
+		      : bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (t->t_up == NULL) {
 		tunnel_refuse(t, ER_CONNECT_FAILED);
 		return;
@@ -328,6 +341,8 @@ tunnel_head(struct tunnel *t)
 	unsigned char *buf;
 	int rc;
 
+	if (route_head(t)) /* EG-3: a plain request for a route */
+		return;
 	n = len < EGRESS_HEAD_MAX ? len : EGRESS_HEAD_MAX;
 	buf = evbuffer_pullup(in, (ssize_t)n);
 	rc = egress_req_parse((const char *)buf, n, &t->t_req);
@@ -393,6 +408,11 @@ cli_read_cb(struct bufferevent *bev, void *arg)
 
 	if (t->t_state == T_HEAD)
 		tunnel_head(t);
+	else if (t->t_state == T_CLOSING && t->t_up == NULL)
+		evbuffer_drain(bufferevent_get_input(bev),
+		    evbuffer_get_length(bufferevent_get_input(bev)));
+	else if (t->t_state == T_OPEN && t->t_route != NULL)
+		route_splice_up(t); /* EG-3: its body, no more */
 	else if (t->t_state == T_OPEN)
 		splice(t, t->t_cli, t->t_up, &t->t_bytes_up, &t->t_paused_cli);
 }
@@ -402,6 +422,8 @@ up_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct tunnel *t = arg;
 
+	if (t->t_state == T_OPEN && t->t_route != NULL)
+		route_status(t); /* EG-3: for its record */
 	if (t->t_state == T_OPEN)
 		splice(t, t->t_up, t->t_cli, &t->t_bytes_down, &t->t_paused_up);
 }
@@ -422,8 +444,9 @@ drained(const struct tunnel *t)
 static void
 try_pump(struct tunnel *t)
 {
+	/* A routed request's upstream is TLS, its body bounded: buffered. */
 	if (t->t_state != T_OPEN || t->t_pump_tried || t->t_up == NULL ||
-	    !drained(t) ||
+	    t->t_route != NULL || !drained(t) ||
 	    evbuffer_get_length(bufferevent_get_input(t->t_cli)) != 0 ||
 	    evbuffer_get_length(bufferevent_get_input(t->t_up)) != 0)
 		return;
@@ -437,6 +460,12 @@ cli_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct tunnel *t = arg;
 
+	if (t->t_state == T_CLOSING && t->t_up == NULL && drained(t)) {
+		/* A refusal is out: end our side, and close once the agent
+		 * has read it (its EOF) or the linger is over. */
+		(void)shutdown(bufferevent_getfd(bev), SHUT_WR);
+		return;
+	}
 	if (t->t_state == T_CLOSING) {
 		if (drained(t))
 			tunnel_close(t, NULL);
@@ -514,6 +543,10 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		open = tunnel_json(t, 0);
 		tunnel_notify(t, open, "open");
 		json_object_put(open);
+		if (t->t_route != NULL) {
+			route_connected(t); /* EG-3 */
+			return;
+		}
 		evbuffer_add(bufferevent_get_output(t->t_cli), established,
 		    sizeof(established) - 1);
 		bufferevent_enable(t->t_up, EV_READ);
@@ -527,7 +560,9 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
 		return;
-	if (t->t_state == T_CONNECT)
+	if (t->t_state == T_CONNECT && t->t_route != NULL && tls_failed(bev))
+		tunnel_refuse(t, ER_TLS_FAILED); /* EG-3: never unverified */
+	else if (t->t_state == T_CONNECT)
 		connect_next(t);
 	else if (t->t_state == T_CLOSING)
 		tunnel_close(t, NULL);

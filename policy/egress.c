@@ -19,6 +19,8 @@ static const char *const reason_names[ER_MAX] = {
     [ER_BUDGET_EXCEEDED] = "budget-exceeded",
     [ER_BAD_REQUEST] = "bad-request",
     [ER_CONNECT_FAILED] = "connect-failed",
+    [ER_ROUTE_NOT_FOUND] = "route-not-found",
+    [ER_TLS_FAILED] = "upstream-tls-failed",
 };
 
 const char *

@@ -55,6 +55,9 @@ enum egress_reason {
 	ER_BUDGET_EXCEEDED,
 	ER_BAD_REQUEST,
 	ER_CONNECT_FAILED,
+	ER_ROUTE_NOT_FOUND, /* EG-3: a plain request no route matches */
+	ER_TLS_FAILED,	    /* EG-3: the upstream's TLS failed or was not
+			       verified */
 	ER_MAX
 };
 /* "host-not-allowed", ...; "" for ER_NONE. */
@@ -127,6 +130,91 @@ struct egress_req {
 int egress_req_parse(const char *buf, size_t len, struct egress_req *rq);
 
 /*
+ * EG-3: credential routes (egress_route.c).  A route maps the base URL an
+ * agent sees, http://127.0.0.1:EGRESS_PROXY_PORT/NAME, to an https
+ * upstream; egressd takes every auth header the agent sent off the
+ * request and adds the real one.  The agent holds EGRESS_PLACEHOLDER.
+ */
+#define EGRESS_ROUTES_MAX     4
+#define EGRESS_ROUTE_NAME_MAX 32
+#define EGRESS_BASE_MAX	      128  /* the upstream's base path */
+#define EGRESS_TARGET_MAX     4096 /* a routed request's target */
+#define EGRESS_KEY_MAX	      4096 /* a key's value (LIM_SECRET_VALUE_MAX) */
+#define EGRESS_UP_HEAD_MAX    (EGRESS_HEAD_MAX + EGRESS_KEY_MAX + 512)
+#define EGRESS_BODY_MAX	      (64ULL * 1024 * 1024) /* Content-Length */
+#define EGRESS_PLACEHOLDER    "cordon-egress-placeholder"
+
+enum egress_auth {
+	EGA_X_API_KEY,	    /* x-api-key: KEY (Anthropic API keys) */
+	EGA_BEARER,	    /* Authorization: Bearer KEY (OpenAI, OAuth) */
+	EGA_X_GOOG_API_KEY, /* x-goog-api-key: KEY (Gemini) */
+	EGA_MAX
+};
+/* "x-api-key", "bearer", "x-goog-api-key"; the parse: 0, or -1. */
+const char *egress_auth_name(enum egress_auth);
+int egress_auth_parse(const char *s, size_t len, enum egress_auth *);
+
+struct egress_route {
+	char ro_name[EGRESS_ROUTE_NAME_MAX + 1]; /* as an agent's name */
+	char ro_host[EGRESS_HOST_MAX + 1];	 /* lower case, no brackets */
+	int ro_ip;				 /* 0: a name; 4, 6 */
+	unsigned char ro_addr[16];
+	unsigned int ro_port;		   /* default 443 */
+	char ro_base[EGRESS_BASE_MAX + 1]; /* "" or "/a/b", no trailing / */
+	enum egress_auth ro_auth;
+};
+/*
+ * "https://host[:port][/base/path]" into ro's host, port and base: a
+ * name (RFC 1123), an IPv4 address or "[IPv6]"; no userinfo, query or
+ * fragment; the path of [A-Za-z0-9._~%/-] with no dot segment.  0, or
+ * -1.
+ */
+int egress_upstream_parse(const char *s, size_t len, struct egress_route *ro);
+/* The canonical text of the upstream of ro (re-parses to the same). */
+int egress_upstream_format(const struct egress_route *ro, char *buf, size_t sz);
+
+/* A plain HTTP request to the proxy (EG-3), parsed by egress_http_parse. */
+struct egress_http {
+	size_t hp_method_len; /* the method: buf[0, hp_method_len) */
+	size_t hp_target_off; /* origin-form, from '/' */
+	size_t hp_target_len;
+	unsigned long long hp_clen; /* Content-Length; 0 if absent */
+	size_t hp_nheaders;
+	size_t hp_hoff[EGRESS_HEADERS_MAX]; /* each header line (no CRLF) */
+	size_t hp_hlen[EGRESS_HEADERS_MAX];
+	size_t hp_head_len; /* bytes up to and with the blank line */
+};
+/*
+ * Parse a plain request head at buf[0, len): 1 complete and valid, 0
+ * not complete yet, -1 refused.  Accepted: "METHOD /target HTTP/1.x"
+ * (origin-form only, visible ASCII, no dot segment, at most
+ * EGRESS_TARGET_MAX) then header lines as egress_req_parse takes them,
+ * at most one Host, at most one Content-Length (digits, at most
+ * EGRESS_BODY_MAX); refused besides: Transfer-Encoding (a body has a
+ * length, or none: no request smuggling by chunking).
+ */
+int egress_http_parse(const char *buf, size_t len, struct egress_http *hp);
+/*
+ * The route a request's target names ("/NAME", "/NAME/...",
+ * "/NAME?..."): its index and *rest, the offset in the target after
+ * "/NAME"; or -1.
+ */
+int egress_route_match(const struct egress_route *, size_t n,
+    const char *target, size_t tlen, size_t *rest);
+/*
+ * The head egressd sends upstream for the request at buf: the method,
+ * the route's base path and the rest of the target, HTTP/1.1; Host the
+ * upstream's; every header but Host, the hop-by-hop ones and every
+ * credential header (Authorization, Proxy-Authorization, X-Api-Key,
+ * X-Goog-Api-Key, Api-Key, Cookie, ...); then the route's own auth
+ * header with key and "Connection: close".  Its length, or -1 (no room
+ * in out[0, sz), or a key with a line break).
+ */
+int egress_route_head(const char *buf, const struct egress_http *hp,
+    const struct egress_route *ro, size_t rest, const char *key, char *out,
+    size_t sz);
+
+/*
  * egress_mf.c, for manifest.c: the `egress:` block into m->m_egress,
  * checked against sandbox.network (read before it).
  */
@@ -134,13 +222,18 @@ struct schema;
 struct manifest;
 struct mf_egress;
 struct json_object;
+/* egress_route.c: the block's `routes:` (after `allow:` is read). */
+void mf_egress_routes(
+    struct schema *, struct manifest *, struct json_object *eg);
 void mf_egress_parse(
     struct schema *, struct manifest *, struct json_object *root);
 /*
  * An egress policy as JSON: {allow: [rule...], maxConnections, maxBytes,
- * idleTimeoutSec}, what the dashboard shows and what egressd is handed.
- * The test-only keys are not in it.
+ * idleTimeoutSec, routes?}, what the dashboard shows and what egressd is
+ * handed. The test-only keys are not in it.
  */
 struct json_object *mf_egress_json(const struct mf_egress *e);
+/* Its routes: [{name, upstream, auth, baseUrlEnv?}], never a key. */
+struct json_object *mf_egress_routes_json(const struct mf_egress *e);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * The manifest's `egress:` block (EG-2, EG-4): the allowlist of a
  * `sandbox.network: proxy` agent and its per-run budget, checked
- * strictly; plus two test-only keys.  Pure: allocates only into the
+ * strictly; plus its credential routes (egress_route.c) and two
+ * test-only keys.  Pure: allocates only into the
  * manifest.
  */
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 #include "schema.h"
 
 static const char *const eg_keys[] = {"allow", "maxConnections", "maxBytes",
-    "idleTimeoutSec", "testResolve", "testAllowAddress", NULL};
+    "idleTimeoutSec", "testResolve", "testAllowAddress", "routes", NULL};
 
 static void
 eg_allow(struct schema *p, struct mf_egress *e, struct json_object *eg)
@@ -122,6 +123,8 @@ mf_egress_json(const struct mf_egress *e)
 	    o, "maxBytes", json_object_new_int64((int64_t)e->eg_max_bytes));
 	json_object_object_add(o, "idleTimeoutSec",
 	    json_object_new_int64((int64_t)e->eg_idle_sec));
+	if (e->eg_nroutes > 0)
+		json_object_object_add(o, "routes", mf_egress_routes_json(e));
 	return o;
 }
 
@@ -152,6 +155,7 @@ mf_egress_parse(struct schema *p, struct manifest *m, struct json_object *root)
 		    p, eg, root, "egress", "needs sandbox.network: proxy");
 	schema_keys(p, eg, "egress", eg_keys);
 	eg_allow(p, e, eg);
+	mf_egress_routes(p, m, eg); /* EG-3: checked against allow */
 	if (schema_int(p, eg, "maxConnections", "egress.maxConnections", 1,
 		EGRESS_CONNS_MAX, &x) == 1)
 		e->eg_max_conns = (unsigned int)x;

@@ -1,8 +1,9 @@
 /*
- * The proxy request parser (EG-2): the head an agent sends its loopback
- * proxy, untrusted input.  One form only, CONNECT host:port, read
- * strictly and bounded; anything else is refused whole.  Pure: no I/O,
- * no globals, no allocation.
+ * The proxy request parsers (EG-2, EG-3): the head an agent sends its
+ * loopback proxy, untrusted input.  Two forms only, CONNECT host:port
+ * and a plain origin-form request for a credential route, read strictly
+ * and bounded by one line scanner; anything else is refused whole.  Pure: no
+ * I/O, no globals, no allocation.
  */
 #include <string.h>
 #include <strings.h>
@@ -107,16 +108,18 @@ name_is(const char *s, size_t len, const char *name)
 	return strlen(name) == len && strncasecmp(s, name, len) == 0;
 }
 
-/* One header line s[0, len) (no CRLF). */
+/*
+ * A header line s[0, len) (no CRLF): a name, then at once a colon (no
+ * obs-fold, no space before it), no control character in the value.
+ * 0 (*nlen: the name's length), or -1.
+ */
 static int
-header_line(
-    const char *s, size_t len, const char *auth, size_t alen, int *hosts)
+header_name(const char *s, size_t len, size_t *nlen)
 {
-	size_t i, n = 0, v, e;
+	size_t i, n = 0;
 
 	while (n < len && tchar((unsigned char)s[n]))
 		n++;
-	/* A name, then at once a colon: no obs-fold, no space before it. */
 	if (n == 0 || n == len || s[n] != ':')
 		return -1;
 	for (i = n + 1; i < len; i++) {
@@ -125,6 +128,18 @@ header_line(
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return -1;
 	}
+	if (nlen != NULL)
+		*nlen = n;
+	return 0;
+}
+
+/* A CONNECT's header line (checked by header_name). */
+static int
+header_line(
+    const char *s, size_t len, const char *auth, size_t alen, int *hosts)
+{
+	size_t n = (size_t)((const char *)memchr(s, ':', len) - s), v, e;
+
 	if (name_is(s, n, "content-length") ||
 	    name_is(s, n, "transfer-encoding"))
 		return -1;
@@ -142,22 +157,22 @@ header_line(
 	return 0;
 }
 
-int
-egress_req_parse(const char *buf, size_t len, struct egress_req *rq)
+/*
+ * The head's lines, CRLF only: every CR followed by LF, every LF preceded
+ * by CR (a CR may end what has arrived so far).  Each line but the blank
+ * one goes to line(ctx, s, len, index).  1 complete (*endp: the head's
+ * length), 0 not complete yet, -1 refused.
+ */
+static int
+head_scan(const char *buf, size_t len,
+    int (*line)(void *, const char *, size_t, int), void *ctx, size_t *endp)
 {
-	size_t end, i, start, ml = sizeof(METHOD) - 1, alen = 0;
-	const char *auth = NULL;
-	int line = 0, hosts = 0;
+	size_t end, i, start;
+	int n = 0;
 
-	memset(rq, 0, sizeof(*rq));
-	/* Refuse early what can never become a CONNECT. */
-	if (memcmp(buf, METHOD, len < ml ? len : ml) != 0)
-		return -1;
 	end = head_end(buf, len < EGRESS_HEAD_MAX ? len : EGRESS_HEAD_MAX);
 	if (end == 0 && (len >= EGRESS_HEAD_MAX || memchr(buf, '\0', len)))
 		return -1;
-	/* CRLF only: every CR is followed by LF and every LF preceded by CR
-	 * (a CR may end what has arrived so far). */
 	for (i = 0; i < (end ? end : len); i++)
 		if ((buf[i] == '\r' && i + 1 < len && buf[i + 1] != '\n') ||
 		    (buf[i] == '\r' && end != 0 && i + 1 == end) ||
@@ -170,19 +185,172 @@ egress_req_parse(const char *buf, size_t len, struct egress_req *rq)
 			continue;
 		if (i == start) /* the blank line: the end */
 			break;
-		if (line == 0) {
-			if (request_line(buf, i, rq, &auth, &alen) == -1)
-				return -1;
-		} else if (line > EGRESS_HEADERS_MAX ||
-			   header_line(buf + start, i - start, auth, alen,
-			       &hosts) == -1)
+		if (n > EGRESS_HEADERS_MAX ||
+		    line(ctx, buf + start, i - start, n) == -1)
 			return -1;
-		line++;
+		n++;
 		start = i + 2;
 		i++;
 	}
-	if (line == 0)
+	if (n == 0)
 		return -1;
+	*endp = end;
+	return 1;
+}
+
+struct connect_ctx {
+	struct egress_req *rq;
+	const char *auth;
+	size_t alen;
+	int hosts;
+};
+
+static int
+connect_line(void *arg, const char *s, size_t len, int n)
+{
+	struct connect_ctx *c = arg;
+
+	if (n == 0)
+		return request_line(s, len, c->rq, &c->auth, &c->alen);
+	if (header_name(s, len, NULL) == -1)
+		return -1;
+	return header_line(s, len, c->auth, c->alen, &c->hosts);
+}
+
+int
+egress_req_parse(const char *buf, size_t len, struct egress_req *rq)
+{
+	struct connect_ctx c = {rq, NULL, 0, 0};
+	size_t ml = sizeof(METHOD) - 1, end = 0;
+	int rc;
+
+	memset(rq, 0, sizeof(*rq));
+	/* Refuse early what can never become a CONNECT. */
+	if (memcmp(buf, METHOD, len < ml ? len : ml) != 0)
+		return -1;
+	if ((rc = head_scan(buf, len, connect_line, &c, &end)) != 1)
+		return rc;
 	rq->rq_head_len = end;
+	return 1;
+}
+
+/* A dot segment ("." or ".." between slashes) in target t[0, n)? */
+static int
+dot_segment(const char *t, size_t n)
+{
+	size_t i, seg;
+
+	for (i = 0; i < n; i++) {
+		if (t[i] != '/')
+			continue;
+		for (seg = i + 1; seg < n && t[seg] != '/' && t[seg] != '?';
+		     seg++)
+			;
+		if ((seg - i - 1 == 1 && t[i + 1] == '.') ||
+		    (seg - i - 1 == 2 && t[i + 1] == '.' && t[i + 2] == '.'))
+			return 1;
+		if (seg < n && t[seg] == '?')
+			return 0; /* the query is not a path */
+	}
+	return 0;
+}
+
+/* "METHOD /target HTTP/1.x" (single spaces, origin-form only). */
+static int
+http_request_line(const char *s, size_t len, struct egress_http *hp)
+{
+	size_t m = 0, i, vl = sizeof(" HTTP/1.1") - 1;
+
+	while (m < len && m <= 16 && tchar((unsigned char)s[m]))
+		m++;
+	if (m == 0 || m > 16 || m + 2 + vl > len || s[m] != ' ' ||
+	    s[m + 1] != '/')
+		return -1;
+	if (memcmp(s + len - vl, " HTTP/1.1", vl) != 0 &&
+	    memcmp(s + len - vl, " HTTP/1.0", vl) != 0)
+		return -1;
+	hp->hp_method_len = m;
+	hp->hp_target_off = m + 1;
+	hp->hp_target_len = len - vl - m - 1;
+	if (hp->hp_target_len > EGRESS_TARGET_MAX)
+		return -1;
+	for (i = hp->hp_target_off; i < len - vl; i++)
+		if ((unsigned char)s[i] <= 0x20 ||
+		    (unsigned char)s[i] >= 0x7f || s[i] == '#')
+			return -1;
+	if (dot_segment(s + hp->hp_target_off, hp->hp_target_len))
+		return -1;
+	return 0;
+}
+
+struct http_ctx {
+	struct egress_http *hp;
+	const char *buf;
+	int hosts, clens;
+};
+
+/* Content-Length: digits only, one, bounded. */
+static int
+clen_value(const char *s, size_t len, size_t n, unsigned long long *out)
+{
+	size_t v, e, i;
+	unsigned long long x = 0;
+
+	for (v = n + 1; v < len && (s[v] == ' ' || s[v] == '\t'); v++)
+		;
+	for (e = len; e > v && (s[e - 1] == ' ' || s[e - 1] == '\t'); e--)
+		;
+	if (e == v || e - v > 12)
+		return -1;
+	for (i = v; i < e; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		x = x * 10 + (unsigned)(s[i] - '0');
+	}
+	if (x > EGRESS_BODY_MAX)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+static int
+http_line(void *arg, const char *s, size_t len, int n)
+{
+	struct http_ctx *c = arg;
+	struct egress_http *hp = c->hp;
+	size_t nl;
+
+	if (n == 0)
+		return http_request_line(s, len, hp);
+	if (header_name(s, len, &nl) == -1)
+		return -1;
+	if (name_is(s, nl, "transfer-encoding"))
+		return -1;
+	if (name_is(s, nl, "host") && ++c->hosts > 1)
+		return -1;
+	if (name_is(s, nl, "content-length") &&
+	    (++c->clens > 1 || clen_value(s, len, nl, &hp->hp_clen) == -1))
+		return -1;
+	hp->hp_hoff[hp->hp_nheaders] = (size_t)(s - c->buf);
+	hp->hp_hlen[hp->hp_nheaders] = len;
+	hp->hp_nheaders++;
+	return 0;
+}
+
+int
+egress_http_parse(const char *buf, size_t len, struct egress_http *hp)
+{
+	struct http_ctx c = {hp, buf, 0, 0};
+	size_t end = 0;
+	int rc;
+
+	memset(hp, 0, sizeof(*hp));
+	if (len > 0 && buf[0] == 'C' &&
+	    memcmp(buf, METHOD,
+		len < sizeof(METHOD) - 1 ? len : sizeof(METHOD) - 1) == 0)
+		return -1; /* a CONNECT is not a plain request */
+	if ((rc = head_scan(buf, len, http_line, &c, &end)) != 1)
+		return rc;
+	hp->hp_head_len = end;
 	return 1;
 }

@@ -137,18 +137,6 @@ value_ok(const char *v)
 	return strpbrk(v, "\n\r") == NULL;
 }
 
-/* A secret goes in only under a name the manifest maps. */
-static int
-declared(const struct manifest *m, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < m->m_nsecrets; i++)
-		if (strcmp(m->m_secrets[i].s_env, name) == 0)
-			return 1;
-	return 0;
-}
-
 struct envv {
 	char **v;
 	size_t n, cap;
@@ -232,6 +220,40 @@ env_set_manifest(struct envv *e, const struct mf_env *me)
 	return 0;
 }
 
+/* EG-3: the secret is a route's key (the run has a proxy). */
+static int
+env_routed(const struct manifest *m, const char *name)
+{
+	size_t i;
+
+	if (m->m_sandbox.sb_network != MF_NET_PROXY)
+		return 0;
+	for (i = 0; i < m->m_egress.eg_nroutes; i++)
+		if (strcmp(m->m_egress.eg_routes[i].mr_secret, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* EG-3: each route's baseUrlEnv, the route's URL on the run's proxy. */
+static void
+env_route_urls(struct envv *e, const struct manifest *m)
+{
+	const struct mf_route *mr;
+	char url[64];
+	size_t i;
+
+	if (m->m_sandbox.sb_network != MF_NET_PROXY)
+		return;
+	for (i = 0; i < m->m_egress.eg_nroutes; i++) {
+		mr = &m->m_egress.eg_routes[i];
+		if (mr->mr_base_env == NULL)
+			continue;
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s",
+		    EGRESS_PROXY_PORT, mr->mr_route.ro_name);
+		envv_set(e, mr->mr_base_env, strlen(mr->mr_base_env), url);
+	}
+}
+
 int
 env_build(const char *const *parent_env, const struct manifest *m,
     const char *cwd, const char *const *secret_names,
@@ -250,7 +272,8 @@ env_build(const char *const *parent_env, const struct manifest *m,
 		if (secret_names[i] == NULL || secret_values[i] == NULL ||
 		    !env_name_ok(secret_names[i]) ||
 		    !value_ok(secret_values[i]) ||
-		    !declared(m, secret_names[i]))
+		    /* only under a name the manifest maps */
+		    !manifest_secret_declared(m, secret_names[i]))
 			return -1;
 	for (i = 0; i < m->m_nenv; i++)
 		if (!env_name_ok(m->m_env[i].e_name) ||
@@ -275,9 +298,13 @@ env_build(const char *const *parent_env, const struct manifest *m,
 			return -1;
 		}
 	envv_set(&e, "PWD", 3, cwd);
+	/* EG-3: a routed secret is egressd's; the agent gets a placeholder
+	 * and the route's URL. */
 	for (i = 0; i < nsecrets; i++)
 		envv_set(&e, secret_names[i], strlen(secret_names[i]),
-		    secret_values[i]);
+		    env_routed(m, secret_names[i]) ? EGRESS_PLACEHOLDER
+						   : secret_values[i]);
+	env_route_urls(&e, m);
 	if (e.oom) {
 		env_free(e.v);
 		*errcode = "out-of-memory";

@@ -40,11 +40,13 @@ int env_shared(const char *name);
  * "NAME=value" strings): allowlisted names and CORDON_* unless secretish
  * (parent values with \n or \r are skipped), the forced pair, the
  * manifest env on top, PWD=cwd, then secrets under their manifest names
- * (secret_names[i]=secret_values[i]).  A secret value with \n or \r, a
- * secret name the manifest's secrets: does not map, or a cwd that is not
- * absolute fails.  Returns 0 and a NULL-terminated
- * malloc'd envp (free with env_free), or -1 with *errcode one of
- * "invalid-argument", "out-of-memory".
+ * (secret_names[i]=secret_values[i]; for a `network: proxy` agent, a
+ * secret a credential route holds is EGRESS_PLACEHOLDER instead, and
+ * each route's baseUrlEnv its URL on the run's proxy: EG-3).  A secret value
+ * with \n or \r, a secret name the manifest's secrets: does not map, or a cwd
+ * that is not absolute fails.  Returns 0 and a NULL-terminated malloc'd envp
+ * (free with env_free), or -1 with *errcode one of "invalid-argument",
+ * "out-of-memory".
  */
 int env_build(const char *const *parent_env, const struct manifest *,
     const char *cwd, const char *const *secret_names,

@@ -111,6 +111,17 @@ mp_enum(struct schema *p, struct json_object *obj, const char *key,
 }
 
 int
+manifest_secret_declared(const struct manifest *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->m_nsecrets; i++)
+		if (strcmp(m->m_secrets[i].s_env, name) == 0)
+			return 1;
+	return 0;
+}
+
+int
 mp_name_ok(const char *s, size_t maxlen)
 {
 	size_t i, len = strlen(s);
@@ -783,6 +794,11 @@ manifest_free(struct manifest *m)
 	strv_free(m->m_sandbox.sb_write_roots);
 	free(m->m_egress.eg_allow);
 	free(m->m_egress.eg_test);
+	for (i = 0; i < m->m_egress.eg_nroutes; i++) {
+		free(m->m_egress.eg_routes[i].mr_secret);
+		free(m->m_egress.eg_routes[i].mr_base_env);
+	}
+	free(m->m_egress.eg_routes);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -81,6 +81,13 @@ struct mf_egress_test {
 	char et_host[EGRESS_HOST_MAX + 1]; /* lower case */
 	char et_addr[EGRESS_ADDR_STR_MAX]; /* an address, as text */
 };
+/* EG-3: a credential route; its key is the manifest secret mr_secret. */
+struct mf_route {
+	struct egress_route mr_route;
+	char *mr_secret;   /* a name under `secrets:`: the agent sees the
+			      placeholder in it */
+	char *mr_base_env; /* NULL, or the variable given the route's URL */
+};
 struct mf_egress {
 	int eg_present;
 	struct egress_rule *eg_allow; /* 1..EGRESS_ALLOW_MAX */
@@ -91,6 +98,8 @@ struct mf_egress {
 	struct mf_egress_test *eg_test; /* test-only */
 	size_t eg_ntest;
 	char eg_test_allow[EGRESS_ADDR_STR_MAX]; /* test-only; "" if absent */
+	struct mf_route *eg_routes;		 /* EG-3 */
+	size_t eg_nroutes;
 };
 
 struct manifest {
@@ -163,6 +172,8 @@ int manifest_parse_partial(struct json_object *root, struct manifest *out,
     struct policy_err *errs, size_t maxerrs, size_t *nerrs);
 void manifest_free(struct manifest *);
 
+/* 1 if `secrets:` maps an env name name. */
+int manifest_secret_declared(const struct manifest *, const char *name);
 /* The action with this id, or NULL. */
 const struct mf_action *manifest_action(
     const struct manifest *, const char *id);

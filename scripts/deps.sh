@@ -22,6 +22,7 @@ run_pkgs=(
 	meson ninja-build pkg-config gcc libc6-dev python3
 	libevent-dev libyaml-dev libjson-c-dev libseccomp-dev libcap-ng-dev
 	libssl-dev
+	ca-certificates          # egressd's CA store for credential routes
 )
 test_pkgs=(
 	libcmocka-dev            # unit tests
@@ -36,7 +37,8 @@ test_pkgs=(
 	systemd                  # systemd-analyze, -sysusers, -tmpfiles,
 	                         # -socket-activate (SU-4 unit tests)
 	cmark                    # the vault note test parses notes (VA-5)
-	curl ca-certificates
+	curl
+	openssl                  # the egress route tests' test CA
 )
 
 case $mode in

@@ -702,8 +702,8 @@ aproc_boot_notify(
 	}
 	/* EG-1: egressd accepts on the run's own listener. */
 	if (pfd != -1)
-		egress_run_open(
-		    ap, as->as_run_id, as->as_sandbox->pl_egress, pfd);
+		egress_run_open(ap, as->as_run_id, as->as_sandbox->pl_egress,
+		    as->as_secrets, pfd);
 	return 0;
 }
 

@@ -8,11 +8,14 @@
  * their listener is closed, so a connection is refused at once.
  * egressd tells of each connection as it opens and ends
  * (MSG_EGRESS_CONN): checked here, it goes to the run's stream as an
- * "egress" event (the dashboard's run view).  Touches only the listener
- * it is given.
+ * "egress" event (the dashboard's run view).  EG-3: the keys of the
+ * run's credential routes go with it, to egressd alone (the agent's env
+ * holds a placeholder); the run's copy is wiped when it ends.  Touches
+ * only the listener it is given.
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -137,6 +140,29 @@ egress_conn_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	run_event_id(id, ev);
 }
 
+/* EG-3: each route with a key gets it; a route without one is left out
+ * (egressd answers route-not-found). */
+static void
+routes_keys(const struct aproc *ap, struct json_object *o)
+{
+	const struct mf_egress *e = ap->ap_egress;
+	struct json_object *a, *el, *keep;
+	size_t i;
+
+	if (!json_object_object_get_ex(o, "routes", &a))
+		return;
+	keep = json_object_new_array();
+	for (i = 0; i < e->eg_nroutes; i++) {
+		if (ap->ap_egress_keys[i] == NULL)
+			continue;
+		el = json_object_get(json_object_array_get_idx(a, i));
+		json_object_object_add(
+		    el, "key", json_object_new_string(ap->ap_egress_keys[i]));
+		json_object_array_add(keep, el);
+	}
+	json_object_object_add(o, "routes", keep);
+}
+
 static struct json_object *
 open_payload(const struct aproc *ap, const struct mf_egress *e)
 {
@@ -158,6 +184,7 @@ open_payload(const struct aproc *ap, const struct mf_egress *e)
 	if (e->eg_test_allow[0] != '\0')
 		json_object_object_add(o, "testAllowAddress",
 		    json_object_new_string(e->eg_test_allow));
+	routes_keys(ap, o);
 	return o;
 }
 
@@ -181,13 +208,40 @@ egress_send(struct aproc *ap)
 	if (ipc_send(c, MSG_EGRESS_OPEN, o, fd) == -1)
 		log_warnx(
 		    "run %s: cannot hand its proxy to egressd", ap->ap_run_id);
-	json_object_put(o);
+	json_wipe_put(o); /* the keys' copies in it */
+}
+
+/* EG-3: the value of the run's secret named name, or NULL. */
+static const char *
+key_of(const struct secret_set *ss, const char *name)
+{
+	size_t i;
+
+	for (i = 0; ss != NULL && i < ss->ss_n; i++)
+		if (strcmp(ss->ss_names[i], name) == 0)
+			return ss->ss_values[i];
+	return NULL;
+}
+
+static void
+keys_wipe(struct aproc *ap)
+{
+	size_t i;
+
+	for (i = 0; i < EGRESS_ROUTES_MAX; i++) {
+		explicit_bzero_str(ap->ap_egress_keys[i]);
+		free(ap->ap_egress_keys[i]);
+		ap->ap_egress_keys[i] = NULL;
+	}
 }
 
 void
-egress_run_open(
-    struct aproc *ap, const char *run_id, const struct mf_egress *e, int fd)
+egress_run_open(struct aproc *ap, const char *run_id, const struct mf_egress *e,
+    const struct secret_set *ss, int fd)
 {
+	const char *k;
+	size_t i;
+
 	if (run_id == NULL || strlen(run_id) != 16 || e == NULL) {
 		close(fd); /* no proxy: connections are refused at once */
 		return;
@@ -195,6 +249,11 @@ egress_run_open(
 	memcpy(ap->ap_run_id, run_id, 17);
 	ap->ap_egress = e;
 	ap->ap_egress_fd = fd;
+	for (i = 0; i < e->eg_nroutes && i < EGRESS_ROUTES_MAX; i++)
+		if ((k = key_of(ss, e->eg_routes[i].mr_secret)) != NULL &&
+		    (ap->ap_egress_keys[i] = strdup(k)) == NULL)
+			log_warnx("run %s: a route's key: out of memory",
+			    ap->ap_run_id);
 	egress_send(ap);
 }
 
@@ -215,6 +274,7 @@ egress_run_close(struct aproc *ap)
 	}
 	close(ap->ap_egress_fd);
 	ap->ap_egress_fd = -1;
+	keys_wipe(ap);
 }
 
 void

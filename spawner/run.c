@@ -283,7 +283,8 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	as.as_timeout_ms = r->r_timeout_ms;
 	as.as_sandbox = &r->r_agent->ag_sb; /* SBX-1 */
 	as.as_agent = r->r_agent->ag_mf.m_name;
-	as.as_run_id = r->r_id; /* EG-1: its proxy, if it has one */
+	as.as_run_id = r->r_id;	  /* EG-1: its proxy, if it has one */
+	as.as_secrets = &r->r_ss; /* EG-3: its routes' keys */
 	/* SBX-6: the gate channel, the child's fd 3 (CORDON_GATE_FD). */
 	if (gate_chan_open(&r->r_gate, r->r_agent, r->r_id, r->r_cwd,
 		r->r_ss.ss_keys, &gatefd) == -1) {

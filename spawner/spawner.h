@@ -101,6 +101,9 @@ struct aproc {
 	int ap_egress_fd;
 	char ap_run_id[17];
 	const struct mf_egress *ap_egress;
+	/* EG-3: each route's key (ap_egress->eg_routes[i]), or NULL;
+	 * handed to egressd only, wiped when the run ends. */
+	char *ap_egress_keys[EGRESS_ROUTES_MAX];
 	const struct aproc_ops *ap_ops;
 	void *ap_arg;
 	TAILQ_ENTRY(aproc) ap_entry;
@@ -124,6 +127,7 @@ struct aproc_spec {
 				* only); its fd comes back in ap_gatedir */
 	const char *as_run_id; /* a chat run's id: its proxy (EG-1); NULL:
 				* none (actions, probes) */
+	const struct secret_set *as_secrets; /* its routes' keys (EG-3) */
 };
 
 struct spawner {
@@ -210,8 +214,8 @@ void aproc_cgroup_end(struct aproc *);
 void aproc_cgroup_sweep(void);
 
 /* egress.c: a proxy run's listener to egressd and back (EG-1). */
-void egress_run_open(
-    struct aproc *, const char *run_id, const struct mf_egress *, int fd);
+void egress_run_open(struct aproc *, const char *run_id,
+    const struct mf_egress *, const struct secret_set *, int fd);
 void egress_run_close(struct aproc *);
 void egress_peer_up(void); /* a (new) egressd: hand over live runs */
 void egress_conn_h(struct ipc_conn *, struct ipc_msg *, void *);

@@ -183,6 +183,14 @@ launch_cmd(struct cordon_config *conf, enum proc_id id, int cgroup, char *path,
 		argv[na++] = "--test-egress";
 		argv[na++] = "1";
 	}
+	/* EG-3 test hook: the CA egressd trusts for routes instead of the
+	 * system store (CORDON_TEST_EGRESS_CA, an absolute file). */
+	if (launch_test_egress() && id == PROC_EGRESSD &&
+	    getenv("CORDON_TEST_EGRESS_CA") != NULL &&
+	    getenv("CORDON_TEST_EGRESS_CA")[0] == '/') {
+		argv[na++] = "--test-ca";
+		argv[na++] = getenv("CORDON_TEST_EGRESS_CA");
+	}
 	if (getuid() == 0) {
 		if (id == PROC_BROKER) {
 			argv[na++] = "--user";

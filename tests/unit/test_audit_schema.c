@@ -118,6 +118,15 @@ test_au3_every_kind_in_schema_order(void **state)
 		PROC_EGRESSD,
 		"kind,runId,agent,host,port,decision,rule,end,bytesUp,"
 		"bytesDown,durationMs"},
+	    /* EG-3, EG-4: a routed request */
+	    {"{\"kind\":\"egress.request\",\"runId\":\"0123456789abcdef\","
+	     "\"agent\":\"a\",\"route\":\"anthropic\",\"host\":"
+	     "\"api.anthropic.com\",\"port\":443,\"decision\":\"allow\","
+	     "\"rule\":\"allow.0\",\"end\":\"closed\",\"status\":200,"
+	     "\"bytesUp\":10,\"bytesDown\":20,\"durationMs\":5}",
+		PROC_EGRESSD,
+		"kind,runId,agent,route,host,port,decision,rule,end,status,"
+		"bytesUp,bytesDown,durationMs"},
 	    {"{\"kind\":\"system.boot\",\"version\":\"0.1.0\"}", PROC_PARENT,
 		"kind,version"},
 	    {"{\"kind\":\"system.shutdown\",\"reason\":\"fatal\"}", PROC_PARENT,
@@ -221,6 +230,17 @@ test_au2_integer_bounds(void **state)
 	BAD(EGC("\"host\":\"A.com\","), PROC_EGRESSD);
 	BAD(EGC("\"headers\":\"x\","), PROC_EGRESSD);
 #undef EGC
+	/* EG-3: a routed request's record: the route's name, no path. */
+#define EGR(extra)                                                             \
+	"{\"kind\":\"egress.request\",\"runId\":\"0123456789abcdef\","         \
+	"\"agent\":\"a\"," extra "\"decision\":\"deny\",\"reason\":"           \
+	"\"route-not-found\",\"bytesUp\":0,\"bytesDown\":0,\"durationMs\":0}"
+	OK(EGR(""), PROC_EGRESSD);
+	BAD(EGR(""), PROC_SPAWNER);
+	BAD(EGR("\"route\":\"/anthropic/v1\","), PROC_EGRESSD);
+	BAD(EGR("\"path\":\"/v1\","), PROC_EGRESSD);
+	BAD(EGR("\"status\":600,"), PROC_EGRESSD);
+#undef EGR
 	BAD("{\"kind\":\"http.request\",\"method\":\"GET\",\"route\":\"other\","
 	    "\"status\":99,\"durationMs\":0,\"bytesIn\":0,\"bytesOut\":0}",
 	    PROC_BROKER);

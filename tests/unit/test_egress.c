@@ -1,7 +1,10 @@
 /*
- * Unit tests for policy/egress.c, egress_req.c and egress_mf.c (EG-2,
- * EG-4): allowlist entries, matching, the address classes refused after
- * resolution, the strict CONNECT parser and the manifest's egress block.
+ * Unit tests for policy/egress.c, egress_req.c, egress_mf.c and
+ * egress_route.c (EG-2, EG-3, EG-4): allowlist entries, matching, the
+ * address classes refused after resolution, the strict CONNECT and plain
+ * request parsers, the manifest's egress block and its credential
+ * routes, the head sent upstream, and the agent env of a routed secret
+ * (the placeholder, never the key).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "egress.h"
+#include "env.h"
 #include "manifest.h"
 #include "yamljson.h"
 
@@ -409,6 +413,344 @@ test_eg4_reason_names(void **state)
 	assert_string_equal(egress_reason_name(ER_MAX), "bad-request");
 }
 
+#define KEY "sk-ant-real-key-0123456789"
+
+static int
+up(const char *s, struct egress_route *ro)
+{
+	memset(ro, 0, sizeof(*ro));
+	return egress_upstream_parse(s, strlen(s), ro);
+}
+
+static void
+test_eg3_upstream_parsed(void **state)
+{
+	static const struct {
+		const char *in, *canon, *base;
+		unsigned int port;
+	} ok[] = {
+	    {"https://api.anthropic.com", "https://api.anthropic.com:443", "",
+		443},
+	    {"https://API.openai.com/v1/", "https://api.openai.com:443/v1",
+		"/v1", 443},
+	    {"HTTPS://mock.test:8443/a/b", "https://mock.test:8443/a/b", "/a/b",
+		8443},
+	    {"https://203.0.113.7:444", "https://203.0.113.7:444", "", 444},
+	    {"https://[2001:db8::1]/x", "https://[2001:db8::1]:443/x", "/x",
+		443},
+	};
+	static const char *const bad[] = {
+	    "http://api.anthropic.com",
+	    "https://",
+	    "https:///v1",
+	    "https://user@api.x.com",
+	    "https://*.x.com",
+	    "https://a.com:0",
+	    "https://a.com/v1?x=1",
+	    "https://a.com/v1#f",
+	    "https://a.com/../x",
+	    "https://a.com/a/./b",
+	    "https://a.com//b",
+	    "https://a b.com",
+	    "https://a.com/\x01",
+	    "ftp://a.com",
+	};
+	struct egress_route ro, ro2;
+	char buf[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(up(ok[i].in, &ro), 0);
+		assert_int_equal(ro.ro_port, ok[i].port);
+		assert_string_equal(ro.ro_base, ok[i].base);
+		assert_int_equal(
+		    egress_upstream_format(&ro, buf, sizeof(buf)), 0);
+		assert_string_equal(buf, ok[i].canon);
+		assert_int_equal(up(buf, &ro2), 0);
+		assert_memory_equal(&ro, &ro2, sizeof(ro));
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (up(bad[i], &ro) != -1)
+			fail_msg("accepted %s", bad[i]);
+}
+
+static int
+http(const char *s, struct egress_http *hp)
+{
+	return egress_http_parse(s, strlen(s), hp);
+}
+
+static void
+test_eg3_http_parsed(void **state)
+{
+	static const char req[] =
+	    "POST /anthropic/v1/messages?beta=true HTTP/1.1\r\n"
+	    "Host: 127.0.0.1:3128\r\nContent-Length: 12\r\n"
+	    "x-api-key: " EGRESS_PLACEHOLDER "\r\n\r\n{\"a\":1}";
+	struct egress_http hp;
+
+	(void)state;
+	assert_int_equal(http(req, &hp), 1);
+	assert_int_equal(hp.hp_method_len, 4);
+	assert_int_equal(
+	    hp.hp_target_len, strlen("/anthropic/v1/messages?beta=true"));
+	assert_memory_equal(req + hp.hp_target_off, "/anthropic/", 11);
+	assert_int_equal(hp.hp_clen, 12);
+	assert_int_equal(hp.hp_nheaders, 3);
+	assert_int_equal(hp.hp_head_len, strlen(req) - strlen("{\"a\":1}"));
+	/* Not complete yet. */
+	assert_int_equal(http("GET /a HTTP/1.1\r\nHost: x\r\n", &hp), 0);
+	assert_int_equal(http("GET /a HTTP/1.1\r", &hp), 0);
+}
+
+static void
+test_eg3_http_refused(void **state)
+{
+	static const char *const bad[] = {
+	    "CONNECT a.com:443 HTTP/1.1\r\n\r\n",
+	    "GET http://evil.com/ HTTP/1.1\r\nHost: evil.com\r\n\r\n",
+	    "GET * HTTP/1.1\r\n\r\n",
+	    "GET /a HTTP/2\r\n\r\n",
+	    "GET /a  HTTP/1.1\r\n\r\n",
+	    "GET /a b HTTP/1.1\r\n\r\n",
+	    "GET /a/../b HTTP/1.1\r\n\r\n",
+	    "GET /a/.. HTTP/1.1\r\n\r\n",
+	    "GET /./a HTTP/1.1\r\n\r\n",
+	    "GET /a#x HTTP/1.1\r\n\r\n",
+	    "GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+	    "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+	    "POST /a HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: "
+	    "1\r\n\r\n",
+	    "POST /a HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+	    "POST /a HTTP/1.1\r\nContent-Length: 1,1\r\n\r\n",
+	    "POST /a HTTP/1.1\r\nContent-Length: 99999999999999\r\n\r\n",
+	    "GET /a HTTP/1.1\nHost: a\n\n",
+	    "GET /a HTTP/1.1\r\nX: a\rb\r\n\r\n",
+	    "GET /a HTTP/1.1\r\nX: a\r\n b\r\n\r\n",
+	    "GET /a HTTP/1.1\r\nX : a\r\n\r\n",
+	    "GET /a HTTP/1.1\r\nX: a\x01\r\n\r\n",
+	    "G(T /a HTTP/1.1\r\n\r\n",
+	};
+	struct egress_http hp;
+	char *big;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (http(bad[i], &hp) != -1)
+			fail_msg("accepted case %zu", i);
+	/* A head that never ends within EGRESS_HEAD_MAX. */
+	big = malloc(EGRESS_HEAD_MAX + 64);
+	assert_non_null(big);
+	strcpy(big, "GET /a HTTP/1.1\r\nX: ");
+	memset(big + strlen(big), 'a', EGRESS_HEAD_MAX);
+	big[EGRESS_HEAD_MAX + 20] = '\0';
+	assert_int_equal(http(big, &hp), -1);
+	free(big);
+}
+
+static void
+test_eg3_route_match(void **state)
+{
+	struct egress_route ro[2];
+	size_t rest;
+
+	(void)state;
+	memset(ro, 0, sizeof(ro));
+	strcpy(ro[0].ro_name, "anthropic");
+	strcpy(ro[1].ro_name, "openai");
+	assert_int_equal(egress_route_match(ro, 2, "/openai/v1", 10, &rest), 1);
+	assert_int_equal(rest, 7);
+	assert_int_equal(egress_route_match(ro, 2, "/anthropic", 10, &rest), 0);
+	assert_int_equal(rest, 10);
+	assert_int_equal(egress_route_match(ro, 2, "/openai?x", 9, &rest), 1);
+	assert_int_equal(
+	    egress_route_match(ro, 2, "/openaix/v1", 11, &rest), -1);
+	assert_int_equal(egress_route_match(ro, 2, "/other/v1", 9, &rest), -1);
+	assert_int_equal(egress_route_match(ro, 2, "/", 1, &rest), -1);
+}
+
+static void
+test_eg3_head_rewritten(void **state)
+{
+	static const char req[] =
+	    "POST /anthropic/v1/messages HTTP/1.1\r\n"
+	    "Host: 127.0.0.1:3128\r\n"
+	    "x-api-key: " EGRESS_PLACEHOLDER "\r\n"
+	    "Authorization: Bearer stolen\r\n"
+	    "X-Goog-Api-Key: g\r\nProxy-Authorization: p\r\nCookie: c\r\n"
+	    "Connection: keep-alive\r\nanthropic-version: 2023-06-01\r\n"
+	    "Content-Length: 2\r\n\r\n{}";
+	struct egress_route ro;
+	struct egress_http hp;
+	char out[EGRESS_UP_HEAD_MAX];
+	size_t rest;
+	int n;
+
+	(void)state;
+	assert_int_equal(http(req, &hp), 1);
+	assert_int_equal(up("https://api.anthropic.com", &ro), 0);
+	strcpy(ro.ro_name, "anthropic");
+	ro.ro_auth = EGA_X_API_KEY;
+	assert_int_equal(egress_route_match(&ro, 1, req + hp.hp_target_off,
+			     hp.hp_target_len, &rest),
+	    0);
+	n = egress_route_head(req, &hp, &ro, rest, KEY, out, sizeof(out));
+	assert_true(n > 0);
+	out[n] = '\0';
+	assert_string_equal(out,
+	    "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.com\r\n"
+	    "anthropic-version: 2023-06-01\r\nContent-Length: 2\r\n"
+	    "x-api-key: " KEY "\r\nConnection: close\r\n\r\n");
+	/* Bearer, a base path and a port. */
+	assert_int_equal(up("https://mock.test:8443/v1beta/openai", &ro), 0);
+	strcpy(ro.ro_name, "anthropic");
+	ro.ro_auth = EGA_BEARER;
+	n = egress_route_head(req, &hp, &ro, rest, KEY, out, sizeof(out));
+	assert_true(n > 0);
+	out[n] = '\0';
+	assert_non_null(
+	    strstr(out, "POST /v1beta/openai/v1/messages HTTP/1.1\r\n"
+			"Host: mock.test:8443\r\n"));
+	assert_non_null(strstr(out, "\r\nAuthorization: Bearer " KEY "\r\n"));
+	assert_null(strstr(out, "stolen"));
+	assert_null(strstr(out, EGRESS_PLACEHOLDER));
+	/* The route's bare URL is its base. */
+	assert_int_equal(http("GET /anthropic HTTP/1.1\r\n\r\n", &hp), 1);
+	assert_int_equal(up("https://a.com", &ro), 0);
+	strcpy(ro.ro_name, "anthropic");
+	n = egress_route_head("GET /anthropic HTTP/1.1\r\n\r\n", &hp, &ro, 10,
+	    KEY, out, sizeof(out));
+	assert_true(n > 0);
+	assert_memory_equal(out, "GET / HTTP/1.1\r\n", 16);
+	/* No room, or a key that would split the head: nothing. */
+	assert_int_equal(egress_route_head("GET /anthropic HTTP/1.1\r\n\r\n",
+			     &hp, &ro, 10, KEY, out, 20),
+	    -1);
+	assert_int_equal(egress_route_head("GET /anthropic HTTP/1.1\r\n\r\n",
+			     &hp, &ro, 10, "a\r\nX: b", out, sizeof(out)),
+	    -1);
+}
+
+#define MF_ROUTED                                                              \
+	"name: a\ntransport: subprocess\n"                                     \
+	"transportConfig: {bin: /bin/true, args: ['{prompt}']}\n"              \
+	"secrets: {ANTHROPIC_API_KEY: anthropic.apiKey}\n"                     \
+	"sandbox: {network: proxy}\n"
+
+static void
+test_eg3_manifest_routes(void **state)
+{
+	static const struct {
+		const char *yaml, *why;
+	} bad[] = {
+	    {"egress: {allow: [api.anthropic.com], routes: {anthropic: "
+	     "{upstream: 'http://api.anthropic.com', secret: "
+	     "ANTHROPIC_API_KEY, auth: x-api-key}}}\n",
+		"egress.routes.anthropic.upstream: must be https://"},
+	    {"egress: {allow: [api.anthropic.com], routes: {anthropic: "
+	     "{upstream: 'https://evil.com', secret: ANTHROPIC_API_KEY, "
+	     "auth: x-api-key}}}\n",
+		"egress.routes.anthropic.upstream: its host and port must be "
+		"on egress.allow"},
+	    {"egress: {allow: [api.anthropic.com], routes: {anthropic: "
+	     "{upstream: 'https://api.anthropic.com', secret: OTHER_KEY, "
+	     "auth: x-api-key}}}\n",
+		"egress.routes.anthropic.secret: must name an entry of "
+		"secrets:"},
+	    {"egress: {allow: [api.anthropic.com], routes: {anthropic: "
+	     "{upstream: 'https://api.anthropic.com', secret: "
+	     "ANTHROPIC_API_KEY, auth: basic}}}\n",
+		"egress.routes.anthropic.auth: must be x-api-key, bearer or "
+		"x-goog-api-key"},
+	    {"egress: {allow: [api.anthropic.com], routes: {anthropic: "
+	     "{upstream: 'https://api.anthropic.com', secret: "
+	     "ANTHROPIC_API_KEY, auth: x-api-key, baseUrlEnv: LD_PRELOAD}}}\n",
+		"egress.routes.anthropic.baseUrlEnv: must be an environment "
+		"name"},
+	    {"egress: {allow: [api.anthropic.com], routes: {anthropic: "
+	     "{upstream: 'https://api.anthropic.com', secret: "
+	     "ANTHROPIC_API_KEY, auth: x-api-key, extra: 1}}}\n",
+		"egress.routes.anthropic.extra: unknown key"},
+	    {"egress: {allow: [api.anthropic.com], routes: {anthropic: "
+	     "{secret: ANTHROPIC_API_KEY, auth: x-api-key}}}\n",
+		"egress.routes.anthropic.upstream: missing"},
+	    {"egress: {allow: [api.anthropic.com], routes: {Bad_Name: "
+	     "{upstream: 'https://api.anthropic.com', secret: "
+	     "ANTHROPIC_API_KEY, auth: x-api-key}}}\n",
+		"egress.routes: route names"},
+	    {"egress: {allow: [api.anthropic.com], routes: {}}\n",
+		"egress.routes: must be a mapping of 1 to 4 routes"},
+	};
+	struct manifest m;
+	char why[200], yaml[1024];
+	size_t i;
+
+	(void)state;
+	snprintf(yaml, sizeof(yaml), "%s",
+	    MF_ROUTED
+	    "egress:\n  allow: [api.anthropic.com]\n  routes:\n"
+	    "    anthropic:\n      upstream: https://api.anthropic.com\n"
+	    "      secret: ANTHROPIC_API_KEY\n      auth: x-api-key\n"
+	    "      baseUrlEnv: ANTHROPIC_BASE_URL\n");
+	assert_int_equal(mf(yaml, &m, why, sizeof(why)), 0);
+	assert_int_equal(m.m_egress.eg_nroutes, 1);
+	assert_string_equal(
+	    m.m_egress.eg_routes[0].mr_route.ro_name, "anthropic");
+	assert_string_equal(
+	    m.m_egress.eg_routes[0].mr_secret, "ANTHROPIC_API_KEY");
+	assert_string_equal(
+	    m.m_egress.eg_routes[0].mr_base_env, "ANTHROPIC_BASE_URL");
+	manifest_free(&m);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(yaml, sizeof(yaml), "%s%s", MF_ROUTED, bad[i].yaml);
+		why[0] = '\0';
+		if (mf(yaml, &m, why, sizeof(why)) != -1)
+			fail_msg("accepted case %zu", i);
+		if (strncmp(why, bad[i].why, strlen(bad[i].why)) != 0)
+			fail_msg("case %zu: %s", i, why);
+	}
+}
+
+/* EG-3: the agent's env holds the placeholder and the route's URL. */
+static void
+test_eg3_env_placeholder(void **state)
+{
+	const char *names[] = {"ANTHROPIC_API_KEY"}, *values[] = {KEY};
+	const char *parent[] = {"PATH=/usr/bin", NULL};
+	struct manifest m;
+	char why[200], **envp;
+	const char *code;
+	size_t i;
+	int placeholder = 0, url = 0;
+
+	(void)state;
+	assert_int_equal(
+	    mf(MF_ROUTED
+		"egress:\n  allow: [api.anthropic.com]\n  routes:\n"
+		"    anthropic: {upstream: 'https://api.anthropic.com', "
+		"secret: ANTHROPIC_API_KEY, auth: x-api-key, "
+		"baseUrlEnv: ANTHROPIC_BASE_URL}\n",
+		&m, why, sizeof(why)),
+	    0);
+	assert_int_equal(
+	    env_build(parent, &m, "/", names, values, 1, &envp, &code), 0);
+	for (i = 0; envp[i] != NULL; i++) {
+		assert_null(strstr(envp[i], KEY));
+		placeholder |=
+		    strcmp(envp[i], "ANTHROPIC_API_KEY=" EGRESS_PLACEHOLDER) ==
+		    0;
+		url |=
+		    strcmp(envp[i],
+			"ANTHROPIC_BASE_URL=http://127.0.0.1:3128/anthropic") ==
+		    0;
+	}
+	assert_true(placeholder && url);
+	env_free(envp);
+	manifest_free(&m);
+}
+
 int
 main(void)
 {
@@ -422,6 +764,13 @@ main(void)
 	    cmocka_unit_test(test_eg2_manifest_block),
 	    cmocka_unit_test(test_eg2_manifest_refused),
 	    cmocka_unit_test(test_eg4_reason_names),
+	    cmocka_unit_test(test_eg3_upstream_parsed),
+	    cmocka_unit_test(test_eg3_http_parsed),
+	    cmocka_unit_test(test_eg3_http_refused),
+	    cmocka_unit_test(test_eg3_route_match),
+	    cmocka_unit_test(test_eg3_head_rewritten),
+	    cmocka_unit_test(test_eg3_manifest_routes),
+	    cmocka_unit_test(test_eg3_env_placeholder),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
