@@ -1,8 +1,12 @@
 # The real agent CLIs (Claude Code, Codex, Gemini CLI, pinned in
 # tests/agents/package-lock.json) supervised by a real `cordon run`, each
 # against tests/agents/mock_api.py in place of its model API (SP-15,
-# SP-16, API-3, API-4, SEC-2, SBX-2, SBX-6): the shipped manifests of
-# examples/agents/ as an operator installs them, plus the mock's URL.
+# SP-16, API-3, API-4, SEC-2, SBX-2, SBX-6, EG-3): the shipped manifests
+# of examples/agents/ as an operator installs them: `network: proxy`, the
+# API reached through a credential route of egressd, the mock serving TLS
+# with a certificate of a test CA made here (CORDON_TEST_EGRESS_CA), the
+# API's name resolved to it and its port added (the test-only
+# egress.testResolve / testAllowAddress, CORDON_TEST_EGRESS=1).
 #
 # scripts/test's `agents` suite installs the CLIs (npm ci) and runs this
 # directory.  Tests talk only to 127.0.0.1 and touch only the temp dirs
@@ -13,7 +17,9 @@ import os
 import pathlib
 import re
 import shutil
+import ssl
 import stat
+import subprocess
 import sys
 import time
 import uuid
@@ -61,6 +67,10 @@ SHELL_TOOL = {  # each CLI's shell tool and its input shape
     "gemini": lambda cmd: ("run_shell_command", {"command": cmd}),
 }
 AGENTS = ["claude-code", "codex", "gemini"]
+# Each API's host (the shipped route's upstream, on the allowlist).
+API_HOST = {"claude-code": "api.anthropic.com", "codex": "api.openai.com",
+            "gemini": "generativelanguage.googleapis.com"}
+MOCK_ADDR = "127.0.0.1"
 KEY_TEXT = "-----BEGIN OPENSSH PRIVATE KEY-----\nmock-key-material-7f3a\n"
 
 
@@ -75,12 +85,14 @@ def chat_params():
 
 # ---- the installation an operator would make ----
 
-def install_manifest(src, dst, name, env, cwd, drop=(), subst=None):
-    """Copy a shipped manifest, adding env entries and a cwd (the mock's
-    URL, the test workspace: the run's write root), as the operator
-    guide says, replacing the name, dropping any line that contains one
-    of drop and replacing each key of subst by its value; text edits
-    only, the rest as shipped."""
+def install_manifest(src, dst, name, env, cwd, drop=(), subst=None,
+                     resolve=None):
+    """Copy a shipped manifest, adding env entries and a cwd (the test
+    workspace: the run's write root), as the operator guide says,
+    replacing the name, dropping any line that contains one of drop and
+    replacing each key of subst by its value; resolve (host: address)
+    adds the test-only egress keys; text edits only, the rest as
+    shipped."""
     out = []
     with open(src) as f:
         lines = f.read().splitlines()
@@ -99,6 +111,10 @@ def install_manifest(src, dst, name, env, cwd, drop=(), subst=None):
         if ln == "  env:":
             out.extend(f"    {k}: {json.dumps(v)}" for k, v in env.items())
             env = {}
+        if ln == "egress:" and resolve:
+            out.append("  testResolve: {" + ", ".join(
+                f"{h}: {a}" for h, a in resolve.items()) + "}")
+            out.append(f"  testAllowAddress: {MOCK_ADDR}")
     if env:  # a manifest without env: gets one
         i = out.index("transportConfig:") + 1
         out[i:i] = ["  env:"] + [f"    {k}: {json.dumps(v)}"
@@ -107,12 +123,30 @@ def install_manifest(src, dst, name, env, cwd, drop=(), subst=None):
         f.write("\n".join(out) + "\n")
 
 
-def mock_env(agent, url):
-    if agent == "claude-code":
-        return {"ANTHROPIC_BASE_URL": url}
-    if agent == "gemini":
-        return {"GOOGLE_GEMINI_BASE_URL": url}
-    return {}
+def openssl(*args):
+    subprocess.run(("openssl",) + args, check=True, capture_output=True)
+
+
+def make_pki(d):
+    """A test CA and a certificate from it for every API host: (the CA
+    file, the server's (cert, key))."""
+    ca, cakey = str(d / "ca.pem"), str(d / "ca.key")
+    crt, key, csr = str(d / "api.pem"), str(d / "api.key"), str(d / "api.csr")
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes")
+    openssl("req", "-x509", *ec, "-keyout", cakey, "-out", ca, "-subj",
+            "/CN=cordon test CA", "-days", "2", "-addext",
+            "basicConstraints=critical,CA:TRUE", "-addext",
+            "keyUsage=critical,keyCertSign")
+    openssl("req", *ec, "-keyout", key, "-out", csr, "-subj",
+            "/CN=mock api")
+    (d / "api.ext").write_text("subjectAltName=" + ",".join(
+        f"DNS:{h}" for h in API_HOST.values()) + "\n")
+    openssl("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", cakey,
+            "-CAcreateserial", "-out", crt, "-days", "2", "-extfile",
+            str(d / "api.ext"))
+    os.chmod(d, 0o755)
+    os.chmod(ca, 0o644)
+    return ca, (crt, key)
 
 
 @pytest.fixture(scope="module")
@@ -127,10 +161,30 @@ def clis():
 
 
 @pytest.fixture(scope="module")
-def mock():
-    m = Mock().start()
+def pki(tmp_path_factory):
+    return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture(scope="module")
+def mock(pki):
+    """The mock APIs over TLS, as the real hosts are (EG-3)."""
+    m = Mock()
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(*pki[1])
+    m.httpd.socket = ctx.wrap_socket(m.httpd.socket, server_side=True)
+    m.start()
     yield m
     m.close()
+
+
+def api_subst(mock):
+    """Each API host with the mock's port: the allowlist and the route's
+    upstream as shipped, on the port the mock has."""
+    return {h: f"{h}:{mock.port}" for h in API_HOST.values()}
+
+
+def api_resolve():
+    return {h: MOCK_ADDR for h in API_HOST.values()}
 
 
 # Each CLI once more without its gate hook (SBX-2 alone).  cordon wires
@@ -152,7 +206,7 @@ def agent_home(c, agent):
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory, clis, mock):
+def setup(tmp_path_factory, clis, mock, pki):
     """One cordon with the three shipped manifests (and each once more
     without its gate hook, NOHOOK), an operator home with a decoy SSH
     key, and a workspace.  Returns (cordon, paths)."""
@@ -172,18 +226,18 @@ def setup(tmp_path_factory, clis, mock):
         os.chmod(d, 0o700)
     (gdir / "settings.json").write_text(json.dumps(
         {"security": {"auth": {"selectedType": "gemini-api-key"}}}))
-    # Codex's provider is its own config, not an env variable (SP-15).
-    url = {"https://api.openai.com/v1": mock.url + "/v1"}
+    # The shipped routes and allowlists, on the mock's port (EG-3).
+    url = api_subst(mock)
     for agent in AGENTS:
         install_manifest(os.path.join(EXAMPLES, f"{agent}.yaml"),
-                         home / "agents" / f"{agent}.yaml", agent,
-                         mock_env(agent, mock.url), str(work), subst=url)
+                         home / "agents" / f"{agent}.yaml", agent, {},
+                         str(work), subst=url, resolve=api_resolve())
     for name, agent in NOHOOK.items():
         install_manifest(os.path.join(EXAMPLES, f"{agent}.yaml"),
-                         home / "agents" / f"{name}.yaml", name,
-                         mock_env(agent, mock.url), str(work),
-                         drop=NOHOOK_DROP[agent],
-                         subst=dict(url, **NOHOOK_SUBST.get(agent, {})))
+                         home / "agents" / f"{name}.yaml", name, {},
+                         str(work), drop=NOHOOK_DROP[agent],
+                         subst=dict(url, **NOHOOK_SUBST.get(agent, {})),
+                         resolve=api_resolve())
     sec = home / "secrets.yaml"
     sec.write_text("".join(f"{ns}:\n  apiKey: {val}\n"
                            for _, ns, val in SECRETS.values()))
@@ -193,6 +247,8 @@ def setup(tmp_path_factory, clis, mock):
     try:
         os.environ["HOME"] = str(op)
         os.environ["PATH"] = f"{clis}:{BUILD}:/usr/bin:/bin"
+        os.environ["CORDON_TEST_EGRESS"] = "1"
+        os.environ["CORDON_TEST_EGRESS_CA"] = pki[0]
         for _, _, val in SECRETS.values():
             assert val not in os.environ.values()
         for k in list(os.environ):
@@ -240,6 +296,21 @@ def chat(c, agent, prompt, bound=RUN_S):
         if time.monotonic() > deadline:
             pytest.fail("busy for the whole bound")
         time.sleep(0.5)
+
+
+def stalled(c, mock, agent, said, prompt):
+    """A run whose answer stalls after said: (its Stream, runId, the pids
+    of the CLI's processes); the caller closes the Stream and releases
+    the mock."""
+    mock.script([("say", said), ("stall",)])
+    wait_live(c, agent)
+    s = Stream(c, agent, prompt)
+    rid = s.start()
+    mock.wait_stalled(RUN_S)
+    pids = procs_with_arg(f"--prompt={prompt}" if agent == "gemini"
+                          else prompt)
+    assert pids
+    return s, rid, pids
 
 
 def kinds(events):
@@ -303,18 +374,11 @@ def test_api4_real_cli_cancel_mid_run(setup, mock, agent):
     every process of the run (the prompt's word is in their argv)."""
     c, _ = setup
     word = uuid.uuid4().hex[:10]
-    mock.script([("say", f"Starting {word}."), ("stall",)])
-    wait_live(c, agent)
     prompt = f"work on {word}"
-    s = Stream(c, agent, prompt)
+    s, rid, pids = stalled(c, mock, agent, f"Starting {word}.", prompt)
     try:
-        rid = s.start()
-        mock.wait_stalled(RUN_S)
-        pids = procs_with_arg(f"--prompt={prompt}" if agent == "gemini"
-                              else prompt)
-        assert pids
         secret = SECRETS[agent][2].encode()
-        for pid in pids:  # SEC-2: the key is in the env, never in argv
+        for pid in pids:  # SEC-2: the key is never in argv
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 assert secret not in f.read()
         t0 = time.monotonic()
@@ -330,6 +394,74 @@ def test_api4_real_cli_cancel_mid_run(setup, mock, agent):
     rec = wait_audit(c.home, lambda x: x["kind"] == "agent.invoke.complete"
                      and x.get("runId") == rid)
     assert rec[0]["status"] == "cancelled", rec
+
+
+# ---- credential routes: the CLI never holds the key (EG-3) ----
+
+PLACEHOLDER = b"cordon-egress-placeholder"
+
+
+def memory_has(pid, needle):
+    """needle in any readable mapping of pid's memory."""
+    with open(f"/proc/{pid}/maps") as maps, \
+            open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for ln in maps:
+            addr, perms = ln.split()[:2]
+            if perms[0] != "r" or ln.rstrip().endswith("[vvar]"):
+                continue
+            lo, hi = (int(x, 16) for x in addr.split("-"))
+            tail = b""
+            try:
+                mem.seek(lo)
+                while lo < hi:
+                    chunk = tail + mem.read(min(hi - lo, 1 << 24))
+                    if needle in chunk:
+                        return True
+                    lo += len(chunk) - len(tail)
+                    tail = chunk[-len(needle):]
+            except (OSError, ValueError, OverflowError):
+                continue
+    return False
+
+
+@pytest.mark.parametrize("agent", chat_params())
+def test_eg3_real_cli_through_route_never_holds_key(setup, mock, agent):
+    """The shipped manifest: `network: proxy`, an allowlist of one host,
+    the API through a route.  Mid-answer, the CLI's processes have the
+    placeholder and not the key in their environment and memory; the
+    mock (TLS, a test CA) got the real key; one egress.request each."""
+    c, _ = setup
+    word = uuid.uuid4().hex[:10]
+    secret = SECRETS[agent][2].encode()
+    s, rid, pids = stalled(c, mock, agent, f"Streaming {word}.",
+                           f"route {word}")
+    try:
+        for pid in pids:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            assert not [e for e in env if secret in e]
+            name = SECRETS[agent][0].encode()
+            assert name + b"=" + PLACEHOLDER in env, (agent, pid)
+            # The scan finds what is there (the placeholder), and not
+            # the key.
+            assert memory_has(pid, PLACEHOLDER), (agent, pid)
+            assert not memory_has(pid, secret), (agent, pid)
+        mock.release()
+        ev = s.finish(RUN_S)
+    finally:
+        mock.release()
+        s.close()
+    assert f"Streaming {word}." in text_of(ev), ev
+    hdr, fmt = KEY_HEADER[agent]
+    seen = [r["headers"].get(hdr) for r in mock.seen(PERSONALITY[agent])]
+    assert seen and all(v == fmt.format(secret.decode()) for v in seen)
+    recs = wait_audit(c.home, lambda r: r["kind"] == "egress.request" and
+                      r["runId"] == rid and r.get("status") == 200)
+    assert recs[0]["decision"] == "allow"
+    assert recs[0]["host"] == API_HOST[agent]
+    assert not [ln for ln in audit_lines(c.home)
+                if secret in ln or PLACEHOLDER in ln]
+    assert secret.decode() not in c.stderr()
 
 
 # ---- tools: the gate (SBX-6) and the sandbox under it (SBX-2) ----
