@@ -12,12 +12,13 @@
 
 #define METHOD "CONNECT "
 
-/* RFC 9110 tchar. */
+/* RFC 9110 tchar (strchr would find the NUL that ends its set). */
 static int
 tchar(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || strchr("!#$%&'*+-.^_`|~", c) != NULL;
+	       (c >= '0' && c <= '9') ||
+	       (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
 /* End of the head: the offset just past "\r\n\r\n", or 0. */

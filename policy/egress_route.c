@@ -75,7 +75,8 @@ base_ok(const char *s, size_t len)
 			continue;
 		}
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			(c >= '0' && c <= '9') || strchr("._~%-", c) != NULL))
+			(c >= '0' && c <= '9') ||
+			(c != '\0' && strchr("._~%-", c) != NULL)))
 			return 0;
 		seg++;
 	}

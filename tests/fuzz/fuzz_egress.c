@@ -1,8 +1,11 @@
 /*
- * libFuzzer target for policy/egress_req.c and egress.c (EG-2): the
- * proxy's request head and allowlist entries on hostile bytes.  An
+ * libFuzzer target for policy/egress_req.c, egress.c and egress_route.c
+ * (EG-2, EG-3): the proxy's request heads (CONNECT and a route's plain
+ * request) and allowlist entries and upstreams on hostile bytes.  An
  * accepted head must keep the parser's promises: within the bound, a
- * valid host and port, and the same answer for every longer prefix.
+ * valid host and port, and the same answer for every longer prefix; a
+ * rewritten head has one line per kept header, no credential header but
+ * the route's, and no bare CR or LF.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +15,8 @@
 #include "egress.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+static char out[EGRESS_UP_HEAD_MAX];
 
 static void
 check(int cond)
@@ -26,6 +31,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *s = (const char *)data;
 	struct egress_req rq, rq2;
 	struct egress_rule r, r2;
+	struct egress_http hp, hp2;
+	struct egress_route u, u2;
 	char buf[EGRESS_RULE_MAX + 1];
 	unsigned char a[16];
 	int rc;
@@ -46,6 +53,48 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(strcmp(rq.rq_host, rq2.rq_host) == 0 &&
 		      rq.rq_port == rq2.rq_port);
 		(void)egress_addr_class(rq.rq_ip ? rq.rq_ip : 4, rq.rq_addr);
+	}
+	/* EG-3: a plain request, matched and rewritten for a route. */
+	if (egress_http_parse(s, size, &hp) == 1) {
+		struct egress_route ro;
+		size_t rest, i;
+		int n;
+
+		check(hp.hp_head_len <= size &&
+		      hp.hp_head_len <= EGRESS_HEAD_MAX);
+		check(hp.hp_target_off + hp.hp_target_len < hp.hp_head_len);
+		check(s[hp.hp_target_off] == '/');
+		check(egress_http_parse(s, hp.hp_head_len, &hp2) == 1 &&
+		      hp2.hp_clen == hp.hp_clen);
+		memset(&ro, 0, sizeof(ro));
+		check(
+		    egress_upstream_parse("https://a.example/b", 19, &ro) == 0);
+		memcpy(ro.ro_name, "r", 2);
+		if (egress_route_match(&ro, 1, s + hp.hp_target_off,
+			hp.hp_target_len, &rest) == 0) {
+			n = egress_route_head(
+			    s, &hp, &ro, rest, "K3y", out, sizeof(out));
+			check(n > 0 && (size_t)n < sizeof(out));
+			for (i = 0; i < (size_t)n; i++)
+				check((out[i] != '\r' || out[i + 1] == '\n') &&
+				      (out[i] != '\n' ||
+					  (i > 0 && out[i - 1] == '\r')));
+			check(memcmp(out + n - 4, "\r\n\r\n", 4) == 0);
+			out[n] = '\0';
+			check(strstr(out, "\r\nx-api-key: K3y\r\n") != NULL);
+			check(strcasestr(out, "\r\nauthorization:") == NULL &&
+			      strcasestr(out, "\r\ncookie:") == NULL &&
+			      strcasestr(out, "\r\nx-api-key:") ==
+				  strstr(out, "\r\nx-api-key: K3y\r\n"));
+		}
+	}
+	memset(&u, 0, sizeof(u));
+	memset(&u2, 0, sizeof(u2));
+	if (size <= EGRESS_BASE_MAX + 300 &&
+	    egress_upstream_parse(s, size, &u) == 0) {
+		check(egress_upstream_format(&u, out, sizeof(out)) == 0);
+		check(egress_upstream_parse(out, strlen(out), &u2) == 0);
+		check(memcmp(&u, &u2, sizeof(u)) == 0);
 	}
 	if (size <= EGRESS_RULE_MAX && egress_rule_parse(s, size, &r) == 0) {
 		check(egress_rule_format(&r, buf, sizeof(buf)) == 0);

@@ -473,6 +473,10 @@ test_eg3_upstream_parsed(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (up(bad[i], &ro) != -1)
 			fail_msg("accepted %s", bad[i]);
+	/* A NUL in the base path is not one of its characters. */
+	memset(&ro, 0, sizeof(ro));
+	assert_int_equal(
+	    egress_upstream_parse("https://a.com/v\0x", 16, &ro), -1);
 }
 
 static int
@@ -540,6 +544,18 @@ test_eg3_http_refused(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (http(bad[i], &hp) != -1)
 			fail_msg("accepted case %zu", i);
+	/* A NUL in a header's name (never a token character). */
+	{
+		static const char nul[] = "GET /a HTTP/1.1\r\n\0X: a\r\n\r\n";
+		static const char cnul[] =
+		    "CONNECT a.com:443 HTTP/1.1\r\n\0X: a\r\n\r\n";
+		struct egress_req rq;
+
+		assert_int_equal(
+		    egress_http_parse(nul, sizeof(nul) - 1, &hp), -1);
+		assert_int_equal(
+		    egress_req_parse(cnul, sizeof(cnul) - 1, &rq), -1);
+	}
 	/* A head that never ends within EGRESS_HEAD_MAX. */
 	big = malloc(EGRESS_HEAD_MAX + 64);
 	assert_non_null(big);
