@@ -64,6 +64,16 @@ rd_sb_add(struct sbuf *s, const char *p, size_t n)
 	}
 	memcpy(s->b + s->len, p, n);
 	s->len += n;
+	if (s->len > s->hw)
+		s->hw = s->len;
+}
+
+void
+rd_sb_clear(struct sbuf *s)
+{
+	if (s->b != NULL)
+		explicit_bzero(s->b, s->hw);
+	s->hw = 0;
 }
 
 void
@@ -222,6 +232,9 @@ clamp_marker(const struct sbuf *a, size_t *at)
 	const char *p = NULL, *q = a->b;
 	size_t i, left = a->len;
 
+	/* It ends the line (below): a line that does not end so has none. */
+	if (a->len < 14 || memcmp(a->b + a->len - 7, " chars]", 7) != 0)
+		return 0;
 	while (left >= 7 && (q = memmem(q, left, mk, 7)) != NULL) {
 		p = q++;
 		left = a->len - (size_t)(q - a->b);
@@ -305,6 +318,7 @@ scrub_line(struct redact *r, const char *line, size_t len, int nl, int final,
     struct evbuffer *out)
 {
 	struct sbuf *a = &r->r_a, *b = &r->r_b;
+	unsigned may;
 	size_t k, e;
 
 	/* Secret values went in the known-value stage already. */
@@ -322,11 +336,18 @@ scrub_line(struct redact *r, const char *line, size_t len, int nl, int final,
 			mask_cut_token(a, b, a->len);
 	}
 	nl = pem_strip(r, nl);
-	for (k = 0; rd_patterns[k] != NULL; k++) {
+	/* Only the passes that would change the line run (rd_may: one walk
+	 * over it); after a change the rest are looked for again. */
+	may = a->len > 0 ? rd_may(a->b, a->len) : 0;
+	for (k = 0; rd_patterns[k] != NULL && may >> k != 0; k++) {
 		if (a->len == 0)
 			break;
-		rd_pass(a, b, rd_patterns[k]);
-		rd_sb_swap(a, b);
+		if (!(may & 1u << k))
+			continue;
+		if (rd_pass(a, b, rd_patterns[k])) {
+			rd_sb_swap(a, b);
+			may = a->len > 0 ? rd_may(a->b, a->len) : 0;
+		}
 	}
 	if (a->oom || b->oom) {
 		/* Fail closed: nothing of this line leaves. */
@@ -336,10 +357,8 @@ scrub_line(struct redact *r, const char *line, size_t len, int nl, int final,
 		(void)evbuffer_add(out, a->b, a->len);
 	if (nl)
 		(void)evbuffer_add(out, "\n", 1);
-	if (a->b != NULL)
-		explicit_bzero(a->b, a->cap);
-	if (b->b != NULL)
-		explicit_bzero(b->b, b->cap);
+	rd_sb_clear(a);
+	rd_sb_clear(b);
 }
 
 /* --- early flush: a prefix of the held line that is already final ----- */
@@ -401,8 +420,8 @@ cut_ok(struct redact *r, const char *s, size_t c)
 	for (k = 0; rd_patterns[k] != NULL; k++) {
 		if (!rd_pass_closed(rd_patterns[k], a))
 			goto out;
-		rd_pass(a, b, rd_patterns[k]);
-		rd_sb_swap(a, b);
+		if (rd_pass(a, b, rd_patterns[k]))
+			rd_sb_swap(a, b);
 		if (a->len == 0 ||
 		    !rd_is_blank((unsigned char)a->b[a->len - 1]))
 			goto out;
@@ -410,10 +429,8 @@ cut_ok(struct redact *r, const char *s, size_t c)
 	ok = !a->oom && !b->oom;
 out:
 	a->oom = b->oom = 0;
-	if (a->b != NULL)
-		explicit_bzero(a->b, a->cap);
-	if (b->b != NULL)
-		explicit_bzero(b->b, b->cap);
+	rd_sb_clear(a);
+	rd_sb_clear(b);
 	return ok;
 }
 

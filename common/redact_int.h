@@ -28,11 +28,14 @@
 struct sbuf {
 	char *b;
 	size_t len, cap;
+	size_t hw; /* bytes written since the last rd_sb_clear */
 	int oom;
 };
 
 void rd_sb_add(struct sbuf *, const char *, size_t);
 void rd_sb_wipe(struct sbuf *);
+/* Wipes what was written since the last call (not the whole block). */
+void rd_sb_clear(struct sbuf *);
 void rd_sb_swap(struct sbuf *, struct sbuf *);
 
 /*
@@ -75,8 +78,16 @@ typedef int (*rd_match)(
 /* The output scrubber's patterns, in DATA.md's order; NULL-terminated. */
 extern const rd_match rd_patterns[];
 
-/* One pass of m over in, into out. */
-void rd_pass(const struct sbuf *in, struct sbuf *out, rd_match m);
+/*
+ * Which passes of rd_patterns would change s[0..len): bit k for
+ * rd_patterns[k] (a clear bit: rd_pass would return 0).
+ */
+unsigned rd_may(const char *s, size_t len);
+/*
+ * One pass of m over in: 1 with the result in out, 0 if m matched
+ * nowhere (out untouched: in is the result).
+ */
+int rd_pass(const struct sbuf *in, struct sbuf *out, rd_match m);
 /*
  * The line so far, a (ending in a blank), is the input of the pass of m:
  * can no continuation change what that pass does to a?

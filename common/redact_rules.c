@@ -134,12 +134,14 @@ run(const char *s, size_t len, size_t i, int (*cls)(unsigned char))
 	return j - i;
 }
 
+/* lit starts with a letter (its first byte is tried first). */
 static int
 at_ci(const char *s, size_t len, size_t i, const char *lit)
 {
 	size_t n = strlen(lit);
 
-	return i + n <= len && strncasecmp(s + i, lit, n) == 0;
+	return i + n <= len && (s[i] | 0x20) == (lit[0] | 0x20) &&
+	       strncasecmp(s + i, lit, n) == 0;
 }
 
 /* --- the secret-looking name rule (DATA.md) ---------------------------- */
@@ -388,11 +390,14 @@ m_keyval(const char *s, size_t len, size_t i, size_t *rs, size_t *re,
 	j = i + k;
 	/* The key first: a value is only scanned behind a secret key, so a
 	 * line of "a:a:a:..." stays linear. */
-	if (j >= len ||
-	    (s[j] != ':' && s[j] != '=' && s[j] != '"' && s[j] != '\'' &&
-		s[j] != ' ' && s[j] != '\t') ||
-	    !redact_key_secretish(s + i, k) ||
-	    (j = after_assign(s, len, j)) == 0)
+	if (j >= len || (s[j] != ':' && s[j] != '=' && s[j] != '"' &&
+			    s[j] != '\'' && s[j] != ' ' && s[j] != '\t'))
+		return 0;
+	/* The assignment before the name's test (cheap first, the same
+	 * answer): after_assign reads only the quote and blanks behind
+	 * this name, so every byte is read at most once per pass. */
+	if ((j = after_assign(s, len, j)) == 0 ||
+	    !redact_key_secretish(s + i, k))
 		return 0;
 	if (j < len && s[j] == '=')
 		j++; /* key == value */
@@ -552,15 +557,81 @@ const rd_match rd_patterns[] = {
 
 /* --- passes ------------------------------------------------------------ */
 
-void
+/*
+ * The passes of rd_patterns that would change s[0..len): bit k for
+ * rd_patterns[k].  Each matcher is tried only where it can start, found
+ * in one walk over the key runs ([A-Za-z0-9_.-]+): JWT, Bearer and the
+ * key prefixes at a word start (the run's start, or after a '.' in it),
+ * a header name and key=value at the run's start, /home/ at a '/'
+ * between them.  rd_pass tries the same matcher at a superset of these
+ * places on the same input, and a matcher fires nowhere else, so a
+ * clear bit is a pass that would copy its input unchanged.
+ */
+unsigned
+rd_may(const char *s, size_t len)
+{
+	size_t i = 0, p, k, rs, re;
+	const char *rep;
+	unsigned char c;
+	int jwt = 0, bearer = 0, header = 0, keyval = 0, prefix = 0, home = 0;
+	unsigned m = 0;
+
+	while (i < len) {
+		c = (unsigned char)s[i];
+		if (!is_key(c)) {
+			if (c == '/' && !home &&
+			    m_home(s, len, i, &rs, &re, &rep))
+				home = 1;
+			i++;
+			continue;
+		}
+		/* A key run starts at i: s[i - 1] is no key character.  The
+		 * tests before each call are the matcher's own first ones. */
+		k = run(s, len, i, is_key);
+		c |= 0x20;
+		if (!header && (c == 'a' || c == 'p' || c == 'x') &&
+		    m_header(s, len, i, &rs, &re, &rep))
+			header = 1;
+		if (!keyval && i + k < len &&
+		    (s[i + k] == ':' || s[i + k] == '=' || s[i + k] == '"' ||
+			s[i + k] == '\'' ||
+			rd_is_blank((unsigned char)s[i + k])) &&
+		    m_keyval(s, len, i, &rs, &re, &rep))
+			keyval = 1;
+		for (p = i; p < i + k; p++) {
+			if (p > i && s[p - 1] != '.')
+				continue; /* not a word start */
+			c = (unsigned char)s[p];
+			if (!jwt && c == 'e' &&
+			    m_jwt(s, len, p, &rs, &re, &rep))
+				jwt = 1;
+			if (!bearer && (c | 0x20) == 'b' &&
+			    m_bearer(s, len, p, &rs, &re, &rep))
+				bearer = 1;
+			if (!prefix && prefix_start((char)c) &&
+			    m_prefix(s, len, p, &rs, &re, &rep))
+				prefix = 1;
+		}
+		i += k;
+	}
+	for (k = 0; rd_patterns[k] != NULL; k++)
+		if ((rd_patterns[k] == m_jwt && jwt) ||
+		    (rd_patterns[k] == m_bearer && bearer) ||
+		    (rd_patterns[k] == m_header && header) ||
+		    (rd_patterns[k] == m_keyval && keyval) ||
+		    (rd_patterns[k] == m_prefix && prefix) ||
+		    (rd_patterns[k] == m_home && home))
+			m |= 1u << k;
+	return m;
+}
+
+int
 rd_pass(const struct sbuf *in, struct sbuf *out, rd_match m)
 {
 	size_t i = 0, rs, re, lit = 0;
 	const char *rep;
+	int hit = 0;
 
-	out->len = 0;
-	if (in->len == 0)
-		return;
 	while (i < in->len) {
 		/* Every matcher starts at a word boundary or at '/'. */
 		if (i > 0 && is_word((unsigned char)in->b[i - 1]) &&
@@ -569,6 +640,9 @@ rd_pass(const struct sbuf *in, struct sbuf *out, rd_match m)
 			continue;
 		}
 		if (m(in->b, in->len, i, &rs, &re, &rep)) {
+			if (!hit)
+				out->len = 0;
+			hit = 1;
 			rd_sb_add(out, in->b + lit, rs - lit);
 			rd_sb_add(out, rep, strlen(rep));
 			i = lit = re;
@@ -576,7 +650,10 @@ rd_pass(const struct sbuf *in, struct sbuf *out, rd_match m)
 		}
 		i++;
 	}
-	rd_sb_add(out, in->b + lit, in->len - lit);
+	/* Nothing matched: nothing copied, out is left as it was. */
+	if (hit)
+		rd_sb_add(out, in->b + lit, in->len - lit);
+	return hit;
 }
 
 /* --- PEM private key blocks ------------------------------------------- */
@@ -591,8 +668,16 @@ rd_pem_find(const char *s, size_t len, const char *what, size_t *endoff)
 
 	if (s == NULL || len == 0)
 		return NULL;
-	while ((q = memmem(p, left, what, wl)) != NULL) {
+	/* what starts with '-': memchr is memmem's first step, cheaper
+	 * on short lines. */
+	while ((q = memchr(p, '-', left)) != NULL) {
 		const char *lim = s + len;
+
+		if ((size_t)(lim - q) < wl || memcmp(q, what, wl) != 0) {
+			left -= (size_t)(q - p) + 1;
+			p = q + 1;
+			continue;
+		}
 
 		for (k = q + wl;
 		     k < lim && (is_upnum((unsigned char)*k) || *k == ' '); k++)
@@ -712,14 +797,13 @@ redact_value_secretish(const char *s)
 	/* m_home is not a secret; here a bare long run (m_long) is, and any
 	 * Bearer token. */
 	for (k = 0; rd_patterns[k] != NULL; k++) {
-		rd_pass(&a, &b,
-		    rd_patterns[k] == m_home	 ? m_long
-		    : rd_patterns[k] == m_bearer ? m_bearer_any
-						 : rd_patterns[k]);
-		if (b.len != a.len ||
-		    (a.len > 0 && memcmp(a.b, b.b, a.len) != 0))
+		if (rd_pass(&a, &b,
+			rd_patterns[k] == m_home     ? m_long
+			: rd_patterns[k] == m_bearer ? m_bearer_any
+						     : rd_patterns[k])) {
 			hit = 1;
-		rd_sb_swap(&a, &b);
+			rd_sb_swap(&a, &b);
+		}
 	}
 	if (a.oom || b.oom)
 		hit = 1; /* fail closed */
