@@ -8,12 +8,16 @@
  * (SBX-1, SBX-3: network namespace, Landlock, seccomp; no pids cgroup)
  * and (d) one write + fdatasync of a record in the temp home (AU-6), and
  * b/(c+d): what cordon's own path (HTTP, broker, IPC, preparation,
- * auditd's work) adds to them.  Then streams concurrent chat runs of 10
- * MB each (`yes`) and
- * reports the total time and the spawner's peak RSS (skipped with
- * --actions-only, for repeated b/a runs).  Touches only its temp home and
+ * auditd's work) adds to them.  (e) N sequential chat runs of an
+ * `/bin/echo` agent, each to the end of its stream (agent.invoke record,
+ * spawn, agent.complete record, the chat note written with its fsyncs,
+ * vault.write record), against c + 3 d + 1 ms.  Then streams
+ * concurrent chat runs of 10 MB each (`yes`) and reports the total
+ * time and the spawner's peak RSS (skipped with --actions-only, for
+ * repeated b/a runs).  Touches only its temp home and
  * the cordon it starts.
  */
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <fcntl.h>
@@ -57,6 +61,12 @@ make_home(void)
 	/* SP-14's default bound is 16 runs; the bench raises it to 64. */
 	if (bench_write(&bc, "cordon.yaml",
 		"spawner:\n  maxRuns: 64\n  maxRunsPerAgent: 16\n") == -1)
+		return -1;
+	snprintf(path, sizeof(path), "%s/vault", bc.bc_home);
+	if (mkdir(path, 0755) == -1 ||
+	    bench_write(&bc, "agents/e.yaml",
+		"name: e\ntransport: subprocess\ntransportConfig:\n"
+		"  bin: /bin/echo\n  args: [\"{prompt}\"]\n") == -1)
 		return -1;
 	if (bench_write(&bc, "agents/x.yaml",
 		"name: x\ntransport: subprocess\ntransportConfig:\n"
@@ -124,6 +134,7 @@ streams(void)
 	static char buf[65536];
 	double t0, total = 0;
 	char target[64];
+	long hwm;
 	ssize_t r;
 
 	t0 = bench_now();
@@ -154,9 +165,12 @@ streams(void)
 			open_n--;
 		}
 	}
+	hwm = spawner_hwm();
 	printf("%d concurrent runs x 10 MB (yes): %.2f s, %.1f MB relayed "
 	       "(JSON-framed), spawner peak RSS %ld KiB\n",
-	    n, bench_now() - t0, total / 1e6, spawner_hwm());
+	    n, bench_now() - t0, total / 1e6, hwm);
+	printf("ratio spawner peak RSS / 64 MiB target: %.2f\n",
+	    (double)hwm / (64 * 1024));
 }
 
 int
@@ -166,7 +180,7 @@ main(int argc, char **argv)
 	char *cenv[] = {"PATH=/usr/bin:/bin", NULL};
 	static char buf[65536];
 	long i, n = 300;
-	double *a, *b, *c, *d, t, ma, mb, mc, md;
+	double *a, *b, *c, *d, *e, t, ma, mb, mc, md, me;
 	pid_t pid;
 	int st, fd, actions_only = 0, k;
 
@@ -182,6 +196,7 @@ main(int argc, char **argv)
 	    (b = calloc((size_t)n, sizeof(double))) == NULL ||
 	    (c = calloc((size_t)n, sizeof(double))) == NULL ||
 	    (d = calloc((size_t)n, sizeof(double))) == NULL ||
+	    (e = calloc((size_t)n, sizeof(double))) == NULL ||
 	    make_home() == -1 || bench_start(&bc, argv[0], NULL) == -1) {
 		fprintf(stderr, "bench_agents: cannot start cordon\n");
 		return 1;
@@ -208,6 +223,19 @@ main(int argc, char **argv)
 		b[i] = bench_now() - t;
 	}
 	close(fd);
+	for (i = 0; i < n; i++) {
+		t = bench_now();
+		if ((fd = bench_connect(bc.bc_port)) == -1 ||
+		    bench_request(fd, &bc, "POST", "/api/agents/e/run",
+			"{\"prompt\":\"hello\"}", 0) == -1 ||
+		    bench_chat_answer(fd, buf, sizeof(buf)) == -1 ||
+		    strstr(buf, "\"kind\":\"saved\"") == NULL) {
+			fprintf(stderr, "bench_agents: chat run failed\n");
+			return 1;
+		}
+		close(fd);
+		e[i] = bench_now() - t;
+	}
 	log_init("bench_agents", 0);
 	if (bench_sandbox_spawns(MF_ISO_LANDLOCK, n, c) == -1 ||
 	    sync_floor(n, d) == -1) {
@@ -222,6 +250,10 @@ main(int argc, char **argv)
 	stats("(d) write + fdatasync of a 280-byte record", d, n, &md);
 	printf("ratio b/(c+d) (medians): %.2f; b-(c+d) = %.0f us\n",
 	    mb / (mc + md), (mb - mc - md) * 1e6);
+	stats("(e) POST /api/agents/e/run (echo, note saved)", e, n, &me);
+	printf("ratio e/(c+3d+1ms) (medians): %.2f (target <= 1); "
+	       "e-(c+3d) = %.0f us\n",
+	    me / (mc + 3 * md + 1e-3), (me - mc - 3 * md) * 1e6);
 	if (!actions_only)
 		streams();
 	bench_stop(&bc);

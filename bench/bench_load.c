@@ -10,9 +10,9 @@
  *   process that does nothing, with libc alone and with every library a
  *   cordon daemon links mapped but unused.
  *
- *   cordon: the idle RSS of its five processes (cordond, auditd, vaultd,
- *   spawner, broker; target < 16 MiB together); GET /api/health alone
- *   from CONNS connections; then SECONDS of a mixed workload (health,
+ *   cordon: the idle RSS of its six processes (cordond, auditd, vaultd,
+ *   spawner, broker, egressd; target < 16 MiB together); GET
+ *   /api/health alone from CONNS connections; then SECONDS of a mixed workload (health,
  *   agent list, Control Room actions, short chat runs, vault reads,
  *   audit tails) with throughput, p50/p99 per request type, and each
  *   process's RSS and CPU time.  Every result is printed beside its
@@ -66,9 +66,9 @@ static const int mix[] = {T_HEALTH, T_AGENTS, T_VAULT, T_AUDIT, T_ACTION,
     T_HEALTH, T_AGENTS, T_VAULT, T_AUDIT, T_CHAT};
 #define NMIX (sizeof(mix) / sizeof(mix[0]))
 
-static const char *procs[] = {
-    NULL, "cordon-auditd", "cordon-vaultd", "cordon-spawner", "cordon-broker"};
-#define NPROCS 5
+static const char *procs[] = {NULL, "cordon-auditd", "cordon-vaultd",
+    "cordon-spawner", "cordon-broker", "cordon-egressd"};
+#define NPROCS 6
 
 struct lat {
 	double *v;
@@ -171,9 +171,7 @@ static int
 chat(struct worker *w, long i)
 {
 	char body[128];
-	size_t got = 0;
-	ssize_t n;
-	int fd, ok;
+	int fd, rc;
 
 	snprintf(
 	    body, sizeof(body), "{\"prompt\":\"load %d %ld\"}", w->w_id, i);
@@ -184,15 +182,9 @@ chat(struct worker *w, long i)
 		close(fd);
 		return -1;
 	}
-	while (got + 1 < ANSWER_MAX &&
-	       (n = read(fd, w->w_buf + got, ANSWER_MAX - 1 - got)) > 0)
-		got += (size_t)n;
+	rc = bench_chat_answer(fd, w->w_buf, ANSWER_MAX);
 	close(fd);
-	w->w_buf[got] = '\0';
-	ok = strncmp(w->w_buf, "HTTP/1.1 200", 12) == 0 &&
-	     strstr(w->w_buf, "\"kind\":\"done\"") != NULL &&
-	     strstr(w->w_buf, "\"kind\":\"error\"") == NULL;
-	return ok ? 0 : -1;
+	return rc;
 }
 
 static int
@@ -334,7 +326,7 @@ find_pids(pid_t *pids)
 }
 
 /*
- * RSS of the five and its sum (the target's measure), with each one's
+ * RSS of the six and its sum (the target's measure), with each one's
  * anonymous part; PSS shares the pages of common libraries out fairly.
  */
 static long
@@ -580,7 +572,7 @@ main(int argc, char **argv)
 	printf("floor: posix_spawn+waitpid /bin/true p50 %.3f ms\n",
 	    spawn_p50 * 1e3);
 
-	/* cordon: idle memory of the five processes. */
+	/* cordon: idle memory of the six processes. */
 	if (make_home() == -1 || bench_start(&bc, argv[0], NULL) == -1) {
 		fprintf(stderr, "bench_load: cannot start cordon\n");
 		bench_stop(&bc);
@@ -603,12 +595,12 @@ main(int argc, char **argv)
 		printf("idle: %.2f MiB, OVER the 16 MiB target by %.2f MiB\n",
 		    (double)idle_sum / 1024,
 		    (double)(idle_sum - IDLE_TARGET_KB) / 1024);
-	printf("ratio idle sum / (5 x bare evhttp process): %.2f\n",
-	    (double)idle_sum / (5.0 * (double)floor_rss));
-	printf("ratio idle sum / (5 x idle libc-only process, %.2f MiB): "
+	printf("ratio idle sum / (%d x bare evhttp process): %.2f\n", NPROCS,
+	    (double)idle_sum / (NPROCS * (double)floor_rss));
+	printf("ratio idle sum / (%d x idle libc-only process, %.2f MiB): "
 	       "%.2f\n",
-	    5.0 * (double)bare_rss / 1024,
-	    (double)idle_sum / (5.0 * (double)bare_rss));
+	    NPROCS, NPROCS * (double)bare_rss / 1024,
+	    (double)idle_sum / (NPROCS * (double)bare_rss));
 	mappings(pids);
 
 	/* GET /api/health alone, the shape of the floor's load. */

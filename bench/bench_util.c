@@ -224,6 +224,23 @@ bench_answer(int fd, char *buf, size_t bufsz)
 	return atoi(buf + 9);
 }
 
+int
+bench_chat_answer(int fd, char *buf, size_t bufsz)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (
+	    got + 1 < bufsz && (n = read(fd, buf + got, bufsz - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	return strncmp(buf, "HTTP/1.1 200", 12) == 0 &&
+		       strstr(buf, "\"kind\":\"done\"") != NULL &&
+		       strstr(buf, "\"kind\":\"error\"") == NULL
+		   ? 0
+		   : -1;
+}
+
 long
 bench_proc_kb(pid_t pid, const char *file, const char *name)
 {

@@ -47,6 +47,13 @@ int bench_request(int fd, const struct bench_cordon *, const char *method,
  */
 int bench_answer(int fd, char *buf, size_t bufsz);
 
+/*
+ * A chat run's answer (Connection: close): read to the end into buf
+ * (NUL-terminated); 0 if it is a 200 with a done event and no error
+ * event, else -1.
+ */
+int bench_chat_answer(int fd, char *buf, size_t bufsz);
+
 /* The pid of cordon's child with this comm ("cordon-spawner"), or -1. */
 pid_t bench_daemon(const struct bench_cordon *, const char *comm);
 /* A process's VmRSS and VmHWM (KiB) and utime+stime (s); -1 if gone. */
