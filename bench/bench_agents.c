@@ -179,6 +179,7 @@ main(int argc, char **argv)
 	char *cargv[] = {"/bin/true", NULL};
 	char *cenv[] = {"PATH=/usr/bin:/bin", NULL};
 	static char buf[65536];
+	char prompt[64];
 	long i, n = 300;
 	double *a, *b, *c, *d, *e, t, ma, mb, mc, md, me;
 	pid_t pid;
@@ -224,10 +225,13 @@ main(int argc, char **argv)
 	}
 	close(fd);
 	for (i = 0; i < n; i++) {
+		/* A prompt of its own: notes are named by its hash. */
+		snprintf(
+		    prompt, sizeof(prompt), "{\"prompt\":\"hello %ld\"}", i);
 		t = bench_now();
 		if ((fd = bench_connect(bc.bc_port)) == -1 ||
-		    bench_request(fd, &bc, "POST", "/api/agents/e/run",
-			"{\"prompt\":\"hello\"}", 0) == -1 ||
+		    bench_request(fd, &bc, "POST", "/api/agents/e/run", prompt,
+			0) == -1 ||
 		    bench_chat_answer(fd, buf, sizeof(buf)) == -1 ||
 		    strstr(buf, "\"kind\":\"saved\"") == NULL) {
 			fprintf(stderr, "bench_agents: chat run failed\n");
