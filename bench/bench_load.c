@@ -12,12 +12,13 @@
  *
  *   cordon: the idle RSS of its six processes (cordond, auditd, vaultd,
  *   spawner, broker, egressd; target < 16 MiB together); GET
- *   /api/health alone from CONNS connections; then SECONDS of a mixed workload (health,
- *   agent list, Control Room actions, short chat runs, vault reads,
- *   audit tails) with throughput, p50/p99 per request type, and each
- *   process's RSS and CPU time.  Every result is printed beside its
- *   floor as a ratio.  The idle RSS is also broken down by mapping
- *   (/proc/PID/smaps: each library, the binary, heap, stack, the rest).
+ *   /api/health alone from CONNS connections; then SECONDS of a mixed
+ *   workload (health, agent list, Control Room actions, short chat
+ *   runs, vault reads, audit tails) with throughput, p50/p99 per
+ *   request type, and each process's RSS and CPU time.  Every result
+ *   is printed beside its floor as a ratio.  The idle RSS is also
+ *   broken down by mapping (/proc/PID/smaps: each library, the binary,
+ *   heap, stack, the rest).
  *
  * Usage: bench_load [SECONDS] [CONNS]     (default 10 s, 16 connections)
  * Touches only its temp home, the cordon it starts and the floor server.
