@@ -614,14 +614,22 @@ rd_may(const char *s, size_t len)
 		}
 		i += k;
 	}
-	for (k = 0; rd_patterns[k] != NULL; k++)
-		if ((rd_patterns[k] == m_jwt && jwt) ||
-		    (rd_patterns[k] == m_bearer && bearer) ||
-		    (rd_patterns[k] == m_header && header) ||
-		    (rd_patterns[k] == m_keyval && keyval) ||
-		    (rd_patterns[k] == m_prefix && prefix) ||
-		    (rd_patterns[k] == m_home && home))
-			m |= 1u << k;
+	for (k = 0; rd_patterns[k] != NULL; k++) {
+		if (rd_patterns[k] == m_jwt)
+			m |= (unsigned)jwt << k;
+		else if (rd_patterns[k] == m_bearer)
+			m |= (unsigned)bearer << k;
+		else if (rd_patterns[k] == m_header)
+			m |= (unsigned)header << k;
+		else if (rd_patterns[k] == m_keyval)
+			m |= (unsigned)keyval << k;
+		else if (rd_patterns[k] == m_prefix)
+			m |= (unsigned)prefix << k;
+		else if (rd_patterns[k] == m_home)
+			m |= (unsigned)home << k;
+		else
+			m |= 1u << k; /* a pattern not looked for here: runs */
+	}
 	return m;
 }
 
