@@ -16,6 +16,8 @@
 
 #define PH     "{prompt}"
 #define PH_LEN 8
+#define CO     "{cordon}"
+#define CO_LEN 8
 
 int
 argv_prompt_ok(const char *prompt, size_t len)
@@ -62,10 +64,33 @@ fill(const char *s, const char *prompt)
 	return r;
 }
 
-int
-argv_build(const struct manifest *m, const char *prompt, char ***argv_out,
-    int *prompt_stdin, const char **errcode)
+/* SBX-8: s with each "{cordon}" replaced by cordon (a path, no braces). */
+static char *
+fill_cordon(const char *s, const char *cordon)
 {
+	const char *p, *q;
+	size_t n = 0, cl = strlen(cordon), len = strlen(s);
+	char *r, *w;
+
+	for (p = s; (q = strstr(p, CO)) != NULL; p = q + CO_LEN)
+		n++;
+	if ((r = malloc(len + n * cl + 1)) == NULL)
+		return NULL;
+	for (p = s, w = r; (q = strstr(p, CO)) != NULL; p = q + CO_LEN) {
+		memcpy(w, p, (size_t)(q - p));
+		w += q - p;
+		memcpy(w, cordon, cl);
+		w += cl;
+	}
+	memcpy(w, p, strlen(p) + 1);
+	return r;
+}
+
+int
+argv_build(const struct manifest *m, const char *prompt, const char *cordon,
+    char ***argv_out, int *prompt_stdin, const char **errcode)
+{
+	char *t;
 	char **v;
 	size_t i, n = 0, holder = (size_t)-1;
 	int dashdash = 0, guarded = 0;
@@ -90,6 +115,11 @@ argv_build(const struct manifest *m, const char *prompt, char ***argv_out,
 		}
 		if (strcmp(m->m_args[i], "--") == 0)
 			dashdash = 1;
+		if (strstr(m->m_args[i], CO) != NULL &&
+		    (cordon == NULL || strchr(cordon, '{') != NULL)) {
+			*errcode = "no-cordon";
+			return -1;
+		}
 	}
 	if (m->m_prompt_via == MF_PROMPT_STDIN) {
 		if (holder != (size_t)-1)
@@ -116,10 +146,16 @@ argv_build(const struct manifest *m, const char *prompt, char ***argv_out,
 	if ((v[n++] = strdup(m->m_bin)) == NULL)
 		goto oom;
 	for (i = 0; i < m->m_nargs; i++) {
-		v[n] = i == holder ? fill(m->m_args[i], prompt)
-				   : strdup(m->m_args[i]);
-		if (v[n++] == NULL)
+		/* The placeholder first: a prompt is never expanded. */
+		if ((t = fill_cordon(
+			 m->m_args[i], cordon != NULL ? cordon : "")) == NULL)
 			goto oom;
+		v[n] = i == holder ? fill(t, prompt) : t;
+		if (i == holder)
+			free(t);
+		if (v[n] == NULL || strlen(v[n]) > LIM_ARG_MAX_BYTES)
+			goto oom;
+		n++;
 	}
 	*argv_out = v;
 	*errcode = NULL;

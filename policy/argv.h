@@ -25,17 +25,21 @@ int argv_prompt_ok(const char *prompt, size_t len);
  * (the prompt becomes exactly one element, or part of a fused
  * "--flag={prompt}" element).  With promptVia stdin the args carry no
  * placeholder and *prompt_stdin is set to 1: the caller writes the prompt
- * to the child's stdin.  Errors (*errcode, a fixed string):
+ * to the child's stdin.  Each "{cordon}" in an element becomes cordon,
+ * the absolute path of the cordon binary as the run sees it (SBX-8: the
+ * hook wiring names it, never a PATH lookup the agent could redirect).
+ * Errors (*errcode, a fixed string):
  *   invalid-prompt    NUL, empty, too long, not UTF-8, or the element
  *                     holding it > 32 KiB;
  *   prompt-flag-like  prompt starts with '-' and would stand as its own
  *                     element not after "--" (SP-3);
+ *   no-cordon         an element names {cordon} and cordon is NULL;
  *   invalid-argument  any other element bad (NUL-free by construction,
  *                     > 32 KiB), or out of memory.
  * Returns 0 and a NULL-terminated malloc'd vector (argv_free), or -1.
  */
-int argv_build(const struct manifest *, const char *prompt, char ***argv_out,
-    int *prompt_stdin, const char **errcode);
+int argv_build(const struct manifest *, const char *prompt, const char *cordon,
+    char ***argv_out, int *prompt_stdin, const char **errcode);
 
 /*
  * AU-4: the args (WITHOUT argv[0]; bin goes separately as its basename)

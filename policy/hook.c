@@ -392,7 +392,8 @@ hook_answer(enum hook_cli cli, int allow, const char *rule, const char *msg,
 }
 
 int
-hook_gemini_settings(const char *name, int oauth, char *out, size_t outsz)
+hook_gemini_settings(
+    const char *name, const char *cordon, int oauth, char *out, size_t outsz)
 {
 	size_t n = strlen(name);
 	int w;
@@ -401,13 +402,19 @@ hook_gemini_settings(const char *name, int oauth, char *out, size_t outsz)
 	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 			 "0123456789-") != n)
 		return -1;
+	/* Written into a JSON string and a shell line as is. */
+	if (cordon == NULL || cordon[0] != '/' ||
+	    strspn(cordon,
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		"0123456789/._+-") != strlen(cordon))
+		return -1;
 	w = snprintf(out, outsz,
 	    "{\"security\":{\"auth\":{\"selectedType\":\"%s\"}},"
 	    "\"hooksConfig\":{\"enabled\":true},\"hooks\":{\"BeforeTool\":"
 	    "[{\"matcher\":\".*\",\"hooks\":[{\"type\":\"command\","
-	    "\"name\":\"%s\",\"command\":\"cordon gate\","
+	    "\"name\":\"%s\",\"command\":\"%s gate\","
 	    "\"timeout\":120000}]}]}}\n",
-	    oauth ? "oauth-personal" : "gemini-api-key", name);
+	    oauth ? "oauth-personal" : "gemini-api-key", name, cordon);
 	return w < 0 || (size_t)w >= outsz ? -1 : 0;
 }
 

@@ -82,11 +82,14 @@ int hook_answer(enum hook_cli cli, int allow, const char *rule, const char *msg,
  * each run (Gemini CLI reads its hooks from there, in the agent's
  * writable home): the gate hook for every tool, named name (fresh per
  * run, so a hooksConfig.disabled entry written for one run names no
- * later one), hooks on, and the way in (oauth: the login the agent made
- * with `cordon agent login`, else the API key).  0, or -1 if name is not
- * ^[A-Za-z0-9-]{1,64}$ or out is short.
+ * later one), run as cordon (the absolute path of the binary, never a
+ * PATH lookup), hooks on, and the way in (oauth: the login the agent
+ * made with `cordon agent login`, else the API key).  0, or -1 if name
+ * is not ^[A-Za-z0-9-]{1,64}$, cordon not an absolute path of
+ * [A-Za-z0-9/._+-], or out is short.
  */
-int hook_gemini_settings(const char *name, int oauth, char *out, size_t outsz);
+int hook_gemini_settings(
+    const char *name, const char *cordon, int oauth, char *out, size_t outsz);
 
 /*
  * SBX-8: Gemini CLI's project settings (.gemini/settings.json in its

@@ -426,14 +426,6 @@ aproc_release(struct aproc *ap)
 	}
 }
 
-const char *
-errno_name(int e)
-{
-	const char *n = strerrorname_np(e);
-
-	return n != NULL ? n : "EIO";
-}
-
 static int
 pipe_pair(int p[2])
 {

@@ -6,10 +6,9 @@
  * (its hook unwired, hooks off) is gone.  Written through held dir fds,
  * never following a link the agent left.  Claude Code and Codex take
  * their hooks on the command line (the shipped manifests' args), which
- * the agent cannot change.  Gemini CLI's project settings, in the run's
- * working dir and writable, outrank that file key by key: a run is
- * refused while they set the keys that could unwire the hook
- * (hookcfg_project).
+ * the agent cannot change.  Gemini CLI's project settings and .env
+ * files, writable too, could outrank that file: hookproj.c refuses a
+ * run while they could.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "hook.h"
+#include "hookproj.h"
 #include "log.h"
 #include "spawner.h"
 #include "util.h"
@@ -31,11 +31,7 @@
 static int
 hookcfg_wanted(const struct agent *ag)
 {
-	const char *b = ag->ag_mf.m_bin;
-
-	if (b != NULL && strrchr(b, '/') != NULL)
-		b = strrchr(b, '/') + 1;
-	return b != NULL && strcmp(b, "gemini") == 0 &&
+	return hookproj_gemini(ag->ag_mf.m_bin) &&
 	       ag->ag_sb.pl_roots.r_home != NULL;
 }
 
@@ -57,7 +53,7 @@ hookcfg_run(const struct agent *ag)
 	    (gfd = openat(hfd, HOOKCFG_DIR,
 		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) != -1 &&
 	    random_hex(name + n, sizeof(name) - n, 8) == 0 &&
-	    hook_gemini_settings(name,
+	    hook_gemini_settings(name, sandbox_cordon(),
 		fstatat(gfd, HOOKCFG_OAUTH, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode),
 		buf, sizeof(buf)) == 0)
@@ -69,85 +65,4 @@ hookcfg_run(const struct agent *ag)
 	close(hfd);
 	errno = e;
 	return r;
-}
-
-/* The project settings' bytes (fewer than bufsz), or -1 with errno. */
-static ssize_t
-hookcfg_read(int dfd, char *buf, size_t bufsz)
-{
-	struct stat st;
-	ssize_t n = 0;
-	size_t len = 0;
-	int fd, e = 0;
-
-	if ((fd = openat(dfd, HOOKCFG_SETTINGS,
-		 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1)
-		return -1;
-	if (fstat(fd, &st) == -1)
-		e = errno;
-	else if (!S_ISREG(st.st_mode))
-		e = EINVAL; /* a FIFO or a device: never read */
-	while (e == 0 && len < bufsz &&
-	       ((n = read(fd, buf + len, bufsz - len)) > 0 ||
-		   (n == -1 && errno == EINTR)))
-		if (n > 0)
-			len += (size_t)n;
-	if (e == 0 && n == -1)
-		e = errno;
-	else if (e == 0 && len == bufsz)
-		e = EFBIG;
-	close(fd);
-	errno = e;
-	return e == 0 ? (ssize_t)len : -1;
-}
-
-int
-hookcfg_project(
-    const struct agent *ag, const char *cwd, char *why, size_t whysz)
-{
-	static char buf[HOOK_PROJECT_MAX];
-	const char *bad = NULL;
-	struct stat st;
-	ssize_t n;
-	int cfd, gfd = -1;
-
-	if (!hookcfg_wanted(ag) || cwd == NULL)
-		return 0;
-	/* No dir, no .gemini: nothing for the CLI to read (SBX-1 reports
-	 * a missing root). */
-	if ((cfd = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return 0;
-	/* A link the CLI would follow is refused, never read through. */
-	if (fstatat(cfd, HOOKCFG_DIR, &st, AT_SYMLINK_NOFOLLOW) == -1)
-		bad = errno == ENOENT ? NULL : errno_name(errno);
-	else if (S_ISLNK(st.st_mode))
-		bad = errno_name(ELOOP);
-	else if (S_ISDIR(st.st_mode) &&
-		 (gfd = openat(cfd, HOOKCFG_DIR,
-		      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		bad = errno_name(errno);
-	close(cfd);
-	if (gfd != -1) {
-		n = hookcfg_read(gfd, buf, sizeof(buf));
-		if (n == -1 && errno != ENOENT)
-			bad = errno_name(errno);
-		else if (n != -1)
-			bad = hook_gemini_project(buf, (size_t)n);
-		close(gfd);
-	}
-	if (bad == NULL)
-		return 0;
-	if (strcmp(bad, "hooks") == 0 || strcmp(bad, "hooksConfig") == 0)
-		snprintf(why, whysz,
-		    "hooks: project settings %s/" HOOKCFG_DIR
-		    "/" HOOKCFG_SETTINGS " set %s, which outranks cordon's "
-		    "gate hook; remove that key",
-		    cwd, bad);
-	else
-		snprintf(why, whysz,
-		    "hooks: project settings %s/" HOOKCFG_DIR
-		    "/" HOOKCFG_SETTINGS " cannot be checked (%s); make "
-		    "them a plain file of strict JSON",
-		    cwd, bad);
-	return -1;
 }

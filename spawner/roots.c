@@ -250,6 +250,14 @@ agent_home_make(const char *state, const char *name, char *out, size_t outsz)
 	return 0;
 }
 
+const char *
+errno_name(int e)
+{
+	const char *n = strerrorname_np(e);
+
+	return n != NULL ? n : "EIO";
+}
+
 int
 roots_add_home(struct roots *r, const char *home)
 {

@@ -85,6 +85,9 @@ int agent_resolve_bin(
  * operator's home, outside every root, is refused: the sandbox hides
  * the home (add it to sandbox.readRoots, or install it system-wide).
  */
+/* An errno's name ("EACCES"), for reasons (SP-12). */
+const char *errno_name(int);
+
 #define AGENT_REASON_MAX 512 /* a reason, with its PATH or path */
 int agent_bin_check(const char *bin, char *const *envp, const struct roots *,
     const struct protect_ctx *, char *out, size_t outsz, char *why,

@@ -19,7 +19,9 @@
 #include <json-c/json.h>
 
 #include "argv.h"
+#include "config.h"
 #include "env.h"
+#include "hookproj.h"
 #include "json.h"
 #include "log.h"
 #include "msg.h"
@@ -375,9 +377,17 @@ run_prepare(struct run *r, const char **code, const char **ec)
 	*ec = NULL;
 	*code = "invalid-argument";
 	/* SP-2, SP-3: the prompt as one element, never a flag. */
-	if (argv_build(&ag->ag_mf, r->r_prompt, &r->r_argv, &r->r_prompt_stdin,
-		code) == -1)
+	if (argv_build(&ag->ag_mf, r->r_prompt, sandbox_cordon(), &r->r_argv,
+		&r->r_prompt_stdin, code) == -1) {
+		/* SBX-8: hooks that name cordon, and no cordon to name. */
+		if (strcmp(*code, "no-cordon") == 0) {
+			snprintf(r->r_reason, sizeof(r->r_reason),
+			    "hooks: args name {cordon}, and there is no "
+			    "cordon beside the spawner nor in " CORDON_BINDIR);
+			*code = *ec = "spawn-failed";
+		}
 		return -1;
+	}
 	/* SP-13, SEC-2: every secret, or nothing is spawned. */
 	if (secrets_resolve(sp.sp_secrets, &ag->ag_mf, &r->r_ss) == -1) {
 		*code = *ec = "missing-secret";
@@ -394,14 +404,19 @@ run_prepare(struct run *r, const char **code, const char **ec)
 		return -1;
 	/* SBX-8: a fresh name for the gate hook the CLI reads from a file. */
 	if (hookcfg_run(ag) == -1) {
-		snprintf(r->r_reason, sizeof(r->r_reason),
-		    "hooks: settings %s/.gemini/settings.json: %s",
-		    ag->ag_sb.pl_roots.r_home, errno_name(errno));
+		if (sandbox_cordon() == NULL)
+			snprintf(r->r_reason, sizeof(r->r_reason),
+			    "hooks: no cordon beside the spawner nor "
+			    "in " CORDON_BINDIR " to run as the gate hook");
+		else
+			snprintf(r->r_reason, sizeof(r->r_reason),
+			    "hooks: settings %s/.gemini/settings.json: %s",
+			    ag->ag_sb.pl_roots.r_home, errno_name(errno));
 		*code = *ec = "spawn-failed";
 		return -1;
 	}
-	if (hookcfg_project(ag, r->r_cwd, r->r_reason, sizeof(r->r_reason)) ==
-	    -1) {
+	if (hookproj_check(ag->ag_mf.m_bin, r->r_cwd, ag->ag_sb.pl_roots.r_home,
+		r->r_reason, sizeof(r->r_reason)) == -1) {
 		*code = *ec = "spawn-failed";
 		return -1;
 	}

@@ -150,6 +150,11 @@ void sandbox_host_probe(void);
  */
 void sandbox_helpers_dir(const char *dir);
 /*
+ * SBX-8: the absolute path of `cordon` as every run sees it (beside the
+ * spawner, else in the bindir), which hook wiring names; or NULL.
+ */
+const char *sandbox_cordon(void);
+/*
  * Once at start: sweep the runs' tmp dirs that dead spawners of our uid
  * left under $TMPDIR (or /tmp), then make and lock our own.  0, or -1
  * with errno: every run is then refused at sandbox_run_prepare.  At exit

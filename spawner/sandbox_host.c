@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 #include <linux/filter.h>
 
+#include "config.h"
 #include "confine.h"
 #include "log.h"
 #include "sandbox.h"
@@ -28,7 +29,10 @@
 
 struct sandbox_host sbx_host = {-1, 0, 0, 0, 0, 0, 0};
 
-/* `cordon` beside the spawner, so agent hooks can run `cordon gate`. */
+/*
+ * `cordon` beside the spawner (a build tree), else in the bindir it was
+ * installed to, so agent hooks can run `cordon gate`; empty if neither.
+ */
 char sbx_cordon[PATH_MAX];
 /* `cordon-init` beside the spawner: pid 1 of each run's pid namespace. */
 char sbx_init[PATH_MAX];
@@ -73,6 +77,25 @@ sandbox_helpers_dir(const char *dir)
 	sbx_helpers = dir;
 }
 
+/*
+ * SBX-8: the hook wiring names this path in JSON and TOML strings and a
+ * shell line, unquoted: only an absolute path of plain characters.
+ */
+static int
+cordon_path_ok(const char *p)
+{
+	return p[0] == '/' &&
+	       strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789/._+-") == strlen(p) &&
+	       access(p, X_OK) == 0;
+}
+
+const char *
+sandbox_cordon(void)
+{
+	return sbx_cordon[0] != '\0' ? sbx_cordon : NULL;
+}
+
 void
 sandbox_host_probe(void)
 {
@@ -106,7 +129,7 @@ sandbox_host_probe(void)
 			*slash = '\0';
 			if (snprintf(sbx_cordon, sizeof(sbx_cordon),
 				"%s/cordon", self) >= (int)sizeof(sbx_cordon) ||
-			    access(sbx_cordon, X_OK) == -1)
+			    !cordon_path_ok(sbx_cordon))
 				sbx_cordon[0] = '\0';
 			if (snprintf(sbx_init, sizeof(sbx_init),
 				"%s/cordon-init",
@@ -115,6 +138,15 @@ sandbox_host_probe(void)
 				sbx_init[0] = '\0';
 		}
 	}
+	if (sbx_cordon[0] == '\0' &&
+	    (snprintf(sbx_cordon, sizeof(sbx_cordon), "%s/cordon",
+		 CORDON_BINDIR) >= (int)sizeof(sbx_cordon) ||
+		!cordon_path_ok(sbx_cordon)))
+		sbx_cordon[0] = '\0';
+	if (sbx_cordon[0] == '\0')
+		log_warnx("sandbox: no cordon beside the spawner nor in "
+			  "%s; runs whose hooks name {cordon} are refused",
+		    CORDON_BINDIR);
 	if (sbx_init[0] == '\0')
 		log_warnx("sandbox: no cordon-init beside the spawner; runs "
 			  "in a pid namespace are refused");

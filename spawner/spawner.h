@@ -157,22 +157,12 @@ struct spawner {
 
 extern struct spawner sp;
 
-/* child.c: an errno's name ("EACCES"), for reasons (SP-12). */
-const char *errno_name(int);
-
 /*
  * hookcfg.c, SBX-8: the hook wiring cordon writes into the home of an
  * agent whose CLI reads it from a file there (Gemini CLI), at load and
  * before each chat run; nothing for other CLIs.  0, or -1 with errno.
  */
 int hookcfg_run(const struct agent *);
-/*
- * hookcfg.c, SBX-8: 0 if Gemini CLI's project settings in cwd (none, for
- * other CLIs) leave cordon's gate hook wired; else -1 with why (what,
- * where, what to do) set.
- */
-int hookcfg_project(
-    const struct agent *, const char *cwd, char *why, size_t whysz);
 
 /* spawner.c: audit records go to auditd; cb gets NULL on no answer. */
 int spawner_audit(struct json_object *rec, ipc_reply_fn cb, void *arg);

@@ -6,10 +6,11 @@
  * foresees what would refuse a run later: sandbox roots resolved and
  * checked against the protected set as the spawner does at load (SBX-2),
  * binaries not on the PATH cordon would have (SP-1), secrets that do not
- * resolve (SEC-2, SP-13).  Missions (the sibling missions/ dir) go through
- * the spawner's own loader (spawner/mission_load.c), against the valid
- * manifests, and their outputs against their permissions (MI-2).  Reads
- * only; a secret's value is never shown, only its manifest name.
+ * resolve (SEC-2, SP-13), Gemini CLI files in the project or the home
+ * that would unwire the gate hook (SBX-8).  Missions (the sibling missions/
+ * dir) go through the spawner's own loader (spawner/mission_load.c), against
+ * the valid manifests, and their outputs against their permissions (MI-2).
+ * Reads only; a secret's value is never shown, only its manifest name.
  */
 #include <sys/stat.h>
 
@@ -21,6 +22,7 @@
 
 #include <json-c/json.h>
 
+#include "../spawner/hookproj.h"
 #include "../spawner/mission_load.h"
 #include "../spawner/roots.h"
 #include "../spawner/secrets.h"
@@ -271,6 +273,31 @@ check_bin(struct check *ck, const char *file, const struct manifest *m,
 	check_report_at(ck, file, at, "bin-not-found", msg);
 }
 
+/*
+ * SBX-8: what would refuse each run of a Gemini CLI agent before it
+ * starts, by the spawner's own check, in the same words: project
+ * settings or a .env file that could unwire its gate hook.  The cwd is
+ * the one a run gets (SP-6: the manifest's, else the operator's home).
+ */
+static void
+check_hooks(struct check *ck, const char *file, const struct manifest *m,
+    struct json_object *root)
+{
+	const char *cwd = m->m_cwd, *op = getenv("HOME");
+	char home[PATH_MAX], why[AGENT_REASON_MAX], msg[CHECK_MSG_MAX];
+	struct json_object *at;
+
+	if (cwd == NULL)
+		cwd = op != NULL && op[0] == '/' ? op : "/";
+	if (agent_home_path(ck->ck_state, m->m_name, home, sizeof(home)) ==
+		-1 ||
+	    hookproj_check(m->m_bin, cwd, home, why, sizeof(why)) == 0)
+		return;
+	at = check_node(root, "transportConfig", "cwd", -1);
+	snprintf(msg, sizeof(msg), "%s; runs would fail (spawn-failed)", why);
+	check_report_at(ck, file, at, "hooks-refused", msg);
+}
+
 /* SEC-2, SP-13: each secret the manifest maps resolves, or is named. */
 static void
 check_secrets(struct check *ck, const char *file, const struct manifest *m,
@@ -450,6 +477,7 @@ check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
 	if (rok == 0)
 		roots_free(&r);
 	check_secrets(ck, path, &m, root);
+	check_hooks(ck, path, &m, root);
 	check_home(ck, m.m_name);
 	manifest_free(&m);
 	json_object_put(root);

@@ -19,6 +19,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -109,15 +110,34 @@ gate_channel(void)
 	return (int)v;
 }
 
-/* $CORDON_GATE: the run's dir of named pipes, opened; or -1. */
+/*
+ * SBX-8: the run's dir of named pipes, opened; -1 if $CORDON_GATE is
+ * unset (no mount namespace, so no such dir) or the dir is not there,
+ * -2 if $CORDON_GATE names anything but GATE_FIFO_DIR.  Only that fixed
+ * dir is ever opened, and only as the read-only copy the spawner mounts
+ * in each run: a CLI feature that lets an agent-written file set a
+ * hook's environment cannot point the gate at pipes the agent serves,
+ * nor can a dir of that name some local user made in a shared /tmp.
+ */
 static int
 gate_fifo_dir(void)
 {
 	const char *s = getenv("CORDON_GATE");
+	struct statvfs sv;
+	int fd;
 
-	if (s == NULL || s[0] != '/' || strlen(s) >= PATH_MAX)
+	if (s == NULL)
 		return -1;
-	return open(s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (strcmp(s, GATE_FIFO_DIR) != 0)
+		return -2;
+	if ((fd = open(GATE_FIFO_DIR,
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstatvfs(fd, &sv) == -1 || !(sv.f_flag & ST_RDONLY)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static void
@@ -446,7 +466,11 @@ cmd_gate(int argc, char **argv)
 		return 2;
 	}
 	/* Outside a cordon run there is nobody to ask: refuse. */
-	if ((chan = gate_channel()) == -1 && (dir = gate_fifo_dir()) == -1)
+	if ((dir = gate_fifo_dir()) == -2)
+		return gate_fail(&form, "bad-gate-dir",
+		    "CORDON_GATE is not the run's gate dir " GATE_FIFO_DIR
+		    ", the only one cordon gate uses");
+	if ((chan = gate_channel()) == -1 && dir == -1)
 		return gate_fail(&form, "no-gate-channel",
 		    getenv("CORDON_GATE_FD") != NULL ||
 			    getenv("CORDON_GATE") != NULL

@@ -37,7 +37,7 @@ check_valid(const struct manifest *m)
 	if (m->m_limits.l_cpu_sec > LIM_CPU_SEC_MAX ||
 	    m->m_limits.l_run_output_bytes > LIM_RUN_OUTPUT_MAX)
 		abort();
-	if (argv_build(m, "-fuzz prompt", &v, &in, &err) == 0) {
+	if (argv_build(m, "-fuzz prompt", "/c", &v, &in, &err) == 0) {
 		for (i = 1; v[i] != NULL; i++)
 			if (strcmp(v[i], "-fuzz prompt") == 0 &&
 			    m->m_prompt_via == MF_PROMPT_ARGV) {

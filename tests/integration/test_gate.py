@@ -593,9 +593,11 @@ def test_sbx8_no_other_run_and_no_outsider_reaches_a_gate(gate):
         r, ev = run(gate, "gatebot", json.dumps(calls))
         res = results(ev)
         assert len(res) == len(calls), ev
+        # SBX-8: cordon gate opens no dir but the fixed one, and says so.
         for i in range(len(calls)):
             assert res[i]["exit"] == 2, res[i]
-            assert "(no-gate-channel)" in res[i]["stderr"], res[i]
+            assert "(bad-gate-dir)" in res[i]["stderr"], res[i]
+            assert "/tmp/.cordon-gate" in res[i]["stderr"], res[i]
         # Outside any run: the path a run sees exists on no host dir...
         env = dict(child_env(), CORDON_GATE="/tmp/.cordon-gate")
         env.pop("CORDON_GATE_FD", None)
@@ -611,7 +613,7 @@ def test_sbx8_no_other_run_and_no_outsider_reaches_a_gate(gate):
                  "--clear-groups", cordon_bin(), "gate"],
                 input=json.dumps(hook).encode(), capture_output=True,
                 env=env, timeout=20)
-            assert p.returncode == 2 and b"(no-gate-channel)" in \
+            assert p.returncode == 2 and b"(bad-gate-dir)" in \
                 p.stderr, p
         # Nothing of these reached the spawner: only run B's own call.
         assert [x for x in verb_runs(gate.home)
@@ -626,9 +628,29 @@ def test_sbx8_no_channel_message_names_what_is_missing(gate):
     hook = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                        "tool_input": {"command": "ls"}, "cwd": "/"})
     env = dict(child_env(), CORDON_GATE_FD="3",
-               CORDON_GATE="/nonexistent")
+               CORDON_GATE="/tmp/.cordon-gate")
     p = subprocess.run([cordon_bin(), "gate"], input=hook.encode(),
                        capture_output=True, env=env, timeout=10)
     assert p.returncode == 2, p
     assert b"not reachable from this process" in p.stderr, p
     assert b"no CORDON_GATE" not in p.stderr, p
+
+
+def test_sbx8_gate_dir_only_the_runs_read_only_copy():
+    """cordon gate opens only /tmp/.cordon-gate, and only as the read-only
+    copy the spawner mounts in a run: a writable dir of that name (what
+    any local user could make in a shared /tmp) is no gate."""
+    hook = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "ls"}, "cwd": "/"})
+    env = dict(child_env(), CORDON_GATE="/tmp/.cordon-gate")
+    env.pop("CORDON_GATE_FD", None)
+    # A private mount namespace with its own /tmp: the host's is shared.
+    script = ("mount -t tmpfs none /tmp && mkdir /tmp/.cordon-gate && "
+              "for i in 0 1 2 3 4 5 6 7; do mkfifo /tmp/.cordon-gate/$i.in "
+              "/tmp/.cordon-gate/$i.out; done && exec \"$0\" gate")
+    p = subprocess.run(["unshare", "-m", "--propagation", "private",
+                        "sh", "-c", script, cordon_bin()],
+                       input=hook.encode(), capture_output=True, env=env,
+                       timeout=30)
+    assert p.returncode == 2 and p.stdout == b"", p
+    assert b"(no-gate-channel)" in p.stderr, p

@@ -2,20 +2,22 @@
 # agent whose binary is named `gemini` (cordon wires Gemini CLI by that
 # name): the auth it picks (the agent's own login, else the API key), a
 # run refused with its reason when the settings cannot be written, and
-# project settings that would outrank the hook refuse the run until the
-# operator removes the key.  Everything lives under /var/tmp, beside
+# project settings and .env files that would outrank the hook refuse the
+# run until the operator removes them, and `cordon check` foresees each
+# refusal in the same words.  Everything lives under /var/tmp, beside
 # the agent's private home, so namespace mode's private /tmp hides none
 # of it.
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from agents_util import make_agents_home, run, server_env, text_of
-from conftest import Cordon, finish
+from conftest import BUILD, Cordon, child_env, cordon_bin, finish
 
 # Prints the auth and hook wiring it finds, as Gemini CLI would read them.
 FAKE_GEMINI = """#!/bin/sh
@@ -44,7 +46,7 @@ def world():
         })
         server_env(mp, {"HOME": os.path.join(base, "operator")})
         c = Cordon(home, ["--allow-root"]).start()
-        yield {"c": c, "work": work}
+        yield {"c": c, "work": work, "home": str(home)}
     finally:
         if c is not None:
             finish(c)
@@ -64,7 +66,7 @@ def settings_seen(w):
     return json.loads(text_of(ev))
 
 
-def assert_refused(w, why):
+def assert_refused(w, why, foreseen=True):
     """The run is refused before it starts, saying why, in the API and
     the log (SP-12)."""
     r, _ = run(w["c"], "gem", "hello")
@@ -72,13 +74,36 @@ def assert_refused(w, why):
     assert r.json() == {"ok": False, "error": "spawn-failed",
                         "reason": why}, r.json()
     assert f"agent gem: spawn-failed: {why}" in w["c"].stderr()
+    if foreseen:
+        check_foresees(w, why)
+
+
+def check_foresees(w, why):
+    """`cordon check` reports the refusal a run would meet, with the
+    run's own reason, in text and in --json (SBX-8)."""
+    env = dict(child_env(), HOME=os.path.join(os.path.dirname(w["home"]),
+                                              "operator"))
+    r = subprocess.run([cordon_bin(), "check", "--home", w["home"]],
+                       capture_output=True, text=True, timeout=30, env=env)
+    assert r.returncode == 1, r
+    assert f"gem.yaml:5:3: {why}; runs would fail " \
+        "(spawn-failed)" in r.stdout, r.stdout
+    r = subprocess.run([cordon_bin(), "check", "--json", "--home",
+                        w["home"]], capture_output=True, text=True,
+                       timeout=30, env=env)
+    got = [p for p in json.loads(r.stdout)["problems"]
+           if p["code"] == "hooks-refused"]
+    assert len(got) == 1 and f"{got[0]['key']}: {got[0]['message']}" == \
+        f"{why}; runs would fail (spawn-failed)", got
 
 
 def test_sbx8_gemini_auth_is_the_login_when_present(world):
     s = settings_seen(world)
     assert s["security"]["auth"]["selectedType"] == "gemini-api-key", s
     hook = s["hooks"]["BeforeTool"][0]["hooks"][0]
-    assert hook["command"] == "cordon gate", s
+    # SBX-8: cordon by its absolute path, never found on a PATH.
+    assert hook["command"] == \
+        os.path.join(os.path.realpath(BUILD), "cordon") + " gate", s
     login = os.path.join(gemini_dir(world), "oauth_creds.json")
     with open(login, "w") as f:
         f.write('{"refresh_token":"mock"}\n')
@@ -107,8 +132,9 @@ def test_sbx8_gemini_settings_unwritable_refuses_run(world):
     os.rename(gdir, aside)
     os.symlink(aside, gdir)
     try:
+        # Not foreseen: cordon rewrites that file before the next run.
         assert_refused(world, f"hooks: settings {gdir}/settings.json: "
-                       "ENOTDIR")
+                       "ENOTDIR", foreseen=False)
     finally:
         os.unlink(gdir)
         os.rename(aside, gdir)
@@ -154,3 +180,33 @@ def test_sbx8_gemini_project_settings_link_refused(world):
     finally:
         os.unlink(proj)
     settings_seen(world)
+
+
+def agent_home(w):
+    return os.path.dirname(gemini_dir(w))
+
+
+@pytest.mark.parametrize("where", ["work/.env", "work/.gemini/.env",
+                                   "home/.env", "home/.gemini/.env"])
+def test_sbx8_gemini_env_file_refused(world, where):
+    """Gemini CLI loads the first .env it finds (the project, the dirs
+    above it, its home) into its own environment, which each hook
+    process inherits: LD_PRELOAD or BASH_ENV there would run the
+    agent's code in place of `cordon gate`.  The agent can write the
+    project and its home, so such a file refuses the run, named."""
+    base, rel = where.split("/", 1)
+    root = world["work"] if base == "work" else agent_home(world)
+    f = os.path.join(root, rel)
+    made = not os.path.isdir(os.path.dirname(f))
+    os.makedirs(os.path.dirname(f), exist_ok=True)
+    with open(f, "w") as fh:
+        fh.write("BASH_ENV=/tmp/x\nLD_PRELOAD=/tmp/x.so\n")
+    try:
+        assert_refused(world, f"hooks: {f} would be loaded by Gemini CLI "
+                       "into the environment of its gate hook, which it "
+                       "could take over; remove it")
+    finally:
+        os.unlink(f)
+        if made:
+            os.rmdir(os.path.dirname(f))
+    assert settings_seen(world)["hooksConfig"] == {"enabled": True}

@@ -686,7 +686,8 @@ def test_sbx8_real_cli_hook_cannot_be_unwired_by_agent(setup, mock, agent):
                             "settings.json").read_text())
             assert s["hooksConfig"] == {"enabled": True}, s
             hook = s["hooks"]["BeforeTool"][0]["hooks"][0]
-            assert hook["command"] == "cordon gate", s
+            assert hook["command"] == os.path.join(
+                os.path.realpath(BUILD), "cordon") + " gate", s
     finally:
         for f in made:
             if str(f).startswith(str(p["work"])):

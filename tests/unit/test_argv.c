@@ -58,8 +58,8 @@ test_sp1_prompt_one_element(void **state)
 
 	(void)state;
 	load("[\"-z\", \"{prompt}\"]", "", &m);
-	assert_int_equal(
-	    argv_build(&m, "hello; rm -rf / $(id) `x` * 'q'", &v, &in, &err),
+	assert_int_equal(argv_build(&m, "hello; rm -rf / $(id) `x` * 'q'", NULL,
+			     &v, &in, &err),
 	    0);
 	assert_int_equal(in, 0);
 	assert_int_equal(count(v), 3);
@@ -68,8 +68,41 @@ test_sp1_prompt_one_element(void **state)
 	assert_string_equal(v[2], "hello; rm -rf / $(id) `x` * 'q'");
 	argv_free(v);
 	/* a prompt holding "{prompt}" is not expanded again */
-	assert_int_equal(argv_build(&m, "{prompt} {prompt}", &v, &in, &err), 0);
+	assert_int_equal(
+	    argv_build(&m, "{prompt} {prompt}", NULL, &v, &in, &err), 0);
 	assert_string_equal(v[2], "{prompt} {prompt}");
+	argv_free(v);
+	manifest_free(&m);
+}
+
+/* SBX-8: each {cordon} becomes cordon's path; none to give, refused. */
+static void
+test_sbx8_cordon_placeholder(void **state)
+{
+	struct manifest m;
+	const char *err;
+	char **v;
+	int in;
+
+	(void)state;
+	load("[\"--s={\\\"c\\\":\\\"{cordon} "
+	     "gate\\\",\\\"d\\\":\\\"{cordon}\\\"}\", "
+	     "\"--\", \"{prompt}\"]",
+	    "", &m);
+	assert_int_equal(
+	    argv_build(&m, "{cordon}", "/opt/c/bin/cordon", &v, &in, &err), 0);
+	assert_string_equal(v[1], "--s={\"c\":\"/opt/c/bin/cordon "
+				  "gate\",\"d\":\"/opt/c/bin/cordon\"}");
+	/* a prompt holding "{cordon}" is not expanded */
+	assert_string_equal(v[3], "{cordon}");
+	argv_free(v);
+	assert_int_equal(argv_build(&m, "hi", NULL, &v, &in, &err), -1);
+	assert_string_equal(err, "no-cordon");
+	assert_null(v);
+	manifest_free(&m);
+	/* no {cordon}: no path needed */
+	load("[\"{prompt}\"]", "", &m);
+	assert_int_equal(argv_build(&m, "hi", NULL, &v, &in, &err), 0);
 	argv_free(v);
 	manifest_free(&m);
 }
@@ -85,19 +118,19 @@ test_sp3_prompt_flag_like_refused(void **state)
 
 	(void)state;
 	load("[\"-p\", \"{prompt}\"]", "", &m);
-	assert_int_equal(
-	    argv_build(&m, "--dangerously-skip-permissions", &v, &in, &err),
+	assert_int_equal(argv_build(&m, "--dangerously-skip-permissions", NULL,
+			     &v, &in, &err),
 	    -1);
 	assert_string_equal(err, "prompt-flag-like");
 	assert_null(v);
-	assert_int_equal(argv_build(&m, "-x", &v, &in, &err), -1);
+	assert_int_equal(argv_build(&m, "-x", NULL, &v, &in, &err), -1);
 	assert_string_equal(err, "prompt-flag-like");
-	assert_int_equal(argv_build(&m, " -x", &v, &in, &err), 0);
+	assert_int_equal(argv_build(&m, " -x", NULL, &v, &in, &err), 0);
 	argv_free(v);
 	manifest_free(&m);
 	/* "{prompt}suffix" still starts the element */
 	load("[\"{prompt}.txt\"]", "", &m);
-	assert_int_equal(argv_build(&m, "-rf", &v, &in, &err), -1);
+	assert_int_equal(argv_build(&m, "-rf", NULL, &v, &in, &err), -1);
 	assert_string_equal(err, "prompt-flag-like");
 	manifest_free(&m);
 }
@@ -113,17 +146,17 @@ test_sp3_prompt_fused_dashdash_stdin_ok(void **state)
 
 	(void)state;
 	load("[\"--prompt={prompt}\"]", "", &m);
-	assert_int_equal(argv_build(&m, "-rf", &v, &in, &err), 0);
+	assert_int_equal(argv_build(&m, "-rf", NULL, &v, &in, &err), 0);
 	assert_string_equal(v[1], "--prompt=-rf");
 	argv_free(v);
 	manifest_free(&m);
 	load("[\"-p\", \"--\", \"{prompt}\"]", "", &m);
-	assert_int_equal(argv_build(&m, "--help", &v, &in, &err), 0);
+	assert_int_equal(argv_build(&m, "--help", NULL, &v, &in, &err), 0);
 	assert_string_equal(v[3], "--help");
 	argv_free(v);
 	manifest_free(&m);
 	load("[\"-p\"]", "promptVia: stdin\n", &m);
-	assert_int_equal(argv_build(&m, "--help", &v, &in, &err), 0);
+	assert_int_equal(argv_build(&m, "--help", NULL, &v, &in, &err), 0);
 	assert_int_equal(in, 1);
 	assert_int_equal(count(v), 2);
 	argv_free(v);
@@ -142,10 +175,10 @@ test_sp2_prompt_bounds(void **state)
 
 	(void)state;
 	load("[\"{prompt}\"]", "", &m);
-	assert_int_equal(argv_build(&m, "", &v, &in, &err), -1);
+	assert_int_equal(argv_build(&m, "", NULL, &v, &in, &err), -1);
 	assert_string_equal(err, "invalid-prompt");
-	assert_int_equal(argv_build(&m, NULL, &v, &in, &err), -1);
-	assert_int_equal(argv_build(&m, "a\xff", &v, &in, &err), -1);
+	assert_int_equal(argv_build(&m, NULL, NULL, &v, &in, &err), -1);
+	assert_int_equal(argv_build(&m, "a\xff", NULL, &v, &in, &err), -1);
 	assert_string_equal(err, "invalid-prompt");
 	assert_int_equal(argv_prompt_ok("a\0b", 3), -1); /* NUL */
 	assert_int_equal(argv_prompt_ok("ab", 2), 0);
@@ -154,11 +187,11 @@ test_sp2_prompt_bounds(void **state)
 	assert_non_null(big);
 	memset(big, 'a', 32768);
 	big[32768] = '\0';
-	assert_int_equal(argv_build(&m, big, &v, &in, &err), 0);
+	assert_int_equal(argv_build(&m, big, NULL, &v, &in, &err), 0);
 	argv_free(v);
 	big[32768] = 'a';
 	big[32769] = '\0';
-	assert_int_equal(argv_build(&m, big, &v, &in, &err), -1);
+	assert_int_equal(argv_build(&m, big, NULL, &v, &in, &err), -1);
 	assert_string_equal(err, "invalid-prompt");
 	/* 256000 code points ok, 256001 not (counted in code points) */
 	memset(big, 'a', 256000);
@@ -356,6 +389,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sp1_prompt_one_element),
+	    cmocka_unit_test(test_sbx8_cordon_placeholder),
 	    cmocka_unit_test(test_sp3_prompt_flag_like_refused),
 	    cmocka_unit_test(test_sp3_prompt_fused_dashdash_stdin_ok),
 	    cmocka_unit_test(test_sp2_prompt_bounds),

@@ -318,15 +318,17 @@ test_sbx8_kind_names(void **state)
 }
 
 /* SBX-8: the Gemini CLI settings cordon writes: valid JSON, the gate
- * hook under the given name, hooks on, the way in; odd names refused. */
+ * hook under the given name run as cordon's absolute path, hooks on, the
+ * way in; odd names and a cordon that is no plain absolute path refused. */
 static void
 test_sbx8_gemini_settings(void **state)
 {
 	struct json_object *o, *h;
 	char buf[512];
 
-	assert_int_equal(
-	    hook_gemini_settings("cordon-gate-0a1b", 0, buf, sizeof(buf)), 0);
+	assert_int_equal(hook_gemini_settings("cordon-gate-0a1b",
+			     "/usr/bin/cordon", 0, buf, sizeof(buf)),
+	    0);
 	o = json_parse_object(buf, strlen(buf), 16);
 	assert_non_null(o);
 	assert_string_equal(
@@ -335,19 +337,32 @@ test_sbx8_gemini_settings(void **state)
 	    "{\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}},"
 	    "\"hooksConfig\":{\"enabled\":true},\"hooks\":{\"BeforeTool\":"
 	    "[{\"matcher\":\".*\",\"hooks\":[{\"type\":\"command\","
-	    "\"name\":\"cordon-gate-0a1b\",\"command\":\"cordon gate\","
+	    "\"name\":\"cordon-gate-0a1b\",\"command\":\"/usr/bin/cordon "
+	    "gate\","
 	    "\"timeout\":120000}]}]}}");
 	json_object_put(o);
-	assert_int_equal(hook_gemini_settings("n", 1, buf, sizeof(buf)), 0);
+	assert_int_equal(
+	    hook_gemini_settings("n", "/c", 1, buf, sizeof(buf)), 0);
 	o = json_parse_object(buf, strlen(buf), 16);
 	assert_true(json_object_object_get_ex(o, "security", &h));
 	assert_non_null(
 	    strstr(json_object_to_json_string(h), "oauth-personal"));
 	json_object_put(o);
-	assert_int_equal(hook_gemini_settings("", 0, buf, sizeof(buf)), -1);
-	assert_int_equal(hook_gemini_settings("a\"b", 0, buf, sizeof(buf)), -1);
-	assert_int_equal(hook_gemini_settings("a b", 0, buf, sizeof(buf)), -1);
-	assert_int_equal(hook_gemini_settings("ok", 0, buf, 16), -1);
+	assert_int_equal(
+	    hook_gemini_settings("", "/c", 0, buf, sizeof(buf)), -1);
+	assert_int_equal(
+	    hook_gemini_settings("a\"b", "/c", 0, buf, sizeof(buf)), -1);
+	assert_int_equal(
+	    hook_gemini_settings("a b", "/c", 0, buf, sizeof(buf)), -1);
+	assert_int_equal(hook_gemini_settings("ok", "/c", 0, buf, 16), -1);
+	assert_int_equal(
+	    hook_gemini_settings("ok", NULL, 0, buf, sizeof(buf)), -1);
+	assert_int_equal(
+	    hook_gemini_settings("ok", "cordon", 0, buf, sizeof(buf)), -1);
+	assert_int_equal(
+	    hook_gemini_settings("ok", "/a b/cordon", 0, buf, sizeof(buf)), -1);
+	assert_int_equal(
+	    hook_gemini_settings("ok", "/a\"/cordon", 0, buf, sizeof(buf)), -1);
 }
 
 /* SBX-8: project settings that could unwire the hook are named. */

@@ -1,0 +1,185 @@
+/*
+ * SBX-8: Gemini CLI's files that outrank the hook wiring cordon writes
+ * (hookcfg.c), read before each run and by `cordon check`.  Its project
+ * settings (.gemini/settings.json in the run's working dir) are merged
+ * over cordon's user settings key by key; a .env file it finds (from
+ * the working dir up to /, then in its home) is loaded into its own
+ * environment, which every hook process inherits: a variable there
+ * (LD_PRELOAD, BASH_ENV for the hook's bash) would run the agent's own
+ * code in place of `cordon gate`.  Both places are writable by the agent
+ * (the project, its home), so a run is refused while either could
+ * unwire the hook, naming the file.  Read through held fds, never
+ * through a link.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hook.h"
+#include "hookproj.h"
+#include "roots.h"
+
+#define HOOKPROJ_DIR	  ".gemini"
+#define HOOKPROJ_SETTINGS "settings.json"
+#define HOOKPROJ_ENV	  ".env"
+
+int
+hookproj_gemini(const char *bin)
+{
+	const char *b = bin;
+
+	if (b != NULL && strrchr(b, '/') != NULL)
+		b = strrchr(b, '/') + 1;
+	return b != NULL && strcmp(b, "gemini") == 0;
+}
+
+/* The project settings' bytes (fewer than bufsz), or -1 with errno. */
+static ssize_t
+hookproj_read(int dfd, char *buf, size_t bufsz)
+{
+	struct stat st;
+	ssize_t n = 0;
+	size_t len = 0;
+	int fd, e = 0;
+
+	if ((fd = openat(dfd, HOOKPROJ_SETTINGS,
+		 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1)
+		e = errno;
+	else if (!S_ISREG(st.st_mode))
+		e = EINVAL; /* a FIFO or a device: never read */
+	while (e == 0 && len < bufsz &&
+	       ((n = read(fd, buf + len, bufsz - len)) > 0 ||
+		   (n == -1 && errno == EINTR)))
+		if (n > 0)
+			len += (size_t)n;
+	if (e == 0 && n == -1)
+		e = errno;
+	else if (e == 0 && len == bufsz)
+		e = EFBIG;
+	close(fd);
+	errno = e;
+	return e == 0 ? (ssize_t)len : -1;
+}
+
+/* The project settings: NULL, or what is wrong with them. */
+static const char *
+hookproj_settings(const char *cwd)
+{
+	static char buf[HOOK_PROJECT_MAX];
+	const char *bad = NULL;
+	struct stat st;
+	ssize_t n;
+	int cfd, gfd = -1;
+
+	/* No dir, no .gemini: nothing for the CLI to read (SBX-1 reports
+	 * a missing root). */
+	if ((cfd = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return NULL;
+	/* A link the CLI would follow is refused, never read through. */
+	if (fstatat(cfd, HOOKPROJ_DIR, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		bad = errno == ENOENT ? NULL : errno_name(errno);
+	else if (S_ISLNK(st.st_mode))
+		bad = errno_name(ELOOP);
+	else if (S_ISDIR(st.st_mode) &&
+		 (gfd = openat(cfd, HOOKPROJ_DIR,
+		      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		bad = errno_name(errno);
+	close(cfd);
+	if (gfd != -1) {
+		n = hookproj_read(gfd, buf, sizeof(buf));
+		if (n == -1 && errno != ENOENT)
+			bad = errno_name(errno);
+		else if (n != -1)
+			bad = hook_gemini_project(buf, (size_t)n);
+		close(gfd);
+	}
+	return bad;
+}
+
+/* 1 if dir holds .gemini/.env or .env (anything by that name), with
+ * the first one's path in out. */
+static int
+hookproj_env_in(const char *dir, char *out, size_t outsz)
+{
+	static const char *const names[] = {
+	    HOOKPROJ_DIR "/" HOOKPROJ_ENV, HOOKPROJ_ENV};
+	const char *sep = strcmp(dir, "/") == 0 ? "" : "/";
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (snprintf(out, outsz, "%s%s%s", dir, sep, names[i]) >=
+		    (int)outsz)
+			continue;
+		if (lstat(out, &st) == 0 ||
+		    (errno != ENOENT && errno != ENOTDIR))
+			return 1;
+	}
+	return 0;
+}
+
+/* A .env file Gemini CLI would load, from cwd up to /, then home. */
+static int
+hookproj_env(const char *cwd, const char *home, char *out, size_t outsz)
+{
+	char dir[PATH_MAX], *slash;
+
+	if (snprintf(dir, sizeof(dir), "%s", cwd) >= (int)sizeof(dir))
+		return 1; /* unreadable is refused */
+	for (;;) {
+		if (hookproj_env_in(dir, out, outsz))
+			return 1;
+		if (strcmp(dir, "/") == 0 ||
+		    (slash = strrchr(dir, '/')) == NULL)
+			break;
+		if (slash == dir)
+			dir[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	return hookproj_env_in(home, out, outsz);
+}
+
+int
+hookproj_check(
+    const char *bin, const char *cwd, const char *home, char *why, size_t whysz)
+{
+	char env[PATH_MAX + 16];
+	const char *bad;
+
+	if (!hookproj_gemini(bin) || home == NULL || cwd == NULL ||
+	    cwd[0] != '/')
+		return 0;
+	if ((bad = hookproj_settings(cwd)) != NULL) {
+		if (strcmp(bad, "hooks") == 0 ||
+		    strcmp(bad, "hooksConfig") == 0)
+			snprintf(why, whysz,
+			    "hooks: project settings %s/" HOOKPROJ_DIR
+			    "/" HOOKPROJ_SETTINGS " set %s, which outranks "
+			    "cordon's gate hook; remove that key",
+			    cwd, bad);
+		else
+			snprintf(why, whysz,
+			    "hooks: project settings %s/" HOOKPROJ_DIR
+			    "/" HOOKPROJ_SETTINGS " cannot be checked (%s); "
+			    "make them a plain file of strict JSON",
+			    cwd, bad);
+		return -1;
+	}
+	if (hookproj_env(cwd, home, env, sizeof(env))) {
+		snprintf(why, whysz,
+		    "hooks: %s would be loaded by Gemini CLI into the "
+		    "environment of its gate hook, which it could take over; "
+		    "remove it",
+		    env);
+		return -1;
+	}
+	return 0;
+}

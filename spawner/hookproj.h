@@ -1,0 +1,30 @@
+/*
+ * SBX-8: what a Gemini CLI run would read from places the agent can
+ * write and that could take over cordon's gate hook, checked before each
+ * run by the spawner and by `cordon check` alike (one function, one
+ * reason).  Pure of the daemons: files are read, never written.
+ */
+#ifndef CORDON_HOOKPROJ_H
+#define CORDON_HOOKPROJ_H
+
+#include <stddef.h>
+
+/* 1 if bin (its last component) is Gemini CLI, whose hooks are a file. */
+int hookproj_gemini(const char *bin);
+
+/*
+ * 0 if the agent whose program is bin, run in cwd with its private home
+ * home, leaves cordon's gate hook wired (always, for a CLI other than
+ * Gemini CLI or with no home); else -1 with why (what, where, what to
+ * do) set:
+ *   - cwd/.gemini/settings.json sets hooks or hooksConfig, is no strict
+ *     JSON object, or is reached through a link (they outrank the user
+ *     settings cordon writes, key by key);
+ *   - a .env file Gemini CLI would load (.gemini/.env or .env in cwd or
+ *     any dir above it, in home): its variables (LD_PRELOAD, BASH_ENV)
+ *     reach the environment of every hook process.
+ */
+int hookproj_check(const char *bin, const char *cwd, const char *home,
+    char *why, size_t whysz);
+
+#endif
