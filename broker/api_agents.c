@@ -68,6 +68,7 @@ agents_status(const char *code)
 	    {"missing-secret", 409},
 	    {"spawn-failed", 502},
 	    {"audit-unavailable", 503},
+	    {"jobs-unavailable", 503},
 	};
 	size_t i;
 
@@ -78,7 +79,7 @@ agents_status(const char *code)
 }
 
 /* Answer a daemon's MSG_ERROR (or no answer) with a fixed code. */
-static void
+void
 agents_fail(struct evhttp_request *req, const struct ipc_msg *m)
 {
 	const char *code = NULL, *reason;
@@ -407,8 +408,9 @@ run_started_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		agents_fail(req, m);
 }
 
-void
-api_agent_run(struct evhttp_request *req, const struct api_params *p)
+int
+agents_run_payload(struct evhttp_request *req, const struct api_params *p,
+    struct json_object **out)
 {
 	struct json_object *body, *v, *o;
 	char name[LIM_NAME_MAX + 1];
@@ -417,10 +419,10 @@ api_agent_run(struct evhttp_request *req, const struct api_params *p)
 
 	if (agents_param(p, 0, LIM_NAME_MAX, 0, name, sizeof(name)) == -1) {
 		send_error(req, 404, "unknown-agent");
-		return;
+		return -1;
 	}
 	if (api_body(req, &body) == -1)
-		return;
+		return -1;
 	/* PER-8 strict body: {prompt, session?, via?} and nothing else. */
 	if (json_object_object_get_ex(body, "session", NULL))
 		nkeys++;
@@ -430,7 +432,7 @@ api_agent_run(struct evhttp_request *req, const struct api_params *p)
 	    (size_t)json_object_object_length(body) != nkeys) {
 		json_object_put(body);
 		send_error(req, 400, "invalid-body");
-		return;
+		return -1;
 	}
 	/* MC-1: the caller's self-description, for the audit trail only. */
 	if (json_object_object_get_ex(body, "via", NULL) &&
@@ -438,21 +440,21 @@ api_agent_run(struct evhttp_request *req, const struct api_params *p)
 		strcmp(via, "mcp") != 0)) {
 		json_object_put(body);
 		send_error(req, 400, "invalid-body");
-		return;
+		return -1;
 	}
 	if (json_object_object_get_ex(body, "session", NULL) &&
 	    ((sess = json_get_str(body, "session", LIM_SESSION_MAX)) == NULL ||
 		!schema_session_ok(sess))) {
 		json_object_put(body);
 		send_error(req, 400, "invalid-session");
-		return;
+		return -1;
 	}
 	if (!json_object_is_type(v, json_type_string) ||
 	    argv_prompt_ok((prompt = json_object_get_string(v)),
 		(size_t)json_object_get_string_len(v)) == -1) {
 		json_object_put(body);
 		send_error(req, 400, "invalid-prompt");
-		return;
+		return -1;
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "agent", json_object_new_string(name));
@@ -461,10 +463,21 @@ api_agent_run(struct evhttp_request *req, const struct api_params *p)
 		json_object_object_add(o, "session", json_object_get(v));
 	if (json_object_object_get_ex(body, "via", &v))
 		json_object_object_add(o, "via", json_object_get(v));
+	json_object_put(body);
+	*out = o;
+	return 0;
+}
+
+void
+api_agent_run(struct evhttp_request *req, const struct api_params *p)
+{
+	struct json_object *o;
+
+	if (agents_run_payload(req, p, &o) == -1)
+		return;
 	api_ask(req, broker_peer(PROC_SPAWNER), MSG_RUN_START, o,
 	    MSG_RUN_START_OK, run_started_cb);
 	json_object_put(o);
-	json_object_put(body);
 }
 
 /*

@@ -17,9 +17,8 @@
 #define AUDIT_LIMIT_DEFAULT 100
 #define AUDIT_LIMIT_MAX	    1000
 
-/* A decimal integer of 1..16 digits within [min, max], else -1. */
-static int
-query_int(const char *s, long long min, long long max, long long *out)
+int
+api_query_int(const char *s, long long min, long long max, long long *out)
 {
 	long long v = 0;
 	size_t i, n = strlen(s);
@@ -75,10 +74,11 @@ audit_query(const char *query)
 		else if (i == 1 && audit_pattern_ok(AP_NAME, s, len))
 			json_object_object_add(
 			    o, "agent", json_object_new_string(s));
-		else if (i == 2 && query_int(s, 0, AUDIT_COUNT_MAX, &v) == 0)
+		else if (i == 2 &&
+			 api_query_int(s, 0, AUDIT_COUNT_MAX, &v) == 0)
 			json_object_object_add(
 			    o, "since", json_object_new_int64(v));
-		else if (i != 3 || query_int(s, 1, AUDIT_LIMIT_MAX, &limit))
+		else if (i != 3 || api_query_int(s, 1, AUDIT_LIMIT_MAX, &limit))
 			goto bad;
 		free(s);
 		s = NULL;

@@ -162,6 +162,14 @@ void api_agent_get(struct evhttp_request *, const struct api_params *);
 void api_agent_run(struct evhttp_request *, const struct api_params *);
 void api_run_cancel(struct evhttp_request *, const struct api_params *);
 void api_agent_action(struct evhttp_request *, const struct api_params *);
+/*
+ * API-3's body for agent p[0] ({prompt, session?, via?}, strict) as the
+ * spawner's MSG_RUN_START / MSG_JOB_START payload: 0, or -1 after
+ * answering.  agents_fail answers a spawner's refusal (or none).
+ */
+int agents_run_payload(struct evhttp_request *, const struct api_params *,
+    struct json_object **out);
+void agents_fail(struct evhttp_request *, const struct ipc_msg *);
 /* MSG_RUN_EVENT frames from the spawner (peer dispatch table). */
 void agents_run_event_h(struct ipc_conn *, struct ipc_msg *, void *);
 
@@ -171,6 +179,9 @@ void api_vault_note(struct evhttp_request *, const struct api_params *);
 
 /* api_audit.c: API-8 */
 void api_audit(struct evhttp_request *, const struct api_params *);
+/* A query value: a decimal integer of 1..16 digits within [min, max],
+ * else -1. */
+int api_query_int(const char *s, long long min, long long max, long long *out);
 
 /* api_approvals.c: SBX-7 */
 void api_approvals_list(struct evhttp_request *, const struct api_params *);
@@ -179,5 +190,13 @@ void api_approval_decide(struct evhttp_request *, const struct api_params *);
 /* api_missions.c: API-7 */
 void api_missions_list(struct evhttp_request *, const struct api_params *);
 void api_mission_run(struct evhttp_request *, const struct api_params *);
+
+/* api_jobs.c: detached jobs (MC-3) */
+void api_agent_job(struct evhttp_request *, const struct api_params *);
+void api_jobs_list(struct evhttp_request *, const struct api_params *);
+void api_job_get(struct evhttp_request *, const struct api_params *);
+void api_job_events(struct evhttp_request *, const struct api_params *);
+void api_job_wait(struct evhttp_request *, const struct api_params *);
+void api_job_cancel(struct evhttp_request *, const struct api_params *);
 
 #endif

@@ -34,6 +34,9 @@ static const char *const e_eg_reason[] = {"host-not-allowed",
 	"port-not-allowed", "address-refused", "resolve-failed",
 	"budget-exceeded", "bad-request", "connect-failed", "route-not-found",
 	"upstream-tls-failed", NULL};
+static const char *const e_job_state[] = {"succeeded", "failed",
+	"cancelled", "lost", NULL};
+static const char *const e_cancel[] = {"requested", "shutdown", NULL};
 static const char *const e_eg_end[] = {"closed", "idle-timeout",
 	"budget-exceeded", "upstream-error", "run-ended", NULL};
 
@@ -108,6 +111,16 @@ static const struct audit_field f_egress_req[] = {
 	E("end", OPT, e_eg_end), I("status", OPT, 100, 599),
 	COUNT("bytesUp"), COUNT("bytesDown"), COUNT("durationMs"),
 };
+/* MC-3: a detached job's life; its run has its own agent.* records. */
+static const struct audit_field f_job_start[] = {
+	S("jobId", REQ, AP_RUNID), S("agent", REQ, AP_NAME),
+	E("via", OPT, e_via),
+};
+static const struct audit_field f_job_end[] = {
+	S("jobId", REQ, AP_RUNID), S("agent", REQ, AP_NAME),
+	E("state", REQ, e_job_state), E("cancelReason", OPT, e_cancel),
+	COUNT("durationMs"), COUNT("events"), COUNT("bytes"),
+};
 static const struct audit_field f_boot[] = { S("version", REQ, AP_VERSION) };
 static const struct audit_field f_shutdown[] = { E("reason", REQ, e_reason) };
 static const struct audit_field f_restart[] = {
@@ -129,6 +142,8 @@ static const struct audit_kind kinds[] = {
 	K("vault.update", PROC_BIT(PROC_VAULTD), f_vault),
 	K("mission.run", SPAWNER, f_mission),
 	K("verb.run", SPAWNER, f_verb),
+	K("job.start", SPAWNER, f_job_start),
+	K("job.end", SPAWNER, f_job_end),
 	K("http.request", PROC_BIT(PROC_BROKER), f_http),
 	K("egress.connect", PROC_BIT(PROC_EGRESSD), f_egress),
 	K("egress.request", PROC_BIT(PROC_EGRESSD), f_egress_req),

@@ -115,7 +115,7 @@ struct daemon_args {
 #define DAEMON_ARG_STATE    0x2u /* flags: accept --state-dir */
 #define DAEMON_ARG_PATH_OPT 0x4u /* flags: the path option may be absent */
 /* A daemon's own numeric option: --NAME N, N in [min, max], into *val. */
-#define DAEMON_MAX_NUMOPTS 4
+#define DAEMON_MAX_NUMOPTS 8
 struct daemon_numopt {
 	const char *dn_name;
 	long dn_min;

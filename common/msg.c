@@ -105,6 +105,30 @@ msg_name(unsigned int type)
 		return "egress-close";
 	case MSG_EGRESS_CONN:
 		return "egress-conn";
+	case MSG_JOB_START:
+		return "job-start";
+	case MSG_JOB_START_OK:
+		return "job-start-ok";
+	case MSG_JOB_LIST:
+		return "job-list";
+	case MSG_JOB_LIST_OK:
+		return "job-list-ok";
+	case MSG_JOB_GET:
+		return "job-get";
+	case MSG_JOB_GET_OK:
+		return "job-get-ok";
+	case MSG_JOB_EVENTS:
+		return "job-events";
+	case MSG_JOB_EVENTS_OK:
+		return "job-events-ok";
+	case MSG_JOB_WAIT:
+		return "job-wait";
+	case MSG_JOB_WAIT_OK:
+		return "job-wait-ok";
+	case MSG_JOB_CANCEL:
+		return "job-cancel";
+	case MSG_JOB_CANCEL_OK:
+		return "job-cancel-ok";
 	default:
 		return "unknown";
 	}

@@ -76,6 +76,15 @@
 #define LIM_RUNS_PER_AGENT     4
 #define LIM_RUNS_TOTAL_MAX     256 /* ceilings for spawner.maxRuns */
 #define LIM_RUNS_PER_AGENT_MAX 64  /* and spawner.maxRunsPerAgent */
+/* MC-3: detached jobs kept (spawner.jobsKeep, spawner.jobsKeepMiB) */
+#define LIM_JOBS_KEEP	      100
+#define LIM_JOBS_KEEP_MAX     1000
+#define LIM_JOBS_KEEP_MIB     256
+#define LIM_JOBS_KEEP_MIB_MAX 65536
+#define LIM_JOB_ID_MAX	      80		 /* ^[A-Za-z0-9_-]{1,80}$ */
+#define LIM_JOB_EVENTS_BYTES  (16 * 1024 * 1024) /* one job's events file */
+#define LIM_JOB_WAIT_MS_MAX   60000		 /* one wait */
+#define LIM_JOB_PAGE_MAX      1000		 /* events in one answer */
 /* SP-15: strings of a manifest. */
 #define LIM_NAME_MAX	     64
 #define LIM_DISPLAY_NAME_MAX 80

@@ -202,8 +202,8 @@ agent_home_path(const char *state, const char *name, char *out, size_t outsz)
  * dfd/name, made 0700 if missing: a dir of ours, never a link; its fd,
  * or -1 with errno.  dfd is closed either way.
  */
-static int
-home_dir_next(int dfd, const char *name)
+int
+roots_dir_make(int dfd, const char *name)
 {
 	struct stat st;
 	int fd = -1, e;
@@ -237,8 +237,8 @@ agent_home_make(const char *state, const char *name, char *out, size_t outsz)
 	if (agent_home_path(state, name, out, outsz) == -1)
 		return -1;
 	if ((sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    (hfd = home_dir_next(sfd, AGENT_HOMES_DIR)) == -1 ||
-	    (afd = home_dir_next(hfd, name)) == -1)
+	    (hfd = roots_dir_make(sfd, AGENT_HOMES_DIR)) == -1 ||
+	    (afd = roots_dir_make(hfd, name)) == -1)
 		return -1;
 	/*
 	 * The CLIs' own dirs (Codex refuses a CODEX_HOME that does not

@@ -52,6 +52,11 @@ int agent_home_path(
     const char *state, const char *name, char *out, size_t outsz);
 int agent_home_make(
     const char *state, const char *name, char *out, size_t outsz);
+/*
+ * dfd/name, made 0700 if missing: a dir of ours, never a link (also the
+ * jobs' dir, MC-3); its fd, or -1 with errno.  dfd is closed either way.
+ */
+int roots_dir_make(int dfd, const char *name);
 /* Append home (resolved) as the last write root, unscanned: 0 or -1. */
 int roots_add_home(struct roots *, const char *home);
 

@@ -68,6 +68,8 @@ run_find(const char *id)
 void
 run_free(struct run *r)
 {
+	if (r->r_job != NULL)
+		job_run_end(r->r_job); /* MC-3: its end kept */
 	gate_chan_close(r->r_gate);
 	LIST_REMOVE(r, r_entry);
 	r->r_agent->ag_running--;
@@ -103,6 +105,11 @@ run_event(struct run *r, struct json_object *o)
 {
 	if (r->r_done != NULL) {
 		json_object_put(o); /* headless: the text is collected only */
+		return;
+	}
+	if (r->r_job != NULL) { /* MC-3: to the job's file, no broker */
+		job_event(r->r_job, o);
+		json_object_put(o);
 		return;
 	}
 	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
@@ -195,8 +202,10 @@ run_done(struct aproc *ap)
 		return;
 	}
 	r->r_state = RS_NOTE;
-	pending = ec == NULL && ap->ap_end != AP_END_CANCEL &&
-		  spawner_broker_ok(r->r_conn, r->r_gen) && run_note(r) == 0;
+	pending =
+	    ec == NULL && ap->ap_end != AP_END_CANCEL &&
+	    (r->r_job != NULL || spawner_broker_ok(r->r_conn, r->r_gen)) &&
+	    run_note(r) == 0;
 	ev = run_ev("done");
 	json_object_object_add(ev, "exitCode", json_object_new_int(code));
 	json_object_object_add(
@@ -316,6 +325,10 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	r->r_state = RS_RUNNING;
 	if (r->r_done != NULL)
 		return;
+	if (r->r_job != NULL) { /* MC-3: answered with the job's id */
+		job_started(r->r_job, r);
+		return;
+	}
 	o = json_object_new_object();
 	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
 	ipc_reply(r->r_conn, &r->r_req, MSG_RUN_START_OK, o, -1);
@@ -457,6 +470,12 @@ run_refuse(struct ipc_conn *c, struct ipc_msg *m, struct run *r,
 void
 run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
+	run_start_msg(c, m, 0);
+}
+
+void
+run_start_msg(struct ipc_conn *c, struct ipc_msg *m, int detached)
+{
 	struct json_object *o = m->m_obj, *v;
 	const char *name, *prompt, *sess = NULL, *via = NULL, *err, *ec;
 	struct agent *ag;
@@ -517,6 +536,11 @@ run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	r->r_req = *m;
 	r->r_req.m_obj = NULL;
 	r->r_req.m_fd = -1;
+	/* MC-3: its store first: a job that cannot be kept never starts. */
+	if (detached && (r->r_job = job_new(r, &err)) == NULL) {
+		run_refuse(c, m, r, err, NULL);
+		return;
+	}
 	if (run_prepare(r, &err, &ec) == -1)
 		run_refuse(c, m, r, err, ec);
 }
@@ -577,17 +601,26 @@ run_cancel_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		ipc_reply_error(c, m, "bad-message");
 		return;
 	}
-	if ((r = run_find(id)) == NULL || r->r_state != RS_RUNNING ||
-	    r->r_done != NULL) {
+	/* A job's run is cancelled as a job (MC-3), never by run id. */
+	if ((r = run_find(id)) == NULL || r->r_job != NULL ||
+	    run_stop(r) == -1) {
 		ipc_reply_error(c, m, "unknown-run");
 		return;
 	}
+	ipc_reply(c, m, MSG_RUN_CANCEL_OK, NULL, -1);
+}
+
+int
+run_stop(struct run *r)
+{
+	if (r->r_state != RS_RUNNING || r->r_done != NULL)
+		return -1;
 	/* SBX-7: held gate calls are denied before the agent is stopped. */
 	gate_chan_close(r->r_gate);
 	r->r_gate = NULL;
 	/* API-4: SIGTERM to the group, SIGKILL after 3 s. */
 	aproc_stop(&r->r_proc, AP_END_CANCEL, LIM_CANCEL_GRACE_MS);
-	ipc_reply(c, m, MSG_RUN_CANCEL_OK, NULL, -1);
+	return 0;
 }
 
 /* The broker relayed bytes of a run's text: widen its window again. */
@@ -616,7 +649,7 @@ runs_broker_lost(void)
 
 	LIST_FOREACH (r, &runs, r_entry)
 		if (r->r_state == RS_RUNNING && r->r_done == NULL &&
-		    r->r_gen != sp.sp_broker_gen)
+		    r->r_job == NULL && r->r_gen != sp.sp_broker_gen)
 			aproc_stop(
 			    &r->r_proc, AP_END_CANCEL, LIM_CANCEL_GRACE_MS);
 }

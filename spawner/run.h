@@ -53,6 +53,7 @@ struct run {
 	uint64_t r_bytes_out;
 	int r_truncated, r_overflow;
 	long r_timeout_ms;
+	struct job *r_job;  /* MC-3: detached, its stream kept by job.c */
 	run_done_fn r_done; /* headless (missions): no broker, no stream */
 	void *r_done_arg;
 	LIST_ENTRY(run) r_entry;
@@ -60,6 +61,10 @@ struct run {
 
 /* run.c: the run's life */
 void run_free(struct run *);
+/* MSG_RUN_START or, detached, MSG_JOB_START: checked, then started. */
+void run_start_msg(struct ipc_conn *, struct ipc_msg *, int detached);
+/* Cancel a run whose child runs (API-4): 0, or -1 if it is not. */
+int run_stop(struct run *);
 /* One event to the broker (a headless run drops it); takes o. */
 void run_event(struct run *, struct json_object *o);
 /* The same for a running run known by id; o is dropped if there is none. */
@@ -82,5 +87,11 @@ void run_audit_error(struct run *, const char *ec, int exitcode);
 void run_audit_end(struct run *, int code, uint64_t ms);
 struct json_object *run_error_event(struct run *, const char *ec, int code);
 int run_note(struct run *); /* 0 if vaultd's reply will come */
+
+/* job.c: a detached run's stream kept (MC-3) */
+struct job *job_new(struct run *, const char **code); /* NULL: refused */
+void job_started(struct job *, struct run *);	      /* its child runs */
+void job_event(struct job *, struct json_object *);   /* not consumed */
+void job_run_end(struct job *);			      /* from run_free */
 
 #endif

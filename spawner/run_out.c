@@ -334,8 +334,9 @@ run_out(struct aproc *ap, const char *s, size_t len)
 	else
 		run_text(r, s, len);
 	/* Flow control: at most a window of text ahead of the broker. */
-	if (r->r_done == NULL && r->r_unacked > RUN_WINDOW &&
-	    ap->ap_end == AP_END_NONE)
+	/* A job's reader is its file (MC-3): nothing to wait for. */
+	if (r->r_done == NULL && r->r_job == NULL &&
+	    r->r_unacked > RUN_WINDOW && ap->ap_end == AP_END_NONE)
 		aproc_pause(ap);
 }
 

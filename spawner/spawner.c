@@ -5,7 +5,8 @@
  * (agents get theirs in the sandbox issue).  This file: start-up, the
  * dispatch tables, child reaping, agent listing and the audit sender.
  * Reads the agents and missions directories and secrets.yaml; writes
- * only the scheduler state (mission_sched.c) and, beneath the pids
+ * only the scheduler state (mission_sched.c), detached jobs (job.c) and,
+ * beneath the pids
  * cgroup cordond delegates (fd 4), one group per run (child.c).
  */
 #include <sys/stat.h>
@@ -61,6 +62,13 @@ static const struct ipc_dispatch peer_table[] = {
 	IPC_FD_NONE, mission_run_h},
     {MSG_EGRESS_CONN, PROC_BIT(PROC_EGRESSD), 2, 1024, IPC_FD_NONE,
 	egress_conn_h},
+    {MSG_JOB_START, PROC_BIT(PROC_BROKER), 2, 4 * 1024 * 1024, IPC_FD_NONE,
+	job_start_h},
+    {MSG_JOB_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, job_list_h},
+    {MSG_JOB_GET, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_get_h},
+    {MSG_JOB_EVENTS, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_events_h},
+    {MSG_JOB_WAIT, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_wait_h},
+    {MSG_JOB_CANCEL, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_cancel_h},
     DAEMON_PEER_STATUS_ROW,
     {MSG_NONE, 0, 0, 0, 0, NULL},
 };
@@ -149,6 +157,8 @@ peer_up(struct daemon *d, enum proc_id p)
 	}
 	if (p == PROC_EGRESSD)
 		egress_peer_up();
+	if (p == PROC_AUDITD)
+		jobs_audit_lost();
 }
 
 /*
@@ -305,13 +315,15 @@ main(int argc, char **argv)
 {
 	struct daemon_args a;
 	struct confine_spec spec;
-	long cgfd = -1;
+	long cgfd = -1, jobs_keep = LIM_JOBS_KEEP, jobs_mib = LIM_JOBS_KEEP_MIB;
 
 	log_init("spawner", 0);
 	const struct daemon_numopt nums[] = {
 	    {"max-runs", 1, LIM_RUNS_TOTAL_MAX, &sp.sp_max_runs},
 	    {"max-runs-per-agent", 1, LIM_RUNS_PER_AGENT_MAX,
 		&sp.sp_max_runs_agent},
+	    {"jobs-keep", 1, LIM_JOBS_KEEP_MAX, &jobs_keep}, /* MC-3 */
+	    {"jobs-keep-mib", 1, LIM_JOBS_KEEP_MIB_MAX, &jobs_mib},
 	    {"pids-cgroup-fd", 4, 4, &cgfd},
 	    {"test-egress", 0, 1, &sp.sp_test_egress}, /* cordond's hook */
 	    {NULL, 0, 0, NULL},
@@ -358,6 +370,7 @@ main(int argc, char **argv)
 	/* Manifests are parsed confined: they are operator files, but input. */
 	agents_load();
 	missions_start(a.da_state);
+	jobs_open(a.da_state, jobs_keep, jobs_mib);
 	daemon_start(&sp.sp_d, parent_table);
 	probe_start_all();
 	log_debug("ready");

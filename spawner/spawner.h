@@ -233,6 +233,16 @@ typedef void (*run_done_fn)(const struct run_result *, void *arg);
 int run_headless(struct agent *, const char *run_id, const char *prompt,
     long timeout_ms, run_done_fn, void *arg, const char **code);
 
+/* job.c: detached jobs (MC-3), kept beneath --state-dir/jobs */
+void jobs_open(const char *state_dir, long keep, long keep_mib);
+void jobs_audit_lost(void); /* auditd is up: job.end of lost jobs */
+void job_start_h(struct ipc_conn *, struct ipc_msg *, void *);
+void job_list_h(struct ipc_conn *, struct ipc_msg *, void *);
+void job_get_h(struct ipc_conn *, struct ipc_msg *, void *);
+void job_events_h(struct ipc_conn *, struct ipc_msg *, void *);
+void job_wait_h(struct ipc_conn *, struct ipc_msg *, void *);
+void job_cancel_h(struct ipc_conn *, struct ipc_msg *, void *);
+
 /* mission.c, mission_sched.c: missions (MI-1 ... MI-4, API-7) */
 struct mission_ent;
 void missions_start(const char *state_dir); /* NULL: no cron state */

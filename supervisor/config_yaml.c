@@ -422,7 +422,11 @@ config_values(struct cordon_config *cf, struct json_object *root,
 	    config_int(cf, ss, "maxRuns", 1, LIM_RUNS_TOTAL_MAX,
 		"maxRuns must be 1..256", &cf->cf_max_runs) ||
 	    config_int(cf, ss, "maxRunsPerAgent", 1, LIM_RUNS_PER_AGENT_MAX,
-		"maxRunsPerAgent must be 1..64", &cf->cf_max_runs_agent))
+		"maxRunsPerAgent must be 1..64", &cf->cf_max_runs_agent) ||
+	    config_int(cf, ss, "jobsKeep", 1, LIM_JOBS_KEEP_MAX,
+		"jobsKeep must be 1..1000", &cf->cf_jobs_keep) ||
+	    config_int(cf, ss, "jobsKeepMiB", 1, LIM_JOBS_KEEP_MIB_MAX,
+		"jobsKeepMiB must be 1..65536", &cf->cf_jobs_keep_mib))
 		return -1;
 	if (config_string(cf, sl, "address", cf->cf_listen,
 		sizeof(cf->cf_listen)) == -1 ||
@@ -477,7 +481,7 @@ config_load(struct cordon_config *cf)
 	static const char *const broker[] = {"user", NULL};
 	static const char *const audit[] = {"retentionDays", NULL};
 	static const char *const spawner[] = {
-	    "maxRuns", "maxRunsPerAgent", NULL};
+	    "maxRuns", "maxRunsPerAgent", "jobsKeep", "jobsKeepMiB", NULL};
 	struct json_object *root, *sec[5];
 	struct yaml_err ye;
 	struct stat st;

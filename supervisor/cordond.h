@@ -36,6 +36,8 @@ struct cordon_config {
 	long cf_retention_days; /* audit.retentionDays (AU-8), 0 keeps all */
 	long cf_max_runs;	/* spawner.maxRuns (SP-14) */
 	long cf_max_runs_agent; /* spawner.maxRunsPerAgent (SP-14) */
+	long cf_jobs_keep;	/* spawner.jobsKeep (MC-3) */
+	long cf_jobs_keep_mib;	/* spawner.jobsKeepMiB (MC-3) */
 };
 
 /* home.c */
@@ -83,7 +85,7 @@ void health_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 /* launch.c: the command line and environment of each daemon */
 #define SPAWNER_CG_FD	4 /* the delegated pids cgroup, in the spawner */
-#define LAUNCH_ARGV_MAX 24
+#define LAUNCH_ARGV_MAX 28
 #define LAUNCH_ENVP_MAX 80 /* a few fixed, and the spawner's secrets */
 /* argv for daemon id (cgroup: the spawner gets SPAWNER_CG_FD), its
  * program into path.  0, or -1 if the path does not fit. */

@@ -58,6 +58,8 @@ home_resolve(struct cordon_config *cf, const char *home)
 	cf->cf_retention_days = 30;	  /* AU-8 default */
 	cf->cf_max_runs = LIM_RUNS_TOTAL; /* SP-14 defaults */
 	cf->cf_max_runs_agent = LIM_RUNS_PER_AGENT;
+	cf->cf_jobs_keep = LIM_JOBS_KEEP; /* MC-3 retention */
+	cf->cf_jobs_keep_mib = LIM_JOBS_KEEP_MIB;
 	if (home != NULL) {
 		if (realpath(home, cf->cf_home) == NULL) {
 			log_warn("home directory");

@@ -143,6 +143,7 @@ launch_cmd(struct cordon_config *conf, enum proc_id id, int cgroup, char *path,
 		break;
 	case PROC_SPAWNER: {
 		static char runs[16], runs_agent[16]; /* SP-14 bounds */
+		static char jobs[16], jobs_mib[16];   /* MC-3 retention */
 		static char cgfd[16];
 
 		snprintf(runs, sizeof(runs), "%ld", conf->cf_max_runs);
@@ -154,6 +155,13 @@ launch_cmd(struct cordon_config *conf, enum proc_id id, int cgroup, char *path,
 		argv[na++] = runs;
 		argv[na++] = "--max-runs-per-agent";
 		argv[na++] = runs_agent;
+		snprintf(jobs, sizeof(jobs), "%ld", conf->cf_jobs_keep);
+		snprintf(
+		    jobs_mib, sizeof(jobs_mib), "%ld", conf->cf_jobs_keep_mib);
+		argv[na++] = "--jobs-keep";
+		argv[na++] = jobs;
+		argv[na++] = "--jobs-keep-mib";
+		argv[na++] = jobs_mib;
 		/* SBX-2: no agent root may reach these either. */
 		argv[na++] = "--protect";
 		argv[na++] = conf->cf_audit;

@@ -127,6 +127,15 @@ test_au3_every_kind_in_schema_order(void **state)
 		PROC_EGRESSD,
 		"kind,runId,agent,route,host,port,decision,rule,end,status,"
 		"bytesUp,bytesDown,durationMs"},
+	    /* MC-3 */
+	    {"{\"kind\":\"job.start\",\"jobId\":\"0123456789abcdef\","
+	     "\"agent\":\"a\",\"via\":\"mcp\"}",
+		PROC_SPAWNER, "kind,jobId,agent,via"},
+	    {"{\"kind\":\"job.end\",\"jobId\":\"0123456789abcdef\","
+	     "\"agent\":\"a\",\"state\":\"cancelled\",\"cancelReason\":"
+	     "\"requested\",\"durationMs\":5,\"events\":3,\"bytes\":90}",
+		PROC_SPAWNER,
+		"kind,jobId,agent,state,cancelReason,durationMs,events,bytes"},
 	    {"{\"kind\":\"system.boot\",\"version\":\"0.1.0\"}", PROC_PARENT,
 		"kind,version"},
 	    {"{\"kind\":\"system.shutdown\",\"reason\":\"fatal\"}", PROC_PARENT,
