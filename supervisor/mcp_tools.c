@@ -3,7 +3,9 @@
  * schema a caller sees and the check this server makes are one table),
  * and each call made on the running cordon's HTTP API: list_agents
  * (GET /api/agents), run_agent (POST /api/agents/NAME/run, API-3, its
- * NDJSON relayed as progress notifications, its end as the result).
+ * NDJSON relayed as progress notifications, its end as the result),
+ * and the detached jobs' tools (MC-3: /api/agents/NAME/jobs, /api/jobs),
+ * whose API answer is the result.
  * Touches no file but the endpoint's; every error is a fixed code.
  */
 #include <stdio.h>
@@ -29,19 +31,30 @@
 #define MCP_ERRBODY_MAX	   (64 * 1024)
 #define MCP_LIST_TIMEOUT_S 10
 #define MCP_RUN_TIMEOUT_S  3600 /* of silence; a run ends by SP-8 */
+#define MCP_WAIT_TIMEOUT_S (LIM_JOB_WAIT_MS_MAX / 1000 + 15)
 
 /* ---- schemas */
 
 struct mcp_arg {
 	const char *a_key;
 	int a_required;
-	size_t a_min, a_max;   /* characters */
+	size_t a_min, a_max;   /* characters; an integer's bounds */
+	int a_int;	       /* an integer, not a string */
 	const char *a_pattern; /* for the caller; a_ok is the check */
 	int (*a_ok)(const char *, size_t);
 	const char *a_desc;
 };
 
-enum mcp_tool_id { TOOL_LIST_AGENTS, TOOL_RUN_AGENT };
+enum mcp_tool_id {
+	TOOL_LIST_AGENTS,
+	TOOL_RUN_AGENT,
+	TOOL_START_JOB,
+	TOOL_JOB_STATUS,
+	TOOL_JOB_EVENTS,
+	TOOL_WAIT_JOB,
+	TOOL_CANCEL_JOB,
+	TOOL_LIST_JOBS,
+};
 
 struct mcp_tool {
 	const char *t_name;
@@ -71,13 +84,44 @@ session_ok(const char *s, size_t len)
 	return schema_session_ok(s);
 }
 
+/* MC-3: ^[A-Za-z0-9_-]{1,80}$ */
+static int
+job_id_ok(const char *s, size_t len)
+{
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			 "0123456789_-") == len;
+}
+
 static const struct mcp_arg run_args[] = {
-    {"agent", 1, 1, LIM_NAME_MAX, "^[a-z0-9][a-z0-9-]{0,63}$", agent_ok,
+    {"agent", 1, 1, LIM_NAME_MAX, 0, "^[a-z0-9][a-z0-9-]{0,63}$", agent_ok,
 	"the agent's name, as list_agents gives it"},
-    {"prompt", 1, LIM_PROMPT_MIN_CHARS, LIM_PROMPT_MAX_CHARS, NULL, prompt_ok,
-	"what to ask the agent (no NUL)"},
-    {"session", 0, 1, LIM_SESSION_MAX, "^[A-Za-z0-9_-]{1,96}$", session_ok,
+    {"prompt", 1, LIM_PROMPT_MIN_CHARS, LIM_PROMPT_MAX_CHARS, 0, NULL,
+	prompt_ok, "what to ask the agent (no NUL)"},
+    {"session", 0, 1, LIM_SESSION_MAX, 0, "^[A-Za-z0-9_-]{1,96}$", session_ok,
 	"a session id, to continue an earlier conversation"},
+};
+
+#define JOB_ID_ARG                                                             \
+	{                                                                      \
+		"jobId", 1, 1, LIM_JOB_ID_MAX, 0, "^[A-Za-z0-9_-]{1,80}$",     \
+		    job_id_ok,                                                 \
+		    "the job's id, as start_job or list_jobs gives it"         \
+	}
+
+static const struct mcp_arg job_args[] = {JOB_ID_ARG};
+
+static const struct mcp_arg events_args[] = {
+    JOB_ID_ARG,
+    {"offset", 0, 0, 1ULL << 53, 1, NULL, NULL,
+	"the first event to read (0 = the start); the previous answer's next"},
+    {"limit", 0, 1, LIM_JOB_PAGE_MAX, 1, NULL, NULL,
+	"at most this many events"},
+};
+
+static const struct mcp_arg wait_args[] = {
+    JOB_ID_ARG,
+    {"timeoutMs", 0, 0, LIM_JOB_WAIT_MS_MAX, 1, NULL, NULL,
+	"how long to wait for the job to end, in ms (default 30000)"},
 };
 
 static const struct mcp_tool tools[] = {
@@ -90,6 +134,25 @@ static const struct mcp_tool tools[] = {
 	"output streams as progress; the result is its final text and the "
 	"tool calls it made.",
 	run_args, sizeof(run_args) / sizeof(run_args[0])},
+    {"start_job", TOOL_START_JOB,
+	"Start one agent on a prompt as a detached job: it runs on after "
+	"this call, its events kept by cordon. Returns the job's id.",
+	run_args, sizeof(run_args) / sizeof(run_args[0])},
+    {"job_status", TOOL_JOB_STATUS,
+	"A job's state (running, succeeded, failed, cancelled, lost), "
+	"times, exit code, cancel reason and event count.",
+	job_args, 1},
+    {"job_events", TOOL_JOB_EVENTS,
+	"A job's events (start, token, tool, tool_result, usage, error, "
+	"done, saved) from an offset; next is where to read on.",
+	events_args, sizeof(events_args) / sizeof(events_args[0])},
+    {"wait_job", TOOL_WAIT_JOB,
+	"Wait (at most timeoutMs, 60000 at most) for a job to end; its "
+	"status, and whether the time ran out.",
+	wait_args, sizeof(wait_args) / sizeof(wait_args[0])},
+    {"cancel_job", TOOL_CANCEL_JOB, "Cancel a running job.", job_args, 1},
+    {"list_jobs", TOOL_LIST_JOBS,
+	"The jobs cordon keeps, newest first, with their status.", NULL, 0},
 };
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
@@ -105,11 +168,14 @@ tool_schema(const struct mcp_tool *t)
 	req = json_object_new_array();
 	for (i = 0; i < t->t_nargs; i++) {
 		p = json_object_new_object();
-		json_object_object_add(
-		    p, "type", json_object_new_string("string"));
-		json_object_object_add(p, "minLength",
+		json_object_object_add(p, "type",
+		    json_object_new_string(
+			t->t_args[i].a_int ? "integer" : "string"));
+		json_object_object_add(p,
+		    t->t_args[i].a_int ? "minimum" : "minLength",
 		    json_object_new_int64((int64_t)t->t_args[i].a_min));
-		json_object_object_add(p, "maxLength",
+		json_object_object_add(p,
+		    t->t_args[i].a_int ? "maximum" : "maxLength",
 		    json_object_new_int64((int64_t)t->t_args[i].a_max));
 		if (t->t_args[i].a_pattern != NULL)
 			json_object_object_add(p, "pattern",
@@ -169,6 +235,13 @@ args_check(const struct mcp_tool *t, struct json_object *args)
 			continue;
 		}
 		n++;
+		if (a->a_int) {
+			if (!json_object_is_type(v, json_type_int) ||
+			    json_object_get_int64(v) < (int64_t)a->a_min ||
+			    json_object_get_int64(v) > (int64_t)a->a_max)
+				return a->a_key;
+			continue;
+		}
 		if (!json_object_is_type(v, json_type_string))
 			return a->a_key;
 		s = json_object_get_string(v);
@@ -341,6 +414,99 @@ list_done(struct mcp_call *c)
 	    json_object_new_string(json_object_to_json_string_ext(
 		sc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
 	mcp_result(c->c_mcp, c->c_id, o);
+}
+
+/* ---- the jobs' tools (MC-3): the API's answer, less its "ok" */
+
+static int call_start(
+    struct mcp *, struct mcp_call *, const char *, const char *, int);
+
+static void
+api_done(struct mcp_call *c)
+{
+	struct json_object *o = NULL, *res, *arr;
+	size_t len = evbuffer_get_length(c->c_in);
+
+	if (len <= MCP_TEXT_MAX)
+		o = json_parse_object(
+		    (const char *)evbuffer_pullup(c->c_in, -1), len, 16);
+	if (o == NULL) {
+		mcp_result(c->c_mcp, c->c_id,
+		    tool_error("bad-answer", "cordon's answer was not usable"));
+		return;
+	}
+	json_object_object_del(o, "ok");
+	res = tool_result("", 0, o, 0);
+	/* The model reads the text: the same document, serialized. */
+	json_object_object_get_ex(res, "content", &arr);
+	json_object_object_add(json_object_array_get_idx(arr, 0), "text",
+	    json_object_new_string(json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+	mcp_result(c->c_mcp, c->c_id, res);
+}
+
+/* The API request of a jobs' tool: its uri, and a body for a POST. */
+static int
+job_request(struct mcp *m, struct mcp_call *c, const struct mcp_tool *t,
+    struct json_object *args)
+{
+	struct json_object *v, *body;
+	const char *id = NULL;
+	char uri[256];
+	int rc;
+
+	if (json_object_object_get_ex(args, "jobId", &v))
+		id = json_object_get_string(v);
+	switch (t->t_id) {
+	case TOOL_START_JOB:
+		json_object_object_get_ex(args, "agent", &v);
+		snprintf(uri, sizeof(uri), "/api/agents/%s/jobs",
+		    json_object_get_string(v));
+		body = json_object_new_object();
+		json_object_object_get_ex(args, "prompt", &v);
+		json_object_object_add(body, "prompt", json_object_get(v));
+		if (json_object_object_get_ex(args, "session", &v))
+			json_object_object_add(
+			    body, "session", json_object_get(v));
+		/* MC-1: audited as a run via mcp. */
+		json_object_object_add(
+		    body, "via", json_object_new_string("mcp"));
+		rc = call_start(m, c, uri,
+		    json_object_to_json_string_ext(
+			body, JSON_C_TO_STRING_PLAIN |
+				  JSON_C_TO_STRING_NOSLASHESCAPE),
+		    MCP_LIST_TIMEOUT_S);
+		json_object_put(body);
+		return rc;
+	case TOOL_JOB_STATUS:
+		snprintf(uri, sizeof(uri), "/api/jobs/%s", id);
+		return call_start(m, c, uri, NULL, MCP_LIST_TIMEOUT_S);
+	case TOOL_JOB_EVENTS: {
+		long long off = 0, lim = LIM_JOB_PAGE_MAX;
+
+		if (json_object_object_get_ex(args, "offset", &v))
+			off = json_object_get_int64(v);
+		if (json_object_object_get_ex(args, "limit", &v))
+			lim = json_object_get_int64(v);
+		snprintf(uri, sizeof(uri),
+		    "/api/jobs/%s/events?offset=%lld&limit=%lld", id, off, lim);
+		return call_start(m, c, uri, NULL, MCP_LIST_TIMEOUT_S);
+	}
+	case TOOL_WAIT_JOB: {
+		long long ms = 30000;
+
+		if (json_object_object_get_ex(args, "timeoutMs", &v))
+			ms = json_object_get_int64(v);
+		snprintf(uri, sizeof(uri), "/api/jobs/%s/wait?timeoutMs=%lld",
+		    id, ms);
+		return call_start(m, c, uri, NULL, MCP_WAIT_TIMEOUT_S);
+	}
+	case TOOL_CANCEL_JOB:
+		snprintf(uri, sizeof(uri), "/api/jobs/%s/cancel", id);
+		return call_start(m, c, uri, "{}", MCP_LIST_TIMEOUT_S);
+	default:
+		return call_start(m, c, "/api/jobs", NULL, MCP_LIST_TIMEOUT_S);
+	}
 }
 
 /* ---- run_agent */
@@ -547,8 +713,10 @@ call_done_cb(struct evhttp_request *req, void *arg)
 			"cordon refused the call"));
 	else if (c->c_tool == TOOL_LIST_AGENTS)
 		list_done(c);
-	else
+	else if (c->c_tool == TOOL_RUN_AGENT)
 		run_done(c);
+	else
+		api_done(c);
 	call_free(c);
 }
 
@@ -653,6 +821,8 @@ mcp_tools_call(struct mcp *m, struct json_object *id, struct json_object *p)
 	c->c_tools = json_object_new_array();
 	if (t->t_id == TOOL_LIST_AGENTS)
 		rc = call_start(m, c, "/api/agents", NULL, MCP_LIST_TIMEOUT_S);
+	else if (t->t_id != TOOL_RUN_AGENT)
+		rc = job_request(m, c, t, args);
 	else {
 		json_object_object_get_ex(args, "agent", &tok);
 		snprintf(uri, sizeof(uri), "/api/agents/%s/run",

@@ -1,6 +1,7 @@
 // `cordon mcp` (MC-1) driven by the official MCP TypeScript SDK's client
 // over stdio, as an agent CLI drives it: the handshake, tools/list,
-// list_agents and run_agent with progress notifications.  A client
+// list_agents and run_agent with progress notifications, and a detached
+// job started, awaited and read (MC-3).  A client
 // cordon did not write, against a real cordon with the demo agent.
 // Needs a built tree (CORDON_BUILD) and root; talks to 127.0.0.1 only.
 
@@ -31,11 +32,12 @@ after(async () => {
   if (cordon) await cordon.stop();
 });
 
-test('MC-1: the SDK client sees both tools with strict schemas', { timeout: T }, async () => {
+test('MC-1: the SDK client sees every tool with strict schemas', { timeout: T }, async () => {
   const { tools } = await client.listTools();
   const by = Object.fromEntries(tools.map((t) => [t.name, t]));
-  assert.deepEqual(Object.keys(by).sort(), ['list_agents', 'run_agent']);
-  assert.equal(by.run_agent.inputSchema.additionalProperties, false);
+  assert.deepEqual(Object.keys(by).sort(), ['cancel_job', 'job_events', 'job_status',
+    'list_agents', 'list_jobs', 'run_agent', 'start_job', 'wait_job']);
+  for (const t of tools) assert.equal(t.inputSchema.additionalProperties, false);
   assert.equal(client.getServerVersion().name, 'cordon');
 });
 
@@ -63,4 +65,21 @@ test('MC-1: the SDK gets a JSON-RPC error for an unknown tool and bad arguments'
   ]) {
     await assert.rejects(client.callTool(req), (e) => e instanceof McpError && e.code === -32602);
   }
+});
+
+test('MC-3: a detached job through the SDK: start, wait, read', { timeout: T }, async () => {
+  const started = await client.callTool({ name: 'start_job', arguments: { agent: 'demo', prompt: 'a job from the SDK' } });
+  assert.equal(started.isError, false, JSON.stringify(started));
+  const { jobId } = started.structuredContent;
+  assert.match(jobId, /^[A-Za-z0-9_-]{1,80}$/);
+  const waited = await client.callTool({ name: 'wait_job', arguments: { jobId, timeoutMs: 20000 } },
+    undefined, { timeout: T });
+  assert.equal(waited.structuredContent.timedOut, false);
+  assert.equal(waited.structuredContent.job.state, 'succeeded');
+  const read = await client.callTool({ name: 'job_events', arguments: { jobId, offset: 0 } });
+  const kinds = read.structuredContent.events.map((e) => e.kind);
+  assert.equal(kinds[0], 'start');
+  assert.ok(kinds.includes('done'), kinds.join(','));
+  await assert.rejects(client.callTool({ name: 'job_events', arguments: { jobId: '../x' } }),
+    (e) => e instanceof McpError && e.code === -32602);
 });

@@ -124,7 +124,17 @@ def test_mc1_initialize_tools_and_ping(mcp):
     assert mcp.request("ping")[0]["result"] == {}
     tools = mcp.request("tools/list")[0]["result"]["tools"]
     by = {t["name"]: t for t in tools}
-    assert set(by) == {"list_agents", "run_agent"}
+    assert set(by) == {"list_agents", "run_agent", "start_job", "job_status",
+                       "job_events", "wait_job", "cancel_job", "list_jobs"}
+    # MC-3: the job tools' schemas are as strict.
+    for t in by.values():
+        assert t["inputSchema"]["additionalProperties"] is False
+    ev = by["job_events"]["inputSchema"]
+    assert ev["required"] == ["jobId"]
+    assert ev["properties"]["offset"]["type"] == "integer"
+    assert by["wait_job"]["inputSchema"]["properties"]["timeoutMs"][
+        "maximum"] == 60000
+    assert ev["properties"]["jobId"]["maxLength"] == 80
     s = by["run_agent"]["inputSchema"]
     assert s["additionalProperties"] is False
     assert s["required"] == ["agent", "prompt"]
@@ -277,6 +287,37 @@ def test_mc1_unknown_method_and_notification(mcp):
     ({"name": "list_agents", "_meta": {"progressToken": [1]}},
      "invalid-params"),
     ({"arguments": {}}, "invalid-params"),
+    # MC-3: the job tools, each bad input refused before any API call.
+    ({"name": "job_status", "arguments": {"jobId": "../" + BAD}},
+     "invalid-argument"),
+    ({"name": "job_status", "arguments": {"jobId": "a" * 81}},
+     "invalid-argument"),
+    ({"name": "job_status", "arguments": {"jobId": "a.b"}},
+     "invalid-argument"),
+    ({"name": "job_status", "arguments": {"jobId": ""}},
+     "invalid-argument"),
+    ({"name": "job_status"}, "invalid-argument"),
+    ({"name": "cancel_job", "arguments": {"jobId": "a/b"}},
+     "invalid-argument"),
+    ({"name": "job_events", "arguments": {"jobId": "ab", "offset": -1}},
+     "invalid-argument"),
+    ({"name": "job_events", "arguments": {"jobId": "ab",
+                                          "offset": 2 ** 60}},
+     "invalid-argument"),
+    ({"name": "job_events", "arguments": {"jobId": "ab", "offset": "1"}},
+     "invalid-argument"),
+    ({"name": "job_events", "arguments": {"jobId": "ab", "offset": 1.5}},
+     "invalid-argument"),
+    ({"name": "job_events", "arguments": {"jobId": "ab", "limit": 0}},
+     "invalid-argument"),
+    ({"name": "wait_job", "arguments": {"jobId": "ab",
+                                        "timeoutMs": 60001}},
+     "invalid-argument"),
+    ({"name": "wait_job", "arguments": {"jobId": "ab", BAD: 1}},
+     "unknown-field"),
+    ({"name": "start_job", "arguments": {"agent": "hermes"}},
+     "invalid-argument"),
+    ({"name": "list_jobs", "arguments": {"all": True}}, "unknown-field"),
 ])
 def test_mc1_bad_tool_params(agents, mcp, params, err):
     before = len(audit_records(agents.home, "agent.invoke"))
@@ -346,3 +387,71 @@ def test_mc1_api_via_is_only_mcp(agents):
         assert (r.status, r.json()) == (400, {"ok": False,
                                               "error": "invalid-body"})
     assert len(audit_records(agents.home, "agent.invoke")) == before
+
+
+# ---- detached jobs (MC-3) ----
+
+def test_mc3_job_tools_start_read_wait_cancel(agents, mcp):
+    init(mcp)
+    r, _ = mcp.call("start_job", {"agent": "hermes",
+                                  "prompt": "slowtokens 3 " + NONCE})
+    res = r["result"]
+    assert res["isError"] is False, res
+    jid = res["structuredContent"]["jobId"]
+    assert json.loads(res["content"][0]["text"]) == res["structuredContent"]
+    r, _ = mcp.call("list_jobs", {})
+    assert [j["jobId"] for j in r["result"]["structuredContent"]["jobs"]] \
+        == [jid]
+    r, _ = mcp.call("wait_job", {"jobId": jid, "timeoutMs": 20000},
+                    timeout=30)
+    w = r["result"]["structuredContent"]
+    assert w["timedOut"] is False and w["job"]["state"] == "succeeded", w
+    assert w["job"]["via"] == "mcp"
+    r, _ = mcp.call("job_events", {"jobId": jid})
+    evs = r["result"]["structuredContent"]["events"]
+    assert evs[0] == {"kind": "start", "runId": jid}
+    assert any(e["kind"] == "done" for e in evs)
+    r, _ = mcp.call("job_events", {"jobId": jid, "offset": 1, "limit": 1})
+    page = r["result"]["structuredContent"]
+    assert page["events"] == evs[1:2] and page["next"] == 2
+    # Past the end: the API's fixed code, as a tool error.
+    r, _ = mcp.call("job_events", {"jobId": jid, "offset": len(evs) + 5})
+    assert r["result"]["isError"] is True
+    assert r["result"]["structuredContent"] == {"error": "invalid-offset"}
+    r, _ = mcp.call("job_status", {"jobId": jid})
+    assert r["result"]["structuredContent"]["job"] == w["job"]
+    # Another job, cancelled through the tool.
+    r, _ = mcp.call("start_job", {"agent": "hermes", "prompt": "sleep 30"})
+    jid2 = r["result"]["structuredContent"]["jobId"]
+    r, _ = mcp.call("cancel_job", {"jobId": jid2})
+    assert r["result"]["isError"] is False, r
+    r, _ = mcp.call("wait_job", {"jobId": jid2}, timeout=40)
+    job = r["result"]["structuredContent"]["job"]
+    assert job["state"] == "cancelled" and job["cancelReason"] == "requested"
+    # Unknown, well-formed: the API's 404 code.
+    r, _ = mcp.call("job_status", {"jobId": "nobody-s-job"})
+    assert r["result"]["structuredContent"] == {"error": "unknown-job"}
+    # MC-1: audited via mcp; AU-5: no nonce in the trail.
+    s = wait_audit(agents.home, lambda x: x["kind"] == "job.start" and
+                   x["jobId"] == jid)
+    assert s[0]["via"] == "mcp"
+    assert NONCE not in json.dumps(audit_records(agents.home))
+
+
+def test_mc3_job_outlives_the_mcp_server(agents, mcp):
+    """A detached job is not the call's: stdin closing ends the server,
+    never the job."""
+    init(mcp)
+    r, _ = mcp.call("start_job", {"agent": "hermes",
+                                  "prompt": "slowtokens 2"})
+    jid = r["result"]["structuredContent"]["jobId"]
+    mcp.proc.stdin.close()
+    assert mcp.proc.wait(HTTP_S) == 0
+    m2 = Mcp(agents.home)
+    try:
+        init(m2)
+        r, _ = m2.call("wait_job", {"jobId": jid}, timeout=40)
+        assert r["result"]["structuredContent"]["job"]["state"] == \
+            "succeeded"
+    finally:
+        m2.close()
