@@ -28,6 +28,7 @@ const VIEWS = {
   agent: () => import('./agents.js').then((m) => m.agentView),
   vault: () => import('./vault.js').then((m) => m.vaultView),
   missions: () => import('./missions.js').then((m) => m.missionsView),
+  jobs: () => import('./jobs.js').then((m) => m.jobsView),
   activity: () => import('./activity.js').then((m) => m.activityView),
   approvals: () => import('./approvals.js').then((m) => m.approvalsView),
   health: () => Promise.resolve(healthView),

@@ -144,6 +144,101 @@ function stepNode(s) {
   return h('div', 'notice', el('span', 'notice-mark', 'notice: '), s.text);
 }
 
+// A run's event (API-3) folded into its message m; false if it has no
+// place there.  The token and start events of a live chat are the Room's.
+export function foldEvent(m, ev) {
+  switch (ev.kind) {
+  case 'token':
+    if (typeof ev.text !== 'string') return false;
+    m.text += ev.text;
+    return true;
+  case 'usage':
+    m.usage = { ...ev };
+    delete m.usage.kind;
+    break;
+  case 'error':
+    m.error = errorOf(ev);
+    break;
+  case 'tool':
+    if (typeof ev.tool !== 'string') return false;
+    (m.steps ||= []).push({ at: m.text.length, kind: 'tool', id: String(ev.id || ''),
+      tool: ev.tool, input: String(ev.input || '') });
+    break;
+  case 'tool_result': {
+    // Its call, by id; else the latest call still waiting.
+    const calls = (m.steps || []).filter((s) => s.kind === 'tool' && s.ok === undefined);
+    const c = calls.reverse().find((s) => !ev.id || s.id === ev.id);
+    if (!c) return false;
+    c.ok = ev.ok === true;
+    c.summary = String(ev.summary || '');
+    break;
+  }
+  case 'egress': {
+    const c = connOf(ev);
+    if (!c) return false;
+    const list = (m.conns ||= []);
+    const i = list.findIndex((x) => x.conn === c.conn);
+    if (i >= 0) list[i] = c;
+    else if (list.length < CONNS_MAX) list.push(c);
+    else return false;
+    break;
+  }
+  case 'notice':
+    if (typeof ev.text !== 'string') return false;
+    (m.steps ||= []).push({ at: m.text.length, kind: 'notice', text: ev.text });
+    break;
+  case 'done':
+    if (Number.isInteger(ev.exitCode)) m.exitCode = ev.exitCode;
+    if (Number.isFinite(ev.durationMs)) m.durationMs = ev.durationMs;
+    if (ev.truncated === true) m.truncated = true;
+    m.state = ev.cancelled === true ? 'stopped' : 'done';
+    break;
+  case 'saved':
+    if (typeof ev.path === 'string')
+      m.saved = { path: ev.path, bytes: Number.isFinite(ev.bytes) ? ev.bytes : undefined };
+    break;
+  default:
+    return false;
+  }
+  return true;
+}
+
+// One message of a chat (or a job's run, jobs.js): its text and steps in
+// the order they came, its meta line, stderr tail and usage.
+export function messageNode(m) {
+  const box = el('div', `msg msg-${m.role}`);
+  box.dataset.state = m.state || 'done';
+  const body = el('div', 'msg-text');
+  const steps = m.steps || [];
+  if (m.text === '' && !steps.length && m.role === 'agent' && m.state !== 'running')
+    body.classList.add('is-empty');
+  // Text and steps in the order they came: each step sits at its offset.
+  let at = 0;
+  for (const s of steps) {
+    const to = Math.min(Math.max(s.at, at), m.text.length);
+    if (to > at) body.append(document.createTextNode(m.text.slice(at, to)));
+    body.append(stepNode(s));
+    at = to;
+  }
+  const t = document.createTextNode(m.text.slice(at));
+  body.append(t);
+  box.append(body);
+  if (m.role === 'agent') {
+    box.append(metaLine(m));
+    if (m.error && m.error.stderrTail) {
+      const tail = el('pre', 'error-tail', m.error.stderrTail);
+      tail.title = 'The last lines the agent wrote on stderr, cleaned and scrubbed';
+      box.append(tail);
+    }
+    if (m.usage) {
+      const u = usageStrip(m.usage);
+      if (u) box.append(u);
+    }
+    if (Array.isArray(m.conns) && m.conns.length) box.append(connsNode(m.conns));
+  }
+  return { box, textNode: t };
+}
+
 export class Room {
   constructor(agent) {
     this.agent = agent;
@@ -210,37 +305,7 @@ export class Room {
   }
 
   msgNode(m) {
-    const box = el('div', `msg msg-${m.role}`);
-    box.dataset.state = m.state || 'done';
-    const body = el('div', 'msg-text');
-    const steps = m.steps || [];
-    if (m.text === '' && !steps.length && m.role === 'agent' && m.state !== 'running')
-      body.classList.add('is-empty');
-    // Text and steps in the order they came: each step sits at its offset.
-    let at = 0;
-    for (const s of steps) {
-      const to = Math.min(Math.max(s.at, at), m.text.length);
-      if (to > at) body.append(document.createTextNode(m.text.slice(at, to)));
-      body.append(stepNode(s));
-      at = to;
-    }
-    const t = document.createTextNode(m.text.slice(at));
-    body.append(t);
-    box.append(body);
-    if (m.role === 'agent') {
-      box.append(metaLine(m));
-      if (m.error && m.error.stderrTail) {
-        const tail = el('pre', 'error-tail', m.error.stderrTail);
-        tail.title = 'The last lines the agent wrote on stderr, cleaned and scrubbed';
-        box.append(tail);
-      }
-      if (m.usage) {
-        const u = usageStrip(m.usage);
-        if (u) box.append(u);
-      }
-      if (Array.isArray(m.conns) && m.conns.length) box.append(connsNode(m.conns));
-    }
-    return { box, textNode: t };
+    return messageNode(m);
   }
 
   render() {
@@ -329,53 +394,9 @@ export class Room {
       this.log.scrollTop = this.log.scrollHeight;
       this.persist(false);
       return;
-    case 'usage':
-      m.usage = { ...ev };
-      delete m.usage.kind;
-      break;
-    case 'error':
-      m.error = errorOf(ev);
-      break;
-    case 'tool':
-      if (typeof ev.tool !== 'string') return;
-      (m.steps ||= []).push({ at: m.text.length, kind: 'tool', id: String(ev.id || ''),
-        tool: ev.tool, input: String(ev.input || '') });
-      break;
-    case 'tool_result': {
-      // Its call, by id; else the latest call still waiting.
-      const calls = (m.steps || []).filter((s) => s.kind === 'tool' && s.ok === undefined);
-      const c = calls.reverse().find((s) => !ev.id || s.id === ev.id);
-      if (!c) return;
-      c.ok = ev.ok === true;
-      c.summary = String(ev.summary || '');
-      break;
-    }
-    case 'egress': {
-      const c = connOf(ev);
-      if (!c) return;
-      const list = (m.conns ||= []);
-      const i = list.findIndex((x) => x.conn === c.conn);
-      if (i >= 0) list[i] = c;
-      else if (list.length < CONNS_MAX) list.push(c);
-      else return;
-      break;
-    }
-    case 'notice':
-      if (typeof ev.text !== 'string') return;
-      (m.steps ||= []).push({ at: m.text.length, kind: 'notice', text: ev.text });
-      break;
-    case 'done':
-      if (Number.isInteger(ev.exitCode)) m.exitCode = ev.exitCode;
-      if (Number.isFinite(ev.durationMs)) m.durationMs = ev.durationMs;
-      if (ev.truncated === true) m.truncated = true;
-      m.state = run.stopping || ev.cancelled === true ? 'stopped' : 'done';
-      break;
-    case 'saved':
-      if (typeof ev.path === 'string')
-        m.saved = { path: ev.path, bytes: Number.isFinite(ev.bytes) ? ev.bytes : undefined };
-      break;
     default:
-      return;
+      if (!foldEvent(m, ev)) return;
+      if (ev.kind === 'done' && run.stopping) m.state = 'stopped';
     }
     this.persist(true);
     this.redrawRun();
