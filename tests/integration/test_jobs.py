@@ -303,3 +303,41 @@ def test_mc3_cookie_cancel_needs_our_referer(agents):
                   body=b"{}")
     assert r.status == 200, r
     assert wait(c, jid)["job"]["state"] == "cancelled"
+
+
+def test_mc3_stopping_cordon_cancels_its_jobs_and_a_new_one_reads_them(
+        tmp_path, monkeypatch, cordon_factory):
+    server_env(monkeypatch)
+    home = make_agents_home(tmp_path)
+    c = cordon_factory(home=home)
+    done = start(c, "hermes", "hello")
+    wait(c, done)
+    jid = start(c, "hermes", "sleep 60")
+    assert c.stop() == 0
+    c2 = cordon_factory(home=home)
+    job = get(c2, f"/api/jobs/{jid}").json()["job"]
+    # Stopped by cordon, and it says so; never lost, never running.
+    assert job["state"] == "cancelled" and job["cancelReason"] == "shutdown"
+    assert get(c2, f"/api/jobs/{done}").json()["job"]["state"] == \
+        "succeeded"
+    e = wait_audit(c2.home, lambda x: x["kind"] == "job.end" and
+                   x["jobId"] == jid)
+    assert e[0]["cancelReason"] == "shutdown"
+
+
+def test_mc3_jobs_dir_that_is_a_link_is_refused(tmp_path, monkeypatch,
+                                                cordon_factory):
+    server_env(monkeypatch)
+    home = make_agents_home(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (home / "state").mkdir(mode=0o700)
+    os.symlink(elsewhere, home / "state" / "jobs")
+    c = cordon_factory(home=home)
+    r = post_json(c, "/api/agents/hermes/jobs", {"prompt": "hello"})
+    # Fail closed: no job where it could not be kept, nothing written
+    # through the link, and no run started.
+    assert error(r) == (503, "jobs-unavailable")
+    assert os.listdir(elsewhere) == []
+    assert not [x for x in audit_records(c.home, "agent.invoke")]
+    assert get(c, "/api/jobs").json()["jobs"] == []
