@@ -206,8 +206,8 @@ job_insert(struct job *j)
 
 /*
  * Retention: the oldest ended jobs go, files and all, until at most
- * jobs_keep jobs and jobs_keep_bytes of events are left.  A running job
- * is never removed.
+ * jobs_keep jobs and jobs_keep_bytes of events are left.  A running job,
+ * and the newest job, are never removed.
  */
 static void
 jobs_trim(void)
@@ -224,7 +224,10 @@ jobs_trim(void)
 	     j != NULL && (n > jobs_keep || bytes > jobs_keep_bytes);
 	     j = prev) {
 		prev = TAILQ_PREV(j, job_list_head, j_entry);
-		if (j->j_state == JS_RUNNING || !LIST_EMPTY(&j->j_waiters))
+		/* The newest is kept whatever its size: a job that ended
+		 * is never gone before its caller could read it. */
+		if (j->j_state == JS_RUNNING || !LIST_EMPTY(&j->j_waiters) ||
+		    j == TAILQ_FIRST(&jobs))
 			continue;
 		n--;
 		bytes -= j->j_bytes;

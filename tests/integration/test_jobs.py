@@ -235,6 +235,26 @@ def test_mc3_retention_keeps_the_newest(tmp_path, monkeypatch,
     assert error(get(c, f"/api/jobs/{ids[0]}")) == (404, "unknown-job")
 
 
+def test_mc3_retention_bounds_the_bytes_kept(tmp_path, monkeypatch,
+                                             cordon_factory):
+    server_env(monkeypatch)
+    home = make_agents_home(tmp_path)
+    (home / "cordon.yaml").write_text("spawner:\n  jobsKeepMiB: 1\n")
+    c = cordon_factory(home=home)
+    big = start(c, "hermes", "lines 120000")  # > 1 MiB of events
+    job = wait(c, big)["job"]
+    assert job["state"] == "succeeded" and job["bytes"] > 1 << 20, job
+    # Alone and running when it ended: kept whole, never cut short.
+    assert [j["jobId"] for j in get(c, "/api/jobs").json()["jobs"]] == [big]
+    small = start(c, "hermes", "hello")
+    wait(c, small)
+    # The newest ended job stays; the oldest went to fit the bound.
+    assert [j["jobId"] for j in get(c, "/api/jobs").json()["jobs"]] == \
+        [small]
+    assert sorted(os.listdir(jobs_dir(c))) == [f"{small}.json",
+                                               f"{small}.jsonl"]
+
+
 def test_mc3_hostile_inputs_fixed_codes_no_echo(agents):
     c = agents
     jid = start(c, "hermes", "hello")
