@@ -256,6 +256,21 @@ static const struct command {
 	"  --home DIR         the home whose running cordon to ask\n"
 	"  --port N           cordon under systemd: the broker's port ...\n"
 	"  --token-file FILE  ... and the token file it was given\n"},
+    {"job", cmd_job, "list, show or cancel detached jobs",
+	"cordon job list [--home DIR | --port N --token-file FILE] [--json]\n"
+	"cordon job show ID [--home DIR | ...] [--json]\n"
+	"cordon job cancel ID [--home DIR | ...]\n",
+	"list    the running cordon's detached jobs, newest first: id,\n"
+	"        agent, state, start (UTC), events kept\n"
+	"show    one job's meta, then its run's text as it streamed (tool\n"
+	"        calls, notices and errors on lines of their own); --json:\n"
+	"        {job, events}\n"
+	"cancel  ask cordon to cancel a running job\n\n"
+	"  ID                 ^[A-Za-z0-9_-]{1,80}$, as list shows it\n"
+	"  --home DIR         the home whose running cordon to ask\n"
+	"  --port N           cordon under systemd: the broker's port ...\n"
+	"  --token-file FILE  ... and the token file it was given\n"
+	"  --json             the API's answer as JSON\n"},
     {"token", cmd_token, "write a new API token file", "cordon token FILE\n",
 	"Write a new API token to FILE (0600, never over an existing file),\n"
 	"for the broker's systemd credential.\n"},

@@ -63,6 +63,7 @@ int cmd_check(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_status(int argc, char **argv); /* status.c */
 int cmd_login(int argc, char **argv);  /* status.c */
+int cmd_job(int argc, char **argv);    /* job_cli.c (MC-3) */
 int cmd_token(int argc, char **argv);  /* status.c */
 int cmd_gate(int argc, char **argv);   /* gate_cli.c (SBX-6) */
 

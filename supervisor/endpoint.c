@@ -11,12 +11,15 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <json-c/json.h>
 
 #include "cli.h"
 #include "cordond.h"
 #include "endpoint.h"
+#include "json.h"
 
 /*
  * --home DIR (or the default home): its runtime dir's token and port;
@@ -145,4 +148,53 @@ endpoint_request(const struct endpoint *ep,
 		    evhttp_request_get_output_buffer(req), body, strlen(body));
 	}
 	return req;
+}
+
+struct ep_fetch {
+	struct event_base *f_base;
+	int f_status;
+	struct json_object *f_obj;
+};
+
+static void
+endpoint_fetch_done(struct evhttp_request *req, void *arg)
+{
+	struct ep_fetch *f = arg;
+	struct evbuffer *b;
+	size_t len;
+
+	event_base_loopexit(f->f_base, NULL);
+	if (req == NULL ||
+	    (f->f_status = evhttp_request_get_response_code(req)) != 200)
+		return;
+	b = evhttp_request_get_input_buffer(req);
+	if ((len = evbuffer_get_length(b)) > ENDPOINT_BODY_MAX)
+		return;
+	f->f_obj =
+	    json_parse_object((const char *)evbuffer_pullup(b, -1), len, 32);
+}
+
+struct json_object *
+endpoint_fetch(struct event_base *base, const struct endpoint *ep,
+    const char *uri, const char *post_body, int *status)
+{
+	struct evhttp_connection *conn;
+	struct evhttp_request *req;
+	struct ep_fetch f = {base, 0, NULL};
+
+	if ((conn = evhttp_connection_base_new(
+		 base, NULL, "127.0.0.1", (unsigned short)ep->ep_port)) == NULL)
+		return NULL;
+	evhttp_connection_set_timeout(conn, ENDPOINT_TIMEOUT_S);
+	if ((req = endpoint_request(ep, endpoint_fetch_done, &f, post_body)) ==
+	    NULL) {
+		evhttp_connection_free(conn);
+		return NULL;
+	}
+	if (evhttp_make_request(conn, req,
+		post_body != NULL ? EVHTTP_REQ_POST : EVHTTP_REQ_GET, uri) == 0)
+		event_base_dispatch(base);
+	evhttp_connection_free(conn);
+	*status = f.f_status;
+	return f.f_obj;
 }

@@ -8,6 +8,11 @@
 #define CORDON_SUPERVISOR_ENDPOINT_H
 
 struct evhttp_request;
+struct event_base;
+struct json_object;
+
+#define ENDPOINT_TIMEOUT_S 5
+#define ENDPOINT_BODY_MAX  (16 * 1024 * 1024)
 
 struct endpoint {
 	int ep_port;
@@ -30,5 +35,14 @@ int endpoint_args(
  */
 struct evhttp_request *endpoint_request(const struct endpoint *ep,
     void (*cb)(struct evhttp_request *, void *), void *arg, const char *body);
+
+/*
+ * One call, waited for on base: a GET, or a POST of post_body.  The
+ * answer's JSON object when the status is 200 (*status set either
+ * way, 0 for no answer), else NULL.
+ */
+struct json_object *endpoint_fetch(struct event_base *base,
+    const struct endpoint *ep, const char *uri, const char *post_body,
+    int *status);
 
 #endif

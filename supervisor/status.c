@@ -34,57 +34,6 @@
 #include "json.h"
 #include "util.h"
 
-#define STATUS_TIMEOUT_S 5
-#define STATUS_BODY_MAX	 (1024 * 1024)
-
-struct fetch {
-	struct event_base *f_base;
-	int f_status;
-	struct json_object *f_obj;
-};
-
-static void
-fetch_done(struct evhttp_request *req, void *arg)
-{
-	struct fetch *f = arg;
-	struct evbuffer *b;
-	size_t len;
-
-	event_base_loopexit(f->f_base, NULL);
-	if (req == NULL ||
-	    (f->f_status = evhttp_request_get_response_code(req)) != 200)
-		return;
-	b = evhttp_request_get_input_buffer(req);
-	if ((len = evbuffer_get_length(b)) > STATUS_BODY_MAX)
-		return;
-	f->f_obj =
-	    json_parse_object((const char *)evbuffer_pullup(b, -1), len, 32);
-}
-
-static struct json_object *
-fetch(struct event_base *base, const struct endpoint *ep, const char *uri,
-    const char *post_body, int *status)
-{
-	struct evhttp_connection *conn;
-	struct evhttp_request *req;
-	struct fetch f = {base, 0, NULL};
-
-	if ((conn = evhttp_connection_base_new(
-		 base, NULL, "127.0.0.1", (unsigned short)ep->ep_port)) == NULL)
-		return NULL;
-	evhttp_connection_set_timeout(conn, STATUS_TIMEOUT_S);
-	if ((req = endpoint_request(ep, fetch_done, &f, post_body)) == NULL) {
-		evhttp_connection_free(conn);
-		return NULL;
-	}
-	if (evhttp_make_request(conn, req,
-		post_body != NULL ? EVHTTP_REQ_POST : EVHTTP_REQ_GET, uri) == 0)
-		event_base_dispatch(base);
-	evhttp_connection_free(conn);
-	*status = f.f_status;
-	return f.f_obj;
-}
-
 static const char *
 str_at(struct json_object *o, const char *k)
 {
@@ -245,8 +194,8 @@ cmd_status(int argc, char **argv)
 		return rc;
 	if ((base = event_base_new()) == NULL)
 		return 1;
-	health = fetch(base, &ep, "/api/health", NULL, &st_h);
-	agents = fetch(base, &ep, "/api/agents", NULL, &st_a);
+	health = endpoint_fetch(base, &ep, "/api/health", NULL, &st_h);
+	agents = endpoint_fetch(base, &ep, "/api/agents", NULL, &st_a);
 	event_base_free(base);
 	explicit_bzero(&ep, sizeof(ep));
 	if (health == NULL) {
@@ -296,7 +245,7 @@ cmd_login(int argc, char **argv)
 	rc = 1;
 	if ((base = event_base_new()) == NULL)
 		return 1;
-	o = fetch(base, &ep, "/api/login-code", "{}", &st);
+	o = endpoint_fetch(base, &ep, "/api/login-code", "{}", &st);
 	event_base_free(base);
 	code = str_at(o, "code");
 	if (strlen(code) == 32 && strspn(code, "0123456789abcdef") == 32) {

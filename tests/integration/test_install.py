@@ -105,7 +105,7 @@ def test_completion_lists_every_command():
 def test_completion_offers_every_option_of_each_command():
     """Every --option a command's help names is offered, and no other."""
     for cmd in cordon_commands():
-        if cmd in ("audit", "agent"):  # subcommands: below
+        if cmd in ("audit", "agent", "job"):  # subcommands: below
             continue
         want = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)",
                               help_text(cmd, "--help"))) | {"--help"}
@@ -125,3 +125,9 @@ def test_completion_offers_every_option_of_each_command():
     assert set(complete("agent", "login", "--")) == want, want
     assert want == {"--home", "--user", "--allow-root", "--help"}
     assert complete("agent", "") == ["--help", "login"]
+    # MC-3: `cordon job`'s verbs, and the options its help names.
+    assert complete("job", "") == ["--help", "cancel", "list", "show"]
+    want = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)",
+                          help_text("job", "--help"))) | {"--help"}
+    assert set(complete("job", "list", "--")) == want, want
+    assert want == {"--home", "--port", "--token-file", "--json", "--help"}

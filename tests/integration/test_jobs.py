@@ -361,3 +361,49 @@ def test_mc3_jobs_dir_that_is_a_link_is_refused(tmp_path, monkeypatch,
     assert os.listdir(elsewhere) == []
     assert not [x for x in audit_records(c.home, "agent.invoke")]
     assert get(c, "/api/jobs").json()["jobs"] == []
+
+
+def test_mc3_cordon_job_cli(agents):
+    import subprocess
+    from conftest import child_env, cordon_bin
+
+    c = agents
+
+    def cli(*args):
+        return subprocess.run([cordon_bin(), "job", *args, "--home", c.home]
+                              if args[0] != "bad" else
+                              [cordon_bin(), "job", *args[1:]],
+                              capture_output=True, text=True,
+                              timeout=HTTP_S, env=child_env())
+
+    jid = start(c, "hermes", "slowtokens 2")
+    wait(c, jid)
+    r = cli("list")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[:3] == ["JOB", "AGENT", "STATE"]
+    assert lines[1].split()[:3] == [jid, "hermes", "succeeded"]
+    r = cli("list", "--json")
+    assert json.loads(r.stdout)["jobs"][0]["jobId"] == jid
+    r = cli("show", jid)
+    assert r.returncode == 0, r.stderr
+    assert "state         succeeded" in r.stdout
+    assert "tick 0" in r.stdout and "tick 1" in r.stdout
+    doc = json.loads(cli("show", jid, "--json").stdout)
+    assert doc["job"]["jobId"] == jid
+    assert doc["events"] == events(c, jid)["events"]
+    # A running job, cancelled from the command line.
+    run_id = start(c, "hermes", "sleep 30")
+    r = cli("cancel", run_id)
+    assert r.returncode == 0 and "cancel asked" in r.stdout, r.stderr
+    assert wait(c, run_id)["job"]["state"] == "cancelled"
+    r = cli("cancel", run_id)
+    assert r.returncode == 1 and "not running" in r.stderr
+    r = cli("show", "nobody-s-job")
+    assert r.returncode == 1 and "no such job" in r.stderr
+    # An id off its pattern: usage, before any call, never echoed.
+    for bad in ("../etc", "a b", "x" * 81, ""):
+        r = cli("bad", "show", bad, "--home", c.home)
+        assert r.returncode == 2 and r.stderr.startswith("usage:")
+        assert "../etc" not in r.stderr
+    assert cli("bad", "frobnicate").returncode == 2
