@@ -19,6 +19,7 @@
 #include "cordon_limits.h"
 #include "json.h"
 #include "msg.h"
+#include "schema.h"
 #include "util.h"
 
 #define JOBS_WAIT_DEFAULT_MS 30000
@@ -69,10 +70,7 @@ jobs_id(struct evhttp_request *req, const struct api_params *p)
 		raw[p->ap_len[0]] = '\0';
 		dec = evhttp_uridecode(raw, 0, &len);
 	}
-	if (dec != NULL && len >= 1 && len <= LIM_JOB_ID_MAX &&
-	    strlen(dec) == len &&
-	    strspn(dec, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-			"0123456789_-") == len) {
+	if (dec != NULL && strlen(dec) == len && schema_job_id_ok(dec)) {
 		o = json_object_new_object();
 		json_object_object_add(o, "jobId", json_object_new_string(dec));
 	} else

@@ -229,3 +229,9 @@ schema_session_ok(const char *s)
 {
 	return schema_token_ok(s, LIM_SESSION_MAX) && strchr(s, '.') == NULL;
 }
+
+int
+schema_job_id_ok(const char *s)
+{
+	return schema_token_ok(s, LIM_JOB_ID_MAX) && strchr(s, '.') == NULL;
+}

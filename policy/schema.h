@@ -81,5 +81,7 @@ int schema_finish(struct schema *, struct json_object *root, size_t *nerrs);
 int schema_token_ok(const char *s, size_t max);
 /* API-3: a run's session id, ^[A-Za-z0-9_-]{1,LIM_SESSION_MAX}$ (no dot). */
 int schema_session_ok(const char *s);
+/* MC-3: a job id, ^[A-Za-z0-9_-]{1,LIM_JOB_ID_MAX}$. */
+int schema_job_id_ok(const char *s);
 
 #endif

@@ -19,22 +19,12 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
-#include "cordon_limits.h"
 #include "cordond.h"
 #include "endpoint.h"
 #include "json.h"
+#include "schema.h"
 
 #define JOB_PAGE 200 /* events asked per call */
-
-static int
-job_id_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n >= 1 && n <= LIM_JOB_ID_MAX &&
-	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-			 "0123456789_-") == n;
-}
 
 static void
 print_json(struct json_object *o)
@@ -251,7 +241,7 @@ cmd_job(int argc, char **argv)
 		argc -= 1; /* argv[0] for the options: the verb */
 		argv += 1;
 	} else if (strcmp(verb, "show") == 0 || strcmp(verb, "cancel") == 0) {
-		if (argc < 3 || !job_id_ok(argv[2]))
+		if (argc < 3 || !schema_job_id_ok(argv[2]))
 			goto usage;
 		id = argv[2];
 		argc -= 2; /* argv[0] for the options: the id */

@@ -88,8 +88,8 @@ session_ok(const char *s, size_t len)
 static int
 job_id_ok(const char *s, size_t len)
 {
-	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-			 "0123456789_-") == len;
+	(void)len;
+	return schema_job_id_ok(s);
 }
 
 static const struct mcp_arg run_args[] = {
