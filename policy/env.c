@@ -345,6 +345,32 @@ const struct env_home_var env_home_vars[] = {
     {NULL, NULL},
 };
 
+/* An env built earlier, to add to in place. */
+static int
+envv_open(struct envv *e, char **v)
+{
+	if (v == NULL)
+		return -1;
+	for (e->n = 0; v[e->n] != NULL; e->n++)
+		;
+	e->v = v;
+	e->cap = e->n + 1;
+	return 0;
+}
+
+/* Hand it back; on out of memory free it and give NULL, -1. */
+static int
+envv_close(struct envv *e, char ***envp)
+{
+	*envp = e->v;
+	if (e->oom) {
+		env_free(e->v);
+		*envp = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 int
 env_home(char ***envp, const struct manifest *m, const char *home)
 {
@@ -353,12 +379,8 @@ env_home(char ***envp, const struct manifest *m, const char *home)
 	size_t i, j;
 	int own;
 
-	if (*envp == NULL)
+	if (envv_open(&e, *envp) == -1)
 		return -1;
-	for (e.n = 0; (*envp)[e.n] != NULL; e.n++)
-		;
-	e.v = *envp;
-	e.cap = e.n + 1;
 	if (home == NULL || home[0] != '/' || !value_ok(home))
 		e.oom = 1;
 	for (i = 0; !e.oom && env_home_vars[i].hv_name != NULL; i++) {
@@ -376,11 +398,26 @@ env_home(char ***envp, const struct manifest *m, const char *home)
 		envv_set(&e, env_home_vars[i].hv_name,
 		    strlen(env_home_vars[i].hv_name), buf);
 	}
-	*envp = e.v;
-	if (e.oom) {
-		env_free(e.v);
-		*envp = NULL;
+	return envv_close(&e, envp);
+}
+
+int
+env_pin(char ***envp, const char *const *names)
+{
+	struct envv e = {0};
+	size_t i, j, nl;
+	int have;
+
+	if (envv_open(&e, *envp) == -1)
 		return -1;
+	for (i = 0; !e.oom && names[i] != NULL; i++) {
+		nl = strlen(names[i]);
+		for (have = 0, j = 0; j < e.n; j++)
+			if (strncmp(e.v[j], names[i], nl) == 0 &&
+			    e.v[j][nl] == '=')
+				have = 1;
+		if (!have)
+			envv_set(&e, names[i], nl, "");
 	}
-	return 0;
+	return envv_close(&e, envp);
 }

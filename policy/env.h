@@ -69,4 +69,11 @@ struct env_home_var {
 extern const struct env_home_var env_home_vars[]; /* ended by NULL */
 int env_home(char ***envp, const struct manifest *, const char *home);
 
+/*
+ * SBX-8: each of names (NULL-ended) the env does not have yet, set to ""
+ * (a name the env has keeps its value).  0, or -1 (out of memory): *envp
+ * is then freed and NULL.
+ */
+int env_pin(char ***envp, const char *const *names);
+
 #endif

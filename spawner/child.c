@@ -32,6 +32,8 @@
 
 #include "cgroup.h"
 #include "env.h"
+#include "hookenv.h"
+#include "hookproj.h"
 #include "log.h"
 #include "spawn_helper.h"
 #include "spawner.h"
@@ -60,6 +62,11 @@ agent_env(const struct agent *ag, const struct secret_set *ss, char ***envp,
 		return -1;
 	/* SBX-9: HOME and each CLI's own dir are the agent's home. */
 	if (home != NULL && env_home(envp, mf, home) == -1) {
+		*errcode = "out-of-memory";
+		return -1;
+	}
+	/* SBX-8: a .env Gemini CLI loads cannot set what its hook runs. */
+	if (hookproj_gemini(mf->m_bin) && env_pin(envp, hookenv_pinned) == -1) {
 		*errcode = "out-of-memory";
 		return -1;
 	}

@@ -6,10 +6,12 @@
  * the working dir up to /, then in its home) is loaded into its own
  * environment, which every hook process inherits: a variable there
  * (LD_PRELOAD, BASH_ENV for the hook's bash) would run the agent's own
- * code in place of `cordon gate`.  Both places are writable by the agent
- * (the project, its home), so a run is refused while either could
- * unwire the hook, naming the file.  Read through held fds, never
- * through a link.
+ * code in place of `cordon gate`.  The spawner pins those variables
+ * empty in a Gemini CLI run (policy/hookenv.c), and Gemini CLI sets no
+ * variable it already has; a .env naming one the pins cannot cover is
+ * refused.  Both places are writable by the agent (the project, its
+ * home), so a run is refused while either could unwire the hook, naming
+ * the file.  Read through held fds, never through a link.
  */
 #include <sys/stat.h>
 
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "hook.h"
+#include "hookenv.h"
 #include "hookproj.h"
 #include "roots.h"
 
@@ -38,16 +41,17 @@ hookproj_gemini(const char *bin)
 	return b != NULL && strcmp(b, "gemini") == 0;
 }
 
-/* The project settings' bytes (fewer than bufsz), or -1 with errno. */
+/* The bytes of dfd/name, a plain file (fewer than bufsz), or -1 with
+ * errno (ELOOP for a link, never followed). */
 static ssize_t
-hookproj_read(int dfd, char *buf, size_t bufsz)
+hookproj_read(int dfd, const char *name, char *buf, size_t bufsz)
 {
 	struct stat st;
 	ssize_t n = 0;
 	size_t len = 0;
 	int fd, e = 0;
 
-	if ((fd = openat(dfd, HOOKPROJ_SETTINGS,
+	if ((fd = openat(dfd, name,
 		 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1)
 		return -1;
 	if (fstat(fd, &st) == -1)
@@ -93,7 +97,7 @@ hookproj_settings(const char *cwd)
 		bad = errno_name(errno);
 	close(cfd);
 	if (gfd != -1) {
-		n = hookproj_read(gfd, buf, sizeof(buf));
+		n = hookproj_read(gfd, HOOKPROJ_SETTINGS, buf, sizeof(buf));
 		if (n == -1 && errno != ENOENT)
 			bad = errno_name(errno);
 		else if (n != -1)
@@ -103,38 +107,77 @@ hookproj_settings(const char *cwd)
 	return bad;
 }
 
-/* 1 if dir holds .gemini/.env or .env (anything by that name), with
- * the first one's path in out. */
+/*
+ * dir's .gemini/.env and .env: 0 if each is absent, a dir (Gemini CLI
+ * reads nothing from it) or a plain file naming nothing the pins leave
+ * open; else 1, with the file in out and what is wrong in *bad.
+ */
 static int
-hookproj_env_in(const char *dir, char *out, size_t outsz)
+hookproj_env_in(const char *dir, char *out, size_t outsz, const char **bad)
 {
 	static const char *const names[] = {
 	    HOOKPROJ_DIR "/" HOOKPROJ_ENV, HOOKPROJ_ENV};
+	static char buf[HOOK_PROJECT_MAX];
 	const char *sep = strcmp(dir, "/") == 0 ? "" : "/";
 	struct stat st;
+	ssize_t n;
 	size_t i;
+	int dfd;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (snprintf(out, outsz, "%s%s%s", dir, sep, names[i]) >=
-		    (int)outsz)
-			continue;
-		if (lstat(out, &st) == 0 ||
-		    (errno != ENOENT && errno != ENOTDIR))
+		    (int)outsz) {
+			*bad = errno_name(ENAMETOOLONG);
 			return 1;
+		}
+		if (lstat(out, &st) == -1) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				continue;
+			*bad = errno_name(errno);
+			return 1;
+		}
+		if (S_ISDIR(st.st_mode))
+			continue;
+		/* The file's own dir, then the file, never through a link:
+		 * the CLI would follow one to what the sandbox shows there. */
+		if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+		    -1) {
+			*bad = errno_name(errno);
+			return 1;
+		}
+		n = hookproj_read(dfd, names[i], buf, sizeof(buf));
+		close(dfd);
+		if (n == -1) {
+			*bad = errno_name(errno);
+			return 1;
+		}
+		n = hookenv_dotenv_bad(buf, (size_t)n);
+		explicit_bzero(buf, sizeof(buf)); /* an app's .env holds keys */
+		if (n != 0) {
+			*bad = NULL;
+			return 1;
+		}
 	}
 	return 0;
 }
 
-/* A .env file Gemini CLI would load, from cwd up to /, then home. */
+/*
+ * Every .env Gemini CLI could load (it loads the first it finds), from
+ * cwd up to /, then home: 1 at the first that leaves the hook open.
+ */
 static int
-hookproj_env(const char *cwd, const char *home, char *out, size_t outsz)
+hookproj_env(const char *cwd, const char *home, char *out, size_t outsz,
+    const char **bad)
 {
 	char dir[PATH_MAX], *slash;
 
-	if (snprintf(dir, sizeof(dir), "%s", cwd) >= (int)sizeof(dir))
-		return 1; /* unreadable is refused */
+	if (snprintf(dir, sizeof(dir), "%s", cwd) >= (int)sizeof(dir)) {
+		snprintf(out, outsz, "%s", "the working dir");
+		*bad = errno_name(ENAMETOOLONG);
+		return 1;
+	}
 	for (;;) {
-		if (hookproj_env_in(dir, out, outsz))
+		if (hookproj_env_in(dir, out, outsz, bad))
 			return 1;
 		if (strcmp(dir, "/") == 0 ||
 		    (slash = strrchr(dir, '/')) == NULL)
@@ -144,7 +187,7 @@ hookproj_env(const char *cwd, const char *home, char *out, size_t outsz)
 		else
 			*slash = '\0';
 	}
-	return hookproj_env_in(home, out, outsz);
+	return hookproj_env_in(home, out, outsz, bad);
 }
 
 int
@@ -173,12 +216,21 @@ hookproj_check(
 			    cwd, bad);
 		return -1;
 	}
-	if (hookproj_env(cwd, home, env, sizeof(env))) {
-		snprintf(why, whysz,
-		    "hooks: %s would be loaded by Gemini CLI into the "
-		    "environment of its gate hook, which it could take over; "
-		    "remove it",
-		    env);
+	if (hookproj_env(cwd, home, env, sizeof(env), &bad)) {
+		if (bad == NULL)
+			snprintf(why, whysz,
+			    "hooks: %s, which Gemini CLI may load into the "
+			    "environment of its gate hook, names a "
+			    "dynamic-loader "
+			    "variable (LD_*) that would take the hook over; "
+			    "remove that line",
+			    env);
+		else
+			snprintf(why, whysz,
+			    "hooks: %s, which Gemini CLI may load into the "
+			    "environment of its gate hook, cannot be checked "
+			    "(%s); make it a plain file of at most 64 KiB",
+			    env, bad);
 		return -1;
 	}
 	return 0;

@@ -20,9 +20,11 @@ int hookproj_gemini(const char *bin);
  *   - cwd/.gemini/settings.json sets hooks or hooksConfig, is no strict
  *     JSON object, or is reached through a link (they outrank the user
  *     settings cordon writes, key by key);
- *   - a .env file Gemini CLI would load (.gemini/.env or .env in cwd or
- *     any dir above it, in home): its variables (LD_PRELOAD, BASH_ENV)
- *     reach the environment of every hook process.
+ *   - a .env file Gemini CLI could load (.gemini/.env or .env in cwd or
+ *     any dir above it, in home) names an LD_* variable the run's pins
+ *     do not cover (hookenv_dotenv_bad), or is a link, too large, or
+ *     unreadable: its variables reach the environment of every hook
+ *     process.
  */
 int hookproj_check(const char *bin, const char *cwd, const char *home,
     char *why, size_t whysz);

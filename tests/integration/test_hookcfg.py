@@ -19,8 +19,13 @@ import pytest
 from agents_util import make_agents_home, run, server_env, text_of
 from conftest import BUILD, Cordon, child_env, cordon_bin, finish
 
-# Prints the auth and hook wiring it finds, as Gemini CLI would read them.
+# Prints the auth and hook wiring it finds, as Gemini CLI would read them;
+# asked "env", the loader and shell variables of its environment.
 FAKE_GEMINI = """#!/bin/sh
+if [ "$1" = env ]; then
+  env | grep -E '^(LD_[A-Z_]*|BASH_ENV|ENV|SHELLOPTS|NODE_OPTIONS)=' | sort
+  exit 0
+fi
 cat "$HOME/.gemini/settings.json"
 """
 
@@ -186,27 +191,81 @@ def agent_home(w):
     return os.path.dirname(gemini_dir(w))
 
 
-@pytest.mark.parametrize("where", ["work/.env", "work/.gemini/.env",
-                                   "home/.env", "home/.gemini/.env"])
-def test_sbx8_gemini_env_file_refused(world, where):
-    """Gemini CLI loads the first .env it finds (the project, the dirs
-    above it, its home) into its own environment, which each hook
-    process inherits: LD_PRELOAD or BASH_ENV there would run the
-    agent's code in place of `cordon gate`.  The agent can write the
-    project and its home, so such a file refuses the run, named."""
+def write_env(w, where, text):
+    """where: work/... or home/...; returns the file and a cleanup."""
     base, rel = where.split("/", 1)
-    root = world["work"] if base == "work" else agent_home(world)
+    root = w["work"] if base == "work" else agent_home(w)
     f = os.path.join(root, rel)
     made = not os.path.isdir(os.path.dirname(f))
     os.makedirs(os.path.dirname(f), exist_ok=True)
     with open(f, "w") as fh:
-        fh.write("BASH_ENV=/tmp/x\nLD_PRELOAD=/tmp/x.so\n")
-    try:
-        assert_refused(world, f"hooks: {f} would be loaded by Gemini CLI "
-                       "into the environment of its gate hook, which it "
-                       "could take over; remove it")
-    finally:
+        fh.write(text)
+
+    def undo():
         os.unlink(f)
         if made:
             os.rmdir(os.path.dirname(f))
+    return f, undo
+
+
+@pytest.mark.parametrize("where", ["work/.env", "work/.gemini/.env",
+                                   "home/.env", "home/.gemini/.env"])
+def test_sbx8_gemini_env_file_loader_variables_pinned(world, where):
+    """Gemini CLI loads the first .env it finds (the project, the dirs
+    above it, its home) into its own environment, which each hook
+    process inherits, but never a variable it already has: a Gemini CLI
+    run has each loader and shell-startup variable set, empty, so an
+    application's .env (or one the agent wrote) setting them runs, and
+    changes nothing."""
+    f, undo = write_env(world, where, "DATABASE_URL=postgres://db/x\n"
+                        "BASH_ENV=/tmp/x\nLD_PRELOAD=/tmp/x.so\n"
+                        "export LD_LIBRARY_PATH=/tmp\nSHELLOPTS=xtrace\n")
+    try:
+        r, ev = run(world["c"], "gem", "env")
+        assert r.status == 200, (r, r.body[:300])
+        seen = text_of(ev).splitlines()
+    finally:
+        undo()
+    for v in ("BASH_ENV", "ENV", "LD_AUDIT", "LD_LIBRARY_PATH",
+              "LD_PRELOAD", "NODE_OPTIONS", "SHELLOPTS"):
+        assert f"{v}=" in seen, seen
+    assert all(x.endswith("=") for x in seen), seen
+
+
+@pytest.mark.parametrize("where", ["work/.env", "work/.gemini/.env",
+                                   "home/.env", "home/.gemini/.env"])
+def test_sbx8_gemini_env_file_unpinnable_refused(world, where):
+    """A dynamic-loader variable that acts by being there at all
+    (LD_TRACE_LOADED_OBJECTS: ld.so lists libraries and exits 0 in place
+    of running the hook, an allow) cannot be pinned: a .env Gemini CLI
+    could load that names one refuses the run, named, as `cordon check`
+    foresees; so does a .env that is a link, never followed."""
+    f, undo = write_env(world, where, "A=1\nLD_TRACE_LOADED_OBJECTS=1\n")
+    try:
+        assert_refused(world, f"hooks: {f}, which Gemini CLI may load "
+                       "into the environment of its gate hook, names a "
+                       "dynamic-loader variable (LD_*) that would take "
+                       "the hook over; remove that line")
+    finally:
+        undo()
+    f, undo = write_env(world, where, "A=1\n")
+    os.unlink(f)
+    os.symlink("/tmp/x", f)
+    try:
+        assert_refused(world, f"hooks: {f}, which Gemini CLI may load "
+                       "into the environment of its gate hook, cannot be "
+                       "checked (ELOOP); make it a plain file of at most "
+                       "64 KiB")
+    finally:
+        undo()
     assert settings_seen(world)["hooksConfig"] == {"enabled": True}
+
+
+def test_sbx8_gemini_env_dir_is_no_file(world):
+    """A dir named .env (a Python virtualenv) is read by nobody."""
+    d = os.path.join(world["work"], ".env")
+    os.mkdir(d)
+    try:
+        assert settings_seen(world)["hooksConfig"] == {"enabled": True}
+    finally:
+        os.rmdir(d)
