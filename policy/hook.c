@@ -418,20 +418,37 @@ hook_gemini_settings(
 	return w < 0 || (size_t)w >= outsz ? -1 : 0;
 }
 
-const char *
-hook_gemini_project(const char *buf, size_t len)
+/* The first of keys (NULL-ended) the JSON object buf sets, or
+ * "not-strict-json". */
+static const char *
+hook_json_keys(const char *buf, size_t len, const char *const *keys)
 {
-	/* The settings whose merge could turn cordon's hook off. */
-	static const char *const keys[] = {"hooksConfig", "hooks"};
 	struct json_object *o;
 	const char *bad = NULL;
 	size_t i;
 
 	if ((o = json_parse_object(buf, len, HOOK_PROJECT_DEPTH)) == NULL)
 		return "not-strict-json";
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]) && bad == NULL; i++)
+	for (i = 0; keys[i] != NULL && bad == NULL; i++)
 		if (json_object_object_get_ex(o, keys[i], NULL))
 			bad = keys[i];
 	json_object_put(o);
 	return bad;
+}
+
+const char *
+hook_gemini_project(const char *buf, size_t len)
+{
+	/* The settings whose merge could turn cordon's hook off. */
+	static const char *const keys[] = {"hooksConfig", "hooks", NULL};
+
+	return hook_json_keys(buf, len, keys);
+}
+
+const char *
+hook_claude_config(const char *buf, size_t len)
+{
+	static const char *const keys[] = {"env", NULL};
+
+	return hook_json_keys(buf, len, keys);
 }

@@ -104,4 +104,16 @@ int hook_gemini_settings(
 #define HOOK_PROJECT_DEPTH 32
 const char *hook_gemini_project(const char *buf, size_t len);
 
+/*
+ * SBX-8: Claude Code's global config (.claude.json in its config dir,
+ * the agent's home, which the agent may write) is read whatever
+ * --setting-sources= says, and its env is put into the CLI's own
+ * environment, which its hook's `/bin/sh -c` inherits: an LD_PRELOAD
+ * there would run the agent's library in place of `cordon gate`.  NULL
+ * if the len bytes of buf are a strict JSON object without env, else
+ * "env" or "not-strict-json".
+ */
+#define HOOK_CLAUDE_MAX (1024 * 1024) /* bytes of the global config read */
+const char *hook_claude_config(const char *buf, size_t len);
+
 #endif

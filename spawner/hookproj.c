@@ -1,6 +1,10 @@
 /*
- * SBX-8: Gemini CLI's files that outrank the hook wiring cordon writes
- * (hookcfg.c), read before each run and by `cordon check`.  Its project
+ * SBX-8: files an agent can write that would reach its gate hook, read
+ * before each run and by `cordon check`.  Claude Code's global config
+ * (.claude/.claude.json in its home) is read whatever
+ * --setting-sources= says, and its env reaches the hook process: a run
+ * is refused while it sets env.  Gemini CLI's files outrank the hook
+ * wiring cordon writes (hookcfg.c).  Its project
  * settings (.gemini/settings.json in the run's working dir) are merged
  * over cordon's user settings key by key; a .env file it finds (from
  * the working dir up to /, then in its home) is loaded into its own
@@ -19,6 +23,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,15 +35,28 @@
 #define HOOKPROJ_DIR	  ".gemini"
 #define HOOKPROJ_SETTINGS "settings.json"
 #define HOOKPROJ_ENV	  ".env"
+#define HOOKPROJ_CLAUDE	  ".claude/.claude.json" /* CLAUDE_CONFIG_DIR's */
 
-int
-hookproj_gemini(const char *bin)
+static int
+hookproj_is(const char *bin, const char *name)
 {
 	const char *b = bin;
 
 	if (b != NULL && strrchr(b, '/') != NULL)
 		b = strrchr(b, '/') + 1;
-	return b != NULL && strcmp(b, "gemini") == 0;
+	return b != NULL && strcmp(b, name) == 0;
+}
+
+int
+hookproj_gemini(const char *bin)
+{
+	return hookproj_is(bin, "gemini");
+}
+
+int
+hookproj_codex(const char *bin)
+{
+	return hookproj_is(bin, "codex");
 }
 
 /* The bytes of dfd/name, a plain file (fewer than bufsz), or -1 with
@@ -190,6 +208,32 @@ hookproj_env(const char *cwd, const char *home, char *out, size_t outsz,
 	return hookproj_env_in(home, out, outsz, bad);
 }
 
+/*
+ * Claude Code's global config in its config dir (the home's .claude,
+ * SBX-9): NULL if absent, else what is wrong with it (hook.h).
+ */
+static const char *
+hookproj_claude(const char *home)
+{
+	const char *bad = NULL;
+	char *buf;
+	ssize_t n;
+	int hfd;
+
+	if ((hfd = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return NULL; /* no home: nothing for the CLI to read */
+	if ((buf = malloc(HOOK_CLAUDE_MAX)) == NULL)
+		bad = errno_name(ENOMEM);
+	else if ((n = hookproj_read(
+		      hfd, HOOKPROJ_CLAUDE, buf, HOOK_CLAUDE_MAX)) == -1)
+		bad = errno == ENOENT ? NULL : errno_name(errno);
+	else
+		bad = hook_claude_config(buf, (size_t)n);
+	free(buf);
+	close(hfd);
+	return bad;
+}
+
 int
 hookproj_check(
     const char *bin, const char *cwd, const char *home, char *why, size_t whysz)
@@ -197,6 +241,22 @@ hookproj_check(
 	char env[PATH_MAX + 16];
 	const char *bad;
 
+	if (hookproj_is(bin, "claude") && home != NULL &&
+	    (bad = hookproj_claude(home)) != NULL) {
+		if (strcmp(bad, "env") == 0)
+			snprintf(why, whysz,
+			    "hooks: Claude Code's config %s/" HOOKPROJ_CLAUDE
+			    " sets env, which reaches the environment of its "
+			    "gate hook; remove that key",
+			    home);
+		else
+			snprintf(why, whysz,
+			    "hooks: Claude Code's config %s/" HOOKPROJ_CLAUDE
+			    " cannot be checked (%s); make it a plain file of "
+			    "strict JSON of at most 1 MiB",
+			    home, bad);
+		return -1;
+	}
 	if (!hookproj_gemini(bin) || home == NULL || cwd == NULL ||
 	    cwd[0] != '/')
 		return 0;

@@ -11,12 +11,18 @@
 
 /* 1 if bin (its last component) is Gemini CLI, whose hooks are a file. */
 int hookproj_gemini(const char *bin);
+/* 1 if bin (its last component) is Codex, whose home files cordon
+ * writes (hookcfg.c). */
+int hookproj_codex(const char *bin);
 
 /*
  * 0 if the agent whose program is bin, run in cwd with its private home
  * home, leaves cordon's gate hook wired (always, for a CLI other than
- * Gemini CLI or with no home); else -1 with why (what, where, what to
- * do) set:
+ * Claude Code or Gemini CLI, or with no home); else -1 with why (what,
+ * where, what to do) set:
+ *   - Claude Code: home/.claude/.claude.json sets env (which reaches
+ *     its hook process), is no strict JSON object, is a link or over
+ *     HOOK_CLAUDE_MAX;
  *   - cwd/.gemini/settings.json sets hooks or hooksConfig, is no strict
  *     JSON object, or is reached through a link (they outrank the user
  *     settings cordon writes, key by key);

@@ -51,7 +51,7 @@ agent_load_file(const char *dir, const char *file)
 	struct yaml_err ye;
 	struct agent *ag;
 	char path[PATH_MAX], why[256], home[PATH_MAX];
-	const char *refused;
+	const char *refused, *cfg;
 	size_t i, nerrs = 0;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
@@ -100,10 +100,10 @@ agent_load_file(const char *dir, const char *file)
 		goto disable;
 	}
 	/* SBX-8: hook wiring the agent cannot rewrite, or no agent. */
-	if (hookcfg_run(ag) == -1) {
-		log_warn("agents/%s: cannot write its hook settings in its "
-			 "home; agent disabled",
-		    file);
+	if (hookcfg_run(ag, &cfg) == -1) {
+		log_warn("agents/%s: cannot write %s in its home; agent "
+			 "disabled",
+		    file, cfg);
 		goto disable;
 	}
 	if ((refused = egress_refused(&ag->ag_mf)) != NULL) {

@@ -385,7 +385,7 @@ run_prepare(struct run *r, const char **code, const char **ec)
 {
 	struct agent *ag = r->r_agent;
 	struct json_object *rec;
-	const char *unused;
+	const char *unused, *cfg;
 
 	*ec = NULL;
 	*code = "invalid-argument";
@@ -416,15 +416,15 @@ run_prepare(struct run *r, const char **code, const char **ec)
 		(r->r_agent->ag_sb.pl_layers & SBX_L_MOUNTNS) != 0) == -1)
 		return -1;
 	/* SBX-8: a fresh name for the gate hook the CLI reads from a file. */
-	if (hookcfg_run(ag) == -1) {
+	if (hookcfg_run(ag, &cfg) == -1) {
 		if (sandbox_cordon() == NULL)
 			snprintf(r->r_reason, sizeof(r->r_reason),
 			    "hooks: no cordon beside the spawner nor "
 			    "in " CORDON_BINDIR " to run as the gate hook");
 		else
 			snprintf(r->r_reason, sizeof(r->r_reason),
-			    "hooks: settings %s/.gemini/settings.json: %s",
-			    ag->ag_sb.pl_roots.r_home, errno_name(errno));
+			    "hooks: settings %s/%s: %s",
+			    ag->ag_sb.pl_roots.r_home, cfg, errno_name(errno));
 		*code = *ec = "spawn-failed";
 		return -1;
 	}

@@ -158,11 +158,13 @@ struct spawner {
 extern struct spawner sp;
 
 /*
- * hookcfg.c, SBX-8: the hook wiring cordon writes into the home of an
- * agent whose CLI reads it from a file there (Gemini CLI), at load and
- * before each chat run; nothing for other CLIs.  0, or -1 with errno.
+ * hookcfg.c, SBX-8: the files cordon writes into the home of an agent
+ * whose CLI would take hooks or programs from them there (Gemini CLI's
+ * settings, Codex's config.toml, hooks.json and .env), at load and
+ * before each chat run; nothing for other CLIs.  0, or -1 with errno
+ * and *file the one not written (relative to the home).
  */
-int hookcfg_run(const struct agent *);
+int hookcfg_run(const struct agent *, const char **file);
 
 /* spawner.c: audit records go to auditd; cb gets NULL on no answer. */
 int spawner_audit(struct json_object *rec, ipc_reply_fn cb, void *arg);

@@ -402,6 +402,36 @@ test_sbx8_gemini_project_settings(void **state)
 	}
 }
 
+/* SBX-8: Claude Code's global config may not set env for its hook. */
+static void
+test_sbx8_claude_config_env(void **state)
+{
+	static const struct {
+		const char *in;
+		const char *want;
+	} cases[] = {
+	    {"{\"userID\":\"x\",\"projects\":{\"/w\":{\"env\":1}}}", NULL},
+	    {"{\"env\":{\"LD_PRELOAD\":\"/w/x.so\"}}", "env"},
+	    {"{\"env\":{}}", "env"},
+	    {"{\"e\\u006ev\":{}}", "env"},
+	    {"{\"env\":1,\"env\":2}", "not-strict-json"},
+	    {"[]", "not-strict-json"},
+	};
+	const char *got;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		got = hook_claude_config(cases[i].in, strlen(cases[i].in));
+		if (cases[i].want == NULL)
+			assert_null(got);
+		else {
+			assert_non_null(got);
+			assert_string_equal(got, cases[i].want);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -415,6 +445,7 @@ main(void)
 	    cmocka_unit_test(test_sbx8_kind_names),
 	    cmocka_unit_test(test_sbx8_gemini_settings),
 	    cmocka_unit_test(test_sbx8_gemini_project_settings),
+	    cmocka_unit_test(test_sbx8_claude_config_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
