@@ -820,10 +820,13 @@ ipc_send_upto(struct ipc_conn *c, int fd, uint64_t limit)
 	return n;
 }
 
-static void
-ipc_write_cb(evutil_socket_t fd, short ev, void *arg)
+/*
+ * Write what the socket takes of c_out: 0 once it is empty, or -1 with
+ * errno (EAGAIN: the socket is full).
+ */
+static int
+ipc_write_out(struct ipc_conn *c, int fd)
 {
-	struct ipc_conn *c = arg;
 	uint64_t limit;
 	size_t avail;
 	ssize_t n;
@@ -847,19 +850,8 @@ ipc_write_cb(evutil_socket_t fd, short ev, void *arg)
 			n = ipc_sendmsg_fd(fd, p, 1, sendfd);
 		} else
 			n = ipc_send_upto(c, fd, limit);
-		if (n == -1) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return;
-			/*
-			 * A peer that died (killed, crashed) is a close, not
-			 * broken framing: reporting it would have cordond
-			 * restart someone for nothing.
-			 */
-			ipc_die(c, errno == EPIPE || errno == ECONNRESET
-				       ? NULL
-				       : "write error");
-			return;
-		}
+		if (n == -1)
+			return -1;
 		if (sendfd >= 0 && n > 0) {
 			close(sendfd);
 			memmove(c->c_outfd, c->c_outfd + 1,
@@ -867,6 +859,27 @@ ipc_write_cb(evutil_socket_t fd, short ev, void *arg)
 		}
 		evbuffer_drain(c->c_out, (size_t)n);
 		c->c_outoff += (uint64_t)n;
+	}
+	return 0;
+}
+
+static void
+ipc_write_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct ipc_conn *c = arg;
+
+	if (ipc_write_out(c, fd) == -1) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return;
+		/*
+		 * A peer that died (killed, crashed) is a close, not broken
+		 * framing: reporting it would have cordond restart someone
+		 * for nothing.
+		 */
+		ipc_die(c, errno == EPIPE || errno == ECONNRESET
+			       ? NULL
+			       : "write error");
+		return;
 	}
 	event_del(c->c_wev);
 	if (c->c_paused && !c->c_dead) {
@@ -878,4 +891,18 @@ ipc_write_cb(evutil_socket_t fd, short ev, void *arg)
 		}
 		ipc_conn_feed(c, NULL, 0, NULL, 0);
 	}
+}
+
+/*
+ * Send what is queued now rather than on the next loop pass, for a
+ * caller about to block (an fsync) while the peer could already work on
+ * the frame.  Runs no callback: an error, or what the socket does not
+ * take, is left to the write event, which stays armed.
+ */
+void
+ipc_flush(struct ipc_conn *c)
+{
+	if (c->c_dead || c->c_fd < 0 || evbuffer_get_length(c->c_out) == 0)
+		return;
+	(void)ipc_write_out(c, c->c_fd);
 }

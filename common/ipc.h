@@ -117,6 +117,10 @@ int ipc_conn_waiting(const struct ipc_conn *);
  */
 int ipc_send(
     struct ipc_conn *, uint32_t type, struct json_object *payload, int fd);
+/* Write the queued frames at once, as far as the socket takes them;
+ * what is left (or an error) goes on the next loop pass.  No callback
+ * runs. */
+void ipc_flush(struct ipc_conn *);
 /* Answer the peer's request req (a reply frame carrying req's id). */
 int ipc_reply(struct ipc_conn *, const struct ipc_msg *req, uint32_t type,
     struct json_object *payload, int fd);

@@ -195,8 +195,8 @@ run_done(struct aproc *ap)
 		log_warnx("agent %s: run %s: %s: %s", r->r_agent->ag_mf.m_name,
 		    r->r_id, ec, r->r_reason);
 		run_event(r, ev);
-	} else
-		run_audit_end(r, code, ms);
+	} else if (r->r_done != NULL)
+		run_audit_end(r);
 	if (r->r_done != NULL) {
 		run_headless_end(r, ec, code, ms);
 		return;
@@ -206,6 +206,9 @@ run_done(struct aproc *ap)
 	    ec == NULL && ap->ap_end != AP_END_CANCEL &&
 	    (r->r_job != NULL || spawner_broker_ok(r->r_conn, r->r_gen)) &&
 	    run_note(r) == 0;
+	/* With a note, agent.invoke.complete follows its answer (AU-6). */
+	if (ec == NULL && !pending)
+		run_audit_end(r);
 	ev = run_ev("done");
 	json_object_object_add(ev, "exitCode", json_object_new_int(code));
 	json_object_object_add(

@@ -84,7 +84,7 @@ void run_add_common(
     struct json_object *o, const char *kind, const struct run *);
 struct json_object *run_invoke_record(struct run *); /* NULL: no memory */
 void run_audit_error(struct run *, const char *ec, int exitcode);
-void run_audit_end(struct run *, int code, uint64_t ms);
+void run_audit_end(struct run *);
 struct json_object *run_error_event(struct run *, const char *ec, int code);
 int run_note(struct run *); /* 0 if vaultd's reply will come */
 

@@ -81,12 +81,16 @@ run_note_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		    o, "bytes", json_object_new_int64(bytes));
 	} else
 		o = run_ev("unsaved"); /* ends the stream; not forwarded */
+	run_audit_end(r);
 	run_event(r, o);
 	run_free(r);
 }
 
 /*
- * The transcript to vaultd; 0 if a reply will come.  The note's name
+ * The transcript to vaultd; 0 if a reply will come, and then the run's
+ * agent.invoke.complete is sent with the answer (run_note_cb), so that
+ * auditd is not busy syncing it when vaultd's vault.write record, which
+ * the note waits for, arrives (docs/audit.md, "Durability").  The note's name
  * takes the first 8 hex of SHA-256 of the prompt as sent (VA-5), hashed
  * here so that vaultd needs no libcrypto.
  */
@@ -243,9 +247,11 @@ run_error_event(struct run *r, const char *ec, int code)
 
 /* agent.invoke.complete: a run that was not a failure (AU-4). */
 void
-run_audit_end(struct run *r, int code, uint64_t ms)
+run_audit_end(struct run *r)
 {
 	struct json_object *o = json_object_new_object();
+	int code = aproc_exit_code(&r->r_proc);
+	uint64_t ms = r->r_proc.ap_end_ms - r->r_proc.ap_start_ms;
 
 	run_add_common(o, "agent.invoke.complete", r);
 	json_object_object_add(

@@ -43,14 +43,17 @@
 #define VAULT_QUEUED_BYTES (32u * 1024 * 1024)
 
 /*
- * A staged note waiting for auditd.  Ordering (AU-6): the note is fully
- * written and fsynced as a hidden temp, then the vault.write record with
- * the final path and byte count goes to auditd, and only once it is
- * acknowledged is the temp renamed into place.  So a note never becomes
- * visible without its record; if auditd is down or refuses, the temp is
- * removed and the sender gets "audit-unavailable".  A crash between the
- * acknowledgement and the rename leaves a record for a note that never
- * appeared (and a temp that the next start sweeps away): an audit trail
+ * A note waiting for auditd.  Ordering (AU-6, docs/audit.md): the
+ * vault.write record with the final path and byte count goes to auditd
+ * first, and while auditd makes it durable the note is written and
+ * fsynced as a hidden temp; only once the record is acknowledged and the
+ * temp is complete is it renamed into place.  So a note never becomes
+ * visible without its record, and the record is a durable intent: if
+ * auditd is down or refuses, the temp is removed and the sender gets
+ * "audit-unavailable"; if the temp cannot be written, the record stands
+ * for a note that never appeared and the sender gets "write-failed"; a
+ * crash before the rename leaves a record for a note that never
+ * appeared (and a temp that the next start sweeps away).  An audit trail
  * may over-report an attempt, never miss a write.
  */
 struct vault_pending {
@@ -61,6 +64,7 @@ struct vault_pending {
 	uint32_t vp_reply; /* MSG_VAULT_*_OK */
 	int vp_dirfd;
 	int vp_replace; /* update of an existing mission note */
+	int vp_staged;	/* the temp is written and fsynced */
 	size_t vp_bytes;
 	char vp_tmp[VAULT_TMP_NAME];
 	char vp_name[VAULT_HINT_MAX + VAULT_CHAT_NAME_MAX];
@@ -333,7 +337,9 @@ vault_audit_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct vault_pending *p = arg;
 
-	if (!audit_emit_acked(m)) {
+	if (!p->vp_staged)
+		vault_answer(p, VE_WRITE_FAILED); /* logged when staged */
+	else if (!audit_emit_acked(m)) {
 		log_warnx("audit record not acknowledged: note withdrawn");
 		vault_discard(p->vp_dirfd, p->vp_tmp);
 		vault_answer(p, VE_AUDIT);
@@ -348,37 +354,35 @@ vault_audit_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 }
 
 /*
- * Stage body in p's directory and ask auditd for the record; the rest
- * happens in vault_audit_cb.  Takes p (answered and freed on failure).
+ * Ask auditd for the record, sent at once, and stage body in p's
+ * directory while auditd syncs it: the record's fdatasync and the temp's
+ * fsync overlap.  The rest happens in vault_audit_cb, which also answers
+ * a failed stage.  Takes p (answered and freed on failure).
  */
 static void
 vault_commit(struct vault_pending *p, const char *body, size_t len,
     struct json_object *rec)
 {
 	struct ipc_conn *audit = vault.v_d.d_peers[PROC_AUDITD];
-	enum vault_err e = VE_OK;
 
 	p->vp_bytes = len;
 	LIST_INSERT_HEAD(&vault_pendings, p, vp_entry);
 	vault_npending++;
-	if (audit == NULL)
-		e = VE_AUDIT;
-	else if (vault_stage(&vault, p->vp_dirfd, body, len, p->vp_tmp) == -1) {
-		log_warn("cannot stage a note");
-		e = VE_WRITE_FAILED;
-	} else {
-		json_object_object_add(
-		    rec, "bytes", json_object_new_int64((int64_t)len));
-		/* Its own bound: the whole write stays under the
-		 * spawner's wait for the answer (above). */
-		if (audit_emit_within(
-			audit, rec, VAULT_AUDIT_WAIT, vault_audit_cb, p) == 0)
-			return;
-		vault_discard(p->vp_dirfd, p->vp_tmp);
-		e = VE_AUDIT;
+	json_object_object_add(
+	    rec, "bytes", json_object_new_int64((int64_t)len));
+	/* Its own bound: the whole write stays under the spawner's wait
+	 * for the answer (above). */
+	if (audit == NULL || audit_emit_within(audit, rec, VAULT_AUDIT_WAIT,
+				 vault_audit_cb, p) == -1) {
+		vault_answer(p, VE_AUDIT);
+		vault_pending_free(p);
+		return;
 	}
-	vault_answer(p, e);
-	vault_pending_free(p);
+	ipc_flush(audit);
+	if (vault_stage(&vault, p->vp_dirfd, body, len, p->vp_tmp) == -1)
+		log_warn("cannot stage a note");
+	else
+		p->vp_staged = 1;
 }
 
 static struct vault_pending *

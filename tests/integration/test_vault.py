@@ -252,6 +252,65 @@ def test_au6_no_note_without_audit(tmp_path, mode):
         assert v.stop() == 0
 
 
+def _until(pred, timeout=10):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def _notes(root):
+    d = root / CHATS
+    return {f"{CHATS}/{n}" for n in os.listdir(d)
+            if not n.startswith(".")} if d.is_dir() else set()
+
+
+@pytest.mark.parametrize("step", ["record-pending", "acknowledged"])
+def test_au6_crash_between_steps_never_a_note_without_record(tmp_path,
+                                                             step):
+    """A chat note's durable steps (docs/audit.md, "Durability"): the
+    vault.write record goes out, the temp is written and fsynced while
+    auditd syncs the record, and only the acknowledgement lets the
+    rename happen.  kill -9 with the record sent and not acknowledged,
+    or after the note was answered: every note on disk has its record,
+    a record whose note is absent is the intent docs/audit.md describes,
+    and no temp outlives the restart."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    v = vu.Vaultd(root, audit="hold").start()
+    response = "x" * 65536
+    body = render("crash", response)
+    try:
+        v.peers["spawner"].request(vu.CHAT, {
+            "agent": AGENT, "prompt": "crash", "promptSha8": sha8("crash"),
+            "response": response, "time": T_MS})
+        assert _until(lambda: v.records and temps(root)), v.stderr()
+        (rec,) = v.records
+        assert rec["kind"] == "vault.write", rec
+        assert rec["bytes"] == len(body.encode()), rec
+        # Record out, note staged: nothing is visible before the
+        # acknowledgement, however long it takes.
+        time.sleep(0.3)
+        assert _notes(root) == set()
+        if step == "acknowledged":
+            v.auditd.release.set()
+            t, _, _, r = v.peers["spawner"].recv()
+            assert t == CHAT_OK and r["path"] == rec["path"], r
+            assert (root / rec["path"]).read_text() == body
+        v.kill9()
+    finally:
+        v.stop()
+    v2 = vu.Vaultd(root).start()
+    try:
+        assert temps(root) == []
+        assert _notes(root) == ({rec["path"]} if step == "acknowledged"
+                                else set())
+    finally:
+        assert v2.stop() == 0
+
+
 # ---- mission notes (VA-3, MI-4) ----
 
 def test_va3_mission_note_create_then_update(vd):

@@ -88,13 +88,15 @@ class Chan:
 
 class FakeAuditd(threading.Thread):
     """auditd's end: acknowledges ("ack") or refuses ("refuse") every
-    record, keeping what it saw."""
+    record, keeping what it saw; "hold" acknowledges each only once
+    .release is set."""
 
     def __init__(self, chan, mode="ack"):
         super().__init__(daemon=True)
         self.chan = chan
         self.mode = mode
         self.records = []
+        self.release = threading.Event()
         self.stop = False
 
     def run(self):
@@ -106,8 +108,11 @@ class FakeAuditd(threading.Thread):
             if t != AUDIT_RECORD:
                 continue
             self.records.append(obj)
+            while self.mode == "hold" and not self.stop and \
+                    not self.release.wait(0.2):
+                pass
             try:
-                if self.mode == "ack":
+                if self.mode in ("ack", "hold"):
                     self.chan.send(AUDIT_RECORD_OK,
                                    {"seq": len(self.records)}, mid,
                                    FLAG_REPLY)
