@@ -23,6 +23,7 @@
 #include "log.h"
 #include "msg.h"
 #include "util.h"
+#include "auditd_shapes.h"
 
 #define BATCH_MAX    4096 /* records per group before a forced write */
 #define ANCHOR_EVERY 3600 /* seconds between hourly anchors */
@@ -43,18 +44,20 @@ static void audit_tail_h(struct ipc_conn *, struct ipc_msg *, void *);
 static const struct ipc_dispatch parent_table[] = {
     DAEMON_PARENT_ROWS,
     {MSG_AUDIT_RECORD, PROC_BIT(PROC_PARENT), 2, AUDIT_RECORD_MAX, IPC_FD_NONE,
-	audit_record_h},
-    {MSG_NONE, 0, 0, 0, 0, NULL},
+	audit_record_h, IPC_KEYS_OR(record_shape, "bad-record")},
+    IPC_END,
 };
 
 static const struct ipc_dispatch peer_table[] = {
     {MSG_AUDIT_RECORD,
 	PROC_BIT(PROC_BROKER) | PROC_BIT(PROC_SPAWNER) | PROC_BIT(PROC_VAULTD) |
 	    PROC_BIT(PROC_EGRESSD),
-	2, AUDIT_RECORD_MAX, IPC_FD_NONE, audit_record_h},
-    {MSG_AUDIT_TAIL, PROC_BIT(PROC_BROKER), 2, 512, IPC_FD_NONE, audit_tail_h},
+	2, AUDIT_RECORD_MAX, IPC_FD_NONE, audit_record_h,
+	IPC_KEYS_OR(record_shape, "bad-record")},
+    {MSG_AUDIT_TAIL, PROC_BIT(PROC_BROKER), 2, 512, IPC_FD_NONE, audit_tail_h,
+	IPC_KEYS(tail_shape)},
     DAEMON_PEER_STATUS_ROW,
-    {MSG_NONE, 0, 0, 0, 0, NULL},
+    IPC_END,
 };
 
 static void
@@ -168,43 +171,27 @@ static void
 audit_tail_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct json_object *o = m->m_obj, *out;
-	const char *kind = NULL, *agent = NULL;
-	long long since = 0, limit = 0;
-	int n = 1; /* limit */
+	const char *kind, *agent;
 
 	if (m->m_id == 0)
 		return; /* a query nobody waits for */
-	if (json_get_int(o, "limit", 1, AUDIT_TAIL_MAX, &limit) == -1)
-		goto bad;
-	if (json_object_object_get_ex(o, "kind", NULL)) {
-		if ((kind = json_get_str(o, "kind", AUDIT_KIND_MAX)) == NULL ||
-		    audit_kind_lookup(kind) == NULL)
-			goto bad;
-		n++;
+	/* Typed and bounded by tail_shape; the values are checked here. */
+	kind = json_shape_str(o, "kind", NULL);
+	agent = json_shape_str(o, "agent", NULL);
+	if ((kind != NULL && audit_kind_lookup(kind) == NULL) ||
+	    (agent != NULL &&
+		!audit_pattern_ok(AP_NAME, agent, strlen(agent)))) {
+		ipc_reply_error(c, m, "bad-message");
+		return;
 	}
-	if (json_object_object_get_ex(o, "agent", NULL)) {
-		if ((agent = json_get_str(o, "agent", 64)) == NULL ||
-		    !audit_pattern_ok(AP_NAME, agent, strlen(agent)))
-			goto bad;
-		n++;
-	}
-	if (json_object_object_get_ex(o, "since", NULL)) {
-		if (json_get_int(o, "since", 0, AUDIT_COUNT_MAX, &since) == -1)
-			goto bad;
-		n++;
-	}
-	if (json_object_object_length(o) != n)
-		goto bad;
-	if ((out = audit_tail_query(
-		 kind, agent, (uint64_t)since, (size_t)limit)) == NULL) {
+	if ((out = audit_tail_query(kind, agent,
+		 (uint64_t)json_shape_int(o, "since", 0),
+		 (size_t)json_shape_int(o, "limit", 0))) == NULL) {
 		ipc_reply_error(c, m, "internal");
 		return;
 	}
 	ipc_reply(c, m, MSG_AUDIT_TAIL_OK, out, -1);
 	json_object_put(out);
-	return;
-bad:
-	ipc_reply_error(c, m, "bad-message");
 }
 
 /* Hourly: anchor the head; on a new day, run retention. */

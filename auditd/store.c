@@ -262,6 +262,13 @@ make_line(struct audit_store *st, struct audit_item *it, size_t *lenp,
 	    line, "prev", json_object_new_string(st->as_prev));
 	json_object_object_foreach (it->ai_rec, key, val)
 		json_object_object_add(line, key, json_object_get(val));
+	/* A null is what a constructor that ran out of memory left. */
+	json_object_object_foreach (line, k, v)
+		if (v == NULL) {
+			(void)k;
+			json_object_put(line);
+			return NULL;
+		}
 	s = json_object_to_json_string_length(line, LINE_FLAGS, &len);
 	if (s == NULL || (out = malloc(len + 1)) == NULL ||
 	    sha256_hex(s, len, st->as_prev) == -1) {

@@ -33,8 +33,9 @@ status_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 }
 
 static const struct ipc_dispatch table[] = {
-    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, status_h},
-    {MSG_NONE, 0, 0, 0, 0, NULL},
+    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, status_h,
+	IPC_EMPTY},
+    IPC_END,
 };
 
 static void send_one(struct ipc_conn *);

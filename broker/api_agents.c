@@ -537,9 +537,8 @@ agents_run_event_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	const char *id, *kind;
 	int end = 0;
 
-	if ((id = json_get_str(o, "runId", 16)) == NULL ||
-	    (kind = json_get_str(o, "kind", 16)) == NULL)
-		return;
+	id = json_shape_str(o, "runId", NULL);
+	kind = json_shape_str(o, "kind", NULL);
 	if ((s = stream_find(id)) == NULL || s->s_spawner != c) {
 		/*
 		 * No client for it: one who left (cancelled already), or a

@@ -9,6 +9,7 @@
  * never an echo of the request.  The perimeter (PER-*) ran in front.c.
  * Touches no files.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,7 +163,7 @@ static void
 job_started_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	static const struct json_shape keys[] = {
-	    {"jobId", json_type_string, 1},
+	    JS_STR("jobId", JS_REQ, 0, LIM_JOB_ID_MAX),
 	};
 	struct evhttp_request *req = api_release(arg);
 
@@ -195,7 +196,7 @@ static void
 jobs_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	static const struct json_shape keys[] = {
-	    {"jobs", json_type_array, 1},
+	    JS_ARR("jobs", JS_REQ, LLONG_MAX), /* the frame bounds it */
 	};
 	struct evhttp_request *req = api_release(arg);
 
@@ -218,7 +219,7 @@ static void
 job_get_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	static const struct json_shape keys[] = {
-	    {"job", json_type_object, 1},
+	    JS_OBJ("job", JS_REQ),
 	};
 	struct evhttp_request *req = api_release(arg);
 
@@ -245,9 +246,9 @@ static void
 job_events_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	static const struct json_shape keys[] = {
-	    {"events", json_type_array, 1},
-	    {"next", json_type_int, 1},
-	    {"job", json_type_object, 1},
+	    JS_ARR("events", JS_REQ, LIM_JOB_PAGE_MAX),
+	    JS_INT("next", JS_REQ, 0, INT64_MAX),
+	    JS_OBJ("job", JS_REQ),
 	};
 	struct evhttp_request *req = api_release(arg);
 
@@ -278,8 +279,8 @@ static void
 job_wait_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	static const struct json_shape keys[] = {
-	    {"job", json_type_object, 1},
-	    {"timedOut", json_type_boolean, 1},
+	    JS_OBJ("job", JS_REQ),
+	    JS_BOOL("timedOut", JS_REQ),
 	};
 	struct evhttp_request *req = api_release(arg);
 

@@ -40,6 +40,7 @@
 #include "log.h"
 #include "msg.h"
 #include "util.h"
+#include "broker_shapes.h"
 
 struct broker broker;
 
@@ -48,15 +49,15 @@ static void broker_config_h(struct ipc_conn *, struct ipc_msg *, void *);
 static const struct ipc_dispatch parent_table[] = {
     DAEMON_PARENT_ROWS,
     {MSG_BROKER_CONFIG, PROC_BIT(PROC_PARENT), 2, 16384, IPC_FD_REQUIRED,
-	broker_config_h},
-    {MSG_NONE, 0, 0, 0, 0, NULL},
+	broker_config_h, IPC_KEYS(config_shape)},
+    IPC_END,
 };
 
 /* The broker answers no peer requests; it asks, and takes run events. */
 static const struct ipc_dispatch peer_table[] = {
     {MSG_RUN_EVENT, PROC_BIT(PROC_SPAWNER), 2, IPC_MAX_PAYLOAD, IPC_FD_NONE,
-	agents_run_event_h},
-    {MSG_NONE, 0, 0, 0, 0, NULL},
+	agents_run_event_h, IPC_KEYS(run_event_shape)},
+    IPC_END,
 };
 
 struct ipc_conn *
@@ -157,25 +158,21 @@ broker_config_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	struct json_object *arr, *o = m->m_obj;
 	const char *tok, *code, *listen;
 	long long port;
-	size_t i;
+	size_t i, len;
 
 	if (broker.b_http != NULL) {
 		log_warnx("second broker configuration refused");
 		return;
 	}
-	if ((tok = json_get_str(o, "token", TOKEN_HEX)) == NULL ||
-	    strlen(tok) != TOKEN_HEX ||
-	    json_get_int(o, "port", 1, 65535, &port) == -1 ||
-	    (listen = json_get_str(o, "listen", 63)) == NULL)
-		fatalx("bad broker configuration");
+	tok = json_shape_str(o, "token", NULL);
+	port = json_shape_int(o, "port", 0);
+	listen = json_shape_str(o, "listen", NULL);
 	memcpy(broker.b_token, tok, TOKEN_HEX + 1);
-	if ((code = json_get_str(o, "loginCode", 32)) != NULL &&
-	    strlen(code) == 32)
+	if ((code = json_shape_str(o, "loginCode", &len)) != NULL && len == 32)
 		memcpy(broker.b_login, code, 33);
 	broker.b_port = (unsigned int)port;
 	snprintf(broker.b_listen, sizeof(broker.b_listen), "%s", listen);
-	if (json_object_object_get_ex(o, "origins", &arr) &&
-	    json_object_is_type(arr, json_type_array))
+	if (json_object_object_get_ex(o, "origins", &arr))
 		for (i = 0; i < json_object_array_length(arr) &&
 			    broker.b_norigins < nitems(broker.b_origins);
 		     i++) {
@@ -186,8 +183,7 @@ broker_config_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 				    strdup(s);
 		}
 
-	if (json_object_object_get_ex(o, "sessions", &arr) &&
-	    json_object_is_type(arr, json_type_array))
+	if (json_object_object_get_ex(o, "sessions", &arr))
 		broker_sessions(arr);
 
 	broker_serve(m->m_fd);

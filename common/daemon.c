@@ -532,6 +532,10 @@ daemon_peer_closed(struct ipc_conn *c, void *arg)
 	}
 }
 
+const struct json_shape daemon_peer_fd_shape[1] = {
+    JS_STR("peer", JS_REQ, 1, 16),
+};
+
 void
 daemon_peer_fd_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
@@ -539,8 +543,8 @@ daemon_peer_fd_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	const char *name;
 	int p;
 
-	if ((name = json_get_str(m->m_obj, "peer", 16)) == NULL ||
-	    (p = proc_lookup(name)) == -1 || p == PROC_PARENT ||
+	name = json_shape_str(m->m_obj, "peer", NULL);
+	if ((p = proc_lookup(name)) == -1 || p == PROC_PARENT ||
 	    !proc_edge(d->d_self, p)) {
 		log_warnx("peer fd for an unknown edge refused");
 		return;

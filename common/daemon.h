@@ -80,17 +80,20 @@ void daemon_status_h(struct ipc_conn *, struct ipc_msg *, void *);
 void daemon_peer_fd_h(struct ipc_conn *, struct ipc_msg *, void *);
 void daemon_shutdown_h(struct ipc_conn *, struct ipc_msg *, void *);
 
+/* MSG_PEER_FD's payload: {peer}, the daemon at the other end. */
+extern const struct json_shape daemon_peer_fd_shape[1];
+
 /* clang-format off */
 #define DAEMON_PARENT_ROWS						\
 	{MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,		\
-	    daemon_status_h},						\
+	    daemon_status_h, IPC_EMPTY},				\
 	{MSG_PEER_FD, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_REQUIRED,	\
-	    daemon_peer_fd_h},						\
+	    daemon_peer_fd_h, IPC_KEYS(daemon_peer_fd_shape)},		\
 	{MSG_SHUTDOWN, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE,	\
-	    daemon_shutdown_h}
+	    daemon_shutdown_h, IPC_EMPTY}
 #define DAEMON_PEER_STATUS_ROW						\
 	{MSG_STATUS, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,		\
-	    daemon_status_h}
+	    daemon_status_h, IPC_EMPTY}
 /* clang-format on */
 
 /* Common getopt handling for daemons: --user NAME, --debug. */

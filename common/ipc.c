@@ -608,6 +608,15 @@ ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m, const char *body)
 			ipc_reply_error(c, m, "bad-message");
 		return;
 	}
+	/* SU-3: the row's declared shape, in this one place. */
+	if (!json_shape_ok(m->m_obj, d->d_shape, d->d_nshape)) {
+		log_warnx("refused %s message: not its shape, from %s",
+		    msg_name(m->m_type), proc_name(c->c_peer));
+		if (m->m_id != 0)
+			ipc_reply_error(c, m,
+			    d->d_refuse != NULL ? d->d_refuse : "bad-message");
+		return;
+	}
 	d->d_fn(c, m, c->c_arg);
 }
 

@@ -17,6 +17,7 @@
 #include <sys/time.h>
 #include <sys/types.h>
 
+#include "json.h"
 #include "proc.h"
 
 struct event_base;
@@ -69,7 +70,14 @@ typedef void (*ipc_close_fn)(struct ipc_conn *, void *arg);
 
 enum ipc_fd_rule { IPC_FD_NONE = 0, IPC_FD_REQUIRED };
 
-/* One row of a daemon's dispatch table (OpenSSH monitor style). */
+/*
+ * One row of a daemon's dispatch table (OpenSSH monitor style).  A frame
+ * reaches d_fn only if its sender, size and fd fit the row, its payload
+ * parses, and the payload fits the row's declared shape (SU-3, common/
+ * json.h: keys, types, bounds, no leftovers); d_shape NULL admits {}
+ * alone.  A request that does not fit is answered with d_refuse (NULL:
+ * "bad-message"); a handler never sees it.
+ */
 struct ipc_dispatch {
 	uint32_t d_type;
 	uint32_t d_senders; /* PROC_BIT() mask */
@@ -77,8 +85,19 @@ struct ipc_dispatch {
 	uint32_t d_maxlen;
 	enum ipc_fd_rule d_fd;
 	ipc_handler_fn d_fn;
+	const struct json_shape *d_shape;
+	size_t d_nshape;
+	const char *d_refuse;
 };
-/* Tables end with a row whose d_type is MSG_NONE. */
+/* A row's shape: its keys, answered with "bad-message" or code. */
+#define IPC_KEYS(s)	     (s), (sizeof(s) / sizeof((s)[0])), NULL
+#define IPC_KEYS_OR(s, code) (s), (sizeof(s) / sizeof((s)[0])), (code)
+/* A row that takes {} alone. */
+#define IPC_EMPTY NULL, 0, NULL
+/* Tables end with this row. */
+/* clang-format off */
+#define IPC_END {MSG_NONE, 0, 0, 0, 0, NULL, IPC_EMPTY}
+/* clang-format on */
 
 /* Pure frame-header codec (used by the stream layer and the fuzzer). */
 enum ipc_parse { IPC_NEED_MORE = 0, IPC_FRAME = 1, IPC_BAD = -1 };

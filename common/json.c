@@ -203,26 +203,81 @@ json_get_int(struct json_object *o, const char *key, long long min,
 	return 0;
 }
 
+/* One declared value within its bounds: 1, else 0. */
+static int
+json_shape_value(struct json_object *v, const struct json_shape *js)
+{
+	long long x;
+	size_t len;
+
+	if (!json_object_is_type(v, (enum json_type)js->js_type))
+		return 0;
+	switch (js->js_type) {
+	case json_type_string:
+		len = (size_t)json_object_get_string_len(v);
+		return (long long)len >= js->js_min &&
+		       (long long)len <= js->js_max &&
+		       memchr(json_object_get_string(v), '\0', len) == NULL;
+	case json_type_int:
+		errno = 0;
+		x = json_object_get_int64(v);
+		return errno == 0 && x >= js->js_min && x <= js->js_max;
+	case json_type_array:
+		return (long long)json_object_array_length(v) <= js->js_max;
+	default:
+		return 1;
+	}
+}
+
 int
 json_shape_ok(struct json_object *o, const struct json_shape *shape, size_t n)
 {
 	struct json_object *v;
 	size_t i, seen = 0;
+	int rest = 0;
 
 	if (o == NULL || !json_object_is_type(o, json_type_object))
 		return 0;
 	for (i = 0; i < n; i++) {
+		if (shape[i].js_type == JSON_SHAPE_REST) {
+			rest = 1;
+			continue;
+		}
 		if (!json_object_object_get_ex(o, shape[i].js_key, &v)) {
 			if (shape[i].js_required)
 				return 0;
 			continue;
 		}
-		if (!json_object_is_type(v, (enum json_type)shape[i].js_type))
+		if (!json_shape_value(v, &shape[i]))
 			return 0;
 		seen++;
 	}
 	/* Leftovers: a key the shape does not declare. */
-	return (size_t)json_object_object_length(o) == seen;
+	return rest || (size_t)json_object_object_length(o) == seen;
+}
+
+const char *
+json_shape_str(struct json_object *o, const char *key, size_t *len)
+{
+	struct json_object *v;
+
+	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	if (len != NULL)
+		*len = (size_t)json_object_get_string_len(v);
+	return json_object_get_string(v);
+}
+
+long long
+json_shape_int(struct json_object *o, const char *key, long long dflt)
+{
+	struct json_object *v;
+
+	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_int))
+		return dflt;
+	return json_object_get_int64(v);
 }
 
 static void

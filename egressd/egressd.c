@@ -24,6 +24,7 @@
 #include "manifest_parse.h"
 #include "msg.h"
 #include "util.h"
+#include "egressd_shapes.h"
 
 #define EG_OPEN_MAX (32 * 1024) /* an OPEN payload: 32 rules and a map */
 
@@ -34,33 +35,17 @@ static void egress_close_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
     DAEMON_PARENT_ROWS,
-    {MSG_NONE, 0, 0, 0, 0, NULL},
+    IPC_END,
 };
 
 /* The spawner alone opens and closes runs; the broker asks for health. */
 static const struct ipc_dispatch peer_table[] = {
     DAEMON_PEER_STATUS_ROW,
     {MSG_EGRESS_OPEN, PROC_BIT(PROC_SPAWNER), 2, EG_OPEN_MAX, IPC_FD_REQUIRED,
-	egress_open_h},
+	egress_open_h, IPC_KEYS(open_shape)},
     {MSG_EGRESS_CLOSE, PROC_BIT(PROC_SPAWNER), 2, 128, IPC_FD_NONE,
-	egress_close_h},
-    {MSG_NONE, 0, 0, 0, 0, NULL},
-};
-
-/* The declared shapes of the two rows (checked before the handler). */
-static const struct json_shape open_shape[] = {
-    {"runId", json_type_string, 1},
-    {"agent", json_type_string, 1},
-    {"allow", json_type_array, 1},
-    {"maxConnections", json_type_int, 1},
-    {"maxBytes", json_type_int, 1},
-    {"idleTimeoutSec", json_type_int, 1},
-    {"testResolve", json_type_object, 0},
-    {"testAllowAddress", json_type_string, 0},
-    {"routes", json_type_array, 0},
-};
-static const struct json_shape close_shape[] = {
-    {"runId", json_type_string, 1},
+	egress_close_h, IPC_KEYS(close_shape)},
+    IPC_END,
 };
 
 static struct erun *
@@ -272,8 +257,7 @@ egress_open_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct erun *r;
 
-	if (!json_shape_ok(m->m_obj, open_shape, nitems(open_shape)) ||
-	    (r = calloc(1, sizeof(*r))) == NULL) {
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		open_refused(c, m, "bad-message");
 		return;
 	}
@@ -313,11 +297,7 @@ egress_close_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	const char *id;
 	struct erun *r;
 
-	if (!json_shape_ok(m->m_obj, close_shape, nitems(close_shape)) ||
-	    (id = json_get_str(m->m_obj, "runId", 16)) == NULL) {
-		log_warnx("refused an egress close from the spawner");
-		return;
-	}
+	id = json_shape_str(m->m_obj, "runId", NULL);
 	if ((r = run_find(id)) != NULL)
 		run_free(r, "run-ended");
 }

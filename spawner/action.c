@@ -291,13 +291,8 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	char path[PATH_MAX], why[SPAWNER_REASON_MAX];
 	size_t i;
 
-	if ((name = json_get_str(m->m_obj, "agent", LIM_NAME_MAX)) == NULL ||
-	    (id = json_get_str(m->m_obj, "action", LIM_ACTION_ID_MAX)) ==
-		NULL ||
-	    json_object_object_length(m->m_obj) != 2) {
-		ipc_reply_error(c, m, "bad-message");
-		return;
-	}
+	name = json_shape_str(m->m_obj, "agent", NULL);
+	id = json_shape_str(m->m_obj, "action", NULL);
 	/* API-5: unknown names are 404s and are not audited. */
 	if ((ag = agent_find(name)) == NULL) {
 		ipc_reply_error(c, m, "unknown-agent");

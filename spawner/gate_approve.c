@@ -139,10 +139,6 @@ approval_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	struct json_object *o, *arr, *a;
 	struct gate_item *gi;
 
-	if (json_object_object_length(m->m_obj) != 0) {
-		ipc_reply_error(c, m, "bad-message");
-		return;
-	}
 	arr = json_object_new_array();
 	TAILQ_FOREACH (gi, &gate_items, gi_entry) {
 		if (gi->gi_state != GI_HELD)
@@ -182,11 +178,9 @@ approval_decide_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	struct gate_item *gi;
 	int allow;
 
-	if ((id = json_get_str(m->m_obj, "id", 16)) == NULL ||
-	    strlen(id) != 16 ||
-	    (dec = json_get_str(m->m_obj, "decision", 8)) == NULL ||
-	    (strcmp(dec, "allow") != 0 && strcmp(dec, "deny") != 0) ||
-	    json_object_object_length(m->m_obj) != 2) {
+	id = json_shape_str(m->m_obj, "id", NULL);
+	dec = json_shape_str(m->m_obj, "decision", NULL);
+	if (strcmp(dec, "allow") != 0 && strcmp(dec, "deny") != 0) {
 		ipc_reply_error(c, m, "bad-message");
 		return;
 	}

@@ -458,21 +458,23 @@ job_file(const char *name)
 static struct job *
 job_load(const char *id)
 {
+	/* Bounds where a value out of them is refused below; the others are
+	 * read only when in range. */
 	static const struct json_shape shape[] = {
-	    {"jobId", json_type_string, 1},
-	    {"agent", json_type_string, 1},
-	    {"state", json_type_string, 1},
-	    {"via", json_type_string, 0},
-	    {"createdMs", json_type_int, 1},
-	    {"endedMs", json_type_int, 0},
-	    {"durationMs", json_type_int, 0},
-	    {"exitCode", json_type_int, 0},
-	    {"errorClass", json_type_string, 0},
-	    {"cancelReason", json_type_string, 0},
-	    {"events", json_type_int, 1},
-	    {"bytes", json_type_int, 1},
-	    {"truncated", json_type_boolean, 1},
-	    {"eventsCut", json_type_boolean, 1},
+	    JS_STR("jobId", JS_REQ, 0, 16),
+	    JS_STR("agent", JS_REQ, 0, LIM_NAME_MAX),
+	    JS_STR("state", JS_REQ, 0, 16),
+	    JS_STR("via", JS_OPT, 0, LLONG_MAX),
+	    JS_INT("createdMs", JS_REQ, 0, INT64_MAX / 2),
+	    JS_INT("endedMs", JS_OPT, LLONG_MIN, LLONG_MAX),
+	    JS_INT("durationMs", JS_OPT, LLONG_MIN, LLONG_MAX),
+	    JS_INT("exitCode", JS_OPT, LLONG_MIN, LLONG_MAX),
+	    JS_STR("errorClass", JS_OPT, 0, LLONG_MAX),
+	    JS_STR("cancelReason", JS_OPT, 0, LLONG_MAX),
+	    JS_INT("events", JS_REQ, LLONG_MIN, LLONG_MAX),
+	    JS_INT("bytes", JS_REQ, LLONG_MIN, LLONG_MAX),
+	    JS_BOOL("truncated", JS_REQ),
+	    JS_BOOL("eventsCut", JS_REQ),
 	};
 	struct json_object *o = NULL, *v;
 	char name[32], buf[JOB_META_MAX];
@@ -640,7 +642,8 @@ jobs_open(const char *state_dir, long keep, long keep_mib)
 static struct job *
 job_arg(struct ipc_conn *c, struct ipc_msg *m)
 {
-	const char *id = json_get_str(m->m_obj, "jobId", LIM_JOB_ID_MAX);
+	/* Typed and bounded by the row's shape (spawner_shapes.h). */
+	const char *id = json_shape_str(m->m_obj, "jobId", NULL);
 	struct job *j;
 
 	if (id == NULL || (j = job_find(id)) == NULL) {
@@ -662,10 +665,6 @@ job_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	struct json_object *o, *arr;
 	struct job *j;
 
-	if (json_object_object_length(m->m_obj) != 0) {
-		ipc_reply_error(c, m, "bad-message");
-		return;
-	}
 	arr = json_object_new_array();
 	TAILQ_FOREACH (j, &jobs, j_entry)
 		if (j->j_started)
@@ -676,20 +675,12 @@ job_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	json_object_put(o);
 }
 
-static const struct json_shape id_shape[] = {
-    {"jobId", json_type_string, 1},
-};
-
 void
 job_get_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct json_object *o;
 	struct job *j;
 
-	if (!json_shape_ok(m->m_obj, id_shape, nitems(id_shape))) {
-		ipc_reply_error(c, m, "bad-message");
-		return;
-	}
 	if ((j = job_arg(c, m)) == NULL)
 		return;
 	o = json_object_new_object();
@@ -706,13 +697,9 @@ job_get_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 void
 job_events_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	static const struct json_shape shape[] = {
-	    {"jobId", json_type_string, 1},
-	    {"offset", json_type_int, 1},
-	    {"limit", json_type_int, 1},
-	};
 	struct json_object *o, *arr, *ev;
-	long long off, lim;
+	long long off = json_shape_int(m->m_obj, "offset", 0);
+	long long lim = json_shape_int(m->m_obj, "limit", 1);
 	char name[32], *buf = NULL;
 	const char *p, *nl, *end;
 	uint64_t line = 0, taken = 0, bytes = 0;
@@ -721,12 +708,6 @@ job_events_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	ssize_t n;
 	int fd = -1;
 
-	if (!json_shape_ok(m->m_obj, shape, nitems(shape)) ||
-	    json_get_int(m->m_obj, "offset", 0, INT64_MAX / 2, &off) == -1 ||
-	    json_get_int(m->m_obj, "limit", 1, LIM_JOB_PAGE_MAX, &lim) == -1) {
-		ipc_reply_error(c, m, "bad-message");
-		return;
-	}
 	if ((j = job_arg(c, m)) == NULL)
 		return;
 	if ((uint64_t)off > j->j_events) {
@@ -802,21 +783,11 @@ job_wake(struct job *j)
 void
 job_wait_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	static const struct json_shape shape[] = {
-	    {"jobId", json_type_string, 1},
-	    {"timeoutMs", json_type_int, 1},
-	};
+	long long ms = json_shape_int(m->m_obj, "timeoutMs", 0);
 	struct job_waiter *w;
 	struct timeval tv;
-	long long ms;
 	struct job *j;
 
-	if (!json_shape_ok(m->m_obj, shape, nitems(shape)) ||
-	    json_get_int(m->m_obj, "timeoutMs", 0, LIM_JOB_WAIT_MS_MAX, &ms) ==
-		-1) {
-		ipc_reply_error(c, m, "bad-message");
-		return;
-	}
 	if ((j = job_arg(c, m)) == NULL)
 		return;
 	if ((w = calloc(1, sizeof(*w))) == NULL ||
@@ -847,10 +818,6 @@ job_cancel_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct job *j;
 
-	if (!json_shape_ok(m->m_obj, id_shape, nitems(id_shape))) {
-		ipc_reply_error(c, m, "bad-message");
-		return;
-	}
 	if ((j = job_arg(c, m)) == NULL)
 		return;
 	if (j->j_state != JS_RUNNING || j->j_run == NULL ||

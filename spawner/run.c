@@ -479,46 +479,30 @@ run_start_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 void
 run_start_msg(struct ipc_conn *c, struct ipc_msg *m, int detached)
 {
-	struct json_object *o = m->m_obj, *v;
-	const char *name, *prompt, *sess = NULL, *via = NULL, *err, *ec;
+	struct json_object *o = m->m_obj;
+	const char *name, *prompt, *sess, *via, *err, *ec;
 	struct agent *ag;
 	struct run *r;
-	size_t nkeys = 2;
+	size_t plen;
 
-	if ((name = json_get_str(o, "agent", LIM_NAME_MAX)) == NULL ||
-	    !json_object_object_get_ex(o, "prompt", &v) ||
-	    !json_object_is_type(v, json_type_string)) {
+	/* Typed and bounded by the row's shape; the values are checked here. */
+	name = json_shape_str(o, "agent", NULL);
+	prompt = json_shape_str(o, "prompt", &plen);
+	if ((via = json_shape_str(o, "via", NULL)) != NULL &&
+	    strcmp(via, "mcp") != 0) {
 		ipc_reply_error(c, m, "bad-message");
 		return;
 	}
-	if (json_object_object_get_ex(o, "session", &v)) {
-		nkeys++;
-		if ((sess = json_get_str(o, "session", LIM_SESSION_MAX)) ==
-			NULL ||
-		    !schema_session_ok(sess)) {
-			ipc_reply_error(c, m, "invalid-session");
-			return;
-		}
-	}
-	if (json_object_object_get_ex(o, "via", &v)) {
-		nkeys++;
-		if ((via = json_get_str(o, "via", 8)) == NULL ||
-		    strcmp(via, "mcp") != 0) {
-			ipc_reply_error(c, m, "bad-message");
-			return;
-		}
-	}
-	if ((size_t)json_object_object_length(o) != nkeys) {
-		ipc_reply_error(c, m, "bad-message");
+	if ((sess = json_shape_str(o, "session", NULL)) != NULL &&
+	    !schema_session_ok(sess)) {
+		ipc_reply_error(c, m, "invalid-session");
 		return;
 	}
 	if ((ag = agent_find(name)) == NULL) {
 		ipc_reply_error(c, m, "unknown-agent");
 		return;
 	}
-	json_object_object_get_ex(o, "prompt", &v);
-	prompt = json_object_get_string(v);
-	if (argv_prompt_ok(prompt, (size_t)json_object_get_string_len(v))) {
+	if (argv_prompt_ok(prompt, plen)) {
 		ipc_reply_error(c, m, "invalid-prompt");
 		return;
 	}
@@ -528,8 +512,7 @@ run_start_msg(struct ipc_conn *c, struct ipc_msg *m, int detached)
 		ipc_reply_error(c, m, "busy");
 		return;
 	}
-	if ((r = run_new(ag, prompt, (size_t)json_object_get_string_len(v))) ==
-	    NULL) {
+	if ((r = run_new(ag, prompt, plen)) == NULL) {
 		ipc_reply_error(c, m, "internal");
 		return;
 	}
@@ -599,11 +582,7 @@ run_cancel_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	const char *id;
 	struct run *r;
 
-	if ((id = json_get_str(m->m_obj, "runId", 16)) == NULL ||
-	    json_object_object_length(m->m_obj) != 1) {
-		ipc_reply_error(c, m, "bad-message");
-		return;
-	}
+	id = json_shape_str(m->m_obj, "runId", NULL);
 	/* A job's run is cancelled as a job (MC-3), never by run id. */
 	if ((r = run_find(id)) == NULL || r->r_job != NULL ||
 	    run_stop(r) == -1) {
@@ -630,13 +609,11 @@ run_stop(struct run *r)
 void
 run_credit_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	long long bytes;
-	const char *id;
+	long long bytes = json_shape_int(m->m_obj, "bytes", 0);
 	struct run *r;
 
-	if ((id = json_get_str(m->m_obj, "runId", 16)) == NULL ||
-	    json_get_int(m->m_obj, "bytes", 0, 1LL << 40, &bytes) == -1 ||
-	    (r = run_find(id)) == NULL || r->r_conn != c || r->r_done != NULL)
+	if ((r = run_find(json_shape_str(m->m_obj, "runId", NULL))) == NULL ||
+	    r->r_conn != c || r->r_done != NULL)
 		return; /* one-way: nothing to answer */
 	r->r_unacked -=
 	    (uint64_t)bytes < r->r_unacked ? (uint64_t)bytes : r->r_unacked;

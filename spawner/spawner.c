@@ -31,6 +31,7 @@
 #include "roots.h"
 #include "spawner.h"
 #include "util.h"
+#include "spawner_shapes.h"
 
 struct spawner sp;
 
@@ -39,38 +40,48 @@ static void agent_get_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
     DAEMON_PARENT_ROWS,
-    {MSG_NONE, 0, 0, 0, 0, NULL},
+    IPC_END,
 };
 
 /* Requests come from the broker only; audit and vault answers are replies;
  * egressd reports its connections (one-way). */
 static const struct ipc_dispatch peer_table[] = {
-    {MSG_AGENT_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, agent_list_h},
-    {MSG_AGENT_GET, PROC_BIT(PROC_BROKER), 2, 512, IPC_FD_NONE, agent_get_h},
-    {MSG_RUN_START, PROC_BIT(PROC_BROKER), 2, 4 * 1024 * 1024, IPC_FD_NONE,
-	run_start_h},
-    {MSG_RUN_CANCEL, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, run_cancel_h},
-    {MSG_ACTION_RUN, PROC_BIT(PROC_BROKER), 2, 1024, IPC_FD_NONE, action_run_h},
-    {MSG_RUN_CREDIT, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, run_credit_h},
+    {MSG_AGENT_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, agent_list_h,
+	IPC_EMPTY},
+    {MSG_AGENT_GET, PROC_BIT(PROC_BROKER), 2, 512, IPC_FD_NONE, agent_get_h,
+	IPC_KEYS(agent_get_shape)},
+    {MSG_RUN_START, PROC_BIT(PROC_BROKER), 2, RUN_START_MAX, IPC_FD_NONE,
+	run_start_h, IPC_KEYS(run_start_shape)},
+    {MSG_RUN_CANCEL, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, run_cancel_h,
+	IPC_KEYS(run_id_shape)},
+    {MSG_ACTION_RUN, PROC_BIT(PROC_BROKER), 2, 1024, IPC_FD_NONE, action_run_h,
+	IPC_KEYS(action_run_shape)},
+    {MSG_RUN_CREDIT, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, run_credit_h,
+	IPC_KEYS(run_credit_shape)},
     {MSG_APPROVAL_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,
-	approval_list_h},
+	approval_list_h, IPC_EMPTY},
     {MSG_APPROVAL_DECIDE, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE,
-	approval_decide_h},
+	approval_decide_h, IPC_KEYS(approval_decide_shape)},
     {MSG_MISSION_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,
-	mission_list_h},
+	mission_list_h, IPC_EMPTY},
     {MSG_MISSION_RUN, PROC_BIT(PROC_BROKER), 2, MSG_MISSION_RUN_MAX,
-	IPC_FD_NONE, mission_run_h},
+	IPC_FD_NONE, mission_run_h, IPC_KEYS(mission_run_shape)},
     {MSG_EGRESS_CONN, PROC_BIT(PROC_EGRESSD), 2, 1024, IPC_FD_NONE,
-	egress_conn_h},
-    {MSG_JOB_START, PROC_BIT(PROC_BROKER), 2, 4 * 1024 * 1024, IPC_FD_NONE,
-	job_start_h},
-    {MSG_JOB_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, job_list_h},
-    {MSG_JOB_GET, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_get_h},
-    {MSG_JOB_EVENTS, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_events_h},
-    {MSG_JOB_WAIT, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_wait_h},
-    {MSG_JOB_CANCEL, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_cancel_h},
+	egress_conn_h, IPC_KEYS(egress_conn_shape)},
+    {MSG_JOB_START, PROC_BIT(PROC_BROKER), 2, RUN_START_MAX, IPC_FD_NONE,
+	job_start_h, IPC_KEYS(run_start_shape)},
+    {MSG_JOB_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, job_list_h,
+	IPC_EMPTY},
+    {MSG_JOB_GET, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_get_h,
+	IPC_KEYS(job_id_shape)},
+    {MSG_JOB_EVENTS, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_events_h,
+	IPC_KEYS(job_events_shape)},
+    {MSG_JOB_WAIT, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_wait_h,
+	IPC_KEYS(job_wait_shape)},
+    {MSG_JOB_CANCEL, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_cancel_h,
+	IPC_KEYS(job_id_shape)},
     DAEMON_PEER_STATUS_ROW,
-    {MSG_NONE, 0, 0, 0, 0, NULL},
+    IPC_END,
 };
 
 int
@@ -115,11 +126,7 @@ agent_get_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	struct agent *ag;
 	const char *name;
 
-	if ((name = json_get_str(m->m_obj, "name", LIM_NAME_MAX)) == NULL ||
-	    json_object_object_length(m->m_obj) != 1) {
-		ipc_reply_error(c, m, "bad-message");
-		return;
-	}
+	name = json_shape_str(m->m_obj, "name", NULL);
 	if ((ag = agent_find(name)) == NULL) {
 		ipc_reply_error(c, m, "unknown-agent");
 		return;

@@ -34,6 +34,7 @@
 #include "msg.h"
 #include "spawn_helper.h"
 #include "util.h"
+#include "cordond_shapes.h"
 
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	5000
@@ -88,15 +89,17 @@ static void session_add_h(struct ipc_conn *, struct ipc_msg *, void *);
 static void peer_bad_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
-    {MSG_HEALTH, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, health_h},
-    {MSG_LOGIN_USED, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, login_used_h},
-    {MSG_SESSION_ADD, PROC_BIT(PROC_BROKER), 2, 128, IPC_FD_NONE,
-	session_add_h},
+    {MSG_HEALTH, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, health_h,
+	IPC_EMPTY},
+    {MSG_LOGIN_USED, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, login_used_h,
+	IPC_EMPTY},
+    {MSG_SESSION_ADD, PROC_BIT(PROC_BROKER), 2, 128, IPC_FD_NONE, session_add_h,
+	IPC_KEYS_OR(session_add_shape, "bad-request")},
     {MSG_PEER_BAD,
 	PROC_BIT(PROC_AUDITD) | PROC_BIT(PROC_VAULTD) | PROC_BIT(PROC_SPAWNER) |
 	    PROC_BIT(PROC_EGRESSD) | PROC_BIT(PROC_BROKER),
-	2, 64, IPC_FD_NONE, peer_bad_h},
-    {MSG_NONE, 0, 0, 0, 0, NULL},
+	2, 64, IPC_FD_NONE, peer_bad_h, IPC_KEYS(peer_bad_shape)},
+    IPC_END,
 };
 
 static int child_start(struct child *);
@@ -456,9 +459,8 @@ session_add_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	const char *id;
 	size_t i;
 
-	if ((id = json_get_str(m->m_obj, "id", SESSION_ID_HEX)) == NULL ||
-	    strlen(id) != SESSION_ID_HEX ||
-	    strspn(id, "0123456789abcdef") != SESSION_ID_HEX) {
+	id = json_shape_str(m->m_obj, "id", NULL);
+	if (strspn(id, "0123456789abcdef") != SESSION_ID_HEX) {
 		ipc_reply_error(c, m, "bad-request");
 		return;
 	}
@@ -488,8 +490,8 @@ peer_bad_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	const char *name;
 	int p, victim;
 
-	if ((name = json_get_str(m->m_obj, "peer", 16)) == NULL ||
-	    (p = proc_lookup(name)) == -1 ||
+	name = json_shape_str(m->m_obj, "peer", NULL);
+	if ((p = proc_lookup(name)) == -1 ||
 	    (victim = proc_blame(reporter->ch_id, p)) == -1)
 		return;
 	if (children[victim].ch_pid > 0 && !stopping) {

@@ -756,9 +756,9 @@ void
 mcp_tools_call(struct mcp *m, struct json_object *id, struct json_object *p)
 {
 	static const struct json_shape shape[] = {
-	    {"name", json_type_string, 1},
-	    {"arguments", json_type_object, 0},
-	    {"_meta", json_type_object, 0},
+	    JS_STR("name", JS_REQ, 0, 64),
+	    JS_OBJ("arguments", JS_OPT),
+	    JS_OBJ("_meta", JS_OPT),
 	};
 	struct json_object *args = NULL, *meta, *tok = NULL, *body;
 	const struct mcp_tool *t = NULL;
@@ -769,7 +769,7 @@ mcp_tools_call(struct mcp *m, struct json_object *id, struct json_object *p)
 	int rc;
 
 	if (p == NULL || !json_shape_ok(p, shape, 3) ||
-	    (name = json_get_str(p, "name", 64)) == NULL) {
+	    (name = json_shape_str(p, "name", NULL)) == NULL) {
 		mcp_error(
 		    m, id, MCP_EPARAMS, "Invalid params", "invalid-params");
 		return;

@@ -26,8 +26,8 @@
 #include "text.h"
 #include "vaultd.h"
 #include "vaultpath.h"
+#include "vaultd_shapes.h"
 
-#define VAULT_RAW_MAX (3 * VAULT_PATH_MAX) /* a path before decoding */
 /*
  * A write's time here stays under the spawner's wait for its answer (5 s
  * for a chat note): at most VAULT_QUEUE_WAIT_MS waiting for a slot, then
@@ -96,21 +96,22 @@ static void vault_list_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 static const struct ipc_dispatch parent_table[] = {
     DAEMON_PARENT_ROWS,
-    {MSG_NONE, 0, 0, 0, 0, NULL},
+    IPC_END,
 };
 
 /* Chat notes carry prompt + response: up to the codec's own bound. */
 static const struct ipc_dispatch peer_table[] = {
     {MSG_VAULT_CHAT_NOTE, PROC_BIT(PROC_SPAWNER), 2, IPC_MAX_PAYLOAD,
-	IPC_FD_NONE, vault_chat_h},
+	IPC_FD_NONE, vault_chat_h, IPC_KEYS_OR(chat_shape, "invalid-request")},
     {MSG_VAULT_MISSION_NOTE, PROC_BIT(PROC_SPAWNER), 2, IPC_MAX_PAYLOAD,
-	IPC_FD_NONE, vault_mission_h},
+	IPC_FD_NONE, vault_mission_h,
+	IPC_KEYS_OR(mission_shape, "invalid-request")},
     {MSG_VAULT_READ, PROC_BIT(PROC_BROKER), 2, VAULT_RAW_MAX + 64, IPC_FD_NONE,
-	vault_read_h},
+	vault_read_h, IPC_KEYS_OR(read_shape, "invalid-request")},
     {MSG_VAULT_LIST, PROC_BIT(PROC_BROKER), 2, VAULT_RAW_MAX + 64, IPC_FD_NONE,
-	vault_list_h},
+	vault_list_h, IPC_KEYS_OR(list_shape, "invalid-request")},
     DAEMON_PEER_STATUS_ROW,
-    {MSG_NONE, 0, 0, 0, 0, NULL},
+    IPC_END,
 };
 
 const char *
@@ -142,40 +143,6 @@ static void
 vault_peer_up(struct daemon *d, enum proc_id p)
 {
 	vault.v_gen[p]++;
-}
-
-/* Exactly these keys and no others (strict payloads). */
-static int
-vault_keys(struct json_object *o, const char *const *keys, size_t n)
-{
-	size_t i;
-
-	if (!json_object_is_type(o, json_type_object) ||
-	    (size_t)json_object_object_length(o) != n)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!json_object_object_get_ex(o, keys[i], NULL))
-			return 0;
-	return 1;
-}
-
-/* A string field without NUL, at most max bytes: 0, else -1. */
-static int
-vault_str(struct json_object *o, const char *key, size_t max, const char **s,
-    size_t *len)
-{
-	struct json_object *v;
-	int n;
-
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return -1;
-	*s = json_object_get_string(v);
-	n = json_object_get_string_len(v);
-	if (n < 0 || (size_t)n > max || memchr(*s, '\0', (size_t)n) != NULL)
-		return -1;
-	*len = (size_t)n;
-	return 0;
 }
 
 static int
@@ -450,8 +417,6 @@ vault_chat_free(
 static void
 vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	static const char *const keys[] = {
-	    "agent", "prompt", "promptSha8", "response", "time"};
 	const char *agent, *prompt, *resp, *sha8, *path;
 	struct vault_pending *p;
 	struct json_object *rec;
@@ -462,16 +427,15 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 
 	if (vault_defer(c, m))
 		return;
-	if (!vault_keys(m->m_obj, keys, nitems(keys)) ||
-	    vault_str(m->m_obj, "agent", VAULT_NAME_MAX, &agent, &alen) ||
-	    !vaultpath_name_ok(agent, alen) ||
-	    vault_str(m->m_obj, "prompt", VAULT_PROMPT_BYTES, &prompt, &plen) ||
+	/* Typed and bounded by chat_shape; the values are checked here. */
+	agent = json_shape_str(m->m_obj, "agent", &alen);
+	prompt = json_shape_str(m->m_obj, "prompt", &plen);
+	sha8 = json_shape_str(m->m_obj, "promptSha8", &slen);
+	resp = json_shape_str(m->m_obj, "response", &rlen);
+	t = json_shape_int(m->m_obj, "time", 0);
+	if (!vaultpath_name_ok(agent, alen) ||
 	    (chars = text_utf8_chars(prompt, plen)) < 1 ||
-	    chars > VAULT_PROMPT_CHARS ||
-	    vault_str(m->m_obj, "promptSha8", 8, &sha8, &slen) ||
-	    !vault_sha8_ok(sha8, slen) ||
-	    vault_str(m->m_obj, "response", VAULT_BODY_BYTES, &resp, &rlen) ||
-	    json_get_int(m->m_obj, "time", 0, VAULT_TIME_MAX, &t) == -1) {
+	    chars > VAULT_PROMPT_CHARS || !vault_sha8_ok(sha8, slen)) {
 		ipc_reply_error(c, m, vault_err_code(VE_INVALID_REQUEST));
 		return;
 	}
@@ -549,8 +513,6 @@ vault_mission_target(
 static void
 vault_mission_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	static const char *const keys[] = {
-	    "missionId", "folder", "hint", "content"};
 	const char *id, *rawf, *rawh, *content;
 	char folder[VAULT_PATH_MAX + 1], hint[VAULT_HINT_MAX + 1];
 	char name[VAULT_HINT_MAX + 4];
@@ -563,12 +525,12 @@ vault_mission_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 
 	if (vault_defer(c, m))
 		return;
-	if (!vault_keys(m->m_obj, keys, nitems(keys)) ||
-	    vault_str(m->m_obj, "missionId", VAULT_NAME_MAX, &id, &idlen) ||
-	    !vaultpath_name_ok(id, idlen) ||
-	    vault_str(m->m_obj, "folder", VAULT_RAW_MAX, &rawf, &flen) ||
-	    vault_str(m->m_obj, "hint", 3 * VAULT_HINT_MAX, &rawh, &hlen) ||
-	    vault_str(m->m_obj, "content", VAULT_BODY_BYTES, &content, &clen)) {
+	/* Typed and bounded by mission_shape; the values are checked here. */
+	id = json_shape_str(m->m_obj, "missionId", &idlen);
+	rawf = json_shape_str(m->m_obj, "folder", &flen);
+	rawh = json_shape_str(m->m_obj, "hint", &hlen);
+	content = json_shape_str(m->m_obj, "content", &clen);
+	if (!vaultpath_name_ok(id, idlen)) {
 		ipc_reply_error(c, m, vault_err_code(VE_INVALID_REQUEST));
 		return;
 	}
@@ -631,14 +593,12 @@ static enum vault_err
 vault_path_arg(
     struct ipc_msg *m, const char *key, int dir, char *out, size_t outsz)
 {
-	const char *keys[] = {key};
 	const char *raw;
 	size_t len;
 	long n;
 
-	if (!vault_keys(m->m_obj, keys, 1) ||
-	    vault_str(m->m_obj, key, VAULT_RAW_MAX, &raw, &len))
-		return VE_INVALID_REQUEST;
+	/* Typed and bounded by the row's shape (read_shape, list_shape). */
+	raw = json_shape_str(m->m_obj, key, &len);
 	if ((n = vaultpath_decode(raw, len, out, outsz)) == -1 ||
 	    !utf8_valid(out, (size_t)n) ||
 	    !(dir ? vaultpath_dir_ok(out, (size_t)n)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "daemon.h"
+#include "vaultpath.h"
 
 struct json_object;
 
@@ -17,8 +18,9 @@ struct json_object;
 #define VAULT_LIST_MAX	   4096		      /* entries per listing */
 #define VAULT_PROMPT_CHARS 256000	      /* code points */
 #define VAULT_PROMPT_BYTES (4u * VAULT_PROMPT_CHARS)
-#define VAULT_BODY_BYTES   (8u * 1024 * 1024) /* response / content */
-#define VAULT_TMP_NAME	   32		      /* ".cordon-tmp-" + 16 hex */
+#define VAULT_BODY_BYTES   (8u * 1024 * 1024)	/* response / content */
+#define VAULT_TMP_NAME	   32			/* ".cordon-tmp-" + 16 hex */
+#define VAULT_RAW_MAX	   (3 * VAULT_PATH_MAX) /* a path before decoding */
 
 /* Neutral outcomes, each with one fixed wire code (vault_err_code). */
 enum vault_err {

@@ -80,12 +80,23 @@ h_peerfd(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		sink += (size_t)proc_lookup(json_object_get_string(v)) + 1;
 }
 
+/* Shapes as the daemons declare them: a tagged one, a keyed one, {}. */
+static const struct json_shape audit_shape[] = {
+    JS_STR("kind", JS_REQ, 1, 32),
+    JS_REST,
+};
+static const struct json_shape peer_shape[] = {
+    JS_STR("peer", JS_REQ, 1, 16),
+};
+
 static const struct ipc_dispatch table[] = {
-    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 4096, IPC_FD_NONE, h_status},
+    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 4096, IPC_FD_NONE, h_status,
+	IPC_EMPTY},
     {MSG_AUDIT_RECORD, PROC_BIT(PROC_PARENT) | PROC_BIT(PROC_BROKER), 8, 65536,
-	IPC_FD_NONE, h_audit},
-    {MSG_PEER_FD, PROC_BIT(PROC_PARENT), 2, 256, IPC_FD_REQUIRED, h_peerfd},
-    {MSG_NONE, 0, 0, 0, IPC_FD_NONE, NULL},
+	IPC_FD_NONE, h_audit, IPC_KEYS(audit_shape)},
+    {MSG_PEER_FD, PROC_BIT(PROC_PARENT), 2, 256, IPC_FD_REQUIRED, h_peerfd,
+	IPC_KEYS(peer_shape)},
+    IPC_END,
 };
 
 static void

@@ -160,19 +160,32 @@ on_reply(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 }
 
+/* Any keys: the codec's own checks alone. */
+static const struct json_shape any_shape[] = {JS_REST};
+/* A declared shape (test_dispatch_shape_SU3). */
+static const struct json_shape id_shape[] = {
+    JS_STR("id", JS_REQ, 1, 8),
+    JS_INT("n", JS_OPT, 0, 9),
+};
+
 /* A receiver's table: rows differ in sender, size bounds and fd rule. */
 static const struct ipc_dispatch tbl_rec[] = {
-    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, h_record},
-    {MSG_PEER_FD, PROC_BIT(PROC_PARENT), 2, 256, IPC_FD_REQUIRED, h_record},
+    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, h_record,
+	IPC_KEYS(any_shape)},
+    {MSG_PEER_FD, PROC_BIT(PROC_PARENT), 2, 256, IPC_FD_REQUIRED, h_record,
+	IPC_KEYS(any_shape)},
     {MSG_AUDIT_RECORD, PROC_BIT(PROC_PARENT) | PROC_BIT(PROC_BROKER), 8, 32,
-	IPC_FD_NONE, h_record},
-    {MSG_NONE, 0, 0, 0, IPC_FD_NONE, NULL},
+	IPC_FD_NONE, h_record, IPC_KEYS(any_shape)},
+    {MSG_SESSION_ADD, PROC_BIT(PROC_PARENT), 2, 128, IPC_FD_NONE, h_record,
+	IPC_KEYS_OR(id_shape, "bad-request")},
+    IPC_END,
 };
 
 /* A server's table: answers MSG_STATUS according to rec.mode. */
 static const struct ipc_dispatch tbl_serve[] = {
-    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 1024, IPC_FD_NONE, h_serve},
-    {MSG_NONE, 0, 0, 0, IPC_FD_NONE, NULL},
+    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 1024, IPC_FD_NONE, h_serve,
+	IPC_KEYS(any_shape)},
+    IPC_END,
 };
 
 /* ---- helpers ---- */
@@ -1035,8 +1048,9 @@ h_big(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 }
 
 static const struct ipc_dispatch tbl_big[] = {
-    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, h_big},
-    {MSG_NONE, 0, 0, 0, IPC_FD_NONE, NULL},
+    {MSG_STATUS, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, h_big,
+	IPC_KEYS(any_shape)},
+    IPC_END,
 };
 
 /*
@@ -1396,6 +1410,61 @@ test_dispatch_length_SU3(void **state)
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.nclose, 0);
 	rec_done(&r);
+}
+
+/*
+ * A row's declared shape, checked before the handler: a payload that
+ * does not fit never reaches it, and a request is answered with the
+ * row's code; nothing is cut.
+ */
+static void
+test_dispatch_shape_SU3(void **state)
+{
+	static const struct {
+		const char *body;
+		int ok;
+	} cases[] = {
+	    {"{\"id\":\"a\"}", 1}, {"{\"id\":\"abcdefgh\",\"n\":9}", 1},
+	    {"{}", 0},			       /* required key missing */
+	    {"{\"id\":\"a\",\"x\":1}", 0},     /* leftover */
+	    {"{\"id\":1}", 0},		       /* type */
+	    {"{\"id\":null}", 0},	       /* a hole */
+	    {"{\"id\":\"\"}", 0},	       /* too short */
+	    {"{\"id\":\"abcdefghi\"}", 0},     /* too long */
+	    {"{\"id\":\"a\\u0000b\"}", 0},     /* NUL */
+	    {"{\"id\":\"a\",\"n\":10}", 0},    /* out of range */
+	    {"{\"id\":\"a\",\"n\":\"1\"}", 0}, /* type */
+	};
+	struct event_base *base = *state;
+	struct json_object *o, *e;
+	struct ipc_hdr h;
+	struct rig g;
+	size_t i;
+	int want = 0, answers = 0;
+
+	rig_open(base, &g, PROC_PARENT);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* id 0: one-way; a refusal of it is answered to nobody. */
+		rig_send(&g, MSG_SESSION_ADD, 0, 0, cases[i].body);
+		if (!cases[i].ok) {
+			rig_send(&g, MSG_SESSION_ADD, 100 + (uint32_t)i, 0,
+			    cases[i].body);
+			answers++;
+		} else
+			want++;
+	}
+	raw_collect(base, g.sv[1], &g.rb, answers);
+	assert_int_equal(g.r.n, want);
+	assert_int_equal(g.rb.nframes, answers);
+	for (i = 0; i < (size_t)answers; i++) {
+		assert_non_null(o = raw_frame(&g.rb, (int)i, &h));
+		assert_int_equal(h.type, MSG_ERROR);
+		assert_true(json_object_object_get_ex(o, "error", &e));
+		assert_string_equal(json_object_get_string(e), "bad-request");
+		json_object_put(o);
+	}
+	assert_int_equal(g.r.nclose, 0);
+	rig_close(&g);
 }
 
 static void
@@ -2076,6 +2145,7 @@ main(void)
 	    T(test_dispatch_unknown_type_SU3),
 	    T(test_dispatch_wrong_sender_SU3),
 	    T(test_dispatch_length_SU3),
+	    T(test_dispatch_shape_SU3),
 	    T(test_dispatch_fd_required_absent_SU3),
 	    T(test_dispatch_fd_unwanted_closed_SU3),
 	    T(test_fd_bound_to_first_byte_SU3),

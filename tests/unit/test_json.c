@@ -155,21 +155,43 @@ static void
 test_su3_shape(void **state)
 {
 	static const struct json_shape sh[] = {
-	    {"runId", json_type_string, 1},
-	    {"allow", json_type_array, 1},
-	    {"max", json_type_int, 0},
+	    JS_STR("runId", JS_REQ, 1, 4),
+	    JS_ARR("allow", JS_REQ, 2),
+	    JS_INT("max", JS_OPT, 0, 9),
+	    JS_BOOL("on", JS_OPT),
+	};
+	static const struct json_shape rest[] = {
+	    JS_STR("kind", JS_REQ, 1, 8),
+	    JS_REST,
 	};
 	static const struct {
 		const char *in;
+		const struct json_shape *sh;
+		size_t n;
 		int ok;
 	} cases[] = {
-	    {"{\"runId\":\"a\",\"allow\":[]}", 1},
-	    {"{\"runId\":\"a\",\"allow\":[],\"max\":3}", 1},
-	    {"{\"allow\":[]}", 0},			   /* required */
-	    {"{\"runId\":1,\"allow\":[]}", 0},		   /* type */
-	    {"{\"runId\":\"a\",\"allow\":{}}", 0},	   /* type */
-	    {"{\"runId\":\"a\",\"allow\":[],\"x\":1}", 0}, /* leftover */
-	    {"{\"runId\":\"a\",\"allow\":[],\"max\":\"3\"}", 0},
+	    {"{\"runId\":\"a\",\"allow\":[]}", sh, 4, 1},
+	    {"{\"runId\":\"abcd\",\"allow\":[1,2],\"max\":9,\"on\":true}", sh,
+		4, 1},
+	    {"{\"allow\":[]}", sh, 4, 0},			  /* required */
+	    {"{\"runId\":1,\"allow\":[]}", sh, 4, 0},		  /* type */
+	    {"{\"runId\":\"a\",\"allow\":{}}", sh, 4, 0},	  /* type */
+	    {"{\"runId\":\"a\",\"allow\":[],\"x\":1}", sh, 4, 0}, /* leftover */
+	    {"{\"runId\":\"a\",\"allow\":[],\"max\":\"3\"}", sh, 4, 0},
+	    {"{\"runId\":\"\",\"allow\":[]}", sh, 4, 0},	 /* too short */
+	    {"{\"runId\":\"abcde\",\"allow\":[]}", sh, 4, 0},	 /* too long */
+	    {"{\"runId\":\"a\\u0000\",\"allow\":[]}", sh, 4, 0}, /* NUL */
+	    {"{\"runId\":\"a\",\"allow\":[1,2,3]}", sh, 4, 0},	 /* items */
+	    {"{\"runId\":\"a\",\"allow\":[],\"max\":10}", sh, 4, 0},
+	    {"{\"runId\":\"a\",\"allow\":[],\"max\":-1}", sh, 4, 0},
+	    {"{\"runId\":\"a\",\"allow\":[],\"max\":1.0}", sh, 4, 0},
+	    {"{\"runId\":\"a\",\"allow\":[],\"max\":99999999999999999999}", sh,
+		4, 0},
+	    {"{\"runId\":\"a\",\"allow\":[],\"on\":1}", sh, 4, 0},
+	    {"{\"kind\":\"x\",\"any\":[1]}", rest, 2, 1}, /* the rest */
+	    {"{\"any\":[1]}", rest, 2, 0},
+	    {"{}", NULL, 0, 1}, /* no keys declared: {} alone */
+	    {"{\"x\":1}", NULL, 0, 0},
 	};
 	struct json_object *o;
 	size_t i;
@@ -178,10 +200,21 @@ test_su3_shape(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		o = json_parse_object(cases[i].in, strlen(cases[i].in), 16);
 		assert_non_null(o);
-		assert_int_equal(json_shape_ok(o, sh, 3), cases[i].ok);
+		if (json_shape_ok(o, cases[i].sh, cases[i].n) != cases[i].ok)
+			fail_msg("case %zu", i);
+		if (cases[i].ok && cases[i].sh == sh) {
+			assert_string_equal(json_shape_str(o, "runId", NULL),
+			    json_object_get_string(
+				json_object_object_get(o, "runId")));
+			assert_true(json_shape_int(o, "max", 42) >= 0);
+		}
 		json_object_put(o);
 	}
-	assert_int_equal(json_shape_ok(NULL, sh, 3), 0);
+	assert_int_equal(json_shape_ok(NULL, sh, 4), 0);
+	o = json_parse_object("{}", 2, 16);
+	assert_null(json_shape_str(o, "runId", NULL));
+	assert_int_equal(json_shape_int(o, "max", 42), 42);
+	json_object_put(o);
 }
 
 int
