@@ -1,7 +1,8 @@
 /*
  * GET /api/health (API-1).  Under cordond, cordond gathers each daemon's
  * self-report and what /proc says of it.  Under systemd there is no
- * cordond: the broker asks each peer over its data channel, adds its own
+ * cordond: the broker asks each peer over its data channel through the
+ * same gatherer cordond uses (common/health_gather.c), adds its own
  * report, and says so ("supervisor": "systemd"; restarts are systemd's,
  * see `systemctl status`).  The broker adds its version either way.
  */
@@ -12,6 +13,7 @@
 #include "broker.h"
 #include "config.h"
 #include "confine.h"
+#include "health_gather.h"
 #include "log.h"
 #include "msg.h"
 
@@ -54,103 +56,52 @@ health_reply_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 static const enum proc_id health_order[] = {
     PROC_AUDITD, PROC_VAULTD, PROC_EGRESSD, PROC_SPAWNER, PROC_BROKER};
 
-struct health_wait {
-	void *hw_hold; /* api_hold() of the request */
-	int hw_waiting;
-	struct json_object *hw_status[PROC_MAX];
-};
-
-struct health_ask {
-	struct health_wait *ha_wait;
-	enum proc_id ha_proc;
-};
-
 static void
-health_finish(struct health_wait *hw)
+health_finish(struct json_object *const *status, void *arg)
 {
-	struct evhttp_request *req = api_release(hw->hw_hold);
-	struct json_object *o, *arr, *d;
+	struct evhttp_request *req = api_release(arg);
+	struct json_object *o, *arr;
 	size_t i;
 	int allup = 1;
 
-	if (req != NULL) {
-		o = json_object_new_object();
-		arr = json_object_new_array();
-		for (i = 0; i < sizeof(health_order) / sizeof(health_order[0]);
-		     i++) {
-			enum proc_id p = health_order[i];
+	if (req == NULL)
+		return;
+	arr = json_object_new_array();
+	for (i = 0; i < sizeof(health_order) / sizeof(health_order[0]); i++) {
+		enum proc_id p = health_order[i];
 
-			d = json_object_new_object();
-			json_object_object_add(
-			    d, "name", json_object_new_string(proc_name(p)));
-			json_object_object_add(d, "up",
-			    json_object_new_boolean(hw->hw_status[p] != NULL));
-			if (hw->hw_status[p] != NULL) {
-				json_object_object_add(
-				    d, "status", hw->hw_status[p]);
-				hw->hw_status[p] = NULL;
-			} else
-				allup = 0;
-			json_object_array_add(arr, d);
-		}
-		json_object_object_add(o, "status",
-		    json_object_new_string(allup ? "ok" : "degraded"));
-		json_object_object_add(o, "daemons", arr);
-		health_send(req, o, "systemd");
-		json_object_put(o);
+		json_object_array_add(
+		    arr, health_entry(p, status[p] != NULL, status[p]));
+		if (status[p] == NULL)
+			allup = 0;
 	}
-	for (i = 0; i < PROC_MAX; i++)
-		json_object_put(hw->hw_status[i]);
-	free(hw);
-}
-
-static void
-health_peer_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
-{
-	struct health_ask *ha = arg;
-	struct health_wait *hw = ha->ha_wait;
-
-	if (m != NULL && m->m_type == MSG_STATUS_OK)
-		hw->hw_status[ha->ha_proc] = json_object_get(m->m_obj);
-	free(ha);
-	if (--hw->hw_waiting == 0)
-		health_finish(hw);
+	o = health_answer(arr, allup);
+	health_send(req, o, "systemd");
+	json_object_put(o);
 }
 
 static void
 health_systemd(struct evhttp_request *req)
 {
-	struct timeval tv = {1, 0};
-	struct health_wait *hw;
-	struct health_ask *ha;
-	struct ipc_conn *to;
+	struct health_gather *g;
+	void *hold;
 	size_t i;
 
-	if ((hw = calloc(1, sizeof(*hw))) == NULL ||
-	    (hw->hw_hold = api_hold(req)) == NULL) {
-		free(hw);
+	if ((hold = api_hold(req)) == NULL) {
 		send_error(req, 500, "internal");
 		return;
 	}
-	hw->hw_status[PROC_BROKER] = confine_status_json();
-	hw->hw_waiting = 1; /* held until every request is out */
-	for (i = 0; i < sizeof(health_order) / sizeof(health_order[0]); i++) {
-		enum proc_id p = health_order[i];
-
-		if (p == PROC_BROKER || (to = broker_peer(p)) == NULL ||
-		    (ha = calloc(1, sizeof(*ha))) == NULL)
-			continue;
-		ha->ha_wait = hw;
-		ha->ha_proc = p;
-		hw->hw_waiting++;
-		if (ipc_request(to, MSG_STATUS, NULL, -1, MSG_STATUS_OK, &tv,
-			health_peer_cb, ha) == -1) {
-			free(ha);
-			hw->hw_waiting--;
-		}
+	if ((g = health_gather_new(health_finish, hold)) == NULL) {
+		if ((req = api_release(hold)) != NULL)
+			send_error(req, 500, "internal");
+		return;
 	}
-	if (--hw->hw_waiting == 0)
-		health_finish(hw);
+	health_gather_own(g, PROC_BROKER, confine_status_json());
+	for (i = 0; i < sizeof(health_order) / sizeof(health_order[0]); i++)
+		if (health_order[i] != PROC_BROKER)
+			health_gather_ask(
+			    g, health_order[i], broker_peer(health_order[i]));
+	health_gather_go(g);
 }
 
 void
