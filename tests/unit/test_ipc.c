@@ -716,124 +716,107 @@ obj_q(int q)
 	return o;
 }
 
-static void
-test_request_reply_SU3(void **state)
+/*
+ * Two requests in flight, answered by the server in each mode: the right
+ * type, MSG_ERROR (a fixed code), or a type nobody asked for, which cuts
+ * the channel and calls both callbacks with "no reply".  Each callback
+ * runs once; replies never reach the dispatch table.
+ */
+static const struct {
+	int mode;
+	uint32_t type;	   /* what the callbacks see; 0: no reply */
+	const char *body5; /* the answer to {"q":5} */
+	const char *body6;
+} reply_cases[] = {
+    {SERVE_OK, MSG_STATUS_OK, "{\"pid\":42,\"q\":5}", "{\"pid\":42,\"q\":6}"},
+    {SERVE_ERROR, MSG_ERROR, "{\"error\":\"denied\"}",
+	"{\"error\":\"denied\"}"},
+    {SERVE_WRONG, 0, NULL, NULL},
+};
+
+/* A request of {"q":q} (not consumed) with its callback into p. */
+static int
+ask_q(struct duo *d, int q, struct rep *p)
 {
-	struct event_base *base = *state;
-	struct duo d;
-	struct rep p1, p2;
-	struct json_object *o;
+	struct json_object *o = obj_q(q);
+	int r;
 
-	duo_open(base, &d);
-	memset(&p1, 0, sizeof(p1));
-	memset(&p2, 0, sizeof(p2));
-	o = obj_q(5);
-	assert_int_equal(ipc_request(d.ca, MSG_STATUS, o, -1, MSG_STATUS_OK,
-			     NULL, on_reply, &p1),
-	    0);
-	json_object_put(o); /* not consumed */
-	o = obj_q(6);
-	assert_int_equal(ipc_request(d.ca, MSG_STATUS, o, -1, MSG_STATUS_OK,
-			     NULL, on_reply, &p2),
-	    0);
+	memset(p, 0, sizeof(*p));
+	r = ipc_request(
+	    d->ca, MSG_STATUS, o, -1, MSG_STATUS_OK, NULL, on_reply, p);
 	json_object_put(o);
-	pump(base, &p2.n, 1);
-	assert_int_equal(d.b.n, 2);
-	assert_int_equal(d.b.type[0], MSG_STATUS);
-	assert_int_equal(d.b.from[0], PROC_PARENT);
-	assert_string_equal(d.b.body[0], "{\"q\":5}");
-	assert_int_not_equal(d.b.id[0], 0);
-	assert_int_not_equal(d.b.id[0], d.b.id[1]);
-
-	assert_int_equal(p1.n, 1);
-	assert_int_equal(p1.nnull, 0);
-	assert_int_equal(p1.type, MSG_STATUS_OK);
-	assert_int_equal(p1.id, d.b.id[0]);
-	assert_int_equal(p1.from, PROC_AUDITD);
-	assert_string_equal(p1.body, "{\"pid\":42,\"q\":5}");
-	assert_int_equal(p2.n, 1);
-	assert_string_equal(p2.body, "{\"pid\":42,\"q\":6}");
-
-	/* Nothing runs twice, the channel stays up. */
-	spin(base, 20);
-	assert_int_equal(p1.n, 1);
-	assert_int_equal(p2.n, 1);
-	assert_int_equal(d.a.nclose, 0);
-	assert_int_equal(d.b.nclose, 0);
-	assert_int_equal(d.a.n, 0); /* replies never reach the table */
-	duo_close(&d);
+	return r;
 }
 
+/* A dead channel refuses to send, and closes a passed fd. */
 static void
-test_reply_wrong_type_cuts_SU3(void **state)
+assert_dead(struct duo *d)
 {
-	struct event_base *base = *state;
-	struct duo d;
-	struct rep p1, p2;
-
-	duo_open(base, &d);
-	d.b.mode = SERVE_WRONG;
-	memset(&p1, 0, sizeof(p1));
-	memset(&p2, 0, sizeof(p2));
-	assert_int_equal(ipc_request(d.ca, MSG_STATUS, NULL, -1, MSG_STATUS_OK,
-			     NULL, on_reply, &p1),
-	    0);
-	assert_int_equal(ipc_request(d.ca, MSG_STATUS, NULL, -1, MSG_STATUS_OK,
-			     NULL, on_reply, &p2),
-	    0);
-	pump(base, &d.b.nclose, 1);
-	assert_int_equal(d.a.nclose, 1);
-	assert_int_equal(d.b.nclose, 1); /* the server saw the cut */
-	assert_int_equal(p1.n, 1);
-	assert_int_equal(p1.nnull, 1);
-	assert_int_equal(p2.n, 1);
-	assert_int_equal(p2.nnull, 1);
-	assert_int_equal(d.a.n, 0);
-	/* The dead channel refuses to send, and closes a passed fd. */
+	struct rep p;
 	int pp[2];
+
 	assert_int_equal(pipe2(pp, O_CLOEXEC), 0);
-	assert_int_equal(ipc_send(d.ca, MSG_STATUS, NULL, pp[0]), -1);
+	assert_int_equal(ipc_send(d->ca, MSG_STATUS, NULL, pp[0]), -1);
 	assert_true(fd_closed(pp[0]));
 	assert_true(pipe_orphaned(pp[1]));
 	close(pp[1]);
-	assert_int_equal(ipc_request(d.ca, MSG_STATUS, NULL, -1, MSG_STATUS_OK,
-			     NULL, on_reply, &p1),
-	    -1);
-	spin(base, 10);
-	assert_int_equal(p1.n, 1);
-	assert_int_equal(p2.n, 1);
-	assert_int_equal(d.a.nclose, 1);
-	duo_close(&d);
+	assert_int_equal(ask_q(d, 7, &p), -1);
 }
 
 static void
-test_reply_error_accepted(void **state)
+test_reply_modes_SU3(void **state)
 {
 	struct event_base *base = *state;
+	struct rep p1, p2, p3;
 	struct duo d;
-	struct rep p1, p2;
+	size_t i;
+	int cut;
 
-	duo_open(base, &d);
-	d.b.mode = SERVE_ERROR;
-	memset(&p1, 0, sizeof(p1));
-	memset(&p2, 0, sizeof(p2));
-	assert_int_equal(ipc_request(d.ca, MSG_STATUS, NULL, -1, MSG_STATUS_OK,
-			     NULL, on_reply, &p1),
-	    0);
-	pump(base, &p1.n, 1);
-	assert_int_equal(p1.n, 1);
-	assert_int_equal(p1.nnull, 0);
-	assert_int_equal(p1.type, MSG_ERROR);
-	assert_string_equal(p1.body, "{\"error\":\"denied\"}");
-	d.b.mode = SERVE_OK;
-	assert_int_equal(ipc_request(d.ca, MSG_STATUS, NULL, -1, MSG_STATUS_OK,
-			     NULL, on_reply, &p2),
-	    0);
-	pump(base, &p2.n, 1);
-	assert_int_equal(p2.type, MSG_STATUS_OK);
-	assert_int_equal(d.a.nclose, 0);
-	assert_int_equal(d.b.nclose, 0);
-	duo_close(&d);
+	for (i = 0; i < sizeof(reply_cases) / sizeof(reply_cases[0]); i++) {
+		cut = reply_cases[i].type == 0;
+		duo_open(base, &d);
+		d.b.mode = reply_cases[i].mode;
+		assert_int_equal(ask_q(&d, 5, &p1), 0);
+		assert_int_equal(ask_q(&d, 6, &p2), 0);
+		if (cut)
+			pump(base, &d.b.nclose, 1);
+		else
+			pump(base, &p2.n, 1);
+		/* The server saw the first (both, unless it cut). */
+		assert_true(d.b.n >= 1);
+		assert_int_equal(d.b.type[0], MSG_STATUS);
+		assert_int_equal(d.b.from[0], PROC_PARENT);
+		assert_string_equal(d.b.body[0], "{\"q\":5}");
+		assert_int_not_equal(d.b.id[0], 0);
+		assert_int_equal(p1.n, 1);
+		assert_int_equal(p2.n, 1);
+		assert_int_equal(p1.nnull, cut);
+		assert_int_equal(p2.nnull, cut);
+		assert_int_equal(d.a.nclose, cut);
+		assert_int_equal(d.b.nclose, cut); /* the server saw the cut */
+		if (cut)
+			assert_dead(&d);
+		else {
+			assert_int_equal(d.b.n, 2);
+			assert_int_not_equal(d.b.id[0], d.b.id[1]);
+			assert_int_equal(p1.type, reply_cases[i].type);
+			assert_int_equal(p1.id, d.b.id[0]);
+			assert_int_equal(p1.from, PROC_AUDITD);
+			assert_string_equal(p1.body, reply_cases[i].body5);
+			assert_string_equal(p2.body, reply_cases[i].body6);
+			/* The channel still serves. */
+			d.b.mode = SERVE_OK;
+			assert_int_equal(ask_q(&d, 8, &p3), 0);
+			pump(base, &p3.n, 1);
+			assert_int_equal(p3.type, MSG_STATUS_OK);
+		}
+		/* Nothing runs twice; replies never reach the table. */
+		spin(base, 20);
+		assert_int_equal(p1.n, 1);
+		assert_int_equal(p2.n, 1);
+		assert_int_equal(d.a.n, 0);
+		duo_close(&d);
+	}
 }
 
 /* A reply of the right type whose payload is not a JSON object. */
@@ -968,19 +951,30 @@ test_reply_never_asked_cuts_SU3(void **state)
 static void
 test_proc_blame_SU3(void **state)
 {
+	static const struct {
+		enum proc_id reporter, peer;
+		int victim;
+	} cases[] = {
+	    /* The broker reporting anyone: the broker goes. */
+	    {PROC_BROKER, PROC_AUDITD, PROC_BROKER},
+	    {PROC_BROKER, PROC_SPAWNER, PROC_BROKER},
+	    /* A more trusted daemon reporting a less trusted one: that one. */
+	    {PROC_AUDITD, PROC_BROKER, PROC_BROKER},
+	    {PROC_VAULTD, PROC_SPAWNER, PROC_SPAWNER},
+	    {PROC_SPAWNER, PROC_AUDITD, PROC_SPAWNER},
+	    /* Never cordond, never oneself or an unknown id. */
+	    {PROC_BROKER, PROC_PARENT, -1},
+	    {PROC_PARENT, PROC_BROKER, -1},
+	    {PROC_AUDITD, PROC_AUDITD, -1},
+	    {PROC_AUDITD, PROC_MAX, -1},
+	};
+	size_t i;
+
 	(void)state;
-	/* The broker reporting anyone: the broker goes. */
-	assert_int_equal(proc_blame(PROC_BROKER, PROC_AUDITD), PROC_BROKER);
-	assert_int_equal(proc_blame(PROC_BROKER, PROC_SPAWNER), PROC_BROKER);
-	/* A more trusted daemon reporting a less trusted one: that one. */
-	assert_int_equal(proc_blame(PROC_AUDITD, PROC_BROKER), PROC_BROKER);
-	assert_int_equal(proc_blame(PROC_VAULTD, PROC_SPAWNER), PROC_SPAWNER);
-	assert_int_equal(proc_blame(PROC_SPAWNER, PROC_AUDITD), PROC_SPAWNER);
-	/* Never cordond, never oneself or an unknown id. */
-	assert_int_equal(proc_blame(PROC_BROKER, PROC_PARENT), -1);
-	assert_int_equal(proc_blame(PROC_PARENT, PROC_BROKER), -1);
-	assert_int_equal(proc_blame(PROC_AUDITD, PROC_AUDITD), -1);
-	assert_int_equal(proc_blame(PROC_AUDITD, PROC_MAX), -1);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (proc_blame(cases[i].reporter, cases[i].peer) !=
+		    cases[i].victim)
+			fail_msg("proc_blame case %zu", i);
 }
 
 /* Answers each MSG_STATUS with about 1 MiB, counting its answers. */
@@ -2058,9 +2052,7 @@ main(void)
 	    T(test_payload_table),
 	    T(test_payload_values),
 	    T(test_payload_depth_refused),
-	    T(test_request_reply_SU3),
-	    T(test_reply_wrong_type_cuts_SU3),
-	    T(test_reply_error_accepted),
+	    T(test_reply_modes_SU3),
 	    T(test_reply_bad_payload_cuts_SU3),
 	    T(test_request_timeout_late_reply),
 	    T(test_unread_answers_stop_reading),
