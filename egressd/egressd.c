@@ -121,8 +121,7 @@ open_test(struct erun *r, struct json_object *o)
 	const char *a;
 	size_t n = 0;
 
-	if ((a = json_get_str(o, "testAllowAddress", EGRESS_ADDR_STR_MAX)) !=
-	    NULL) {
+	if ((a = json_shape_str(o, "testAllowAddress", NULL)) != NULL) {
 		if (!eg.eg_test || (r->er_test_allow_fam = egress_ip_parse(
 					a, strlen(a), r->er_test_allow)) == 0)
 			return -1;
@@ -165,8 +164,7 @@ open_routes(struct erun *r, struct json_object *o)
 
 	if (!json_object_object_get_ex(o, "routes", &a))
 		return 0;
-	if ((n = json_object_array_length(a)) > EGRESS_ROUTES_MAX)
-		return -1;
+	n = json_object_array_length(a); /* <= EGRESS_ROUTES_MAX: open_shape */
 	for (i = 0; i < n; i++) {
 		ro = &r->er_routes[i];
 		el = json_object_array_get_idx(a, i);
@@ -207,17 +205,17 @@ open_parse(struct erun *r, struct json_object *o)
 {
 	struct json_object *allow, *el;
 	const char *id, *agent, *s;
-	long long x;
 	size_t i, n;
 
-	if ((id = json_get_str(o, "runId", 16)) == NULL || !id_ok(id) ||
-	    (agent = json_get_str(o, "agent", 64)) == NULL || !agent_ok(agent))
+	/* Typed and bounded by open_shape; the values are checked here. */
+	id = json_shape_str(o, "runId", NULL);
+	agent = json_shape_str(o, "agent", NULL);
+	if (!id_ok(id) || !agent_ok(agent))
 		return -1;
 	memcpy(r->er_id, id, strlen(id) + 1);
 	memcpy(r->er_agent, agent, strlen(agent) + 1);
 	json_object_object_get_ex(o, "allow", &allow);
-	n = json_object_array_length(allow);
-	if (n == 0 || n > EGRESS_ALLOW_MAX)
+	if ((n = json_object_array_length(allow)) == 0)
 		return -1;
 	for (i = 0; i < n; i++) {
 		el = json_object_array_get_idx(allow, i);
@@ -229,16 +227,9 @@ open_parse(struct erun *r, struct json_object *o)
 			return -1;
 	}
 	r->er_nallow = n;
-	if (json_get_int(o, "maxConnections", 1, EGRESS_CONNS_MAX, &x) == -1)
-		return -1;
-	r->er_max_conns = (unsigned int)x;
-	if (json_get_int(o, "maxBytes", 1, (long long)EGRESS_BYTES_MAX, &x) ==
-	    -1)
-		return -1;
-	r->er_max_bytes = (unsigned long long)x;
-	if (json_get_int(o, "idleTimeoutSec", 1, EGRESS_IDLE_MAX, &x) == -1)
-		return -1;
-	r->er_idle_sec = (unsigned int)x;
+	r->er_max_conns = (unsigned int)json_shape_int(o, "maxConnections", 0);
+	r->er_max_bytes = (unsigned long long)json_shape_int(o, "maxBytes", 0);
+	r->er_idle_sec = (unsigned int)json_shape_int(o, "idleTimeoutSec", 0);
 	if (open_routes(r, o) == -1)
 		return -1;
 	return open_test(r, o);
