@@ -49,7 +49,7 @@ static void broker_config_h(struct ipc_conn *, struct ipc_msg *, void *);
 static const struct ipc_dispatch parent_table[] = {
     DAEMON_PARENT_ROWS,
     {MSG_BROKER_CONFIG, PROC_BIT(PROC_PARENT), 2, 16384, IPC_FD_REQUIRED,
-	broker_config_h, IPC_KEYS(config_shape)},
+	broker_config_h, IPC_KEYS_ONCE(config_shape)},
     IPC_END,
 };
 
@@ -160,10 +160,6 @@ broker_config_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	long long port;
 	size_t i, len;
 
-	if (broker.b_http != NULL) {
-		log_warnx("second broker configuration refused");
-		return;
-	}
 	tok = json_shape_str(o, "token", NULL);
 	port = json_shape_int(o, "port", 0);
 	listen = json_shape_str(o, "listen", NULL);

@@ -80,10 +80,11 @@ struct ipc_conn {
 	int c_idwrap; /* c_nextid wrapped: any id may have been issued */
 	TAILQ_HEAD(, ipc_pending) c_pending;
 	int c_dead;
-	int c_broken; /* died of a protocol violation */
-	int c_inuse;  /* nesting depth of callbacks into the owner */
-	int c_freeme; /* ipc_conn_free() was called while in use */
-	int c_paused; /* not read: IPC_MAX_UNSENT waits to be sent */
+	int c_broken;	 /* died of a protocol violation */
+	int c_inuse;	 /* nesting depth of callbacks into the owner */
+	int c_freeme;	 /* ipc_conn_free() was called while in use */
+	int c_paused;	 /* not read: IPC_MAX_UNSENT waits to be sent */
+	uint64_t c_once; /* IPC_ONCE rows admitted, by index in c_table */
 };
 
 static void ipc_read_cb(evutil_socket_t, short, void *);
@@ -591,6 +592,15 @@ ipc_handle_reply(struct ipc_conn *c, struct ipc_msg *m, const char *body)
  * its row admits is parsed, so a peer cannot make us build a 12 MiB
  * JSON tree for a row that takes 64 bytes.
  */
+/* An IPC_ONCE row's bit in c_once; 0 for a row beyond 64 (refused). */
+static uint64_t
+ipc_once_bit(const struct ipc_conn *c, const struct ipc_dispatch *d)
+{
+	size_t i = (size_t)(d - c->c_table);
+
+	return i < 64 ? (uint64_t)1 << i : 0;
+}
+
 static void
 ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m, const char *body)
 {
@@ -598,6 +608,9 @@ ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m, const char *body)
 
 	d = ipc_lookup(c->c_table, m->m_type);
 	if (d == NULL || (d->d_senders & PROC_BIT(c->c_peer)) == 0 ||
+	    ((d->d_flags & IPC_ONCE) &&
+		(ipc_once_bit(c, d) == 0 ||
+		    (c->c_once & ipc_once_bit(c, d)))) ||
 	    m->m_len < d->d_minlen || m->m_len > d->d_maxlen ||
 	    (d->d_fd == IPC_FD_REQUIRED) != (m->m_fd >= 0) ||
 	    (m->m_obj = ipc_payload_parse(body, m->m_len)) == NULL) {
@@ -617,6 +630,8 @@ ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m, const char *body)
 			    d->d_refuse != NULL ? d->d_refuse : "bad-message");
 		return;
 	}
+	if (d->d_flags & IPC_ONCE)
+		c->c_once |= ipc_once_bit(c, d);
 	d->d_fn(c, m, c->c_arg);
 }
 

@@ -76,7 +76,7 @@ enum ipc_fd_rule { IPC_FD_NONE = 0, IPC_FD_REQUIRED };
  * parses, and the payload fits the row's declared shape (SU-3, common/
  * json.h: keys, types, bounds, no leftovers); d_shape NULL admits {}
  * alone.  A request that does not fit is answered with d_refuse (NULL:
- * "bad-message"); a handler never sees it.
+ * "bad-message"); a handler never sees it.  d_flags: IPC_ONCE.
  */
 struct ipc_dispatch {
 	uint32_t d_type;
@@ -88,12 +88,19 @@ struct ipc_dispatch {
 	const struct json_shape *d_shape;
 	size_t d_nshape;
 	const char *d_refuse;
+	unsigned int d_flags;
 };
+/*
+ * IPC_ONCE: the row admits one frame per channel (OpenSSH's MON_ONCE);
+ * a second is refused like a wrong sender, before the handler.
+ */
+#define IPC_ONCE 0x1u
 /* A row's shape: its keys, answered with "bad-message" or code. */
-#define IPC_KEYS(s)	     (s), (sizeof(s) / sizeof((s)[0])), NULL
-#define IPC_KEYS_OR(s, code) (s), (sizeof(s) / sizeof((s)[0])), (code)
+#define IPC_KEYS(s)	     (s), (sizeof(s) / sizeof((s)[0])), NULL, 0
+#define IPC_KEYS_OR(s, code) (s), (sizeof(s) / sizeof((s)[0])), (code), 0
+#define IPC_KEYS_ONCE(s)     (s), (sizeof(s) / sizeof((s)[0])), NULL, IPC_ONCE
 /* A row that takes {} alone. */
-#define IPC_EMPTY NULL, 0, NULL
+#define IPC_EMPTY NULL, 0, NULL, 0
 /* Tables end with this row. */
 /* clang-format off */
 #define IPC_END {MSG_NONE, 0, 0, 0, 0, NULL, IPC_EMPTY}

@@ -178,6 +178,8 @@ static const struct ipc_dispatch tbl_rec[] = {
 	IPC_FD_NONE, h_record, IPC_KEYS(any_shape)},
     {MSG_SESSION_ADD, PROC_BIT(PROC_PARENT), 2, 128, IPC_FD_NONE, h_record,
 	IPC_KEYS_OR(id_shape, "bad-request")},
+    {MSG_SHUTDOWN, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, h_record,
+	IPC_KEYS_ONCE(any_shape)},
     IPC_END,
 };
 
@@ -1395,6 +1397,34 @@ test_dispatch_shape_SU3(void **state)
 	rig_close(&g);
 }
 
+/*
+ * An IPC_ONCE row admits one frame per channel; a frame it refuses for
+ * its size does not use that one up.
+ */
+static void
+test_dispatch_once_SU3(void **state)
+{
+	struct event_base *base = *state;
+	struct rig g;
+
+	rig_open(base, &g, PROC_PARENT);
+	rig_send(&g, MSG_SHUTDOWN, 20, 0,
+	    "{\"a\":"
+	    "\"000000000000000000000000000000000000000000000000000000000\"}");
+	rig_send(&g, MSG_SHUTDOWN, 21, 0, "{\"n\":1}");
+	rig_send(&g, MSG_SHUTDOWN, 22, 0, "{\"n\":2}");
+	rig_send(&g, MSG_SHUTDOWN, 0, 0, "{\"n\":3}");
+	raw_collect(base, g.sv[1], &g.rb, 2);
+	raw_collect(base, g.sv[1], &g.rb, 0);
+	assert_int_equal(g.r.n, 1);
+	assert_string_equal(g.r.body[0], "{\"n\":1}");
+	assert_int_equal(g.rb.nframes, 2);
+	assert_bad_message(&g.rb, 0, 20);
+	assert_bad_message(&g.rb, 1, 22);
+	assert_int_equal(g.r.nclose, 0);
+	rig_close(&g);
+}
+
 static void
 test_dispatch_fd_required_absent_SU3(void **state)
 {
@@ -2064,6 +2094,7 @@ main(void)
 	    T(test_coalesced_frames),
 	    T(test_dispatch_table_SU3),
 	    T(test_dispatch_shape_SU3),
+	    T(test_dispatch_once_SU3),
 	    T(test_dispatch_fd_required_absent_SU3),
 	    T(test_dispatch_fd_unwanted_closed_SU3),
 	    T(test_fd_bound_to_first_byte_SU3),
