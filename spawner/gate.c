@@ -21,6 +21,8 @@
 #include "hook.h"
 #include "log.h"
 #include "spawner.h"
+#include "spawner_shapes.h"
+#include "util.h"
 
 struct gate_items gate_items = TAILQ_HEAD_INITIALIZER(gate_items);
 size_t gate_nheld;
@@ -174,48 +176,38 @@ tool_name_ok(const char *s)
  * {tool, kind, cwd, line | argv | filePath?} and nothing else: a shell
  * line for kind "shell", an argv for the plain form (kind "exec"), a path
  * (optional for "search") for "read", "write" and "search"; the tool is
- * the CLI's own name, for the audit (SBX-8, policy/hook.h).
+ * the CLI's own name, for the audit (SBX-8, policy/hook.h).  Keys, types
+ * and bounds are gate_call_shape's (spawner_shapes.h, SU-3); the values
+ * are checked here.
  */
 static int
 gate_call_parse(struct json_object *o, struct gate_call *k)
 {
 	struct json_object *v, *w;
 	const char *kind;
-	size_t nkeys = 3, i, total = 0;
+	size_t i, total = 0;
 
 	memset(k, 0, sizeof(*k));
-	if ((kind = json_get_str(o, "kind", 16)) == NULL)
+	if (!json_shape_ok(o, gate_call_shape, nitems(gate_call_shape)))
 		return -1;
+	kind = json_shape_str(o, "kind", NULL);
 	k->gk_kind =
 	    strcmp(kind, "exec") == 0 ? GK_EXEC : hook_kind_parse(kind);
-	if (k->gk_kind == -1 ||
-	    (k->gk_tool = json_get_str(o, "tool", 64)) == NULL ||
-	    !tool_name_ok(k->gk_tool) ||
-	    (k->gk_cwd = json_get_str(o, "cwd", PATH_MAX - 1)) == NULL ||
+	k->gk_tool = json_shape_str(o, "tool", NULL);
+	k->gk_cwd = json_shape_str(o, "cwd", NULL);
+	k->gk_path = json_shape_str(o, "filePath", NULL);
+	k->gk_line = json_shape_str(o, "line", NULL);
+	if (k->gk_kind == -1 || !tool_name_ok(k->gk_tool) ||
 	    k->gk_cwd[0] != '/')
 		return -1;
-	if (json_object_object_get_ex(o, "filePath", &v)) {
-		nkeys++;
-		if ((k->gk_path = json_get_str(o, "filePath", PATH_MAX - 1)) ==
-			NULL ||
-		    k->gk_path[0] == '\0' ||
-		    (k->gk_kind != HK_READ && k->gk_kind != HK_WRITE &&
-			k->gk_kind != HK_SEARCH))
-			return -1;
-	}
-	if (json_object_object_get_ex(o, "line", &v)) {
-		nkeys++;
-		if ((k->gk_line = json_get_str(o, "line", GATE_LINE_MAX)) ==
-			NULL ||
-		    k->gk_kind != HK_SHELL)
-			return -1;
-	}
+	if (k->gk_path != NULL && k->gk_kind != HK_READ &&
+	    k->gk_kind != HK_WRITE && k->gk_kind != HK_SEARCH)
+		return -1;
+	if (k->gk_line != NULL && k->gk_kind != HK_SHELL)
+		return -1;
 	if (json_object_object_get_ex(o, "argv", &v)) {
-		nkeys++;
-		if (!json_object_is_type(v, json_type_array) ||
-		    k->gk_kind != GK_EXEC ||
-		    (k->gk_argc = json_object_array_length(v)) == 0 ||
-		    k->gk_argc > GATE_WORDS_MAX)
+		if (k->gk_kind != GK_EXEC ||
+		    (k->gk_argc = json_object_array_length(v)) == 0)
 			return -1;
 		for (i = 0; i < k->gk_argc; i++) {
 			w = json_object_array_get_idx(v, i);
@@ -229,8 +221,6 @@ gate_call_parse(struct json_object *o, struct gate_call *k)
 		if (total > GATE_LINE_MAX)
 			return -1;
 	}
-	if ((size_t)json_object_object_length(o) != nkeys)
-		return -1;
 	/* Each kind carries exactly what its check needs. */
 	if ((k->gk_kind == HK_SHELL && k->gk_line == NULL) ||
 	    (k->gk_kind == GK_EXEC && k->gk_argc == 0) ||

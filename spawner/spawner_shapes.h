@@ -12,6 +12,7 @@
 
 #include "cordon_limits.h"
 #include "egress.h"
+#include "gate.h"
 #include "json.h"
 #include "vaultpath.h"
 
@@ -80,6 +81,17 @@ static const struct json_shape job_events_shape[] = {
 static const struct json_shape job_wait_shape[] = {
     JS_STR("jobId", JS_REQ, 0, LIM_JOB_ID_MAX),
     JS_INT("timeoutMs", JS_REQ, 0, LIM_JOB_WAIT_MS_MAX),
+};
+
+/* A gate call from an agent's `cordon gate` (SBX-6, SBX-8): a route of
+ * the gate channel rather than a row, checked as one. */
+static const struct json_shape gate_call_shape[] = {
+    JS_STR("tool", JS_REQ, 1, 64),
+    JS_STR("kind", JS_REQ, 0, 16),
+    JS_STR("cwd", JS_REQ, 1, PATH_MAX - 1),
+    JS_STR("filePath", JS_OPT, 1, PATH_MAX - 1),
+    JS_STR("line", JS_OPT, 0, GATE_LINE_MAX),
+    JS_ARR("argv", JS_OPT, GATE_WORDS_MAX),
 };
 
 #endif

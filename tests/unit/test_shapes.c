@@ -94,6 +94,9 @@ static const struct row {
     ROW("MSG_JOB_EVENTS", job_events_shape,
 	"{\"jobId\":\"j\",\"offset\":0,\"limit\":1}"),
     ROW("MSG_JOB_WAIT", job_wait_shape, "{\"jobId\":\"j\",\"timeoutMs\":0}"),
+    ROW("gate call (the gate channel)", gate_call_shape,
+	"{\"tool\":\"Bash\",\"kind\":\"shell\",\"cwd\":\"/w\","
+	"\"filePath\":\"a\",\"line\":\"ls\",\"argv\":[\"ls\"]}"),
     /* egressd */
     ROW("MSG_EGRESS_OPEN", open_shape,
 	"{\"runId\":\"0123456789abcdef\",\"agent\":\"a\","
