@@ -645,9 +645,11 @@ def test_sbx8_gate_dir_only_the_runs_read_only_copy():
     env = dict(child_env(), CORDON_GATE="/tmp/.cordon-gate")
     env.pop("CORDON_GATE_FD", None)
     # A private mount namespace with its own /tmp: the host's is shared.
-    script = ("mount -t tmpfs none /tmp && mkdir /tmp/.cordon-gate && "
+    # cordon is held open first: the build may itself lie under /tmp.
+    script = ("exec 9<\"$0\" && mount -t tmpfs none /tmp && "
+              "mkdir /tmp/.cordon-gate && "
               "for i in 0 1 2 3 4 5 6 7; do mkfifo /tmp/.cordon-gate/$i.in "
-              "/tmp/.cordon-gate/$i.out; done && exec \"$0\" gate")
+              "/tmp/.cordon-gate/$i.out; done && exec /proc/self/fd/9 gate")
     p = subprocess.run(["unshare", "-m", "--propagation", "private",
                         "sh", "-c", script, cordon_bin()],
                        input=hook.encode(), capture_output=True, env=env,
