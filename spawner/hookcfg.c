@@ -1,9 +1,13 @@
 /*
  * SBX-8: the hook wiring and config files cordon writes itself, for a
- * CLI that reads them from the agent's writable home: the whole file
- * is cordon's, written afresh before every chat run, so whatever the
- * agent wrote there last run is gone.  Written through held dir fds,
- * never following a link the agent left.
+ * CLI that would read them from the agent's writable home: the whole
+ * file is cordon's, written afresh before every chat run into a
+ * cordon-owned dir outside the home (STATE/hookcfg/NAME), which every
+ * spawn of the agent binds read-only over the home's file
+ * (sandbox_cfg.c).  In the home cordon only makes sure a plain file is
+ * there to bind over (a run's mountpoint is never renamed over: that
+ * would drop the bind in a run still going).  Written through held dir
+ * fds, never following a link the agent left.
  *   - Gemini CLI's ~/.gemini/settings.json holds its gate hook (it has
  *     no flag for one).
  *   - Codex takes its hook on the command line, but also runs the
@@ -11,8 +15,7 @@
  *     and CODEX_HOME/hooks.json (trusted by --dangerously-bypass-hook-
  *     trust), trusts a project's .codex/ by that config's [projects],
  *     and loads CODEX_HOME/.env into its environment, which its hook's
- *     `bash -c` inherits (BASH_ENV): all three are written holding
- *     nothing but a note.
+ *     `bash -c` inherits (BASH_ENV): all three hold nothing but a note.
  * Claude Code takes its hooks on the command line; what it reads from
  * its home is checked by hookproj.c.  Gemini CLI's project settings
  * and .env files, writable too, could outrank its file: hookproj.c
@@ -20,7 +23,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,23 +36,21 @@
 #include "spawner.h"
 #include "util.h"
 
-#define HOOKCFG_DIR	 ".gemini"
-#define HOOKCFG_SETTINGS "settings.json"
-#define HOOKCFG_OAUTH	 "oauth_creds.json" /* Gemini CLI's login */
-#define HOOKCFG_CODEX	 ".codex"	    /* CODEX_HOME (SBX-9) */
+#define HOOKCFG_STATE "hookcfg" /* STATE/hookcfg/NAME: cordon's copies */
+#define HOOKCFG_OAUTH "oauth_creds.json" /* Gemini CLI's login */
 
 #define HOOKCFG_NOTE                                                           \
-	"cordon writes this file afresh before every run of this agent; "      \
-	"what is written here does not last (docs/agents.md, "                 \
-	"\"Codex's own files\")"
+	"cordon shows its own copy of this file, read-only, in every run of "  \
+	"this agent; what is written here is never read (docs/agents.md, "     \
+	"\"Read-only hook config\")"
 
 /* Codex's files in CODEX_HOME that can run or trust a program. */
 static const struct {
-	const char *path, *text; /* path: under the home */
+	const char *name, *text;
 } hookcfg_codex[] = {
-    {HOOKCFG_CODEX "/config.toml", "# " HOOKCFG_NOTE "\n"},
-    {HOOKCFG_CODEX "/hooks.json", "{\"hooks\":{}}\n"},
-    {HOOKCFG_CODEX "/.env", "# " HOOKCFG_NOTE "\n"},
+    {"config.toml", "# " HOOKCFG_NOTE "\n"},
+    {"hooks.json", "{\"hooks\":{}}\n"},
+    {".env", "# " HOOKCFG_NOTE "\n"},
 };
 
 /* home/dir, made if missing, opened never through a link: a dir fd. */
@@ -60,72 +63,154 @@ hookcfg_dir(int hfd, const char *dir)
 	    hfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/*
+ * The file a run binds cordon's copy over: a plain file, made with text
+ * if missing.  Something else there (a link, a FIFO) is no run's
+ * mountpoint, so it goes; a dir cannot be bound over: EISDIR.
+ */
 static int
-hookcfg_gemini(int hfd, const char **file)
+hookcfg_mountpoint(int dfd, const char *name, const char *text)
 {
-	char name[32] = "cordon-gate-", buf[512];
-	size_t n = strlen(name);
 	struct stat st;
-	int gfd, r = -1, e;
+	size_t len = strlen(text);
+	int fd, r;
 
-	*file = HOOKCFG_DIR "/" HOOKCFG_SETTINGS;
-	if ((gfd = hookcfg_dir(hfd, HOOKCFG_DIR)) == -1)
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISREG(st.st_mode))
+			return 0;
+		if (S_ISDIR(st.st_mode)) {
+			errno = EISDIR;
+			return -1;
+		}
+		if (unlinkat(dfd, name, 0) == -1)
+			return -1;
+	} else if (errno != ENOENT)
 		return -1;
-	if (random_hex(name + n, sizeof(name) - n, 8) == 0 &&
-	    hook_gemini_settings(name, sandbox_cordon(),
-		fstatat(gfd, HOOKCFG_OAUTH, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode),
-		buf, sizeof(buf)) == 0)
-		r = atomic_write_at(gfd, HOOKCFG_SETTINGS, buf, strlen(buf),
-		    0600, (uid_t)-1, (gid_t)-1);
-	e = errno;
-	close(gfd);
-	errno = e;
+	if ((fd = openat(dfd, name,
+		 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) ==
+	    -1)
+		return -1;
+	r = write(fd, text, len) == (ssize_t)len ? 0 : -1;
+	close(fd);
 	return r;
 }
 
+/* Gemini CLI's settings: the gate hook under a fresh name (SBX-8). */
 static int
-hookcfg_codex_files(int hfd, const char **file)
+hookcfg_gemini(int cfd, int gfd, char *buf, size_t bufsz)
 {
-	size_t i;
-	int cfd, r = 0, e;
+	char name[32] = "cordon-gate-";
+	size_t n = strlen(name);
+	struct stat st;
 
-	*file = HOOKCFG_CODEX;
-	if ((cfd = hookcfg_dir(hfd, HOOKCFG_CODEX)) == -1)
+	if (random_hex(name + n, sizeof(name) - n, 8) == -1 ||
+	    hook_gemini_settings(name, sandbox_cordon(),
+		fstatat(gfd, HOOKCFG_OAUTH, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode),
+		buf, bufsz) == -1)
 		return -1;
-	for (i = 0;
-	     r == 0 && i < sizeof(hookcfg_codex) / sizeof(hookcfg_codex[0]);
-	     i++) {
-		*file = hookcfg_codex[i].path;
-		r = atomic_write_at(cfd, strchr(*file, '/') + 1,
-		    hookcfg_codex[i].text, strlen(hookcfg_codex[i].text), 0600,
-		    (uid_t)-1, (gid_t)-1);
+	return atomic_write_at(
+	    cfd, "settings.json", buf, strlen(buf), 0600, (uid_t)-1, (gid_t)-1);
+}
+
+/* The files of cli: cordon's copies in cfd, the mountpoints in gfd;
+ * *file the one being written, relative to the home. */
+static char hookcfg_rel[64];
+
+static int
+hookcfg_files(enum sbx_cfg_cli cli, int cfd, int gfd, const char **file)
+{
+	char *rel = hookcfg_rel;
+	const char *const *f = sandbox_cfg_files(cli);
+	char buf[512];
+	size_t i, j;
+
+	*file = rel;
+	if (cli == SBX_CFG_GEMINI) {
+		snprintf(rel, sizeof(hookcfg_rel), "%s/%s",
+		    sandbox_cfg_dir(cli), f[0]);
+		if (hookcfg_gemini(cfd, gfd, buf, sizeof(buf)) == -1 ||
+		    hookcfg_mountpoint(gfd, f[0], buf) == -1)
+			return -1;
+		return 0;
 	}
-	e = errno;
-	close(cfd);
-	errno = e;
-	return r;
+	for (i = 0; f[i] != NULL; i++) {
+		snprintf(rel, sizeof(hookcfg_rel), "%s/%s",
+		    sandbox_cfg_dir(cli), f[i]);
+		for (j = 0; j < nitems(hookcfg_codex) &&
+			    strcmp(hookcfg_codex[j].name, f[i]) != 0;
+		     j++)
+			;
+		if (j == nitems(hookcfg_codex) ||
+		    atomic_write_at(cfd, f[i], hookcfg_codex[j].text,
+			strlen(hookcfg_codex[j].text), 0600, (uid_t)-1,
+			(gid_t)-1) == -1 ||
+		    hookcfg_mountpoint(gfd, f[i], hookcfg_codex[j].text) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+hookcfg_load(struct agent *ag, const char *state, const char **file)
+{
+	struct sandbox_plan *pl = &ag->ag_sb;
+	char path[PATH_MAX], rp[PATH_MAX];
+	int sfd, dfd;
+
+	*file = HOOKCFG_STATE;
+	pl->pl_cfgcli = sandbox_cfg_cli(ag->ag_mf.m_bin);
+	if (pl->pl_cfgcli == SBX_CFG_NONE)
+		return 0;
+	if (state == NULL || realpath(state, rp) == NULL ||
+	    snprintf(path, sizeof(path), "%s/" HOOKCFG_STATE "/%s", rp,
+		ag->ag_mf.m_name) >= (int)sizeof(path)) {
+		errno = state == NULL ? EINVAL : errno;
+		return -1;
+	}
+	/* Names are the manifest's ^[a-z0-9][a-z0-9-]{0,63}$: one segment. */
+	if ((sfd = open(rp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (dfd = roots_dir_make(sfd, HOOKCFG_STATE)) == -1 ||
+	    (dfd = roots_dir_make(dfd, ag->ag_mf.m_name)) == -1)
+		return -1;
+	close(dfd);
+	if ((pl->pl_cfgdir = strdup(path)) == NULL)
+		return -1;
+	return hookcfg_run(ag, file);
 }
 
 int
 hookcfg_run(const struct agent *ag, const char **file)
 {
-	int hfd, r = 0, e;
+	const struct sandbox_plan *pl = &ag->ag_sb;
+	const char *dir = sandbox_cfg_dir(pl->pl_cfgcli);
+	int hfd, cfd, gfd = -1, r = -1, e;
 
 	*file = "";
-	if (ag->ag_sb.pl_roots.r_home == NULL ||
-	    (!hookproj_gemini(ag->ag_mf.m_bin) &&
-		!hookproj_codex(ag->ag_mf.m_bin)))
+	if (pl->pl_roots.r_home == NULL || dir == NULL)
 		return 0;
-	if ((hfd = open(ag->ag_sb.pl_roots.r_home,
+	/* A dir that fails is named by its first file. */
+	snprintf(hookcfg_rel, sizeof(hookcfg_rel), "%s/%s", dir,
+	    sandbox_cfg_files(pl->pl_cfgcli)[0]);
+	*file = hookcfg_rel;
+	if (pl->pl_cfgdir == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	if ((cfd = open(pl->pl_cfgdir,
 		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return -1;
-	if (hookproj_gemini(ag->ag_mf.m_bin))
-		r = hookcfg_gemini(hfd, file);
-	else
-		r = hookcfg_codex_files(hfd, file);
+	if ((hfd = open(pl->pl_roots.r_home,
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) != -1)
+		gfd = hookcfg_dir(hfd, dir);
+	if (gfd != -1)
+		r = hookcfg_files(pl->pl_cfgcli, cfd, gfd, file);
 	e = errno;
-	close(hfd);
+	if (gfd != -1)
+		close(gfd);
+	if (hfd != -1)
+		close(hfd);
+	close(cfd);
 	errno = e;
 	return r;
 }

@@ -100,8 +100,9 @@ agent_load_file(const char *dir, const char *file)
 		goto disable;
 	}
 	/* SBX-8: hook wiring the agent cannot rewrite, or no agent. */
-	if (hookcfg_run(ag, &cfg) == -1) {
-		log_warn("agents/%s: cannot write %s in its home; agent "
+	if (hookcfg_load(
+		ag, sp.sp_state[0] != '\0' ? sp.sp_state : NULL, &cfg) == -1) {
+		log_warn("agents/%s: cannot write its hook config (%s); agent "
 			 "disabled",
 		    file, cfg);
 		goto disable;

@@ -84,13 +84,30 @@ enum sbx_step {
 	SBX_STEP_LL_RULESET,
 	SBX_STEP_LL_RESTRICT,
 	SBX_STEP_SECCOMP,
-	SBX_STEP_NOTIFY, /* handing the seccomp listener to the spawner */
-	SBX_STEP_HIDE,	 /* covering cordon's socket dir (systemd mode) */
-	SBX_STEP_CGROUP, /* the run's pids cgroup: made, or joined (SP-7) */
-	SBX_STEP_GATE,	 /* the gate's FIFO dir (SBX-8) */
-	SBX_STEP_PROXY,	 /* EG-1: lo up, the proxy listener, handed over */
+	SBX_STEP_NOTIFY,  /* handing the seccomp listener to the spawner */
+	SBX_STEP_HIDE,	  /* covering cordon's socket dir (systemd mode) */
+	SBX_STEP_CGROUP,  /* the run's pids cgroup: made, or joined (SP-7) */
+	SBX_STEP_GATE,	  /* the gate's FIFO dir (SBX-8) */
+	SBX_STEP_PROXY,	  /* EG-1: lo up, the proxy listener, handed over */
+	SBX_STEP_HOOKCFG, /* SBX-8: the CLI's config files bound read-only */
 	SBX_STEP_MAX
 };
+
+/*
+ * SBX-8: CLIs that read hooks, programs or their environment from files
+ * in the agent's home (sandbox_cfg.c).  Each has one dir there (its
+ * ".gemini", ".codex"), pinned in every spawn (a mountpoint: no rename,
+ * no rmdir) but writable for the CLI's own state, and files in it that
+ * only cordon writes: a run sees cordon's copy, read-only.
+ */
+enum sbx_cfg_cli { SBX_CFG_NONE, SBX_CFG_GEMINI, SBX_CFG_CODEX };
+#define SBX_CFG_FILES_MAX 4
+/* The CLI of a bin (its last component): gemini, codex, else none. */
+enum sbx_cfg_cli sandbox_cfg_cli(const char *bin);
+/* Its dir under the home (".gemini"), or NULL for none. */
+const char *sandbox_cfg_dir(enum sbx_cfg_cli);
+/* The names of its read-only files in that dir, NULL-ended. */
+const char *const *sandbox_cfg_files(enum sbx_cfg_cli);
 
 struct sandbox_host {
 	int sh_landlock_abi; /* -1: unavailable */
@@ -120,6 +137,14 @@ struct sandbox_plan {
 	const struct mf_egress *pl_egress; /* network: proxy (EG-2): the
 					      manifest's, which outlives us */
 	struct roots pl_roots;
+	/*
+	 * SBX-8: a CLI whose config in the home can run or unwire hooks,
+	 * and the dir of cordon's own copies of those files (set at load,
+	 * freed with the plan), bound read-only over the home's in every
+	 * spawn of the agent.
+	 */
+	enum sbx_cfg_cli pl_cfgcli;
+	char *pl_cfgdir;
 };
 
 /* Per run: prepared in the spawner, applied in the child. */

@@ -57,6 +57,8 @@ static const char *const sbx_step_names[] = {
 	[SBX_STEP_CGROUP - SPAWN_STEP_HOOK_BASE] = "pids cgroup",
 	[SBX_STEP_GATE - SPAWN_STEP_HOOK_BASE] = "gate fifo dir",
 	[SBX_STEP_PROXY - SPAWN_STEP_HOOK_BASE] = "proxy listener",
+	[SBX_STEP_HOOKCFG - SPAWN_STEP_HOOK_BASE] =
+	    "hook config read-only",
 };
 /* clang-format on */
 
@@ -195,6 +197,10 @@ sandbox_child(void *arg)
 	if (sx->sx_clone & CLONE_NEWNS) {
 		if ((r = sbx_child_mounts(sx)) != 0)
 			return r;
+	} else if (sx->sx_plan->pl_cfgcli != SBX_CFG_NONE) {
+		/* SBX-8: no view of its own, no read-only hook config. */
+		errno = ENOTSUP;
+		return SBX_STEP_HOOKCFG;
 	} else if ((r = sbx_scan_roots(sx, 0, -1)) != 0)
 		return r; /* Landlock cannot carve a hole: refuse (SBX-2) */
 	/* EG-1: while the child still holds its namespace's caps. */

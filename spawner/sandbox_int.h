@@ -6,6 +6,7 @@
 #define CORDON_SANDBOX_INT_H
 
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <limits.h>
 #include <stdint.h>
@@ -34,6 +35,18 @@ int sbx_tmpfs_new(unsigned long long size, const char *mode, uint64_t attrs);
 int sbx_attach_fd(int m, int to);
 /* 0, or an SBX_STEP_* with errno set. */
 int sbx_child_mounts(const struct sandbox_run *);
+
+/*
+ * sandbox_cfg.c, in the child (SBX-8): cordon's copies of the CLI's
+ * config files, cloned read-only while their dir is in view (before
+ * /tmp is covered) into trees[] (-1 past the last); then, once the home
+ * is attached, its CLI dir pinned and each copy attached over its file
+ * there, checked by inode.  0, or SBX_STEP_HOOKCFG with errno set.
+ */
+int sbx_cfg_clone(const struct sandbox_run *, int trees[SBX_CFG_FILES_MAX],
+    struct stat srcs[SBX_CFG_FILES_MAX]);
+int sbx_cfg_attach(const struct sandbox_run *, int trees[SBX_CFG_FILES_MAX],
+    const struct stat srcs[SBX_CFG_FILES_MAX]);
 
 /* sandbox_scan.c, in the child: 0, or an SBX_STEP_* with errno set. */
 int sbx_scan_roots(const struct sandbox_run *, int shadow, int emptyfd);

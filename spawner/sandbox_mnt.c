@@ -3,7 +3,8 @@
  * own mount namespace (SBX-4).  The host read-only, nosuid, nodev; the
  * write roots copied in by handle and writable; a private /tmp with the
  * roots under /tmp shown again in it; a fresh /proc; the gate's FIFO
- * dir (SBX-8); cordon's socket dir covered.  No logging, no allocation.
+ * dir (SBX-8); the CLI's config files read-only (SBX-8, sandbox_cfg.c);
+ * cordon's socket dir covered.  No logging, no allocation.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -282,12 +283,16 @@ sbx_child_mounts(const struct sandbox_run *sx)
 	const struct roots *rt = &sx->sx_plan->pl_roots;
 	struct tmproot tr[SBX_PATHS_MAX];
 	int wtree[SBX_WRITE_MAX], wfd[SBX_WRITE_MAX];
-	struct stat st;
+	int cfgtree[SBX_CFG_FILES_MAX];
+	struct stat st, cfgsrc[SBX_CFG_FILES_MAX];
 	size_t i, j, ntr = 0, nw = 0;
 	int fd, tmpm, tmpfd, emptyfd, r, m;
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return SBX_STEP_PRIVATE;
+	/* SBX-8: cordon's copies of the CLI's config, while in view. */
+	if ((r = sbx_cfg_clone(sx, cfgtree, cfgsrc)) != 0)
+		return r;
 	/*
 	 * Every path of the ruleset under /tmp (roots, the agent's binary,
 	 * `cordon` for the gate), copied before /tmp is covered.
@@ -402,6 +407,9 @@ sbx_child_mounts(const struct sandbox_run *sx)
 				return SBX_STEP_ROOT;
 			close(fd);
 		}
+	/* SBX-8: the home is attached: its CLI config read-only in it. */
+	if ((r = sbx_cfg_attach(sx, cfgtree, cfgsrc)) != 0)
+		return r;
 	if ((sx->sx_clone & CLONE_NEWPID) &&
 	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		NULL) == -1)

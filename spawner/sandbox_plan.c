@@ -202,6 +202,8 @@ void
 sandbox_plan_free(struct sandbox_plan *pl)
 {
 	roots_free(&pl->pl_roots);
+	free(pl->pl_cfgdir);
+	pl->pl_cfgdir = NULL;
 }
 
 struct json_object *

@@ -158,12 +158,16 @@ struct spawner {
 extern struct spawner sp;
 
 /*
- * hookcfg.c, SBX-8: the files cordon writes into the home of an agent
- * whose CLI would take hooks or programs from them there (Gemini CLI's
- * settings, Codex's config.toml, hooks.json and .env), at load and
- * before each chat run; nothing for other CLIs.  0, or -1 with errno
- * and *file the one not written (relative to the home).
+ * hookcfg.c, SBX-8: the files of an agent whose CLI would take hooks or
+ * programs from them in its home (Gemini CLI's settings, Codex's
+ * config.toml, hooks.json and .env), written by cordon into its own dir
+ * and bound read-only over the home's in every spawn (sandbox_cfg.c);
+ * nothing for other CLIs.  hookcfg_load at load (the dir beneath the
+ * state dir, into the plan, then the files), hookcfg_run before each
+ * chat run.  0, or -1 with errno and *file the one not written
+ * (relative to the home).
  */
+int hookcfg_load(struct agent *, const char *state, const char **file);
 int hookcfg_run(const struct agent *, const char **file);
 
 /* spawner.c: audit records go to auditd; cb gets NULL on no answer. */
