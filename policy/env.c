@@ -402,6 +402,32 @@ env_home(char ***envp, const struct manifest *m, const char *home)
 }
 
 int
+env_home_foreign(
+    const struct manifest *m, const char *home, char *why, size_t whysz)
+{
+	char want[4096];
+	size_t i, j;
+
+	for (j = 0; j < m->m_nenv; j++)
+		for (i = 0; env_home_vars[i].hv_name != NULL; i++) {
+			if (strcmp(m->m_env[j].e_name,
+				env_home_vars[i].hv_name) != 0)
+				continue;
+			if (snprintf(want, sizeof(want), "%s%s", home,
+				env_home_vars[i].hv_rel) < (int)sizeof(want) &&
+			    strcmp(m->m_env[j].e_value, want) == 0)
+				break;
+			snprintf(why, whysz,
+			    "env: %s: not the agent's private home (%s), "
+			    "where cordon writes and checks its CLI's config; "
+			    "remove it",
+			    m->m_env[j].e_name, want);
+			return -1;
+		}
+	return 0;
+}
+
+int
 env_pin(char ***envp, const char *const *names)
 {
 	struct envv e = {0};

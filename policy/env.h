@@ -68,6 +68,15 @@ struct env_home_var {
 };
 extern const struct env_home_var env_home_vars[]; /* ended by NULL */
 int env_home(char ***envp, const struct manifest *, const char *home);
+/*
+ * SBX-8, SBX-9: 0 if the manifest's env: sets none of env_home_vars, or
+ * each to exactly what env_home would (its place in home); else -1 with
+ * why naming the first other one and the value cordon would use: a CLI
+ * dir cordon neither writes nor checks (its hook config, its env) is
+ * refused, and so is a HOME or XDG dir outside the private home.
+ */
+int env_home_foreign(
+    const struct manifest *, const char *home, char *why, size_t whysz);
 
 /*
  * SBX-8: each of names (NULL-ended) the env does not have yet, set to ""

@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "env.h"
 #include "log.h"
 #include "spawner.h"
 #include "util.h"
@@ -97,6 +98,11 @@ agent_load_file(const char *dir, const char *file)
 		log_warn("agents/%s: no private home under the state dir; "
 			 "agent disabled",
 		    file);
+		goto disable;
+	}
+	/* SBX-8, SBX-9: no CLI dir cordon neither writes nor checks. */
+	if (env_home_foreign(&ag->ag_mf, home, why, sizeof(why)) == -1) {
+		log_warnx("agents/%s: %s; agent disabled", file, why);
 		goto disable;
 	}
 	/* SBX-8: hook wiring the agent cannot rewrite, or no agent. */

@@ -28,6 +28,7 @@
 #include "../spawner/secrets.h"
 #include "cli.h"
 #include "cordond.h"
+#include "env.h"
 #include "manifest.h"
 #include "util.h"
 #include "yamljson.h"
@@ -289,9 +290,16 @@ check_hooks(struct check *ck, const char *file, const struct manifest *m,
 
 	if (cwd == NULL)
 		cwd = op != NULL && op[0] == '/' ? op : "/";
-	if (agent_home_path(ck->ck_state, m->m_name, home, sizeof(home)) ==
-		-1 ||
-	    hookproj_check(m->m_bin, cwd, home, why, sizeof(why)) == 0)
+	if (agent_home_path(ck->ck_state, m->m_name, home, sizeof(home)) == -1)
+		return;
+	/* SBX-8, SBX-9: the spawner's own load check, in its words. */
+	if (env_home_foreign(m, home, why, sizeof(why)) == -1) {
+		at = check_node(root, "transportConfig", "env", -1);
+		snprintf(
+		    msg, sizeof(msg), "%s; the agent would be disabled", why);
+		check_report_at(ck, file, at, "home-env", msg);
+	}
+	if (hookproj_check(m->m_bin, cwd, home, why, sizeof(why)) == 0)
 		return;
 	at = check_node(root, "transportConfig", "cwd", -1);
 	snprintf(msg, sizeof(msg), "%s; runs would fail (spawn-failed)", why);

@@ -9,6 +9,7 @@
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import threading
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agents_util import make_agents_home, post_json, run, server_env, text_of
-from conftest import Cordon, finish
+from conftest import Cordon, child_env, cordon_bin, finish
 
 FILES = {"gemini": (".gemini", ["settings.json"]),
          "codex": (".codex", ["config.toml", "hooks.json", ".env"])}
@@ -89,10 +90,20 @@ def world():
                 f"sandbox:\n  writeRoots: [{work}]\n"
                 "actions:\n  - id: tamper\n    label: Tamper\n"
                 f"    command: [{bot}, tamper]\n")
+        # SBX-8, SBX-9: a CLI dir elsewhere than the private home, and one
+        # that is exactly it.
+        homes = os.path.join(os.path.realpath(base), "ro", "state", "homes")
+        for name, val in (("far", os.path.join(base, "elsewhere")),
+                          ("same", os.path.join(homes, "same", ".codex"))):
+            extra[name] = (
+                f"name: {name}\ntransport: subprocess\n"
+                f"transportConfig:\n  bin: {bindir}/codex\n  cwd: {work}\n"
+                "  args: [\"{prompt}\"]\n"
+                f"  env:\n    CODEX_HOME: {val}\n")
         home = make_agents_home(Path(base), name="ro", extra=extra)
         server_env(mp, {"HOME": os.path.join(base, "operator")})
         c = Cordon(home, ["--allow-root"]).start()
-        yield {"c": c, "work": work, "home": str(home)}
+        yield {"c": c, "work": work, "home": str(home), "homes": homes}
     finally:
         if c is not None:
             finish(c)
@@ -202,3 +213,33 @@ def test_sbx8_hook_config_unbindable_refuses_spawn(world):
         os.rename(src + ".aside", src)
     r = post_json(world["c"], "/api/agents/cdx/actions/tamper", {})
     assert r.json()["ok"] is True, r.json()
+
+
+def test_sbx8_manifest_env_cli_dir_elsewhere_refused(world):
+    """A manifest pointing CODEX_HOME away from the private home (where
+    cordon neither writes nor checks the CLI's config) disables the
+    agent, naming the key; `cordon check` foresees it in the same words.
+    The very path of the private home is accepted."""
+    want = os.path.join(world["homes"], "far", ".codex")
+    why = (f"env: CODEX_HOME: not the agent's private home ({want}), "
+           "where cordon writes and checks its CLI's config; remove it")
+    assert world["c"].request("GET", "/api/agents/far").status == 404
+    assert f"agents/far.yaml: {why}; agent disabled" in world["c"].stderr()
+    r, ev = run(world["c"], "same", "show")
+    assert r.status == 200, r
+    env = dict(child_env(), HOME=os.path.join(
+        os.path.dirname(world["home"]), "operator"))
+    r = subprocess.run([cordon_bin(), "check", "--home", world["home"]],
+                       capture_output=True, text=True, timeout=30, env=env)
+    assert r.returncode == 1, r
+    assert f"far.yaml:7:3: {why}; the agent would be disabled" in r.stdout, \
+        r.stdout
+    assert "same.yaml" not in r.stdout, r.stdout
+    r = subprocess.run([cordon_bin(), "check", "--json", "--home",
+                        world["home"]], capture_output=True, text=True,
+                       timeout=30, env=env)
+    got = [p for p in json.loads(r.stdout)["problems"]
+           if p["code"] == "home-env"]
+    assert len(got) == 1 and got[0]["file"].endswith("far.yaml") and \
+        f"{got[0]['key']}: {got[0]['message']}" == \
+        f"{why}; the agent would be disabled", got

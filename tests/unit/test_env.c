@@ -200,6 +200,46 @@ test_sbx9_env_home(void **state)
 	manifest_free(&m);
 }
 
+/*
+ * SBX-8, SBX-9: a manifest may set a CLI's dir variable (or HOME, an XDG
+ * dir) only to its place in the private home; anything else is named.
+ */
+static void
+test_sbx8_env_home_foreign(void **state)
+{
+	struct manifest m;
+	char why[256];
+
+	(void)state;
+	load(MF "    PLAIN: x\n", &m);
+	assert_int_equal(
+	    env_home_foreign(&m, "/st/homes/a", why, sizeof(why)), 0);
+	manifest_free(&m);
+	load(MF "    CODEX_HOME: /st/homes/a/.codex\n"
+		"    GEMINI_CLI_HOME: /st/homes/a\n",
+	    &m);
+	assert_int_equal(
+	    env_home_foreign(&m, "/st/homes/a", why, sizeof(why)), 0);
+	manifest_free(&m);
+	load(MF "    CODEX_HOME: /srv/codex\n", &m);
+	assert_int_equal(
+	    env_home_foreign(&m, "/st/homes/a", why, sizeof(why)), -1);
+	assert_string_equal(why,
+	    "env: CODEX_HOME: not the agent's private home "
+	    "(/st/homes/a/.codex), where cordon writes and checks its CLI's "
+	    "config; remove it");
+	manifest_free(&m);
+	load(MF "    CLAUDE_CONFIG_DIR: ~/.claude\n", &m);
+	assert_int_equal(
+	    env_home_foreign(&m, "/st/homes/a", why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "CLAUDE_CONFIG_DIR"));
+	manifest_free(&m);
+	load(MF "    HOME: /home/op\n", &m);
+	assert_int_equal(
+	    env_home_foreign(&m, "/st/homes/a", why, sizeof(why)), -1);
+	manifest_free(&m);
+}
+
 /* SP-2, SP-5: bad secret values and names, bad cwd: refused. */
 static void
 test_sp2_env_build_refusals(void **state)
@@ -298,6 +338,7 @@ main(void)
 	    cmocka_unit_test(test_sp4_env_built_not_inherited),
 	    cmocka_unit_test(test_sp4_env_home_relative),
 	    cmocka_unit_test(test_sbx9_env_home),
+	    cmocka_unit_test(test_sbx8_env_home_foreign),
 	    cmocka_unit_test(test_sp2_env_build_refusals),
 	    cmocka_unit_test(test_sp5_env_name_rules),
 	    cmocka_unit_test(test_sp5_env_secretish),
