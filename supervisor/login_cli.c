@@ -268,6 +268,12 @@ login_plan(struct login *lg)
 		    lg->lg_name, lg->lg_cf.cf_state, strerror(errno));
 		return -1;
 	}
+	/* SBX-8, SBX-9: the spawner would not load this agent either. */
+	if (env_home_foreign(&lg->lg_mf, lg->lg_home, why, sizeof(why)) == -1) {
+		fprintf(
+		    stderr, "cordon agent login: %s: %s\n", lg->lg_name, why);
+		return -1;
+	}
 	return 0;
 }
 

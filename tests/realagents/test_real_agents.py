@@ -205,6 +205,12 @@ def agent_home(c, agent):
     return pathlib.Path(c.home) / "state" / "homes" / agent
 
 
+def hookcfg_dir(c, agent):
+    """cordon's own copies of the agent's CLI config, which every run
+    sees read-only in its home (SBX-8)."""
+    return pathlib.Path(c.home) / "state" / "hookcfg" / agent
+
+
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, clis, mock, pki):
     """One cordon with the three shipped manifests (and each once more
@@ -658,7 +664,8 @@ def test_sbx8_real_cli_hook_cannot_be_unwired_by_agent(setup, mock, agent):
     """The agent rewrote its CLI's settings to turn its hook off; the next
     tool call still goes through `cordon gate` (Claude Code and Codex:
     the hook is on the command line, which outranks every file; Gemini
-    CLI: cordon writes its settings afresh before each run)."""
+    CLI: a run reads cordon's own settings, bound read-only over the
+    home's file)."""
     c, p = setup
     wait_live(c, agent)
     made = []
@@ -681,8 +688,8 @@ def test_sbx8_real_cli_hook_cannot_be_unwired_by_agent(setup, mock, agent):
         results = tool_results(mock, agent)
         assert results and "cordon gate" in results[0], results
         assert "mock-key-material" not in "".join(results)
-        if agent == "gemini":  # cordon's own again, hook and all
-            s = json.loads((agent_home(c, agent) / ".gemini" /
+        if agent == "gemini":  # the run read cordon's own, hook and all
+            s = json.loads((hookcfg_dir(c, agent) /
                             "settings.json").read_text())
             assert s["hooksConfig"] == {"enabled": True}, s
             hook = s["hooks"]["BeforeTool"][0]["hooks"][0]
@@ -843,9 +850,9 @@ def test_sbx8_real_codex_config_cannot_add_hooks_or_set_hook_env(setup,
     hooks, `notify` and MCP servers declared there run (hook trust is
     bypassed for the gate hook), config.toml's [projects] makes the
     project trusted, and .env reaches the gate hook's `bash -c`
-    (BASH_ENV).  cordon writes the home's three afresh before the run:
-    none of the agent's commands ran, `cordon gate` still refuses
-    `cat ~/.ssh/id_rsa`, and the files hold cordon's text again."""
+    (BASH_ENV).  The run reads cordon's own three, bound read-only over
+    the home's: none of the agent's commands ran, `cordon gate` still
+    refuses `cat ~/.ssh/id_rsa`, and cordon's files hold its text."""
     c, p = setup
     agent = "codex"
     wait_live(c, agent)
@@ -876,14 +883,15 @@ def test_sbx8_real_codex_config_cannot_add_hooks_or_set_hook_env(setup,
         assert "mock-key-material" not in "".join(results)
         ran = {str(m): m.read_text() for m in marks if m.exists()}
         assert ran == {}, ran
-        assert (home / "config.toml").read_text().startswith(
-            "# cordon writes this file afresh")
-        assert json.loads((home / "hooks.json").read_text()) == \
+        own = hookcfg_dir(c, agent)
+        assert (own / "config.toml").read_text().startswith(
+            "# cordon shows its own copy of this file")
+        assert json.loads((own / "hooks.json").read_text()) == \
             {"hooks": {}}
-        assert "BASH_ENV" not in (home / ".env").read_text()
+        assert "BASH_ENV" not in (own / ".env").read_text()
     finally:
         for f in made:
-            if f.exists() and not str(f).startswith(str(home)):
+            if f.exists():
                 f.unlink()
 
 
@@ -927,3 +935,87 @@ def test_sbx8_real_claude_config_env_cannot_reach_hook(setup, mock):
             f.unlink(missing_ok=True)
         else:
             f.write_text(saved)
+
+
+# ---- hook config read-only within the run (SBX-8) ----
+
+# The files each CLI would take hooks or programs from in its home,
+# which cordon binds read-only over the home's in every run.
+RO_CONFIG = {"codex": (".codex", ["config.toml", "hooks.json", ".env"]),
+             "gemini": (".gemini", ["settings.json"])}
+# Run by `node` (which the gate allows) from a workspace file the agent
+# could have written: every way to change the CLI's config files and
+# move their dir, each outcome by errno name, into OUT.  The first run
+# to get here (it makes HELD) then waits for GO, which the second makes.
+TAMPER_JS = r"""
+const fs = require("fs"), path = require("path");
+const [dir, names, held, go, out] = %s;
+const first = !fs.existsSync(held);
+if (first) fs.writeFileSync(held, "");
+const got = {};
+const op = (k, f) => { try { f(); got[k] = "ok"; }
+                       catch (e) { got[k] = e.code; } };
+for (const n of names) {
+  const p = path.join(dir, n), mine = path.join(dir, "mine-" + n);
+  fs.writeFileSync(mine, "agent\n");
+  op(n + ":write", () => fs.appendFileSync(p, "agent\n"));
+  op(n + ":rename-over", () => fs.renameSync(mine, p));
+  op(n + ":unlink", () => fs.unlinkSync(p));
+  op(n + ":chmod", () => fs.chmodSync(p, 0o666));
+}
+op("dir:rename", () => fs.renameSync(dir, dir + ".old"));
+fs.writeFileSync(out + (first ? ".a" : ".b"), JSON.stringify(got));
+if (!first) { fs.writeFileSync(go, ""); process.exit(0); }
+const t0 = Date.now();
+(function wait() {
+  if (fs.existsSync(go) || Date.now() - t0 > 60000) return;
+  setTimeout(wait, 100);
+})();
+"""
+
+
+@pytest.mark.parametrize("agent", [agent_param(a) for a in RO_CONFIG])
+def test_sbx8_real_cli_hook_config_read_only_while_run_lasts(setup, mock,
+                                                            agent):
+    """During a run the agent tries to rewrite, replace, remove and move
+    its CLI's hook config (a script the gate lets `node` run): each try
+    is refused by the sandbox, and a second run of the same agent,
+    started while the first holds, is gated as ever."""
+    c, p = setup
+    wait_live(c, agent)
+    word = uuid.uuid4().hex[:8]
+    cdir, names = RO_CONFIG[agent]
+    home = agent_home(c, agent)
+    held, go, out = (str(p["work"] / f"{k}-{word}")
+                     for k in ("held", "go", "out"))
+    js = p["work"] / f"tamper-{word}.js"
+    js.write_text(TAMPER_JS % json.dumps(
+        [str(home / cdir), names, held, go, out]))
+    mock.script(*shell_turns(agent, f"node tamper-{word}.js", "Tried."))
+    first = Stream(c, agent, f"tamper {word}")
+    try:
+        rid_a = first.start()
+        deadline = time.monotonic() + RUN_S
+        while not os.path.exists(held):
+            assert time.monotonic() < deadline, c.stderr()[-2000:]
+            time.sleep(0.2)
+        rid_b, ev_b = chat(c, agent, f"tamper too {word}")
+        ev_a = first.finish(RUN_S)
+    finally:
+        first.close()
+        pathlib.Path(go).touch()
+    want = {"dir:rename": "EBUSY"}
+    for n in names:
+        want.update({n + ":write": "EROFS", n + ":rename-over": "EBUSY",
+                     n + ":unlink": "EBUSY", n + ":chmod": "EROFS"})
+    for side, ev in (("a", ev_a), ("b", ev_b)):
+        assert [e for e in ev if e["kind"] == "done"], ev
+        assert json.loads(pathlib.Path(out + "." + side).read_text()) == \
+            want, side
+    # Each run's tool call went through its own gate hook.
+    for rid in (rid_a, rid_b):
+        rec = wait_audit(c.home, lambda r: r["kind"] == "verb.run" and
+                         r.get("runId") == rid and r.get("verb") == "node")
+        assert rec[-1]["verdict"] == "allow", rec
+    for f in (held, go, out + ".a", out + ".b", str(js)):
+        os.unlink(f)
