@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agents_util import make_agents_home, post_json, run, server_env, text_of
-from conftest import Cordon, child_env, cordon_bin, finish
+from conftest import Cordon, child_env, cordon_bin, finish, system_user
 
 FILES = {"gemini": (".gemini", ["settings.json"]),
          "codex": (".codex", ["config.toml", "hooks.json", ".env"])}
@@ -243,3 +243,45 @@ def test_sbx8_manifest_env_cli_dir_elsewhere_refused(world):
     assert len(got) == 1 and got[0]["file"].endswith("far.yaml") and \
         f"{got[0]['key']}: {got[0]['message']}" == \
         f"{why}; the agent would be disabled", got
+
+
+def test_sbx8_hook_config_read_only_unprivileged():
+    """The same binds made by a spawner of an ordinary user (its own
+    user namespace): the run's agent cannot touch its hook config."""
+    user = system_user("cordon-test", home=True)
+    base = tempfile.mkdtemp(prefix="cordon-hookro-u-", dir="/var/tmp")
+    os.chmod(base, 0o755)
+    mp = pytest.MonkeyPatch()
+    c = None
+    try:
+        bindir = os.path.join(base, "bin")
+        os.mkdir(bindir, 0o755)
+        bot = os.path.join(bindir, "gemini")
+        with open(bot, "w") as f:
+            f.write(FAKE_CLI)
+        os.chmod(bot, 0o755)
+        home = make_agents_home(Path(base), name="u", extra={
+            "gem": (f"name: gem\ntransport: subprocess\n"
+                    f"transportConfig:\n  bin: {bot}\n"
+                    "  args: [\"{prompt}\"]\n")})
+        for root, dirs, files in os.walk(base):
+            for n in dirs + files:
+                if not os.path.join(root, n).startswith(bindir):
+                    os.lchown(os.path.join(root, n), user.pw_uid,
+                              user.pw_gid)
+        server_env(mp, {"HOME": user.pw_dir})
+        c = Cordon(str(home), prefix=[
+            "setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+            "--init-groups", "--"]).start()
+        r, ev = run(c, "gem", "tamper")
+        assert r.status == 200, (r, r.body[:300], c.stderr()[-2000:])
+        refused_all(json.loads(text_of(ev)), "gemini")
+        r, ev = run(c, "gem", "show")
+        assert r.status == 200, r
+        own = Path(home, "state", "hookcfg", "gem", "settings.json")
+        assert json.loads(text_of(ev)) == {"settings.json": own.read_text()}
+    finally:
+        if c is not None:
+            finish(c)
+        mp.undo()
+        shutil.rmtree(base, ignore_errors=True)
