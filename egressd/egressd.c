@@ -2,8 +2,8 @@
  * cordon-egressd (EG-1): takes each `network: proxy` run's listener from
  * the spawner and serves CONNECT tunnels to its allowlist (tunnel.c).
  * Reads /etc/resolv.conf (and /etc/hosts) once, before it confines
- * itself, and the CA store for credential routes (tls.c); after that, no
- * file at all.  Its channels: cordond, the spawner (runs opened and
+ * itself, and opens the CA store for credential routes (tls.c); after
+ * that, no file at all.  Its channels: cordond, the spawner (runs opened and
  * closed, with their routes' keys: EG-3), auditd (one record per
  * connection or routed request).
  */

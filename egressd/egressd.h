@@ -134,7 +134,7 @@ void route_record(const struct tunnel *, struct json_object *);
 void route_done(struct tunnel *);
 
 /* tls.c (EG-3) */
-void tls_init(const char *test_ca); /* before confinement */
+void tls_init(const char *test_ca); /* before confinement: opens the CA */
 struct bufferevent *tls_bev_new(
     struct event_base *, const struct egress_route *);
 int tls_failed(struct bufferevent *); /* the error was TLS's */
