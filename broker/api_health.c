@@ -5,6 +5,8 @@
  * same gatherer cordond uses (common/health_gather.c), adds its own
  * report, and says so ("supervisor": "systemd"; restarts are systemd's,
  * see `systemctl status`).  The broker adds its version either way.
+ * Requests are answered from the last gathering while it is fresh
+ * enough (health_snap.c).
  */
 #include <stdlib.h>
 
@@ -14,12 +16,12 @@
 #include "config.h"
 #include "confine.h"
 #include "health_gather.h"
+#include "health_snap.h"
 #include "log.h"
 #include "msg.h"
 
 static void
-health_send(struct evhttp_request *req, struct json_object *from,
-    const char *supervisor)
+health_send(struct json_object *from, const char *supervisor)
 {
 	struct json_object *o, *v;
 
@@ -33,22 +35,18 @@ health_send(struct evhttp_request *req, struct json_object *from,
 		json_object_object_add(o, "status", json_object_get(v));
 	if (json_object_object_get_ex(from, "daemons", &v))
 		json_object_object_add(o, "daemons", json_object_get(v));
-	send_json(req, 200, o);
+	health_snap_done(o);
 	json_object_put(o);
 }
 
 static void
 health_reply_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	struct evhttp_request *req = api_release(arg);
-
-	if (req == NULL)
-		return;
 	if (m == NULL || m->m_type != MSG_HEALTH_OK) {
-		send_error(req, 503, "unavailable");
+		health_snap_done(NULL);
 		return;
 	}
-	health_send(req, m->m_obj, "cordond");
+	health_send(m->m_obj, "cordond");
 }
 
 /* ---- systemd mode: ask the peers ourselves ---- */
@@ -59,13 +57,10 @@ static const enum proc_id health_order[] = {
 static void
 health_finish(struct json_object *const *status, void *arg)
 {
-	struct evhttp_request *req = api_release(arg);
 	struct json_object *o, *arr;
 	size_t i;
 	int allup = 1;
 
-	if (req == NULL)
-		return;
 	arr = json_object_new_array();
 	for (i = 0; i < sizeof(health_order) / sizeof(health_order[0]); i++) {
 		enum proc_id p = health_order[i];
@@ -76,24 +71,18 @@ health_finish(struct json_object *const *status, void *arg)
 			allup = 0;
 	}
 	o = health_answer(arr, allup);
-	health_send(req, o, "systemd");
+	health_send(o, "systemd");
 	json_object_put(o);
 }
 
 static void
-health_systemd(struct evhttp_request *req)
+health_systemd(void)
 {
 	struct health_gather *g;
-	void *hold;
 	size_t i;
 
-	if ((hold = api_hold(req)) == NULL) {
-		send_error(req, 500, "internal");
-		return;
-	}
-	if ((g = health_gather_new(health_finish, hold)) == NULL) {
-		if ((req = api_release(hold)) != NULL)
-			send_error(req, 500, "internal");
+	if ((g = health_gather_new(health_finish, NULL)) == NULL) {
+		health_snap_done(NULL);
 		return;
 	}
 	health_gather_own(g, PROC_BROKER, confine_status_json());
@@ -104,13 +93,24 @@ health_systemd(struct evhttp_request *req)
 	health_gather_go(g);
 }
 
+/* One gathering; it ends in health_snap_done() either way. */
+static void
+health_refresh(void)
+{
+	struct timeval tv = {3, 0};
+
+	if (broker.b_d.d_systemd) {
+		health_systemd();
+		return;
+	}
+	if (broker.b_d.d_parent == NULL ||
+	    ipc_request(broker.b_d.d_parent, MSG_HEALTH, NULL, -1,
+		MSG_HEALTH_OK, &tv, health_reply_cb, NULL) == -1)
+		health_snap_done(NULL);
+}
+
 void
 api_health(struct evhttp_request *req, const struct api_params *p)
 {
-	if (broker.b_d.d_systemd) {
-		health_systemd(req);
-		return;
-	}
-	api_ask(req, broker.b_d.d_parent, MSG_HEALTH, NULL, MSG_HEALTH_OK,
-	    health_reply_cb);
+	health_snap_get(req, health_refresh);
 }

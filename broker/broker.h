@@ -15,6 +15,7 @@
 #include "msg.h"
 
 struct evhttp;
+struct evbuffer;
 struct evhttp_request;
 struct evconnlistener;
 struct event;
@@ -87,6 +88,9 @@ int conns_request(struct evhttp_request *);
 
 void http_request_cb(struct evhttp_request *, void *);
 void send_json(struct evhttp_request *, int status, struct json_object *);
+/* The same with a body already serialised into b (NULL: empty), which
+ * the caller still owns. */
+void send_json_buf(struct evhttp_request *, int status, struct evbuffer *);
 /* PER-6 headers every answer carries; csp is the page's policy.
  * send_json and send_error set them; a streamed answer calls this. */
 #define CSP_NONE "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
@@ -95,7 +99,6 @@ void set_common_headers(struct evhttp_request *, const char *csp);
 void send_error(struct evhttp_request *, int status, const char *code);
 /* The same as a whole HTTP/1.1 answer, for a request evhttp refused
  * itself (conns.c): 413 too-large, else bad-request; then close. */
-struct evbuffer;
 void raw_error(struct evbuffer *, int status);
 
 /*

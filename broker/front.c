@@ -93,15 +93,24 @@ void
 send_json(struct evhttp_request *req, int status, struct json_object *o)
 {
 	struct evbuffer *b = evbuffer_new();
-	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
 	const char *s;
 	size_t len;
 
-	set_common_headers(req, CSP_NONE);
-	evhttp_add_header(h, "Content-Type", "application/json");
 	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
 	if (b != NULL && s != NULL)
 		evbuffer_add(b, s, len);
+	send_json_buf(req, status, b);
+	if (b != NULL)
+		evbuffer_free(b);
+}
+
+void
+send_json_buf(struct evhttp_request *req, int status, struct evbuffer *b)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+	set_common_headers(req, CSP_NONE);
+	evhttp_add_header(h, "Content-Type", "application/json");
 	/*
 	 * evhttp frames no body on an answer to CONNECT (it expects a
 	 * tunnel): state the length ourselves and close afterwards.
@@ -123,8 +132,6 @@ send_json(struct evhttp_request *req, int status, struct json_object *o)
 		evhttp_add_header(h, "Connection", "close");
 	reqlog_end(req, status, b ? evbuffer_get_length(b) : 0);
 	evhttp_send_reply(req, status, NULL, b);
-	if (b != NULL)
-		evbuffer_free(b);
 }
 
 /* PER-9: {"ok":false,"error":"<code>"} with a code from a fixed set. */
