@@ -49,7 +49,7 @@ static void broker_config_h(struct ipc_conn *, struct ipc_msg *, void *);
 static const struct ipc_dispatch parent_table[] = {
     DAEMON_PARENT_ROWS,
     {MSG_BROKER_CONFIG, PROC_BIT(PROC_PARENT), 2, 16384, IPC_FD_REQUIRED,
-	broker_config_h, IPC_KEYS_ONCE(config_shape)},
+	broker_config_h, IPC_KEYS_CONFIG(config_shape)},
     IPC_END,
 };
 

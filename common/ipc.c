@@ -601,33 +601,56 @@ ipc_once_bit(const struct ipc_conn *c, const struct ipc_dispatch *d)
 	return i < 64 ? (uint64_t)1 << i : 0;
 }
 
+/* Refuse m: log why, answer a request with code. */
+static void
+ipc_refuse(
+    struct ipc_conn *c, struct ipc_msg *m, const char *why, const char *code)
+{
+	log_warnx("refused %s message (type %u, %u bytes) from %s: %s",
+	    msg_name(m->m_type), m->m_type, m->m_len, proc_name(c->c_peer),
+	    why);
+	if (m->m_id != 0)
+		ipc_reply_error(c, m, code);
+}
+
+/* 1 if the row admits m's sender, and on an IPC_ONCE row, one more. */
+static int
+ipc_admits(struct ipc_conn *c, const struct ipc_dispatch *d)
+{
+	if ((d->d_senders & PROC_BIT(c->c_peer)) == 0)
+		return 0;
+	return !(d->d_flags & IPC_ONCE) ||
+	       (ipc_once_bit(c, d) != 0 && !(c->c_once & ipc_once_bit(c, d)));
+}
+
 static void
 ipc_handle_request(struct ipc_conn *c, struct ipc_msg *m, const char *body)
 {
 	const struct ipc_dispatch *d;
+	const char *why = NULL, *code = "bad-message";
 
 	d = ipc_lookup(c->c_table, m->m_type);
-	if (d == NULL || (d->d_senders & PROC_BIT(c->c_peer)) == 0 ||
-	    ((d->d_flags & IPC_ONCE) &&
-		(ipc_once_bit(c, d) == 0 ||
-		    (c->c_once & ipc_once_bit(c, d)))) ||
-	    m->m_len < d->d_minlen || m->m_len > d->d_maxlen ||
-	    (d->d_fd == IPC_FD_REQUIRED) != (m->m_fd >= 0) ||
-	    (m->m_obj = ipc_payload_parse(body, m->m_len)) == NULL) {
-		log_warnx("refused %s message (type %u, %u bytes) from %s",
-		    d ? msg_name(m->m_type) : "unexpected", m->m_type, m->m_len,
-		    proc_name(c->c_peer));
-		if (m->m_id != 0)
-			ipc_reply_error(c, m, "bad-message");
+	if (d == NULL || !ipc_admits(c, d)) {
+		ipc_refuse(c, m, "not admitted", "bad-message");
 		return;
 	}
+	if (m->m_len < d->d_minlen || m->m_len > d->d_maxlen)
+		why = "size";
+	else if ((d->d_fd == IPC_FD_REQUIRED) != (m->m_fd >= 0))
+		why = "descriptor";
+	else if ((m->m_obj = ipc_payload_parse(body, m->m_len)) == NULL)
+		why = "not JSON";
 	/* SU-3: the row's declared shape, in this one place. */
-	if (!json_shape_ok(m->m_obj, d->d_shape, d->d_nshape)) {
-		log_warnx("refused %s message: not its shape, from %s",
-		    msg_name(m->m_type), proc_name(c->c_peer));
-		if (m->m_id != 0)
-			ipc_reply_error(c, m,
-			    d->d_refuse != NULL ? d->d_refuse : "bad-message");
+	else if (!json_shape_ok(m->m_obj, d->d_shape, d->d_nshape)) {
+		why = "not its shape";
+		if (d->d_refuse != NULL)
+			code = d->d_refuse;
+	}
+	if (why != NULL) {
+		if (d->d_flags & IPC_FATAL)
+			fatalx("%s from %s refused (%s): cannot run without it",
+			    msg_name(m->m_type), proc_name(c->c_peer), why);
+		ipc_refuse(c, m, why, code);
 		return;
 	}
 	if (d->d_flags & IPC_ONCE)

@@ -76,7 +76,8 @@ enum ipc_fd_rule { IPC_FD_NONE = 0, IPC_FD_REQUIRED };
  * parses, and the payload fits the row's declared shape (SU-3, common/
  * json.h: keys, types, bounds, no leftovers); d_shape NULL admits {}
  * alone.  A request that does not fit is answered with d_refuse (NULL:
- * "bad-message"); a handler never sees it.  d_flags: IPC_ONCE.
+ * "bad-message"); a handler never sees it.  d_flags: IPC_ONCE,
+ * IPC_FATAL.
  */
 struct ipc_dispatch {
 	uint32_t d_type;
@@ -95,10 +96,22 @@ struct ipc_dispatch {
  * a second is refused like a wrong sender, before the handler.
  */
 #define IPC_ONCE 0x1u
+/*
+ * IPC_FATAL: the daemon cannot run without what this row brings (its
+ * configuration), so a frame from an admitted sender that the row
+ * refuses for its size, descriptor, parse or shape ends the process
+ * (fatalx) instead of leaving it up unconfigured (SU-3, fail closed).
+ * A wrong sender or a second frame on an IPC_ONCE row is refused as
+ * usual: it changes nothing the daemon holds.
+ */
+#define IPC_FATAL 0x2u
 /* A row's shape: its keys, answered with "bad-message" or code. */
 #define IPC_KEYS(s)	     (s), (sizeof(s) / sizeof((s)[0])), NULL, 0
 #define IPC_KEYS_OR(s, code) (s), (sizeof(s) / sizeof((s)[0])), (code), 0
 #define IPC_KEYS_ONCE(s)     (s), (sizeof(s) / sizeof((s)[0])), NULL, IPC_ONCE
+/* A daemon's configuration row: accepted once, and a refusal is fatal. */
+#define IPC_KEYS_CONFIG(s)                                                     \
+	(s), (sizeof(s) / sizeof((s)[0])), NULL, (IPC_ONCE | IPC_FATAL)
 /* A row that takes {} alone. */
 #define IPC_EMPTY NULL, 0, NULL, 0
 /* Tables end with this row. */

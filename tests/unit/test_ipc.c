@@ -11,6 +11,7 @@
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -1425,6 +1426,81 @@ test_dispatch_once_SU3(void **state)
 	rig_close(&g);
 }
 
+/* A configuration row: once, and a refused payload is fatal. */
+static const struct ipc_dispatch tbl_config[] = {
+    {MSG_BROKER_CONFIG, PROC_BIT(PROC_PARENT), 2, 64, IPC_FD_NONE, h_record,
+	IPC_KEYS_CONFIG(id_shape)},
+    IPC_END,
+};
+
+/*
+ * Feed frames (NUL-separated bodies, in order) from peer to a
+ * tbl_config channel in a child: its exit status, 0 if it lived
+ * through them all.
+ */
+static int
+config_child(enum proc_id peer, const char *const *bodies, size_t n)
+{
+	struct event_base *base;
+	struct ipc_conn *c;
+	struct rec r;
+	uint8_t f[256];
+	size_t i, len;
+	pid_t pid;
+	int st;
+
+	assert_true((pid = fork()) >= 0);
+	if (pid == 0) {
+		rec_init(&r);
+		if ((base = event_base_new()) == NULL ||
+		    (c = ipc_conn_new(
+			 base, -1, peer, tbl_config, on_close, &r)) == NULL)
+			_exit(3);
+		for (i = 0; i < n; i++) {
+			len = MKF(f, MSG_BROKER_CONFIG, 0, 0, bodies[i]);
+			if (ipc_conn_feed(c, f, len, NULL, 0) == -1)
+				_exit(4);
+		}
+		_exit(r.nclose == 0 ? 0 : 5);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/*
+ * SU-3: a configuration row's refused payload ends the daemon (it must
+ * not sit up unconfigured); a wrong sender or a repeat changes nothing.
+ */
+static void
+test_dispatch_config_fatal_SU3(void **state)
+{
+	static const struct {
+		enum proc_id peer;
+		const char *bodies[2];
+		size_t n;
+		int exit;
+	} cases[] = {
+	    {PROC_PARENT, {"{\"id\":\"a\"}"}, 1, 0},
+	    {PROC_PARENT, {"{\"id\":\"a\",\"x\":1}"}, 1, 1},
+	    {PROC_PARENT, {"{\"n\":1}"}, 1, 1},
+	    {PROC_PARENT, {"[1]"}, 1, 1},
+	    {PROC_PARENT,
+		{"{\"id\":\"a\",\"n\":1,\"pad\":\"0123456789012345"
+		 "6789012345678901234567890123\"}"},
+		1, 1},
+	    {PROC_BROKER, {"{\"n\":1}"}, 1, 0},
+	    {PROC_PARENT, {"{\"id\":\"a\"}", "{\"n\":1}"}, 2, 0},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(
+		    config_child(cases[i].peer, cases[i].bodies, cases[i].n),
+		    cases[i].exit);
+}
+
 static void
 test_dispatch_fd_required_absent_SU3(void **state)
 {
@@ -2095,6 +2171,7 @@ main(void)
 	    T(test_dispatch_table_SU3),
 	    T(test_dispatch_shape_SU3),
 	    T(test_dispatch_once_SU3),
+	    T(test_dispatch_config_fatal_SU3),
 	    T(test_dispatch_fd_required_absent_SU3),
 	    T(test_dispatch_fd_unwanted_closed_SU3),
 	    T(test_fd_bound_to_first_byte_SU3),
