@@ -69,6 +69,8 @@ agents_status(const char *code)
 	    {"spawn-failed", 502},
 	    {"audit-unavailable", 503},
 	    {"jobs-unavailable", 503},
+	    {"worktree-refused", 400},
+	    {"worktree-failed", 500},
 	};
 	size_t i;
 
@@ -414,7 +416,7 @@ agents_run_payload(struct evhttp_request *req, const struct api_params *p,
 {
 	struct json_object *body, *v, *o;
 	char name[LIM_NAME_MAX + 1];
-	const char *prompt, *sess, *via;
+	const char *prompt, *sess, *via, *wt;
 	size_t nkeys = 1;
 
 	if (agents_param(p, 0, LIM_NAME_MAX, 0, name, sizeof(name)) == -1) {
@@ -423,8 +425,10 @@ agents_run_payload(struct evhttp_request *req, const struct api_params *p,
 	}
 	if (api_body(req, &body) == -1)
 		return -1;
-	/* PER-8 strict body: {prompt, session?, via?} and nothing else. */
+	/* PER-8 strict body: {prompt, session?, via?, worktree?} only. */
 	if (json_object_object_get_ex(body, "session", NULL))
+		nkeys++;
+	if (json_object_object_get_ex(body, "worktree", NULL))
 		nkeys++;
 	if (json_object_object_get_ex(body, "via", NULL))
 		nkeys++;
@@ -440,6 +444,14 @@ agents_run_payload(struct evhttp_request *req, const struct api_params *p,
 		strcmp(via, "mcp") != 0)) {
 		json_object_put(body);
 		send_error(req, 400, "invalid-body");
+		return -1;
+	}
+	/* MC-2: an absolute path, checked by the spawner against roots. */
+	if (json_object_object_get_ex(body, "worktree", NULL) &&
+	    ((wt = json_get_str(body, "worktree", LIM_PATH_MAX)) == NULL ||
+		wt[0] != '/')) {
+		json_object_put(body);
+		send_error(req, 400, "invalid-worktree");
 		return -1;
 	}
 	if (json_object_object_get_ex(body, "session", NULL) &&
@@ -463,6 +475,8 @@ agents_run_payload(struct evhttp_request *req, const struct api_params *p,
 		json_object_object_add(o, "session", json_object_get(v));
 	if (json_object_object_get_ex(body, "via", &v))
 		json_object_object_add(o, "via", json_object_get(v));
+	if (json_object_object_get_ex(body, "worktree", &v))
+		json_object_object_add(o, "worktree", json_object_get(v));
 	json_object_put(body);
 	*out = o;
 	return 0;

@@ -202,4 +202,8 @@ void api_job_events(struct evhttp_request *, const struct api_params *);
 void api_job_wait(struct evhttp_request *, const struct api_params *);
 void api_job_cancel(struct evhttp_request *, const struct api_params *);
 
+/* api_worktrees.c: worktree runs (MC-2) */
+void api_worktrees_list(struct evhttp_request *, const struct api_params *);
+void api_worktree_remove(struct evhttp_request *, const struct api_params *);
+
 #endif

@@ -121,6 +121,12 @@ static const struct audit_field f_job_end[] = {
 	E("state", REQ, e_job_state), E("cancelReason", OPT, e_cancel),
 	COUNT("durationMs"), COUNT("events"), COUNT("bytes"),
 };
+static const struct audit_field f_wt_create[] = {
+	S("worktreeId", REQ, AP_RUNID), S("agent", REQ, AP_NAME),
+};
+static const struct audit_field f_wt_remove[] = {
+	S("worktreeId", REQ, AP_RUNID),
+};
 static const struct audit_field f_boot[] = { S("version", REQ, AP_VERSION) };
 static const struct audit_field f_shutdown[] = { E("reason", REQ, e_reason) };
 static const struct audit_field f_restart[] = {
@@ -144,6 +150,8 @@ static const struct audit_kind kinds[] = {
 	K("verb.run", SPAWNER, f_verb),
 	K("job.start", SPAWNER, f_job_start),
 	K("job.end", SPAWNER, f_job_end),
+	K("worktree.create", SPAWNER, f_wt_create),
+	K("worktree.remove", SPAWNER, f_wt_remove),
 	K("http.request", PROC_BIT(PROC_BROKER), f_http),
 	K("egress.connect", PROC_BIT(PROC_EGRESSD), f_egress),
 	K("egress.request", PROC_BIT(PROC_EGRESSD), f_egress_req),

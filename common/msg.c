@@ -129,6 +129,14 @@ msg_name(unsigned int type)
 		return "job-cancel";
 	case MSG_JOB_CANCEL_OK:
 		return "job-cancel-ok";
+	case MSG_WORKTREE_LIST:
+		return "worktree-list";
+	case MSG_WORKTREE_LIST_OK:
+		return "worktree-list-ok";
+	case MSG_WORKTREE_REMOVE:
+		return "worktree-remove";
+	case MSG_WORKTREE_REMOVE_OK:
+		return "worktree-remove-ok";
 	default:
 		return "unknown";
 	}

@@ -127,19 +127,23 @@ enum msg_type {
 				 durationMs}, for the run view */
 
 	/* detached jobs (MC-3): broker -> spawner */
-	MSG_JOB_START = 100, /* {agent, prompt, session?, via?} */
-	MSG_JOB_START_OK,    /* {jobId} once the run's child runs */
-	MSG_JOB_LIST,	     /* {} */
-	MSG_JOB_LIST_OK,     /* {jobs: [meta, ...]}, newest first */
-	MSG_JOB_GET,	     /* {jobId} */
-	MSG_JOB_GET_OK,	     /* {job: meta} */
-	MSG_JOB_EVENTS,	     /* {jobId, offset, limit} */
-	MSG_JOB_EVENTS_OK,   /* {events: [...], next, job: meta} */
-	MSG_JOB_WAIT,	     /* {jobId, timeoutMs}: answered when it ends
-				or the time is up */
-	MSG_JOB_WAIT_OK,     /* {job: meta, timedOut} */
-	MSG_JOB_CANCEL,	     /* {jobId} */
-	MSG_JOB_CANCEL_OK,   /* {} */
+	MSG_JOB_START = 100,	/* {agent, prompt, session?, via?} */
+	MSG_JOB_START_OK,	/* {jobId} once the run's child runs */
+	MSG_JOB_LIST,		/* {} */
+	MSG_JOB_LIST_OK,	/* {jobs: [meta, ...]}, newest first */
+	MSG_JOB_GET,		/* {jobId} */
+	MSG_JOB_GET_OK,		/* {job: meta} */
+	MSG_JOB_EVENTS,		/* {jobId, offset, limit} */
+	MSG_JOB_EVENTS_OK,	/* {events: [...], next, job: meta} */
+	MSG_JOB_WAIT,		/* {jobId, timeoutMs}: answered when it ends
+				   or the time is up */
+	MSG_JOB_WAIT_OK,	/* {job: meta, timedOut} */
+	MSG_JOB_CANCEL,		/* {jobId} */
+	MSG_JOB_CANCEL_OK,	/* {} */
+	MSG_WORKTREE_LIST,	/* {} (MC-2) */
+	MSG_WORKTREE_LIST_OK,	/* {worktrees: [meta, ...]} */
+	MSG_WORKTREE_REMOVE,	/* {id} */
+	MSG_WORKTREE_REMOVE_OK, /* {} */
 
 	MSG_TYPE_MAX
 };

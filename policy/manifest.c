@@ -565,7 +565,7 @@ static void
 mp_sandbox(struct schema *p, struct manifest *m, struct json_object *root)
 {
 	static const char *const keys[] = {"network", "isolation", "readRoots",
-	    "writeRoots", "required", NULL};
+	    "writeRoots", "required", "worktrees", NULL};
 	static const char *const nets[] = {"allow", "none", "proxy", NULL};
 	static const char *const isos[] = {"landlock", "namespace", NULL};
 	struct json_object *sb;
@@ -596,6 +596,8 @@ mp_sandbox(struct schema *p, struct manifest *m, struct json_object *root)
 	    mp_strlist(p, sb, "writeRoots", "sandbox.writeRoots", LIM_ROOTS_MAX,
 		LIM_PATH_MAX, 2, &s->sb_nwrite);
 	s->sb_required = schema_bool(p, sb, "required", "sandbox.required", 1);
+	s->sb_worktrees =
+	    schema_bool(p, sb, "worktrees", "sandbox.worktrees", 0);
 }
 
 /* SBX-6: the gate's policy, validated by policy/gate.c (defaults if absent). */

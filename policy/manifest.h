@@ -69,6 +69,8 @@ struct mf_sandbox {
 	char **sb_write_roots; /* absent: the cwd, when there is one */
 	size_t sb_nwrite;
 	int sb_required; /* default 1 */
+	/* MC-2: a run may ask for a disposable worktree (default off) */
+	int sb_worktrees;
 };
 
 /*

@@ -70,6 +70,12 @@ run_free(struct run *r)
 {
 	if (r->r_job != NULL)
 		job_run_end(r->r_job); /* MC-3: its end kept */
+	/* MC-2: kept once its child ran; else nothing is left of it. */
+	if (r->r_wt_kept)
+		wt_free(r->r_wt);
+	else
+		wt_discard(r->r_wt);
+	free(r->r_wt_repo);
 	gate_chan_close(r->r_gate);
 	LIST_REMOVE(r, r_entry);
 	r->r_agent->ag_running--;
@@ -216,6 +222,9 @@ run_done(struct aproc *ap)
 	json_object_object_add(
 	    ev, "truncated", json_object_new_boolean(r->r_truncated));
 	json_object_object_add(ev, "pending", json_object_new_boolean(pending));
+	/* MC-2: the branch and what changed on it. */
+	if (r->r_wt != NULL)
+		json_object_object_add(ev, "worktree", wt_finish(r->r_wt));
 	/* API-4: a cancelled run says so, whatever its exit status. */
 	if (ap->ap_end == AP_END_CANCEL)
 		json_object_object_add(
@@ -295,7 +304,8 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		as.as_stdin_len = r->r_prompt_len;
 	}
 	as.as_timeout_ms = r->r_timeout_ms;
-	as.as_sandbox = &r->r_agent->ag_sb; /* SBX-1 */
+	/* SBX-1; MC-2: a worktree run's plan writes its worktree only */
+	as.as_sandbox = r->r_wt != NULL ? &r->r_wt->w_plan : &r->r_agent->ag_sb;
 	as.as_agent = r->r_agent->ag_mf.m_name;
 	as.as_run_id = r->r_id;	  /* EG-1: its proxy, if it has one */
 	as.as_secrets = &r->r_ss; /* EG-3: its routes' keys */
@@ -326,6 +336,7 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		return;
 	}
 	r->r_state = RS_RUNNING;
+	r->r_wt_kept = 1;
 	if (r->r_done != NULL)
 		return;
 	if (r->r_job != NULL) { /* MC-3: answered with the job's id */
@@ -413,6 +424,13 @@ run_prepare(struct run *r, const char **code, const char **ec)
 		*code = "invalid-argument";
 		return -1;
 	}
+	/* MC-2: the worktree is made by us, and is the agent's cwd. */
+	if (r->r_wt_repo != NULL) {
+		if ((r->r_wt = wt_create(ag, r->r_id, r->r_wt_repo, code)) ==
+		    NULL)
+			return -1;
+		r->r_cwd = r->r_wt->w_tree;
+	}
 	/* SBX-6: the gate channel's fd, set by us only (never the manifest). */
 	*code = "internal";
 	if (gate_env(&r->r_envp,
@@ -480,7 +498,7 @@ void
 run_start_msg(struct ipc_conn *c, struct ipc_msg *m, int detached)
 {
 	struct json_object *o = m->m_obj;
-	const char *name, *prompt, *sess, *via, *err, *ec;
+	const char *name, *prompt, *sess, *via, *err, *ec, *repo;
 	struct agent *ag;
 	struct run *r;
 	size_t plen;
@@ -488,6 +506,7 @@ run_start_msg(struct ipc_conn *c, struct ipc_msg *m, int detached)
 	/* Typed and bounded by the row's shape; the values are checked here. */
 	name = json_shape_str(o, "agent", NULL);
 	prompt = json_shape_str(o, "prompt", &plen);
+	repo = json_shape_str(o, "worktree", NULL); /* MC-2: worktree.c's */
 	if ((via = json_shape_str(o, "via", NULL)) != NULL &&
 	    strcmp(via, "mcp") != 0) {
 		ipc_reply_error(c, m, "bad-message");
@@ -522,6 +541,10 @@ run_start_msg(struct ipc_conn *c, struct ipc_msg *m, int detached)
 	r->r_req = *m;
 	r->r_req.m_obj = NULL;
 	r->r_req.m_fd = -1;
+	if (repo != NULL && (r->r_wt_repo = strdup(repo)) == NULL) {
+		run_refuse(c, m, r, "internal", NULL);
+		return;
+	}
 	/* MC-3: its store first: a job that cannot be kept never starts. */
 	if (detached && (r->r_job = job_new(r, &err)) == NULL) {
 		run_refuse(c, m, r, err, NULL);

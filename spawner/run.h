@@ -15,6 +15,7 @@
 #include "sanitize.h"
 #include "spawner.h"
 #include "streamjson.h"
+#include "worktree.h"
 
 #define RUN_WINDOW     (128 * 1024) /* text relayed ahead of credits */
 #define RUN_ETAIL_KEEP (4 * SPAWNER_TAIL_MAX) /* stderr window kept */
@@ -54,6 +55,9 @@ struct run {
 	int r_truncated, r_overflow;
 	long r_timeout_ms;
 	struct job *r_job;  /* MC-3: detached, its stream kept by job.c */
+	char *r_wt_repo;    /* MC-2: the repository asked for, or NULL */
+	struct wt *r_wt;    /* its worktree, made in run_prepare */
+	int r_wt_kept;	    /* the child ran in it: the operator's now */
 	run_done_fn r_done; /* headless (missions): no broker, no stream */
 	void *r_done_arg;
 	LIST_ENTRY(run) r_entry;

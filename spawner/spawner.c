@@ -32,6 +32,7 @@
 #include "spawner.h"
 #include "util.h"
 #include "spawner_shapes.h"
+#include "worktree.h"
 
 struct spawner sp;
 
@@ -80,6 +81,10 @@ static const struct ipc_dispatch peer_table[] = {
 	IPC_KEYS(job_wait_shape)},
     {MSG_JOB_CANCEL, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, job_cancel_h,
 	IPC_KEYS(job_id_shape)},
+    {MSG_WORKTREE_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,
+	worktree_list_h, IPC_EMPTY},
+    {MSG_WORKTREE_REMOVE, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE,
+	worktree_remove_h, IPC_KEYS(worktree_id_shape)},
     DAEMON_PEER_STATUS_ROW,
     IPC_END,
 };

@@ -27,8 +27,8 @@ static const struct json_shape agent_get_shape[] = {
 static const struct json_shape run_start_shape[] = {
     JS_STR("agent", JS_REQ, 0, LIM_NAME_MAX),
     JS_STR("prompt", JS_REQ, 0, RUN_START_MAX),
-    JS_STR("session", JS_OPT, 0, LIM_SESSION_MAX),
-    JS_STR("via", JS_OPT, 0, 8),
+    JS_STR("session", JS_OPT, 0, LIM_SESSION_MAX), JS_STR("via", JS_OPT, 0, 8),
+    JS_STR("worktree", JS_OPT, 0, LIM_PATH_MAX), /* MC-2 */
 };
 static const struct json_shape run_id_shape[] = {
     JS_STR("runId", JS_REQ, 0, 16),
@@ -70,6 +70,10 @@ static const struct json_shape egress_conn_shape[] = {
  * Detached jobs (MC-3): MSG_JOB_START takes run_start_shape; a job's id
  * is bounded here, its pattern and existence are job.c's.
  */
+/* Worktree runs (MC-2): an id bounded here, its pattern worktree.c's. */
+static const struct json_shape worktree_id_shape[] = {
+    JS_STR("id", JS_REQ, 0, LIM_JOB_ID_MAX),
+};
 static const struct json_shape job_id_shape[] = {
     JS_STR("jobId", JS_REQ, 0, LIM_JOB_ID_MAX),
 };

@@ -136,6 +136,13 @@ test_au3_every_kind_in_schema_order(void **state)
 	     "\"requested\",\"durationMs\":5,\"events\":3,\"bytes\":90}",
 		PROC_SPAWNER,
 		"kind,jobId,agent,state,cancelReason,durationMs,events,bytes"},
+	    /* MC-2 */
+	    {"{\"kind\":\"worktree.create\",\"worktreeId\":"
+	     "\"0123456789abcdef\",\"agent\":\"a\"}",
+		PROC_SPAWNER, "kind,worktreeId,agent"},
+	    {"{\"kind\":\"worktree.remove\",\"worktreeId\":"
+	     "\"0123456789abcdef\"}",
+		PROC_SPAWNER, "kind,worktreeId"},
 	    {"{\"kind\":\"system.boot\",\"version\":\"0.1.0\"}", PROC_PARENT,
 		"kind,version"},
 	    {"{\"kind\":\"system.shutdown\",\"reason\":\"fatal\"}", PROC_PARENT,

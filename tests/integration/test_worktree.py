@@ -1,0 +1,221 @@
+# Worktree runs (MC-2) over the API: cordon makes a disposable checkout
+# of a repository in the agent's roots on a fresh branch, the agent
+# writes and commits there only, the done event carries the branch and a
+# diff summary, the operator lists and removes worktrees; hostile repos
+# and bodies are refused with fixed codes and no echo, and no hook or
+# config of the repository or of the agent's checkout runs outside the
+# sandbox.  A real cordon, a temp home, the fake `wtagent`.  Touches only
+# the temp dirs it makes and sockets to 127.0.0.1.
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from agents_util import (audit_records, make_agents_home, post_json,
+                         server_env, wait_audit)
+
+GIT_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+
+MANIFESTS = {
+    "wt": """
+name: wt
+transport: subprocess
+transportConfig:
+  bin: wtagent
+  args: ["{prompt}"]
+sandbox:
+  writeRoots: ["{repos}"]
+  worktrees: true
+""",
+    "nowt": """
+name: nowt
+transport: subprocess
+transportConfig:
+  bin: wtagent
+  args: ["{prompt}"]
+sandbox:
+  writeRoots: ["{repos}"]
+""",
+}
+
+
+def git(*args, cwd=None):
+    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def make_repo(path):
+    os.makedirs(path)
+    git("init", "-q", "-b", "main", path)
+    with open(os.path.join(path, "README"), "w") as f:
+        f.write("hello\n")
+    git("add", "README", cwd=path)
+    git("-c", "user.name=op", "-c", "user.email=op@example.invalid",
+        "commit", "-q", "-m", "first", cwd=path)
+    return path
+
+
+@pytest.fixture
+def wt(tmp_path, monkeypatch, cordon_factory):
+    server_env(monkeypatch)
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    extra = {n: t.replace("{repos}", str(repos)) for n, t in MANIFESTS.items()}
+    c = cordon_factory(home=make_agents_home(tmp_path, extra=extra))
+    c.repos = str(repos)
+    return c
+
+
+def run_wt(c, agent, repo, prompt=None, **extra):
+    body = dict({"prompt": prompt or repo, "worktree": repo}, **extra)
+    r = post_json(c, f"/api/agents/{agent}/run", body)
+    assert r is not None
+    evs = []
+    if r.status == 200:
+        evs = [json.loads(x) for x in r.body.split(b"\n") if x]
+    return r, evs
+
+
+def text(evs):
+    return "".join(e.get("text", "") for e in evs if e["kind"] == "token")
+
+
+def error(r):
+    assert r is not None
+    return r.status, r.json()["error"]
+
+
+def remove(c, rid):
+    return post_json(c, f"/api/worktrees/{rid}/remove", {})
+
+
+def refs(repo):
+    return git("for-each-ref", "--format=%(refname) %(objectname)", cwd=repo)
+
+
+def test_mc2_worktree_run_on_fresh_branch_only_it_writable(wt):
+    c = wt
+    repo = make_repo(os.path.join(c.repos, "main"))
+    before = refs(repo)
+    r, evs = run_wt(c, "wt", repo)
+    assert r.status == 200, (r, c.stderr())
+    out = text(evs)
+    assert "commit=ok" in out, out
+    # The sandbox refuses the main checkout and its refs.
+    assert "main-write=refused" in out and "main-ref=refused" in out, out
+    assert not os.path.exists(os.path.join(repo, "pwned"))
+    assert refs(repo) == before
+    assert git("status", "--porcelain", cwd=repo) == ""
+    done = [e for e in evs if e["kind"] == "done"][-1]
+    w = done["worktree"]
+    rid = w["id"]
+    assert re.fullmatch(r"[0-9a-f]{16}", rid)
+    assert w["branch"] == f"cordon/{rid}"
+    assert (w["filesChanged"], w["insertions"], w["deletions"]) == (2, 3, 0)
+    assert w["head"] != w["base"]
+    assert w["path"] == os.path.join(c.home, "state", "worktrees", rid, "tree")
+    # The branch holds the agent's commit, on top of the repo's HEAD.
+    assert git("rev-parse", w["branch"], cwd=w["path"]).strip() == w["head"]
+    assert git("rev-parse", "HEAD", cwd=repo).strip() == w["base"]
+    # The operator merges it from the repository (docs/operator-guide.md).
+    git("fetch", "-q", w["path"], f"{w['branch']}:{w['branch']}", cwd=repo)
+    assert git("rev-parse", w["branch"], cwd=repo).strip() == w["head"]
+    # Nothing the agent planted in its checkout ran outside the sandbox.
+    assert not os.path.exists(repo + ".trap")
+    wait_audit(c.home, lambda r: r["kind"] == "worktree.create" and
+               r["worktreeId"] == rid and r["agent"] == "wt")
+
+
+def test_mc2_worktree_list_and_remove(wt):
+    c = wt
+    repo = make_repo(os.path.join(c.repos, "main"))
+    r, evs = run_wt(c, "wt", repo)
+    assert r.status == 200
+    rid = [e for e in evs if e["kind"] == "done"][-1]["worktree"]["id"]
+    lst = c.request("GET", "/api/worktrees").json()["worktrees"]
+    assert [w["id"] for w in lst] == [rid]
+    assert lst[0]["repo"] == repo and lst[0]["result"]["filesChanged"] == 2
+    r = remove(c, rid)
+    assert r.status == 200, r
+    assert not os.path.exists(os.path.join(c.home, "state", "worktrees", rid))
+    assert c.request("GET", "/api/worktrees").json()["worktrees"] == []
+    wait_audit(c.home, lambda r: r["kind"] == "worktree.remove" and
+               r["worktreeId"] == rid)
+    assert error(remove(c, rid)) == \
+        (404, "unknown-worktree")
+    assert error(remove(c, "a%2F..%2Fb")) == \
+        (400, "invalid-worktree-id")
+
+
+def test_mc2_hostile_repos_refused(wt, tmp_path):
+    c = wt
+    main = make_repo(os.path.join(c.repos, "main"))
+    outside = make_repo(str(tmp_path / "outside"))
+    link = os.path.join(c.repos, "link")
+    os.symlink(main, link)
+    gitfile = os.path.join(c.repos, "gitfile")
+    os.makedirs(gitfile)
+    with open(os.path.join(gitfile, ".git"), "w") as f:
+        f.write(f"gitdir: {outside}/.git\n")
+    gitlink = os.path.join(c.repos, "gitlink")
+    os.makedirs(gitlink)
+    os.symlink(os.path.join(outside, ".git"), os.path.join(gitlink, ".git"))
+    for repo in (outside, link, gitfile, gitlink, main + "/",
+                 os.path.join(c.repos, "none"), c.repos):
+        r, _ = run_wt(c, "wt", repo, prompt="x")
+        assert error(r) == (400, "worktree-refused"), repo
+        assert repo.encode() not in r.body
+    # Not opted in by its manifest.
+    r, _ = run_wt(c, "nowt", main, prompt="x")
+    assert error(r) == (400, "worktree-refused")
+    # Bodies: a relative path, a wrong type, a branch of the caller's.
+    for body in ({"worktree": "repos/main"}, {"worktree": 7},
+                 {"worktree": "/" + "a" * 5000}):
+        r = post_json(c, "/api/agents/wt/run", dict({"prompt": "x"}, **body))
+        assert error(r) == (400, "invalid-worktree"), body
+    r = post_json(c, "/api/agents/wt/run", {
+        "prompt": "x", "worktree": main, "branch": "--upload-pack=touch x"})
+    assert error(r) == (400, "invalid-body")
+    assert not os.path.exists(os.path.join(c.home, "state", "worktrees")) or \
+        os.listdir(os.path.join(c.home, "state", "worktrees")) == []
+
+
+def test_mc2_repo_hooks_and_config_never_run(wt):
+    c = wt
+    repo = make_repo(os.path.join(c.repos, "evil"))
+    trap = repo + ".trap"
+    hook = os.path.join(repo, ".git", "hooks", "post-checkout")
+    with open(hook, "w") as f:
+        f.write(f"#!/bin/sh\ntouch {trap}\n")
+    os.chmod(hook, 0o755)
+    for k in ("core.fsmonitor", "core.sshCommand", "core.pager",
+              "diff.external", "core.hooksPath"):
+        git("config", k, f"touch {trap}" if k != "core.hooksPath"
+            else os.path.join(repo, ".git", "hooks"), cwd=repo)
+    with open(os.path.join(repo, ".gitattributes"), "w") as f:
+        f.write("* filter=evil diff=evil\n")
+    git("config", "filter.evil.smudge", f"touch {trap}; cat", cwd=repo)
+    git("config", "filter.evil.clean", f"touch {trap}; cat", cwd=repo)
+    r, evs = run_wt(c, "wt", repo)
+    assert r.status == 200, (r, c.stderr())
+    assert "commit=ok" in text(evs)
+    assert [e for e in evs if e["kind"] == "done"][-1]["worktree"][
+        "filesChanged"] == 2
+    assert not os.path.exists(trap)
+
+
+def test_mc2_job_done_event_has_worktree(wt):
+    c = wt
+    repo = make_repo(os.path.join(c.repos, "main"))
+    r = post_json(c, "/api/agents/wt/jobs", {"prompt": repo, "worktree": repo})
+    assert r.status == 200, r
+    jid = r.json()["jobId"]
+    w = c.request("GET", f"/api/jobs/{jid}/wait?timeoutMs=20000").json()
+    assert w["timedOut"] is False
+    evs = c.request("GET", f"/api/jobs/{jid}/events?offset=0").json()["events"]
+    done = [e for e in evs if e["kind"] == "done"][-1]
+    assert done["worktree"]["branch"] == f"cordon/{jid}"
+    assert done["worktree"]["filesChanged"] == 2
