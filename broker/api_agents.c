@@ -482,6 +482,19 @@ agents_run_payload(struct evhttp_request *req, const struct api_params *p,
 	return 0;
 }
 
+/* MC-2: a run with a worktree is answered once its checkout is made. */
+void
+agents_ask_start(struct evhttp_request *req, struct json_object *o,
+    uint32_t type, uint32_t reply_type, ipc_reply_fn cb)
+{
+	api_ask_wait(req, broker_peer(PROC_SPAWNER), type, o, reply_type,
+	    json_object_object_get_ex(o, "worktree", NULL)
+		? LIM_WORKTREE_START_S
+		: 3,
+	    cb);
+	json_object_put(o);
+}
+
 void
 api_agent_run(struct evhttp_request *req, const struct api_params *p)
 {
@@ -489,9 +502,8 @@ api_agent_run(struct evhttp_request *req, const struct api_params *p)
 
 	if (agents_run_payload(req, p, &o) == -1)
 		return;
-	api_ask(req, broker_peer(PROC_SPAWNER), MSG_RUN_START, o,
-	    MSG_RUN_START_OK, run_started_cb);
-	json_object_put(o);
+	agents_ask_start(
+	    req, o, MSG_RUN_START, MSG_RUN_START_OK, run_started_cb);
 }
 
 /*

@@ -185,9 +185,8 @@ api_agent_job(struct evhttp_request *req, const struct api_params *p)
 
 	if (agents_run_payload(req, p, &o) == -1)
 		return;
-	api_ask(req, broker_peer(PROC_SPAWNER), MSG_JOB_START, o,
-	    MSG_JOB_START_OK, job_started_cb);
-	json_object_put(o);
+	agents_ask_start(
+	    req, o, MSG_JOB_START, MSG_JOB_START_OK, job_started_cb);
 }
 
 /* ---- GET /api/jobs ---- */

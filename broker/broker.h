@@ -166,13 +166,17 @@ void api_agent_run(struct evhttp_request *, const struct api_params *);
 void api_run_cancel(struct evhttp_request *, const struct api_params *);
 void api_agent_action(struct evhttp_request *, const struct api_params *);
 /*
- * API-3's body for agent p[0] ({prompt, session?, via?}, strict) as the
- * spawner's MSG_RUN_START / MSG_JOB_START payload: 0, or -1 after
- * answering.  agents_fail answers a spawner's refusal (or none).
+ * API-3's body for agent p[0] ({prompt, session?, via?, worktree?},
+ * strict) as the spawner's MSG_RUN_START / MSG_JOB_START payload: 0, or
+ * -1 after answering.  agents_fail answers a spawner's refusal (or none).
  */
 int agents_run_payload(struct evhttp_request *, const struct api_params *,
     struct json_object **out);
 void agents_fail(struct evhttp_request *, const struct ipc_msg *);
+/* Sends (and puts) that payload; a worktree run's answer is waited for
+ * as long as its checkout may take (MC-2). */
+void agents_ask_start(struct evhttp_request *, struct json_object *,
+    uint32_t type, uint32_t reply_type, ipc_reply_fn cb);
 /* MSG_RUN_EVENT frames from the spawner (peer dispatch table). */
 void agents_run_event_h(struct ipc_conn *, struct ipc_msg *, void *);
 

@@ -38,6 +38,7 @@
 #include "spawn_helper.h"
 #include "spawner.h"
 #include "util.h"
+#include "worktree.h"
 
 extern char **environ;
 
@@ -384,8 +385,10 @@ aproc_reap(void)
 		}
 		if (waitpid(pid, &st, WNOHANG) <= 0)
 			break;
-		if (ap == NULL)
+		if (ap == NULL) { /* MC-2: a worktree's git step, or none */
+			(void)wt_reaped(pid, st);
 			continue;
+		}
 		aproc_init_status(ap, &st);
 		ap->ap_exited = 1;
 		ap->ap_status = st;

@@ -32,6 +32,11 @@
 
 static LIST_HEAD(, run) runs = LIST_HEAD_INITIALIZER(runs);
 
+static void run_end(struct run *, struct json_object *);
+static void run_wt_done(void *, struct json_object *);
+static int run_prepare_rest(struct run *, const char **, const char **);
+static void run_wt_ready(void *, const char *, const char *);
+
 /* SP-12: one stock message per class; never derived from stderr. */
 const char *
 errclass_message(const char *ec)
@@ -173,7 +178,7 @@ run_done(struct aproc *ap)
 	struct run *r = ap->ap_arg;
 	struct json_object *ev;
 	const char *ec = NULL;
-	int code = aproc_exit_code(ap), pending;
+	int code = aproc_exit_code(ap);
 	uint64_t ms = ap->ap_end_ms - ap->ap_start_ms;
 
 	/* SBX-7: the run is over; whatever it still had held is denied. */
@@ -207,13 +212,32 @@ run_done(struct aproc *ap)
 		run_headless_end(r, ec, code, ms);
 		return;
 	}
+	/* MC-2: the done event waits for the diff, read from the loop. */
+	r->r_endec = ec;
+	if (r->r_wt != NULL) {
+		r->r_state = RS_WT;
+		wt_finish(r->r_wt, run_wt_done, r);
+		return;
+	}
+	run_end(r, NULL);
+}
+
+/* The run's last event: done, with its worktree's summary if any. */
+static void
+run_end(struct run *r, struct json_object *wtsum)
+{
+	struct aproc *ap = &r->r_proc;
+	struct json_object *ev;
+	int code = aproc_exit_code(ap), pending;
+	uint64_t ms = ap->ap_end_ms - ap->ap_start_ms;
+
 	r->r_state = RS_NOTE;
 	pending =
-	    ec == NULL && ap->ap_end != AP_END_CANCEL &&
+	    r->r_endec == NULL && ap->ap_end != AP_END_CANCEL &&
 	    (r->r_job != NULL || spawner_broker_ok(r->r_conn, r->r_gen)) &&
 	    run_note(r) == 0;
 	/* With a note, agent.invoke.complete follows its answer (AU-6). */
-	if (ec == NULL && !pending)
+	if (r->r_endec == NULL && !pending)
 		run_audit_end(r);
 	ev = run_ev("done");
 	json_object_object_add(ev, "exitCode", json_object_new_int(code));
@@ -223,8 +247,8 @@ run_done(struct aproc *ap)
 	    ev, "truncated", json_object_new_boolean(r->r_truncated));
 	json_object_object_add(ev, "pending", json_object_new_boolean(pending));
 	/* MC-2: the branch and what changed on it. */
-	if (r->r_wt != NULL)
-		json_object_object_add(ev, "worktree", wt_finish(r->r_wt));
+	if (wtsum != NULL)
+		json_object_object_add(ev, "worktree", wtsum);
 	/* API-4: a cancelled run says so, whatever its exit status. */
 	if (ap->ap_end == AP_END_CANCEL)
 		json_object_object_add(
@@ -232,6 +256,12 @@ run_done(struct aproc *ap)
 	run_event(r, ev);
 	if (!pending)
 		run_free(r);
+}
+
+static void
+run_wt_done(void *arg, struct json_object *summary)
+{
+	run_end(arg, summary);
 }
 
 static const struct aproc_ops run_ops = {run_out, run_err, run_done};
@@ -398,8 +428,7 @@ static int
 run_prepare(struct run *r, const char **code, const char **ec)
 {
 	struct agent *ag = r->r_agent;
-	struct json_object *rec;
-	const char *unused, *cfg;
+	const char *unused, *why;
 
 	*ec = NULL;
 	*code = "invalid-argument";
@@ -424,13 +453,50 @@ run_prepare(struct run *r, const char **code, const char **ec)
 		*code = "invalid-argument";
 		return -1;
 	}
-	/* MC-2: the worktree is made by us, and is the agent's cwd. */
+	/* MC-2: the worktree is made by us, from the loop; the rest once
+	 * it is ready (run_wt_ready). */
 	if (r->r_wt_repo != NULL) {
-		if ((r->r_wt = wt_create(ag, r->r_id, r->r_wt_repo, code)) ==
-		    NULL)
+		if ((r->r_wt = wt_create(ag, r->r_id, r->r_wt_repo,
+			 run_wt_ready, r, code, &why)) == NULL) {
+			snprintf(r->r_reason, sizeof(r->r_reason), "%s", why);
 			return -1;
-		r->r_cwd = r->r_wt->w_tree;
+		}
+		r->r_state = RS_WT;
+		return 0;
 	}
+	return run_prepare_rest(r, code, ec);
+}
+
+/*
+ * MC-2: the worktree is made (the agent's cwd now), or refused with a
+ * fixed reason class: the run goes on, or ends unstarted.
+ */
+static void
+run_wt_ready(void *arg, const char *code, const char *reason)
+{
+	struct run *r = arg;
+	const char *ec = NULL;
+
+	if (code == NULL) {
+		r->r_cwd = r->r_wt->w_tree;
+		if (run_prepare_rest(r, &code, &ec) == 0)
+			return;
+	} else
+		snprintf(r->r_reason, sizeof(r->r_reason), "%s", reason);
+	if (ec != NULL)
+		run_audit_error(r, ec, -1);
+	run_fail(r, code);
+}
+
+/* run_prepare's second half: gate, hooks, bin, scrubber, agent.invoke. */
+static int
+run_prepare_rest(struct run *r, const char **code, const char **ec)
+{
+	struct agent *ag = r->r_agent;
+	struct json_object *rec;
+	const char *cfg;
+
+	*ec = NULL;
 	/* SBX-6: the gate channel's fd, set by us only (never the manifest). */
 	*code = "internal";
 	if (gate_env(&r->r_envp,

@@ -20,7 +20,8 @@
 #define RUN_WINDOW     (128 * 1024) /* text relayed ahead of credits */
 #define RUN_ETAIL_KEEP (4 * SPAWNER_TAIL_MAX) /* stderr window kept */
 
-enum run_state { RS_AUDIT, RS_RUNNING, RS_NOTE };
+/* RS_WT: its worktree is being made (MC-2), or its diff read. */
+enum run_state { RS_WT, RS_AUDIT, RS_RUNNING, RS_NOTE };
 
 struct run {
 	char r_id[17];
@@ -54,11 +55,12 @@ struct run {
 	uint64_t r_bytes_out;
 	int r_truncated, r_overflow;
 	long r_timeout_ms;
-	struct job *r_job;  /* MC-3: detached, its stream kept by job.c */
-	char *r_wt_repo;    /* MC-2: the repository asked for, or NULL */
-	struct wt *r_wt;    /* its worktree, made in run_prepare */
-	int r_wt_kept;	    /* the child ran in it: the operator's now */
-	run_done_fn r_done; /* headless (missions): no broker, no stream */
+	struct job *r_job;   /* MC-3: detached, its stream kept by job.c */
+	char *r_wt_repo;     /* MC-2: the repository asked for, or NULL */
+	struct wt *r_wt;     /* its worktree, made in run_prepare */
+	int r_wt_kept;	     /* the child ran in it: the operator's now */
+	const char *r_endec; /* its end's error class, while the diff runs */
+	run_done_fn r_done;  /* headless (missions): no broker, no stream */
 	void *r_done_arg;
 	LIST_ENTRY(run) r_entry;
 };

@@ -3,12 +3,23 @@
  * state dir, makes each checkout: a shared clone beneath
  * --state-dir/worktrees/ID/tree on the fresh branch cordon/ID, git run
  * argv-only through the one spawn helper with a built environment, hooks
- * and fsmonitor off, no system or global config.  The agent gets tree/
- * as its only write root; the repository stays read-only (its objects
- * are read through the clone's alternates).  After the run the summary
- * is read through inspect.git, a bare repo of cordon's beside tree/, so
- * no config the agent could write is ever read by a git cordon runs.
- * Writes only beneath --state-dir/worktrees.
+ * and fsmonitor off, no system config.  The repository is opened once,
+ * with no link anywhere on its path, and held: git clones the fd it is
+ * handed (/proc/self/fd/3), and the path is checked to still name that
+ * same directory before the checkout's alternates are pointed at it.
+ * Each git is one step of a small machine run from the event loop: its
+ * exit (aproc_reap hands it here) starts the next, a deadline per step
+ * kills it and fails the worktree, so no git ever blocks the spawner.
+ * The agent gets tree/ as its only write root; the repository stays
+ * read-only (its objects are read through the clone's alternates).
+ * After the run the summary is read through inspect.git, a bare repo of
+ * cordon's beside tree/, so no config the agent could write is ever read
+ * by a git cordon runs.  Writes only beneath --state-dir/worktrees.
+ *
+ * Test hooks, honoured only when set in cordon's own environment:
+ * CORDON_TEST_WORKTREE_DELAY_MS runs a sleep of that long as a step
+ * before the clone, CORDON_TEST_WORKTREE_STEP_MS replaces each step's
+ * deadline.
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -18,13 +29,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <json-c/json.h>
 
 #include "cordon_limits.h"
@@ -37,9 +48,23 @@
 #include "util.h"
 #include "worktree.h"
 
-#define WT_GIT_MS  60000 /* one git call at most */
-#define WT_OUT_MAX 4096	 /* what a git call may print that we keep */
-#define WT_META	   "meta.json"
+#define WT_META	      "meta.json"
+#define WT_CLONE_CONF "clone.config"
+#define WT_REPO_FD    3 /* the held repository, in the clone's child */
+#define WT_REPO_PROC  "/proc/self/fd/3"
+#define WT_RESOLVE    (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+/* The steps, in order; WS_DIFF is the run's end. */
+enum {
+	WS_DELAY,
+	WS_CLONE,
+	WS_CHECKOUT,
+	WS_UNORIGIN,
+	WS_HEAD,
+	WS_INIT,
+	WS_READY,
+	WS_DIFF
+};
 
 /* Every git cordon runs gets this environment and nothing else. */
 #define WT_PATH "PATH=/usr/local/bin:/usr/bin:/bin"
@@ -48,12 +73,14 @@ static const char *const wt_env_base[] = {
     "HOME=/nonexistent",
     "LC_ALL=C",
     "GIT_CONFIG_NOSYSTEM=1",
-    "GIT_CONFIG_GLOBAL=/dev/null",
     "GIT_TERMINAL_PROMPT=0",
     "GIT_OPTIONAL_LOCKS=0",
 };
 
-static struct wt *wt_live[64]; /* worktrees whose run is on */
+static LIST_HEAD(, wt) wt_live = LIST_HEAD_INITIALIZER(wt_live);
+
+static void wt_advance(struct wt *, int ok);
+static void wt_summary(struct wt *, int ok);
 
 /* out = a b c: 0, or -1 when it does not fit (out is "" then). */
 static int
@@ -70,53 +97,165 @@ wt_join(char *out, size_t outsz, const char *a, const char *b, const char *c)
 	return 0;
 }
 
+/* A test hook's value: 1..600000 ms, or 0 when unset (or not a number). */
+static long
+wt_test_ms(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	n = strtol(v, &end, 10);
+	if (*end != '\0' || n < 1 || n > 600000)
+		return 0;
+	log_warnx("worktree: test hook %s in use", name);
+	return n;
+}
+
+/* The step is over (exited and its output read): go on from the loop. */
+static void
+wt_check(struct wt *w)
+{
+	const struct timeval now = {0, 0};
+
+	if (w->w_exited && w->w_eof) {
+		evtimer_del(w->w_ev_dl);
+		evtimer_add(w->w_ev_next, &now);
+	}
+}
+
+static void
+wt_out_close(struct wt *w)
+{
+	aproc_close(&w->w_out, &w->w_ev_out);
+	w->w_eof = 1;
+}
+
+static void
+wt_out_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct wt *w = arg;
+	char sink[512];
+	ssize_t k;
+
+	if (w->w_got + 1 < sizeof(w->w_buf))
+		k = read(
+		    fd, w->w_buf + w->w_got, sizeof(w->w_buf) - 1 - w->w_got);
+	else
+		k = read(fd, sink, sizeof(sink));
+	if (k < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (k <= 0) {
+		wt_out_close(w);
+		wt_check(w);
+		return;
+	}
+	if (w->w_got + 1 < sizeof(w->w_buf))
+		w->w_got += (size_t)k;
+}
+
+/* The step's deadline: its group is killed, its reap ends the step. */
+static void
+wt_dl_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct wt *w = arg;
+
+	if (w->w_pid > 0) {
+		log_warnx("worktree %s: step %d: out of time; killed", w->w_id,
+		    w->w_step);
+		kill(-w->w_pid, SIGKILL);
+	}
+	w->w_timedout = 1;
+	wt_out_close(w);
+	wt_check(w);
+}
+
+static void
+wt_next_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct wt *w = arg;
+
+	w->w_buf[w->w_got] = '\0';
+	wt_advance(w, !w->w_timedout && WIFEXITED(w->w_status) &&
+			  WEXITSTATUS(w->w_status) == 0);
+}
+
+int
+wt_reaped(pid_t pid, int status)
+{
+	struct wt *w;
+
+	LIST_FOREACH (w, &wt_live, w_entry)
+		if (w->w_pid == pid) {
+			w->w_pid = -1;
+			w->w_exited = 1;
+			w->w_status = status;
+			wt_check(w);
+			return 1;
+		}
+	return 0;
+}
+
+/* A step with no child: status at once, from the loop. */
+static void
+wt_skip(struct wt *w, int status)
+{
+	w->w_pid = -1;
+	w->w_exited = w->w_eof = 1;
+	w->w_status = status;
+	w->w_timedout = 0;
+	w->w_got = 0;
+	wt_check(w);
+}
+
 /*
- * One git call: argv-only, stdin and stderr on /dev/null, stdout kept
- * (at most outsz - 1 bytes), killed after WT_GIT_MS.  alt: the
- * alternates of inspect.git, or NULL.  0 when it exited 0.
+ * Start one step's child: prog (git, or the test hook's sleep) with the
+ * fixed options for git, args, argv-only, stdin and stderr on
+ * /dev/null, stdout kept (WT_OUT_MAX), the held repository as fd 3 when
+ * asked.  alt: the alternates of inspect.git, or NULL; conf: the global
+ * config file, or NULL (/dev/null).  0, or -1 (the step then fails from
+ * the loop).
  */
 static int
-wt_git(const char *safe, const char *alt, const char *const *args, char *out,
-    size_t outsz)
+wt_spawn(struct wt *w, const char *prog, const char *conf, const char *alt,
+    int repofd, const char *const *args)
 {
 	static const char *const fixed[] = {"-c", "core.hooksPath=/dev/null",
 	    "-c", "core.fsmonitor=false", "-c", "protocol.allow=never", "-c",
 	    "protocol.file.allow=always", "-c", "credential.helper=", "-c",
 	    "core.sshCommand=false"};
-	char git[PATH_MAX], safe1[PATH_MAX + 32], safe2[PATH_MAX + 40];
-	char altenv[2 * PATH_MAX + 64];
-	const char *argv[48], *envp[nitems(wt_env_base) + 2];
-	struct spawn_fd fds[3];
+	char bin[PATH_MAX], altenv[2 * PATH_MAX + 64], confenv[PATH_MAX + 32];
+	const char *argv[48], *envp[nitems(wt_env_base) + 3];
+	struct timeval tv;
+	struct spawn_fd fds[4];
 	struct spawn_req sr;
-	struct pollfd pfd;
-	size_t n = 0, i, got = 0;
-	uint64_t deadline;
-	int p[2], nul, st, rc = -1;
-	pid_t pid;
-	ssize_t k;
+	size_t n = 0, i;
+	long ms = wt_test_ms("CORDON_TEST_WORKTREE_STEP_MS");
+	int p[2], nul, isgit = strcmp(prog, "git") == 0;
 
+	w->w_pid = -1;
+	w->w_exited = w->w_eof = w->w_timedout = 0;
+	w->w_status = 0;
+	w->w_got = 0;
 	for (i = 0; i < nitems(wt_env_base); i++)
 		envp[i] = wt_env_base[i];
+	snprintf(confenv, sizeof(confenv), "GIT_CONFIG_GLOBAL=%s",
+	    conf != NULL ? conf : "/dev/null");
+	envp[i++] = confenv;
 	if (alt != NULL) {
 		snprintf(altenv, sizeof(altenv),
 		    "GIT_ALTERNATE_OBJECT_DIRECTORIES=%s", alt);
 		envp[i++] = altenv;
 	}
 	envp[i] = NULL;
-	if (agent_resolve_bin("git", (char *const *)envp, git, sizeof(git)) ==
+	if (agent_resolve_bin(prog, (char *const *)envp, bin, sizeof(bin)) ==
 	    -1)
 		return -1;
-	argv[n++] = git;
-	for (i = 0; i < nitems(fixed); i++)
+	argv[n++] = bin;
+	for (i = 0; isgit && i < nitems(fixed); i++)
 		argv[n++] = fixed[i];
-	if (safe != NULL) { /* the repository named, not any directory */
-		snprintf(safe1, sizeof(safe1), "safe.directory=%s", safe);
-		snprintf(safe2, sizeof(safe2), "safe.directory=%s/.git", safe);
-		argv[n++] = "-c";
-		argv[n++] = safe1;
-		argv[n++] = "-c";
-		argv[n++] = safe2;
-	}
 	for (i = 0; args[i] != NULL && n < nitems(argv) - 1; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
@@ -129,61 +268,50 @@ wt_git(const char *safe, const char *alt, const char *const *args, char *out,
 	fds[0] = (struct spawn_fd){nul, 0};
 	fds[1] = (struct spawn_fd){p[1], 1};
 	fds[2] = (struct spawn_fd){nul, 2};
+	fds[3] = (struct spawn_fd){repofd, WT_REPO_FD};
 	memset(&sr, 0, sizeof(sr));
-	sr.sr_path = git;
+	sr.sr_path = bin;
 	sr.sr_argv = (char *const *)argv;
 	sr.sr_envp = (char *const *)envp;
 	sr.sr_fds = fds;
-	sr.sr_nfds = nitems(fds);
+	sr.sr_nfds = repofd != -1 ? 4 : 3;
 	sr.sr_setsid = 1;
 	sr.sr_pdeathsig = SIGKILL;
 	sr.sr_cwd = "/";
 	sr.sr_set_umask = 1;
 	sr.sr_umask = 077;
-	pid = spawn_exec(&sr);
+	w->w_pid = spawn_exec(&sr);
 	close(nul);
 	close(p[1]);
-	if (pid == -1) {
+	if (w->w_pid == -1) {
 		close(p[0]);
 		return -1;
 	}
-	deadline = now_ms_mono() + WT_GIT_MS;
-	pfd.fd = p[0];
-	pfd.events = POLLIN;
-	for (;;) {
-		uint64_t now = now_ms_mono();
-
-		if (now >= deadline ||
-		    (poll(&pfd, 1, (int)(deadline - now)) == -1 &&
-			errno != EINTR)) {
-			kill(-pid, SIGKILL);
-			break;
-		}
-		if (pfd.revents == 0)
-			continue;
-		if (out != NULL && got + 1 < outsz)
-			k = read(p[0], out + got, outsz - 1 - got);
-		else {
-			char sink[512];
-
-			k = read(p[0], sink, sizeof(sink));
-		}
-		if (k == 0)
-			break;
-		if (k < 0 && errno != EINTR)
-			break;
-		if (k > 0 && out != NULL && got + 1 < outsz)
-			got += (size_t)k;
+	w->w_out = p[0];
+	(void)set_nonblock(w->w_out, 1);
+	if ((w->w_ev_out = event_new(sp.sp_d.d_base, w->w_out,
+		 EV_READ | EV_PERSIST, wt_out_cb, w)) == NULL ||
+	    event_add(w->w_ev_out, NULL) == -1) {
+		kill(-w->w_pid, SIGKILL);
+		wt_out_close(w);
+		return 0; /* its reap fails the step */
 	}
-	close(p[0]);
-	while (waitpid(pid, &st, 0) == -1)
-		if (errno != EINTR)
-			return -1;
-	if (out != NULL)
-		out[got] = '\0';
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		rc = 0;
-	return rc;
+	ms = ms > 0 ? ms : LIM_WORKTREE_STEP_MS;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(w->w_ev_dl, &tv);
+	return 0;
+}
+
+/* A git step; a child that could not start fails it from the loop. */
+static void
+wt_git(struct wt *w, const char *conf, const char *alt, int repofd,
+    const char *const *args)
+{
+	if (wt_spawn(w, "git", conf, alt, repofd, args) == -1) {
+		log_warn("worktree %s: git", w->w_id);
+		wt_skip(w, 127 << 8);
+	}
 }
 
 /* A meta.json of ours, at most WT_META_MAX bytes; NULL if not one. */
@@ -220,34 +348,130 @@ wt_oid(const char *s, char *out)
 	return 0;
 }
 
-/*
- * MC-2: repo is absolute, resolved as written (no link anywhere in it),
- * a directory whose .git is a directory (not a link, not a gitfile that
- * points elsewhere), inside a declared root and not protected (SBX-2).
- */
+/* path as written is absolute and canonical: no "", ".", ".." part. */
 static int
-wt_repo_ok(const struct agent *ag, const char *repo)
+wt_canonical(const char *path)
+{
+	const char *p = path, *e;
+	size_t n;
+
+	if (path[0] != '/' || path[1] == '\0')
+		return 0;
+	while (*p == '/') {
+		p++;
+		e = strchr(p, '/');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += n;
+	}
+	return 1;
+}
+
+/* path opened with no link on it (the kernel walks it): fd, or -1. */
+static int
+wt_open_nolink(const char *path)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	/* The last component too: ELOOP (O_NOFOLLOW would say ENOTDIR). */
+	how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = WT_RESOLVE;
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+/*
+ * MC-2: repo is absolute and canonical, inside a declared root, not
+ * protected (SBX-2), opened with no link anywhere on its path, and its
+ * .git a directory (not a link, not a gitfile that points elsewhere).
+ * NULL with the repository held in w, or the fixed reason class.
+ */
+static const char *
+wt_repo_check(const struct agent *ag, struct wt *w, const char *repo)
 {
 	const struct roots *rt = &ag->ag_sb.pl_roots;
-	char rp[PATH_MAX];
-	struct stat st;
+	struct stat st, gst;
 	size_t i;
 	int in = 0, fd;
 
-	if (repo[0] != '/' || realpath(repo, rp) == NULL ||
-	    strcmp(rp, repo) != 0 || protect_path_hit(&sp.sp_protect, repo))
-		return -1;
+	if (!ag->ag_mf.m_sandbox.sb_worktrees)
+		return "not-opted-in";
+	if (!wt_canonical(repo))
+		return "not-a-repo";
 	for (i = 0; i < rt->r_nread; i++)
 		in |= protect_is_under(repo, rt->r_read[i]);
 	for (i = 0; i < rt->r_nscan; i++) /* the write roots but the home */
 		in |= protect_is_under(repo, rt->r_write[i]);
-	if (!in || (fd = open(repo,
-			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if (!in)
+		return "outside-roots";
+	if (protect_path_hit(&sp.sp_protect, repo))
+		return "protected";
+	if ((fd = wt_open_nolink(repo)) == -1)
+		return errno == ELOOP || errno == EXDEV ? "link-in-path"
+							: "not-a-repo";
+	if (fstat(fd, &st) == -1 ||
+	    fstatat(fd, ".git", &gst, AT_SYMLINK_NOFOLLOW) == -1) {
+		close(fd);
+		return "not-a-repo";
+	}
+	if (!S_ISDIR(gst.st_mode)) {
+		close(fd);
+		return S_ISLNK(gst.st_mode)   ? "link-in-path"
+		       : S_ISREG(gst.st_mode) ? "gitfile"
+					      : "not-a-repo";
+	}
+	w->w_repofd = fd;
+	w->w_dev = st.st_dev;
+	w->w_ino = st.st_ino;
+	w->w_gdev = gst.st_dev;
+	w->w_gino = gst.st_ino;
+	return NULL;
+}
+
+/*
+ * After the clone: the path still names, with no link on it, the very
+ * directory (and .git) that was checked and cloned; then the checkout's
+ * alternates (the clone wrote the fd's name) are set to that path.
+ * 0, or -1 with *why.
+ */
+static int
+wt_repo_verify(struct wt *w, const char **why)
+{
+	struct open_how how;
+	struct stat st, gst;
+	char line[PATH_MAX + 32];
+	int fd, dfd, same;
+
+	*why = "repo-changed";
+	if ((fd = wt_open_nolink(w->w_repo)) == -1)
 		return -1;
-	i = fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISDIR(st.st_mode);
+	same = fstat(fd, &st) == 0 &&
+	       fstatat(fd, ".git", &gst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(gst.st_mode) && st.st_dev == w->w_dev &&
+	       st.st_ino == w->w_ino && gst.st_dev == w->w_gdev &&
+	       gst.st_ino == w->w_gino;
 	close(fd);
-	return i ? 0 : -1;
+	if (!same)
+		return -1;
+	*why = "git-failed";
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | WT_RESOLVE | RESOLVE_NO_XDEV;
+	if ((fd = open(w->w_dir,
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	dfd = (int)syscall(
+	    SYS_openat2, fd, "tree/.git/objects/info", &how, sizeof(how));
+	close(fd);
+	if (dfd == -1)
+		return -1;
+	snprintf(line, sizeof(line), "%s/.git/objects\n", w->w_repo);
+	fd = atomic_write_at(
+	    dfd, "alternates", line, strlen(line), 0600, (uid_t)-1, (gid_t)-1);
+	close(dfd);
+	return fd;
 }
 
 /* The read root that holds repo (the agent's may be a write root). */
@@ -305,14 +529,14 @@ wt_dir_fd(const struct wt *w)
 
 /* meta.json of the worktree, cordon's own (the agent cannot write it). */
 static void
-wt_meta(const struct wt *w, const char *agent, struct json_object *sum)
+wt_meta(const struct wt *w, struct json_object *sum)
 {
 	struct json_object *o = json_object_new_object();
 	const char *s;
 	int dfd;
 
 	json_object_object_add(o, "id", json_object_new_string(w->w_id));
-	json_object_object_add(o, "agent", json_object_new_string(agent));
+	json_object_object_add(o, "agent", json_object_new_string(w->w_agent));
 	json_object_object_add(o, "repo", json_object_new_string(w->w_repo));
 	json_object_object_add(o, "path", json_object_new_string(w->w_tree));
 	json_object_object_add(
@@ -345,112 +569,6 @@ wt_audit(const char *kind, const char *id, const char *agent)
 	if (spawner_audit(rec, NULL, NULL) == -1)
 		log_warnx("worktree %s: %s not recorded", id, kind);
 	json_object_put(rec);
-}
-
-void
-wt_free(struct wt *w)
-{
-	size_t i;
-
-	if (w == NULL)
-		return;
-	for (i = 0; i < nitems(wt_live); i++)
-		if (wt_live[i] == w)
-			wt_live[i] = NULL;
-	roots_free(&w->w_plan.pl_roots);
-	free(w);
-}
-
-void
-wt_discard(struct wt *w)
-{
-	if (w == NULL)
-		return;
-	if (w->w_dir[0] != '\0' && sandbox_rmtree(w->w_dir) == -1 &&
-	    errno != ENOENT)
-		log_warn("worktree %s: removing", w->w_id);
-	wt_free(w);
-}
-
-struct wt *
-wt_create(const struct agent *ag, const char *run_id, const char *repo,
-    const char **code)
-{
-	char out[WT_OUT_MAX], inspect[PATH_MAX];
-	struct wt *w;
-	int sfd, wfd, dfd;
-	size_t i;
-
-	*code = "worktree-refused";
-	if (!ag->ag_mf.m_sandbox.sb_worktrees || wt_repo_ok(ag, repo) == -1)
-		return NULL;
-	*code = "worktree-failed";
-	if (sp.sp_state[0] == '\0' || (w = calloc(1, sizeof(*w))) == NULL)
-		return NULL;
-	snprintf(w->w_id, sizeof(w->w_id), "%s", run_id);
-	snprintf(w->w_repo, sizeof(w->w_repo), "%s", repo);
-	snprintf(w->w_branch, sizeof(w->w_branch), WT_BRANCH_PFX "%s", run_id);
-	/* Fixed-name components only, each made and held, never a link. */
-	if ((sfd = open(sp.sp_state, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
-		-1 ||
-	    (wfd = roots_dir_make(sfd, WT_DIR)) == -1) {
-		log_warn("worktree: %s/%s", sp.sp_state, WT_DIR);
-		free(w);
-		return NULL;
-	}
-	if (mkdirat(wfd, run_id, 0700) == -1) { /* fresh, or refused */
-		close(wfd);
-		free(w);
-		return NULL;
-	}
-	dfd = roots_dir_make(wfd, run_id);
-	if (dfd == -1) {
-		free(w);
-		return NULL;
-	}
-	close(dfd);
-	if (wt_join(w->w_dir, sizeof(w->w_dir), sp.sp_state, "/" WT_DIR "/",
-		run_id) == -1 ||
-	    wt_join(w->w_tree, sizeof(w->w_tree), w->w_dir, "/tree", "") ==
-		-1 ||
-	    wt_join(inspect, sizeof(inspect), w->w_dir, "/inspect.git", "") ==
-		-1) {
-		wt_discard(w);
-		return NULL;
-	}
-	{
-		const char *clone[] = {"clone", "--quiet", "--shared",
-		    "--no-checkout", "--no-tags", "--template=", "--", repo,
-		    w->w_tree, NULL};
-		const char *co[] = {"-C", w->w_tree, "checkout", "--quiet",
-		    "-b", w->w_branch, NULL};
-		const char *head[] = {"-C", w->w_tree, "rev-parse", "--verify",
-		    "--quiet", "HEAD^{commit}", NULL};
-		const char *init[] = {
-		    "init", "--quiet", "--bare", "--template=", inspect, NULL};
-
-		if (wt_git(repo, NULL, clone, NULL, 0) == -1 ||
-		    wt_git(NULL, NULL, co, NULL, 0) == -1 ||
-		    wt_git(NULL, NULL, head, out, sizeof(out)) == -1 ||
-		    wt_oid(out, w->w_base) == -1 ||
-		    wt_git(NULL, NULL, init, NULL, 0) == -1) {
-			log_warnx("worktree %s: git could not make it", run_id);
-			wt_discard(w);
-			return NULL;
-		}
-	}
-	if (wt_plan(ag, w) == -1) {
-		wt_discard(w);
-		return NULL;
-	}
-	for (i = 0; i < nitems(wt_live) && wt_live[i] != NULL; i++)
-		;
-	if (i < nitems(wt_live))
-		wt_live[i] = w;
-	w->w_running = 1;
-	wt_meta(w, ag->ag_mf.m_name, NULL);
-	wt_audit("worktree.create", w->w_id, ag->ag_mf.m_name);
-	return w;
 }
 
 /*
@@ -512,59 +630,272 @@ wt_shortstat(const char *s, long long v[3])
 	}
 }
 
-struct json_object *
-wt_finish(struct wt *w)
+void
+wt_free(struct wt *w)
 {
-	char tip[WT_OID_MAX + 1], out[WT_OUT_MAX], inspect[PATH_MAX];
-	char alt[2 * PATH_MAX + 32];
+	if (w == NULL)
+		return;
+	if (w->w_pid > 0) /* a step still on: never left running */
+		kill(-w->w_pid, SIGKILL);
+	aproc_close(&w->w_out, &w->w_ev_out);
+	if (w->w_ev_dl != NULL)
+		event_free(w->w_ev_dl);
+	if (w->w_ev_next != NULL)
+		event_free(w->w_ev_next);
+	if (w->w_repofd != -1)
+		close(w->w_repofd);
+	LIST_REMOVE(w, w_entry);
+	roots_free(&w->w_plan.pl_roots);
+	free(w);
+}
+
+void
+wt_discard(struct wt *w)
+{
+	if (w == NULL)
+		return;
+	if (w->w_dir[0] != '\0' && sandbox_rmtree(w->w_dir) == -1 &&
+	    errno != ENOENT)
+		log_warn("worktree %s: removing", w->w_id);
+	wt_free(w);
+}
+
+/* The worktree cannot be made: the run hears why (and frees w). */
+static void
+wt_fail(struct wt *w, const char *code, const char *reason)
+{
+	log_warnx("worktree %s: %s: %s", w->w_id, code, reason);
+	w->w_ready(w->w_arg, code, reason);
+}
+
+/* The next step of making it, or of reading its result. */
+static void
+wt_advance(struct wt *w, int ok)
+{
+	char conf[PATH_MAX], inspect[PATH_MAX];
+	const char *why;
+	int step = w->w_step++;
+
+	if (!ok)
+		log_warnx("worktree %s: step %d: %s %d", w->w_id, step,
+		    WIFEXITED(w->w_status) ? "exit" : "signal",
+		    WIFEXITED(w->w_status) ? WEXITSTATUS(w->w_status)
+					   : WTERMSIG(w->w_status));
+	if (!ok && step != WS_DIFF) {
+		wt_fail(w, "worktree-failed",
+		    w->w_timedout ? "git-timeout" : "git-failed");
+		return;
+	}
+	switch (step) {
+	case WS_DELAY: {
+		const char *clone[] = {"clone", "--quiet", "--shared",
+		    "--no-checkout", "--no-tags", "--template=", "--",
+		    WT_REPO_PROC, w->w_tree, NULL};
+
+		/* Only the held fd is read: see wt_repo_verify. */
+		if (wt_join(conf, sizeof(conf), w->w_dir, "/" WT_CLONE_CONF,
+			"") == -1)
+			conf[0] = '\0';
+		wt_git(w, conf, NULL, w->w_repofd, clone);
+		break;
+	}
+	case WS_CLONE: {
+		const char *co[] = {"-C", w->w_tree, "checkout", "--quiet",
+		    "-b", w->w_branch, NULL};
+
+		close(w->w_repofd);
+		w->w_repofd = -1;
+		if (wt_repo_verify(w, &why) == -1) {
+			wt_fail(w,
+			    strcmp(why, "repo-changed") == 0
+				? "worktree-refused"
+				: "worktree-failed",
+			    why);
+			return;
+		}
+		wt_git(w, NULL, NULL, -1, co);
+		break;
+	}
+	case WS_CHECKOUT: { /* the fd's name means nothing to the operator */
+		const char *rm[] = {
+		    "-C", w->w_tree, "remote", "remove", "origin", NULL};
+
+		wt_git(w, NULL, NULL, -1, rm);
+		break;
+	}
+	case WS_UNORIGIN: {
+		const char *head[] = {"-C", w->w_tree, "rev-parse", "--verify",
+		    "--quiet", "HEAD^{commit}", NULL};
+
+		wt_git(w, NULL, NULL, -1, head);
+		break;
+	}
+	case WS_HEAD: {
+		const char *init[] = {
+		    "init", "--quiet", "--bare", "--template=", inspect, NULL};
+
+		if (wt_oid(w->w_buf, w->w_base) == -1) {
+			wt_fail(w, "worktree-failed", "git-failed");
+			return;
+		}
+		(void)wt_join(
+		    inspect, sizeof(inspect), w->w_dir, "/inspect.git", "");
+		wt_git(w, NULL, NULL, -1, init);
+		break;
+	}
+	case WS_INIT:
+		w->w_running = 1;
+		wt_meta(w, NULL);
+		wt_audit("worktree.create", w->w_id, w->w_agent);
+		w->w_ready(w->w_arg, NULL, NULL);
+		break;
+	case WS_DIFF:
+		wt_summary(w, ok);
+		break;
+	default:
+		break;
+	}
+}
+
+/* WT_DIR/run_id, fresh, and its paths: 0, or -1 (w_dir set once made). */
+static int
+wt_dirs(struct wt *w, const char *run_id)
+{
+	static const char conf[] = "[safe]\n\tdirectory = " WT_REPO_PROC
+				   "/.git\n\tdirectory = " WT_REPO_PROC "\n";
+	char dir[PATH_MAX];
+	int sfd, wfd, dfd;
+
+	if (wt_join(dir, sizeof(dir), sp.sp_state, "/" WT_DIR "/", run_id) ==
+		-1 ||
+	    wt_join(w->w_tree, sizeof(w->w_tree), dir, "/tree", "") == -1)
+		return -1;
+	/* Fixed-name components only, each made and held, never a link. */
+	if ((sfd = open(sp.sp_state, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+		-1 ||
+	    (wfd = roots_dir_make(sfd, WT_DIR)) == -1) {
+		log_warn("worktree: %s/%s", sp.sp_state, WT_DIR);
+		return -1;
+	}
+	if (mkdirat(wfd, run_id, 0700) == -1) { /* fresh, or refused */
+		close(wfd);
+		return -1;
+	}
+	memcpy(w->w_dir, dir, sizeof(dir));
+	if ((dfd = roots_dir_make(wfd, run_id)) == -1)
+		return -1;
+	/* The clone's only config: git trusts the fd it is handed, which
+	 * is the operator's, not the spawner user's. */
+	if (atomic_write_at(dfd, WT_CLONE_CONF, conf, sizeof(conf) - 1, 0600,
+		(uid_t)-1, (gid_t)-1) == -1) {
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
+	return 0;
+}
+
+struct wt *
+wt_create(const struct agent *ag, const char *run_id, const char *repo,
+    wt_ready_fn ready, void *arg, const char **code, const char **reason)
+{
+	struct event_base *base = sp.sp_d.d_base;
+	struct wt *w;
+	long delay = wt_test_ms("CORDON_TEST_WORKTREE_DELAY_MS");
+
+	*code = "worktree-failed";
+	*reason = "internal";
+	if (sp.sp_state[0] == '\0' || (w = calloc(1, sizeof(*w))) == NULL)
+		return NULL;
+	w->w_repofd = w->w_out = -1;
+	w->w_pid = -1;
+	w->w_ready = ready;
+	w->w_arg = arg;
+	LIST_INSERT_HEAD(&wt_live, w, w_entry);
+	if ((*reason = wt_repo_check(ag, w, repo)) != NULL) {
+		*code = "worktree-refused";
+		wt_free(w);
+		return NULL;
+	}
+	*reason = "internal";
+	snprintf(w->w_id, sizeof(w->w_id), "%s", run_id);
+	snprintf(w->w_agent, sizeof(w->w_agent), "%s", ag->ag_mf.m_name);
+	snprintf(w->w_repo, sizeof(w->w_repo), "%s", repo);
+	snprintf(w->w_branch, sizeof(w->w_branch), WT_BRANCH_PFX "%s", run_id);
+	if ((w->w_ev_dl = evtimer_new(base, wt_dl_cb, w)) == NULL ||
+	    (w->w_ev_next = evtimer_new(base, wt_next_cb, w)) == NULL) {
+		wt_free(w);
+		return NULL;
+	}
+	if (wt_dirs(w, run_id) == -1 || wt_plan(ag, w) == -1) {
+		wt_discard(w);
+		return NULL;
+	}
+	/* The test hook's pause, a step like the others. */
+	if (delay > 0) {
+		char secs[32];
+		const char *args[] = {secs, NULL};
+
+		snprintf(secs, sizeof(secs), "%ld.%03ld", delay / 1000,
+		    delay % 1000);
+		if (wt_spawn(w, "sleep", NULL, NULL, -1, args) == -1)
+			wt_skip(w, 127 << 8);
+	} else
+		wt_skip(w, 0);
+	return w;
+}
+
+/* The diff is read (or not): the summary, kept and handed on. */
+static void
+wt_summary(struct wt *w, int ok)
+{
 	struct json_object *o = json_object_new_object();
 	long long v[3] = {0, 0, 0};
-	int ok = 1;
 
-	w->w_running = 0;
-	wt_tip(w, tip);
-	(void)wt_join(
-	    inspect, sizeof(inspect), "--git-dir=", w->w_dir, "/inspect.git");
-	(void)wt_join(alt, sizeof(alt), w->w_tree, "/.git/objects:", w->w_repo);
-	if (strlen(alt) + sizeof("/.git/objects") < sizeof(alt))
-		strcat(alt, "/.git/objects");
-	if (strcmp(tip, w->w_base) != 0) {
-		const char *diff[] = {inspect, "diff", "--shortstat",
-		    "--no-ext-diff", "--no-textconv", "--no-renames", w->w_base,
-		    tip, NULL};
-
-		ok = wt_git(NULL, alt, diff, out, sizeof(out)) == 0;
-		if (ok)
-			wt_shortstat(out, v);
-	}
+	if (ok)
+		wt_shortstat(w->w_buf, v);
 	json_object_object_add(o, "id", json_object_new_string(w->w_id));
 	json_object_object_add(
 	    o, "branch", json_object_new_string(w->w_branch));
 	json_object_object_add(o, "path", json_object_new_string(w->w_tree));
 	json_object_object_add(o, "base", json_object_new_string(w->w_base));
-	json_object_object_add(o, "head", json_object_new_string(tip));
+	json_object_object_add(o, "head", json_object_new_string(w->w_tip));
 	json_object_object_add(o, "filesChanged", json_object_new_int64(v[0]));
 	json_object_object_add(o, "insertions", json_object_new_int64(v[1]));
 	json_object_object_add(o, "deletions", json_object_new_int64(v[2]));
 	if (!ok)
 		json_object_object_add(
 		    o, "summaryError", json_object_new_boolean(1));
-	{
-		int dfd = wt_dir_fd(w);
-		struct json_object *m = NULL, *a;
-		const char *agent = "";
+	wt_meta(w, o);
+	w->w_done(w->w_arg, o);
+}
 
-		/* the agent's name as created: kept in meta.json */
-		if (dfd != -1) {
-			m = wt_meta_read(dfd);
-			close(dfd);
-		}
-		if (m != NULL && json_object_object_get_ex(m, "agent", &a))
-			agent = json_object_get_string(a);
-		wt_meta(w, agent, o);
-		json_object_put(m);
+void
+wt_finish(struct wt *w, wt_done_fn done, void *arg)
+{
+	char inspect[PATH_MAX], alt[2 * PATH_MAX + 32];
+
+	w->w_running = 0;
+	w->w_done = done;
+	w->w_arg = arg;
+	w->w_step = WS_DIFF;
+	wt_tip(w, w->w_tip);
+	if (strcmp(w->w_tip, w->w_base) == 0) {
+		wt_skip(w, 0); /* no commit: nothing changed */
+		return;
 	}
-	return o;
+	(void)wt_join(
+	    inspect, sizeof(inspect), "--git-dir=", w->w_dir, "/inspect.git");
+	(void)wt_join(alt, sizeof(alt), w->w_tree, "/.git/objects:", w->w_repo);
+	if (strlen(alt) + sizeof("/.git/objects") < sizeof(alt))
+		strcat(alt, "/.git/objects");
+	{
+		const char *diff[] = {inspect, "diff", "--shortstat",
+		    "--no-ext-diff", "--no-textconv", "--no-renames", w->w_base,
+		    w->w_tip, NULL};
+
+		wt_git(w, NULL, alt, -1, diff);
+	}
 }
 
 /* ---- cordon worktree list | remove (through the API) ---- */
@@ -629,7 +960,7 @@ worktree_remove_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	char path[PATH_MAX];
 	const char *id;
 	struct stat st;
-	size_t i;
+	struct wt *w;
 	int bfd;
 
 	if ((id = json_get_str(m->m_obj, "id", 80)) == NULL ||
@@ -637,9 +968,9 @@ worktree_remove_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		ipc_reply_error(c, m, "bad-message");
 		return;
 	}
-	for (i = 0; i < nitems(wt_live); i++)
-		if (wt_live[i] != NULL && wt_live[i]->w_running &&
-		    strcmp(wt_live[i]->w_id, id) == 0) {
+	LIST_FOREACH (w, &wt_live, w_entry)
+		if (strcmp(w->w_id, id) == 0 &&
+		    (w->w_running || w->w_pid > 0)) {
 			ipc_reply_error(c, m, "busy");
 			return;
 		}

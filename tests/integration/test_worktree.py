@@ -10,6 +10,8 @@ import json
 import os
 import re
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -59,8 +61,13 @@ def make_repo(path):
 
 
 @pytest.fixture
-def wt(tmp_path, monkeypatch, cordon_factory):
-    server_env(monkeypatch)
+def wt_env():
+    return {}
+
+
+@pytest.fixture
+def wt(tmp_path, monkeypatch, cordon_factory, wt_env):
+    server_env(monkeypatch, wt_env)
     repos = tmp_path / "repos"
     repos.mkdir()
     extra = {n: t.replace("{repos}", str(repos)) for n, t in MANIFESTS.items()}
@@ -163,14 +170,26 @@ def test_mc2_hostile_repos_refused(wt, tmp_path):
     gitlink = os.path.join(c.repos, "gitlink")
     os.makedirs(gitlink)
     os.symlink(os.path.join(outside, ".git"), os.path.join(gitlink, ".git"))
-    for repo in (outside, link, gitfile, gitlink, main + "/",
-                 os.path.join(c.repos, "none"), c.repos):
+    protected = make_repo(os.path.join(c.repos, "team-secrets"))  # SBX-2
+    # MC-2: each refusal says which rule, as a fixed class, never the path.
+    for repo, reason in ((outside, "outside-roots"),
+                         (link, "link-in-path"),
+                         (os.path.join(link, "sub"), "link-in-path"),
+                         (gitfile, "gitfile"),
+                         (gitlink, "link-in-path"),
+                         (main + "/", "not-a-repo"),
+                         (c.repos + "/./main", "not-a-repo"),
+                         (os.path.join(c.repos, "none"), "not-a-repo"),
+                         (c.repos, "not-a-repo"),
+                         (protected, "protected")):
         r, _ = run_wt(c, "wt", repo, prompt="x")
         assert error(r) == (400, "worktree-refused"), repo
+        assert r.json().get("reason") == reason, (repo, r.body)
         assert repo.encode() not in r.body
     # Not opted in by its manifest.
     r, _ = run_wt(c, "nowt", main, prompt="x")
     assert error(r) == (400, "worktree-refused")
+    assert r.json().get("reason") == "not-opted-in"
     # Bodies: a relative path, a wrong type, a branch of the caller's.
     for body in ({"worktree": "repos/main"}, {"worktree": 7},
                  {"worktree": "/" + "a" * 5000}):
@@ -219,3 +238,61 @@ def test_mc2_job_done_event_has_worktree(wt):
     done = [e for e in evs if e["kind"] == "done"][-1]
     assert done["worktree"]["branch"] == f"cordon/{jid}"
     assert done["worktree"]["filesChanged"] == 2
+
+
+# A slow git step (the test hook runs a sleep as a step before the
+# clone): the spawner answers health, lists agents and runs another
+# agent meanwhile, and the worktree run still completes.  With git
+# waited for in the spawner's loop, every one of these waits for it.
+@pytest.mark.parametrize("wt_env", [{"CORDON_TEST_WORKTREE_DELAY_MS": "3000"}])
+def test_mc2_slow_worktree_step_blocks_nothing(wt):
+    c = wt
+    repo = make_repo(os.path.join(c.repos, "main"))
+    res = {}
+
+    def slow():
+        t = time.monotonic()
+        res["r"], res["evs"] = run_wt(c, "wt", repo)
+        res["s"] = time.monotonic() - t
+
+    th = threading.Thread(target=slow)
+    t0 = time.monotonic()
+    th.start()
+    time.sleep(0.5)
+    for path in ("/api/health", "/api/agents"):
+        t = time.monotonic()
+        r = c.request("GET", path)
+        assert r.status == 200, (path, r)
+        assert time.monotonic() - t < 1.5, path
+    t = time.monotonic()
+    other = os.path.join(c.repos, "none", "x")  # it writes nothing real
+    r = post_json(c, "/api/agents/nowt/run", {"prompt": other})
+    assert r.status == 200, r
+    assert b'"kind":"done"' in r.body
+    assert time.monotonic() - t < 2.0
+    assert time.monotonic() - t0 < 2.8  # all while the step still slept
+    th.join(30)
+    assert res["r"].status == 200, (res["r"], c.stderr())
+    assert res["s"] >= 3.0  # the hook was in effect
+    assert "commit=ok" in text(res["evs"])
+
+
+# A step past its deadline is killed and fails the worktree cleanly:
+# a fixed code and reason class, nothing left behind.
+@pytest.mark.parametrize("wt_env", [{"CORDON_TEST_WORKTREE_DELAY_MS": "20000",
+                                     "CORDON_TEST_WORKTREE_STEP_MS": "500"}])
+def test_mc2_worktree_step_deadline(wt):
+    c = wt
+    repo = make_repo(os.path.join(c.repos, "main"))
+    t = time.monotonic()
+    r, _ = run_wt(c, "wt", repo, prompt="x")
+    assert time.monotonic() - t < 5
+    assert error(r) == (500, "worktree-failed")
+    assert r.json().get("reason") == "git-timeout"
+    base = os.path.join(c.home, "state", "worktrees")
+    assert os.listdir(base) == []
+    assert c.request("GET", "/api/worktrees").json()["worktrees"] == []
+    # And the next run, without the slow step's company, is not stuck.
+    r = post_json(c, "/api/agents/nowt/run",
+                  {"prompt": os.path.join(c.repos, "none", "x")})
+    assert r.status == 200
