@@ -84,6 +84,14 @@ session_ok(const char *s, size_t len)
 	return schema_session_ok(s);
 }
 
+/* MC-2: absolute; the spawner checks the rest (roots, links, .git). */
+static int
+worktree_ok(const char *s, size_t len)
+{
+	(void)len;
+	return s[0] == '/';
+}
+
 /* MC-3: ^[A-Za-z0-9_-]{1,80}$ */
 static int
 job_id_ok(const char *s, size_t len)
@@ -99,6 +107,11 @@ static const struct mcp_arg run_args[] = {
 	prompt_ok, "what to ask the agent (no NUL)"},
     {"session", 0, 1, LIM_SESSION_MAX, 0, "^[A-Za-z0-9_-]{1,96}$", session_ok,
 	"a session id, to continue an earlier conversation"},
+    {"worktree", 0, 2, LIM_PATH_MAX, 0, "^/", worktree_ok,
+	"MC-2: the absolute path of a git repository in the agent's roots; "
+	"the agent then runs in a disposable checkout of it on a fresh "
+	"branch, and the result names the branch and what changed (the "
+	"agent's manifest must allow worktrees)"},
 };
 
 #define JOB_ID_ARG                                                             \
@@ -337,20 +350,22 @@ tool_result(const char *text, size_t len, struct json_object *sc, int err)
 	return res;
 }
 
-/* An API error body {ok:false, error:CODE}: CODE if it has the shape of
- * one of the API's fixed codes (PER-9), else a code of ours. */
+/* An API error body {ok:false, error:CODE, reason?}: key's value if it
+ * has the shape of one of the API's fixed codes or reason classes
+ * (PER-9, MC-2), else dflt. */
 static const char *
-api_code(struct evbuffer *b, char *out, size_t outsz)
+api_code(struct evbuffer *b, const char *key, const char *dflt, char *out,
+    size_t outsz)
 {
 	struct json_object *o;
 	const char *s;
 	size_t len = evbuffer_get_length(b);
 
-	snprintf(out, outsz, "refused");
+	snprintf(out, outsz, "%s", dflt);
 	if (len == 0 || len > MCP_ERRBODY_MAX)
 		return out;
 	o = json_parse_object((const char *)evbuffer_pullup(b, -1), len, 4);
-	if (o != NULL && (s = json_get_str(o, "error", 40)) != NULL &&
+	if (o != NULL && (s = json_get_str(o, key, 40)) != NULL &&
 	    s[0] != '\0' &&
 	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(s))
 		snprintf(out, outsz, "%s", s);
@@ -445,39 +460,54 @@ api_done(struct mcp_call *c)
 	mcp_result(c->c_mcp, c->c_id, res);
 }
 
+/*
+ * run_agent's and start_job's API body, as JSON text: the caller's
+ * prompt, session and worktree, audited as a run via mcp (MC-1).  The
+ * timeout: a worktree's start waits for its checkout (MC-2).
+ */
+static int
+run_request(struct mcp *m, struct mcp_call *c, struct json_object *args,
+    const char *what, int timeout)
+{
+	static const char *const keys[] = {"prompt", "session", "worktree"};
+	struct json_object *v, *body = json_object_new_object();
+	char uri[128];
+	size_t i;
+	int rc;
+
+	json_object_object_get_ex(args, "agent", &v);
+	snprintf(uri, sizeof(uri), "/api/agents/%s/%s",
+	    json_object_get_string(v), what);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_object_object_get_ex(args, keys[i], &v))
+			json_object_object_add(
+			    body, keys[i], json_object_get(v));
+	if (json_object_object_get_ex(args, "worktree", NULL) &&
+	    timeout < LIM_WORKTREE_START_S + 5)
+		timeout = LIM_WORKTREE_START_S + 5;
+	json_object_object_add(body, "via", json_object_new_string("mcp"));
+	rc = call_start(m, c, uri,
+	    json_object_to_json_string_ext(
+		body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+	    timeout);
+	json_object_put(body);
+	return rc;
+}
+
 /* The API request of a jobs' tool: its uri, and a body for a POST. */
 static int
 job_request(struct mcp *m, struct mcp_call *c, const struct mcp_tool *t,
     struct json_object *args)
 {
-	struct json_object *v, *body;
+	struct json_object *v;
 	const char *id = NULL;
 	char uri[256];
-	int rc;
 
 	if (json_object_object_get_ex(args, "jobId", &v))
 		id = json_object_get_string(v);
 	switch (t->t_id) {
 	case TOOL_START_JOB:
-		json_object_object_get_ex(args, "agent", &v);
-		snprintf(uri, sizeof(uri), "/api/agents/%s/jobs",
-		    json_object_get_string(v));
-		body = json_object_new_object();
-		json_object_object_get_ex(args, "prompt", &v);
-		json_object_object_add(body, "prompt", json_object_get(v));
-		if (json_object_object_get_ex(args, "session", &v))
-			json_object_object_add(
-			    body, "session", json_object_get(v));
-		/* MC-1: audited as a run via mcp. */
-		json_object_object_add(
-		    body, "via", json_object_new_string("mcp"));
-		rc = call_start(m, c, uri,
-		    json_object_to_json_string_ext(
-			body, JSON_C_TO_STRING_PLAIN |
-				  JSON_C_TO_STRING_NOSLASHESCAPE),
-		    MCP_LIST_TIMEOUT_S);
-		json_object_put(body);
-		return rc;
+		return run_request(m, c, args, "jobs", MCP_LIST_TIMEOUT_S);
 	case TOOL_JOB_STATUS:
 		snprintf(uri, sizeof(uri), "/api/jobs/%s", id);
 		return call_start(m, c, uri, NULL, MCP_LIST_TIMEOUT_S);
@@ -638,6 +668,7 @@ run_done(struct mcp_call *c)
 	copy_key(sc, c->c_end, "exitCode", "exitCode");
 	copy_key(sc, c->c_end, "durationMs", "durationMs");
 	copy_key(sc, c->c_end, "truncated", "truncated");
+	copy_key(sc, c->c_end, "worktree", "worktree"); /* MC-2 */
 	if (c->c_text_cut || c->c_tools_cut)
 		json_object_object_add(
 		    sc, "truncated", json_object_new_boolean(1));
@@ -691,6 +722,7 @@ static void
 call_done_cb(struct evhttp_request *req, void *arg)
 {
 	static const struct timeval now = {0, 0};
+	struct json_object *res, *sc;
 	struct mcp_call *c = arg;
 	char code[48];
 	int status = 0;
@@ -705,13 +737,21 @@ call_done_cb(struct evhttp_request *req, void *arg)
 	event_base_once(
 	    c->c_mcp->m_base, -1, EV_TIMEOUT, conn_free_cb, c->c_conn, &now);
 	c->c_conn = NULL;
-	if (status != 200)
-		mcp_result(c->c_mcp, c->c_id,
-		    tool_error(status == 0
-				   ? "unreachable"
-				   : api_code(c->c_in, code, sizeof(code)),
-			"cordon refused the call"));
-	else if (c->c_tool == TOOL_LIST_AGENTS)
+	if (status != 200) {
+		res =
+		    tool_error(status == 0 ? "unreachable"
+					   : api_code(c->c_in, "error",
+						 "refused", code, sizeof(code)),
+			"cordon refused the call");
+		/* MC-2: which rule refused it, as a fixed class. */
+		if (status != 0 &&
+		    api_code(c->c_in, "reason", "", code, sizeof(code))[0] !=
+			'\0' &&
+		    json_object_object_get_ex(res, "structuredContent", &sc))
+			json_object_object_add(
+			    sc, "reason", json_object_new_string(code));
+		mcp_result(c->c_mcp, c->c_id, res);
+	} else if (c->c_tool == TOOL_LIST_AGENTS)
 		list_done(c);
 	else if (c->c_tool == TOOL_RUN_AGENT)
 		run_done(c);
@@ -760,11 +800,10 @@ mcp_tools_call(struct mcp *m, struct json_object *id, struct json_object *p)
 	    JS_OBJ("arguments", JS_OPT),
 	    JS_OBJ("_meta", JS_OPT),
 	};
-	struct json_object *args = NULL, *meta, *tok = NULL, *body;
+	struct json_object *args = NULL, *meta, *tok = NULL;
 	const struct mcp_tool *t = NULL;
 	struct mcp_call *c;
 	const char *name, *bad;
-	char uri[128];
 	size_t i;
 	int rc;
 
@@ -823,26 +862,8 @@ mcp_tools_call(struct mcp *m, struct json_object *id, struct json_object *p)
 		rc = call_start(m, c, "/api/agents", NULL, MCP_LIST_TIMEOUT_S);
 	else if (t->t_id != TOOL_RUN_AGENT)
 		rc = job_request(m, c, t, args);
-	else {
-		json_object_object_get_ex(args, "agent", &tok);
-		snprintf(uri, sizeof(uri), "/api/agents/%s/run",
-		    json_object_get_string(tok));
-		body = json_object_new_object();
-		json_object_object_get_ex(args, "prompt", &tok);
-		json_object_object_add(body, "prompt", json_object_get(tok));
-		if (json_object_object_get_ex(args, "session", &tok))
-			json_object_object_add(
-			    body, "session", json_object_get(tok));
-		/* MC-1: audited as a run via mcp. */
-		json_object_object_add(
-		    body, "via", json_object_new_string("mcp"));
-		rc = call_start(m, c, uri,
-		    json_object_to_json_string_ext(
-			body, JSON_C_TO_STRING_PLAIN |
-				  JSON_C_TO_STRING_NOSLASHESCAPE),
-		    MCP_RUN_TIMEOUT_S);
-		json_object_put(body);
-	}
+	else
+		rc = run_request(m, c, args, "run", MCP_RUN_TIMEOUT_S);
 	if (rc != 0) {
 		mcp_result(m, id,
 		    rc == -2

@@ -296,3 +296,60 @@ def test_mc2_worktree_step_deadline(wt):
     r = post_json(c, "/api/agents/nowt/run",
                   {"prompt": os.path.join(c.repos, "none", "x")})
     assert r.status == 200
+
+
+# MC-2 through `cordon mcp`: run_agent and start_job take `worktree`
+# (declared in the one schema table), the result names the branch and
+# what changed, a refusal says which rule, bad values never reach cordon.
+def test_mc2_mcp_tools_take_worktree(wt):
+    from test_mcp import Mcp, error_of, init
+    c = wt
+    repo = make_repo(os.path.join(c.repos, "main"))
+    m = Mcp(c.home)
+    try:
+        init(m)
+        r, _ = m.request("tools/list")
+        tools = {t["name"]: t for t in r["result"]["tools"]}
+        for name in ("run_agent", "start_job"):
+            p = tools[name]["inputSchema"]["properties"]["worktree"]
+            assert p["type"] == "string" and p["maxLength"] == 4096
+            assert "worktree" not in tools[name]["inputSchema"]["required"]
+        r, _ = m.call("run_agent", {"agent": "wt", "prompt": repo,
+                                    "worktree": repo})
+        res = r["result"]
+        assert res["isError"] is False, res
+        sc = res["structuredContent"]
+        assert "commit=ok" in sc["text"]
+        assert sc["worktree"]["branch"] == f"cordon/{sc['runId']}"
+        assert sc["worktree"]["filesChanged"] == 2
+        inv = wait_audit(c.home, lambda x: x["kind"] == "agent.invoke" and
+                         x["runId"] == sc["runId"])
+        assert inv[0]["via"] == "mcp"
+        r, _ = m.call("start_job", {"agent": "wt", "prompt": repo,
+                                    "worktree": repo})
+        jid = r["result"]["structuredContent"]["jobId"]
+        r, _ = m.call("wait_job", {"jobId": jid, "timeoutMs": 20000},
+                      timeout=30)
+        assert r["result"]["structuredContent"]["timedOut"] is False
+        r, _ = m.call("job_events", {"jobId": jid})
+        done = [e for e in r["result"]["structuredContent"]["events"]
+                if e["kind"] == "done"][-1]
+        assert done["worktree"]["branch"] == f"cordon/{jid}"
+        # A refusal: the code and its reason class, never the path.
+        outside = "/tmp/zq-echo-canary-repo"
+        for tool in ("run_agent", "start_job"):
+            r, _ = m.call(tool, {"agent": "wt", "prompt": "x",
+                                 "worktree": outside})
+            res = r["result"]
+            assert res["isError"] is True
+            assert res["structuredContent"] == {
+                "error": "worktree-refused", "reason": "outside-roots"}
+            assert "canary" not in json.dumps(r)
+        # Bad values: refused by the schema before any API call.
+        for bad in ("relative/zq-echo-canary", 7, "", "/" + "a" * 5000):
+            r, _ = m.call("run_agent", {"agent": "wt", "prompt": "x",
+                                        "worktree": bad})
+            assert error_of(r) == (-32602, "invalid-argument"), bad
+            assert "canary" not in json.dumps(r)
+    finally:
+        m.close()
