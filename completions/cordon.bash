@@ -8,7 +8,7 @@ _cordon()
 	local cur prev cmd i
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="run check status login job token audit agent mcp gate version help"
+	local commands="run check status login job worktree token audit agent mcp gate version help"
 
 	if ((COMP_CWORD == 1)); then
 		if [[ $cur == -* ]]; then
@@ -51,6 +51,14 @@ _cordon()
 	job)
 		if ((COMP_CWORD == 2)); then
 			COMPREPLY=($(compgen -W "list show cancel --help" -- "$cur"))
+		elif [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--home --port --token-file --json
+			    --help" -- "$cur"))
+		fi
+		;;
+	worktree)
+		if ((COMP_CWORD == 2)); then
+			COMPREPLY=($(compgen -W "list remove --help" -- "$cur"))
 		elif [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--home --port --token-file --json
 			    --help" -- "$cur"))

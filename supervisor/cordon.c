@@ -271,6 +271,19 @@ static const struct command {
 	"  --port N           cordon under systemd: the broker's port ...\n"
 	"  --token-file FILE  ... and the token file it was given\n"
 	"  --json             the API's answer as JSON\n"},
+    {"worktree", cmd_worktree, "list or remove worktree runs' checkouts",
+	"cordon worktree list [--home DIR | --port N --token-file FILE] "
+	"[--json]\n"
+	"cordon worktree remove ID [--home DIR | ...]\n",
+	"list    the checkouts worktree runs left: id, agent, made (UTC),\n"
+	"        files changed on its branch, the repository\n"
+	"remove  delete one checkout and its branch cordon/ID (fetch the\n"
+	"        branch into your repository first to keep it)\n\n"
+	"  ID                 ^[A-Za-z0-9_-]{1,80}$, as list shows it\n"
+	"  --home DIR         the home whose running cordon to ask\n"
+	"  --port N           cordon under systemd: the broker's port ...\n"
+	"  --token-file FILE  ... and the token file it was given\n"
+	"  --json             the API's answer as JSON\n"},
     {"token", cmd_token, "write a new API token file", "cordon token FILE\n",
 	"Write a new API token to FILE (0600, never over an existing file),\n"
 	"for the broker's systemd credential.\n"},

@@ -61,11 +61,12 @@ int home_running(const char *rundir);
 /* check.c: cordon check; audit_cli.c: cordon audit */
 int cmd_check(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
-int cmd_status(int argc, char **argv); /* status.c */
-int cmd_login(int argc, char **argv);  /* status.c */
-int cmd_job(int argc, char **argv);    /* job_cli.c (MC-3) */
-int cmd_token(int argc, char **argv);  /* status.c */
-int cmd_gate(int argc, char **argv);   /* gate_cli.c (SBX-6) */
+int cmd_status(int argc, char **argv);	 /* status.c */
+int cmd_login(int argc, char **argv);	 /* status.c */
+int cmd_job(int argc, char **argv);	 /* job_cli.c (MC-3) */
+int cmd_worktree(int argc, char **argv); /* worktree_cli.c (MC-2) */
+int cmd_token(int argc, char **argv);	 /* status.c */
+int cmd_gate(int argc, char **argv);	 /* gate_cli.c (SBX-6) */
 
 /* cordond.c */
 int cordond_main(struct cordon_config *);

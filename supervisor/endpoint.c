@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -20,6 +21,7 @@
 #include "cordond.h"
 #include "endpoint.h"
 #include "json.h"
+#include "schema.h"
 
 /*
  * --home DIR (or the default home): its runtime dir's token and port;
@@ -197,4 +199,86 @@ endpoint_fetch(struct event_base *base, const struct endpoint *ep,
 	evhttp_connection_free(conn);
 	*status = f.f_status;
 	return f.f_obj;
+}
+
+/* ---- what the API clients print */
+
+void
+endpoint_print_json(struct json_object *o)
+{
+	printf("%s\n",
+	    json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+/* A member as text: a string, a number or a boolean; else "-". */
+const char *
+endpoint_text(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, k, &v) ||
+	    json_object_is_type(v, json_type_object) ||
+	    json_object_is_type(v, json_type_array) ||
+	    json_object_is_type(v, json_type_null))
+		return "-";
+	return json_object_get_string(v);
+}
+
+/* ms since the epoch as UTC "YYYY-MM-DDTHH:MM:SSZ", or "-". */
+const char *
+endpoint_when(struct json_object *o, const char *k, char *buf, size_t bufsz)
+{
+	struct json_object *v;
+	struct tm tm;
+	time_t t;
+
+	if (!json_object_object_get_ex(o, k, &v) ||
+	    !json_object_is_type(v, json_type_int))
+		return "-";
+	t = (time_t)(json_object_get_int64(v) / 1000);
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, bufsz, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return "-";
+	return buf;
+}
+
+int
+endpoint_cmd(const char *cmd, int argc, char **argv,
+    const struct endpoint_verb *verbs, size_t n, const char *usage)
+{
+	const struct endpoint_verb *v = NULL;
+	struct event_base *base;
+	struct endpoint ep;
+	const char *id = NULL;
+	int json = 0, rc;
+	size_t i;
+
+	for (i = 0; argc >= 2 && i < n; i++)
+		if (strcmp(argv[1], verbs[i].ev_name) == 0)
+			v = &verbs[i];
+	if (v == NULL)
+		goto usage;
+	if (v->ev_id) {
+		if (argc < 3 || !schema_job_id_ok(argv[2]))
+			goto usage;
+		id = argv[2];
+	}
+	/* argv[0] for the options: the verb, or the id */
+	argc -= v->ev_id ? 2 : 1;
+	argv += v->ev_id ? 2 : 1;
+	if ((rc = endpoint_args(
+		 cmd, argc, argv, v->ev_json ? &json : NULL, &ep)) == 2)
+		goto usage;
+	if (rc != 0)
+		return rc;
+	if ((base = event_base_new()) == NULL)
+		return 1;
+	rc = v->ev_fn(base, &ep, id, json);
+	event_base_free(base);
+	explicit_bzero(&ep, sizeof(ep));
+	return rc;
+usage:
+	fputs(usage, stderr);
+	return 2;
 }

@@ -7,6 +7,8 @@
 #ifndef CORDON_SUPERVISOR_ENDPOINT_H
 #define CORDON_SUPERVISOR_ENDPOINT_H
 
+#include <stddef.h>
+
 struct evhttp_request;
 struct event_base;
 struct json_object;
@@ -44,5 +46,30 @@ struct evhttp_request *endpoint_request(const struct endpoint *ep,
 struct json_object *endpoint_fetch(struct event_base *base,
     const struct endpoint *ep, const char *uri, const char *post_body,
     int *status);
+
+/* The API clients' output (cordon job, cordon worktree): o as one line
+ * of JSON; member k as text (a string, number or boolean, else "-");
+ * member k, ms since the epoch, as UTC "YYYY-MM-DDTHH:MM:SSZ" (or "-"). */
+void endpoint_print_json(struct json_object *o);
+const char *endpoint_text(struct json_object *o, const char *k);
+const char *endpoint_when(
+    struct json_object *o, const char *k, char *buf, size_t bufsz);
+
+/*
+ * `cordon CMD VERB [ID] [options]` (cordon job, cordon worktree): the
+ * verb found in verbs (n of them), its ID checked against the job id
+ * pattern before any call, the endpoint options read, and the verb's
+ * fn called on a fresh event base.  Its exit status; 2 after printing
+ * usage on bad usage.
+ */
+struct endpoint_verb {
+	const char *ev_name;
+	int ev_id;   /* takes an ID, ^[A-Za-z0-9_-]{1,80}$ */
+	int ev_json; /* takes --json */
+	int (*ev_fn)(struct event_base *, const struct endpoint *,
+	    const char *id, int json);
+};
+int endpoint_cmd(const char *cmd, int argc, char **argv,
+    const struct endpoint_verb *verbs, size_t n, const char *usage);
 
 #endif

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <event2/event.h>
 #include <json-c/json.h>
@@ -22,49 +21,9 @@
 #include "cordond.h"
 #include "endpoint.h"
 #include "json.h"
-#include "schema.h"
+#include "util.h"
 
 #define JOB_PAGE 200 /* events asked per call */
-
-static void
-print_json(struct json_object *o)
-{
-	printf("%s\n",
-	    json_object_to_json_string_ext(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-}
-
-/* A member as text: a string, a number or a boolean; else "-". */
-static const char *
-text_at(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, k, &v) ||
-	    json_object_is_type(v, json_type_object) ||
-	    json_object_is_type(v, json_type_array) ||
-	    json_object_is_type(v, json_type_null))
-		return "-";
-	return json_object_get_string(v);
-}
-
-/* ms since the epoch as UTC "YYYY-MM-DDTHH:MM:SSZ", or "-". */
-static const char *
-when_at(struct json_object *o, const char *k, char *buf, size_t bufsz)
-{
-	struct json_object *v;
-	struct tm tm;
-	time_t t;
-
-	if (!json_object_object_get_ex(o, k, &v) ||
-	    !json_object_is_type(v, json_type_int))
-		return "-";
-	t = (time_t)(json_object_get_int64(v) / 1000);
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(buf, bufsz, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		return "-";
-	return buf;
-}
 
 /* What the API refused, in words; its code is not echoed input. */
 static int
@@ -79,7 +38,8 @@ job_refused(const char *verb, int status)
 }
 
 static int
-job_list(struct event_base *base, const struct endpoint *ep, int json)
+job_list(struct event_base *base, const struct endpoint *ep, const char *id,
+    int json)
 {
 	struct json_object *o, *arr, *j;
 	char a[32];
@@ -94,7 +54,7 @@ job_list(struct event_base *base, const struct endpoint *ep, int json)
 		return job_refused("list", 0);
 	}
 	if (json)
-		print_json(o);
+		endpoint_print_json(o);
 	else {
 		printf("%-16s %-20s %-10s %-20s %s\n", "JOB", "AGENT", "STATE",
 		    "STARTED", "EVENTS");
@@ -102,10 +62,11 @@ job_list(struct event_base *base, const struct endpoint *ep, int json)
 		for (i = 0; i < n; i++) {
 			j = json_object_array_get_idx(arr, i);
 			printf("%-16s %-20s %-10s %-20s %s\n",
-			    text_at(j, "jobId"), text_at(j, "agent"),
-			    text_at(j, "state"),
-			    when_at(j, "createdMs", a, sizeof(a)),
-			    text_at(j, "events"));
+			    endpoint_text(j, "jobId"),
+			    endpoint_text(j, "agent"),
+			    endpoint_text(j, "state"),
+			    endpoint_when(j, "createdMs", a, sizeof(a)),
+			    endpoint_text(j, "events"));
 		}
 	}
 	json_object_put(o);
@@ -123,11 +84,13 @@ print_meta(struct json_object *j)
 
 	for (i = 0; keys[i] != NULL; i++)
 		if (json_object_object_get_ex(j, keys[i], NULL))
-			printf("%-13s %s\n", keys[i], text_at(j, keys[i]));
-	printf("%-13s %s\n", "started", when_at(j, "createdMs", a, sizeof(a)));
+			printf(
+			    "%-13s %s\n", keys[i], endpoint_text(j, keys[i]));
+	printf("%-13s %s\n", "started",
+	    endpoint_when(j, "createdMs", a, sizeof(a)));
 	if (json_object_object_get_ex(j, "endedMs", NULL))
-		printf(
-		    "%-13s %s\n", "ended", when_at(j, "endedMs", a, sizeof(a)));
+		printf("%-13s %s\n", "ended",
+		    endpoint_when(j, "endedMs", a, sizeof(a)));
 }
 
 /* One event as the run's text shows it: tokens as they are, the rest
@@ -135,22 +98,22 @@ print_meta(struct json_object *j)
 static void
 print_event(struct json_object *e)
 {
-	const char *k = text_at(e, "kind");
+	const char *k = endpoint_text(e, "kind");
 
 	if (strcmp(k, "token") == 0)
-		fputs(text_at(e, "text"), stdout);
+		fputs(endpoint_text(e, "text"), stdout);
 	else if (strcmp(k, "tool") == 0)
-		printf("\n[tool] %s: %s\n", text_at(e, "tool"),
-		    text_at(e, "input"));
+		printf("\n[tool] %s: %s\n", endpoint_text(e, "tool"),
+		    endpoint_text(e, "input"));
 	else if (strcmp(k, "tool_result") == 0)
-		printf("[result] %s\n", text_at(e, "summary"));
+		printf("[result] %s\n", endpoint_text(e, "summary"));
 	else if (strcmp(k, "notice") == 0)
-		printf("\n[notice] %s\n", text_at(e, "text"));
+		printf("\n[notice] %s\n", endpoint_text(e, "text"));
 	else if (strcmp(k, "error") == 0)
-		printf("\n[error] %s: %s\n", text_at(e, "errorClass"),
-		    text_at(e, "errorMessage"));
+		printf("\n[error] %s: %s\n", endpoint_text(e, "errorClass"),
+		    endpoint_text(e, "errorMessage"));
 	else if (strcmp(k, "saved") == 0)
-		printf("[saved] %s\n", text_at(e, "path"));
+		printf("[saved] %s\n", endpoint_text(e, "path"));
 }
 
 static int
@@ -196,7 +159,7 @@ job_show(struct event_base *base, const struct endpoint *ep, const char *id,
 		o = json_object_new_object();
 		json_object_object_add(o, "job", json_object_get(job));
 		json_object_object_add(o, "events", json_object_get(all));
-		print_json(o);
+		endpoint_print_json(o);
 		json_object_put(o);
 	} else if (rc == 0) {
 		print_meta(job);
@@ -212,7 +175,8 @@ job_show(struct event_base *base, const struct endpoint *ep, const char *id,
 }
 
 static int
-job_cancel(struct event_base *base, const struct endpoint *ep, const char *id)
+job_cancel(struct event_base *base, const struct endpoint *ep, const char *id,
+    int json)
 {
 	struct json_object *o;
 	char uri[160];
@@ -229,47 +193,16 @@ job_cancel(struct event_base *base, const struct endpoint *ep, const char *id)
 int
 cmd_job(int argc, char **argv)
 {
-	struct event_base *base;
-	struct endpoint ep;
-	const char *verb, *id = NULL;
-	int json = 0, rc, *jp;
+	static const struct endpoint_verb verbs[] = {
+	    {"list", 0, 1, job_list},
+	    {"show", 1, 1, job_show},
+	    {"cancel", 1, 0, job_cancel},
+	};
 
-	if (argc < 2)
-		goto usage;
-	verb = argv[1];
-	if (strcmp(verb, "list") == 0) {
-		argc -= 1; /* argv[0] for the options: the verb */
-		argv += 1;
-	} else if (strcmp(verb, "show") == 0 || strcmp(verb, "cancel") == 0) {
-		if (argc < 3 || !schema_job_id_ok(argv[2]))
-			goto usage;
-		id = argv[2];
-		argc -= 2; /* argv[0] for the options: the id */
-		argv += 2;
-	} else
-		goto usage;
-	jp = strcmp(verb, "cancel") == 0 ? NULL : &json;
-	if ((rc = endpoint_args("job", argc, argv, jp, &ep)) == 2)
-		goto usage;
-	if (rc != 0)
-		return rc;
-	if ((base = event_base_new()) == NULL)
-		return 1;
-	if (id == NULL)
-		rc = job_list(base, &ep, json);
-	else if (strcmp(verb, "show") == 0)
-		rc = job_show(base, &ep, id, json);
-	else
-		rc = job_cancel(base, &ep, id);
-	event_base_free(base);
-	explicit_bzero(&ep, sizeof(ep));
-	return rc;
-usage:
-	fprintf(stderr,
+	return endpoint_cmd("job", argc, argv, verbs, nitems(verbs),
 	    "usage: cordon job list [--home DIR | --port N --token-file FILE] "
 	    "[--json]\n"
 	    "       cordon job show ID [--home DIR | ...] [--json]\n"
 	    "       cordon job cancel ID [--home DIR | ...]\n"
 	    "       (ID: ^[A-Za-z0-9_-]{1,80}$)\n");
-	return 2;
 }

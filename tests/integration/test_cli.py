@@ -10,8 +10,8 @@ import pytest
 
 from conftest import child_env, cordon_bin, help_commands
 
-COMMANDS = ["run", "check", "status", "login", "job", "token", "audit",
-            "agent", "mcp", "gate", "version", "help"]
+COMMANDS = ["run", "check", "status", "login", "job", "worktree", "token",
+            "audit", "agent", "mcp", "gate", "version", "help"]
 
 
 def cordon(*args):

@@ -105,7 +105,7 @@ def test_completion_lists_every_command():
 def test_completion_offers_every_option_of_each_command():
     """Every --option a command's help names is offered, and no other."""
     for cmd in cordon_commands():
-        if cmd in ("audit", "agent", "job"):  # subcommands: below
+        if cmd in ("audit", "agent", "job", "worktree"):  # below
             continue
         want = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)",
                               help_text(cmd, "--help"))) | {"--help"}
@@ -130,4 +130,10 @@ def test_completion_offers_every_option_of_each_command():
     want = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)",
                           help_text("job", "--help"))) | {"--help"}
     assert set(complete("job", "list", "--")) == want, want
+    assert want == {"--home", "--port", "--token-file", "--json", "--help"}
+    # MC-2: `cordon worktree`'s verbs, and the options its help names.
+    assert complete("worktree", "") == ["--help", "list", "remove"]
+    want = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)",
+                          help_text("worktree", "--help"))) | {"--help"}
+    assert set(complete("worktree", "list", "--")) == want, want
     assert want == {"--home", "--port", "--token-file", "--json", "--help"}

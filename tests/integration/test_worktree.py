@@ -353,3 +353,43 @@ def test_mc2_mcp_tools_take_worktree(wt):
             assert "canary" not in json.dumps(r)
     finally:
         m.close()
+
+
+# `cordon worktree list|remove` (MC-2): the API's worktrees from a
+# shell; a bad id is a usage error before any call, never echoed.
+def test_mc2_cordon_worktree_cli(wt):
+    from conftest import HTTP_S, child_env, cordon_bin
+    c = wt
+
+    def cli(*args, home=True):
+        return subprocess.run(
+            [cordon_bin(), "worktree", *args] +
+            (["--home", c.home] if home else []),
+            capture_output=True, text=True, timeout=HTTP_S, env=child_env())
+
+    repo = make_repo(os.path.join(c.repos, "main"))
+    r, evs = run_wt(c, "wt", repo)
+    assert r.status == 200
+    rid = [e for e in evs if e["kind"] == "done"][-1]["worktree"]["id"]
+    r = cli("list")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["WORKTREE", "AGENT", "CREATED", "FILES",
+                                "REPO"]
+    row = lines[1].split()
+    assert (row[0], row[1], row[3], row[4]) == (rid, "wt", "2", repo)
+    r = cli("list", "--json")
+    assert [w["id"] for w in json.loads(r.stdout)["worktrees"]] == [rid]
+    r = cli("remove", rid)
+    assert r.returncode == 0, r.stderr
+    assert not os.path.exists(os.path.join(c.home, "state", "worktrees", rid))
+    wait_audit(c.home, lambda x: x["kind"] == "worktree.remove" and
+               x["worktreeId"] == rid)
+    r = cli("remove", rid)
+    assert r.returncode == 1 and "no such worktree" in r.stderr
+    assert cli("list").stdout.splitlines()[1:] == []
+    for bad in (["remove", "../zq-canary"], ["remove", "a" * 81],
+                ["remove"], ["drop", "zq-canary"]):
+        r = cli(*bad, home=False)
+        assert r.returncode == 2, bad
+        assert "zq-canary" not in r.stdout + r.stderr
