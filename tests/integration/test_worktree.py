@@ -393,3 +393,36 @@ def test_mc2_cordon_worktree_cli(wt):
         r = cli(*bad, home=False)
         assert r.returncode == 2, bad
         assert "zq-canary" not in r.stdout + r.stderr
+
+
+# `cordon check` (MC-2): sandbox.worktrees is a boolean, placed by file,
+# line and column when it is not; true passes.
+def test_mc2_check_sandbox_worktrees(tmp_path):
+    from conftest import cordon_bin
+    home = tmp_path / "home"
+    (home / "agents").mkdir(parents=True)
+    head = ("transport: subprocess\ntransportConfig:\n  bin: /bin/true\n"
+            "  args: [\"{prompt}\"]\nsandbox:\n")
+    (home / "agents" / "a.yaml").write_text(
+        "name: a\n" + head + "  worktrees: \"yes\"\n")
+    (home / "agents" / "b.yaml").write_text(
+        "name: b\n" + head + "  worktrees: true\n")
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+
+    def check():
+        return subprocess.run([cordon_bin(), "check", "--json", "--home",
+                               str(home)], capture_output=True, text=True,
+                              timeout=30, env=env)
+
+    r = check()
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["agents"] == 1
+    assert doc["problems"] == [{
+        "file": str(home / "agents" / "a.yaml"), "line": 7, "column": 3,
+        "key": "sandbox.worktrees", "code": "wrong-type",
+        "message": "must be true or false"}]
+    (home / "agents" / "a.yaml").unlink()
+    r = check()
+    assert r.returncode == 0, r.stdout
+    assert json.loads(r.stdout)["problems"] == []
