@@ -20,65 +20,18 @@
 #include "cordon_limits.h"
 #include "json.h"
 #include "msg.h"
-#include "schema.h"
 #include "util.h"
 
 #define JOBS_WAIT_DEFAULT_MS 30000
 #define JOBS_WAIT_MARGIN_S   5 /* past the spawner's own bound */
 
-/* The spawner's refusal (or none) as a fixed HTTP answer. */
-static void
-jobs_fail(struct evhttp_request *req, const struct ipc_msg *m)
-{
-	static const struct {
-		const char *c;
-		int s;
-	} map[] = {
-	    {"unknown-job", 404},
-	    {"invalid-offset", 400},
-	    {"job-not-running", 409},
-	    {"jobs-unavailable", 503},
-	};
-	const char *code = NULL;
-	size_t i;
-
-	if (m != NULL && m->m_type == MSG_ERROR &&
-	    (code = json_get_str(m->m_obj, "error", 32)) != NULL)
-		for (i = 0; i < nitems(map); i++)
-			if (strcmp(map[i].c, code) == 0) {
-				send_error(req, map[i].s, map[i].c);
-				return;
-			}
-	if (m == NULL)
-		send_error(req, 503, "unavailable");
-	else
-		send_error(req, 500, "internal");
-}
-
-/*
- * The path's job id, URL-decoded once, into a {"jobId": id} payload; NULL
- * (after answering 400) unless it matches ^[A-Za-z0-9_-]{1,80}$.
- */
-static struct json_object *
-jobs_id(struct evhttp_request *req, const struct api_params *p)
-{
-	char raw[API_PARAM_MAX + 1], *dec = NULL;
-	struct json_object *o = NULL;
-	size_t len = 0;
-
-	if (p->ap_n == 1 && p->ap_len[0] <= API_PARAM_MAX) {
-		memcpy(raw, p->ap_val[0], p->ap_len[0]);
-		raw[p->ap_len[0]] = '\0';
-		dec = evhttp_uridecode(raw, 0, &len);
-	}
-	if (dec != NULL && strlen(dec) == len && schema_job_id_ok(dec)) {
-		o = json_object_new_object();
-		json_object_object_add(o, "jobId", json_object_new_string(dec));
-	} else
-		send_error(req, 400, "invalid-job-id");
-	free(dec);
-	return o;
-}
+/* The spawner's refusals, as HTTP answers (MC-3). */
+static const struct api_code_map jobs_codes[] = {
+    {"unknown-job", 404, NULL},
+    {"invalid-offset", 400, NULL},
+    {"job-not-running", 409, NULL},
+    {"jobs-unavailable", 503, NULL},
+};
 
 /*
  * The query's integers: each name at most once, a decimal within its
@@ -139,22 +92,7 @@ static void
 jobs_answer(struct evhttp_request *req, const struct ipc_msg *m, uint32_t type,
     const struct json_shape *keys, size_t n)
 {
-	struct json_object *o, *v;
-	size_t i;
-
-	if (m == NULL || m->m_type != type ||
-	    !json_shape_ok(m->m_obj, keys, n)) {
-		jobs_fail(req, m);
-		return;
-	}
-	o = json_object_new_object();
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	for (i = 0; i < n; i++)
-		if (json_object_object_get_ex(m->m_obj, keys[i].js_key, &v))
-			json_object_object_add(
-			    o, keys[i].js_key, json_object_get(v));
-	send_json(req, 200, o);
-	json_object_put(o);
+	api_answer(req, m, type, keys, n, jobs_codes, nitems(jobs_codes));
 }
 
 /* ---- POST /api/agents/{name}/jobs ---- */
@@ -231,7 +169,7 @@ api_job_get(struct evhttp_request *req, const struct api_params *p)
 {
 	struct json_object *o;
 
-	if ((o = jobs_id(req, p)) == NULL)
+	if ((o = api_path_id(req, p, "jobId", "invalid-job-id")) == NULL)
 		return;
 	if (jobs_query(req, NULL, 0, o) == 0)
 		api_ask(req, broker_peer(PROC_SPAWNER), MSG_JOB_GET, o,
@@ -264,7 +202,7 @@ api_job_events(struct evhttp_request *req, const struct api_params *p)
 	};
 	struct json_object *o;
 
-	if ((o = jobs_id(req, p)) == NULL)
+	if ((o = api_path_id(req, p, "jobId", "invalid-job-id")) == NULL)
 		return;
 	if (jobs_query(req, q, nitems(q), o) == 0)
 		api_ask(req, broker_peer(PROC_SPAWNER), MSG_JOB_EVENTS, o,
@@ -295,7 +233,7 @@ api_job_wait(struct evhttp_request *req, const struct api_params *p)
 	};
 	struct json_object *o, *v;
 
-	if ((o = jobs_id(req, p)) == NULL)
+	if ((o = api_path_id(req, p, "jobId", "invalid-job-id")) == NULL)
 		return;
 	if (jobs_query(req, q, nitems(q), o) == 0) {
 		json_object_object_get_ex(o, "timeoutMs", &v);
@@ -323,7 +261,7 @@ api_job_cancel(struct evhttp_request *req, const struct api_params *p)
 {
 	struct json_object *o;
 
-	if ((o = jobs_id(req, p)) == NULL)
+	if ((o = api_path_id(req, p, "jobId", "invalid-job-id")) == NULL)
 		return;
 	if (api_body_none(req) == 0)
 		api_ask(req, broker_peer(PROC_SPAWNER), MSG_JOB_CANCEL, o,
