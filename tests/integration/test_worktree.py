@@ -426,3 +426,32 @@ def test_mc2_check_sandbox_worktrees(tmp_path):
     r = check()
     assert r.returncode == 0, r.stdout
     assert json.loads(r.stdout)["problems"] == []
+
+
+# The window between the checks and the clone (MC-2): the repository is
+# held open once checked and git clones that fd; a path that names
+# another directory (or a link) by the clone's end refuses the run, and
+# nothing is left behind.  The test hook's pause before the clone is
+# the window.
+@pytest.mark.parametrize("wt_env", [{"CORDON_TEST_WORKTREE_DELAY_MS": "1500"}])
+@pytest.mark.parametrize("swap", ["other-repo", "symlink"])
+def test_mc2_repo_swapped_before_clone_refused(wt, tmp_path, swap):
+    c = wt
+    repo = make_repo(os.path.join(c.repos, "main"))
+    outside = make_repo(str(tmp_path / "outside"))
+    res = {}
+    th = threading.Thread(
+        target=lambda: res.update(r=run_wt(c, "wt", repo, prompt="x")[0]))
+    th.start()
+    time.sleep(0.5)
+    os.rename(repo, repo + ".old")
+    if swap == "symlink":
+        os.symlink(outside, repo)
+    else:
+        make_repo(repo)
+    th.join(30)
+    r = res["r"]
+    assert error(r) == (400, "worktree-refused"), (r, c.stderr())
+    assert r.json().get("reason") == "repo-changed"
+    assert repo.encode() not in r.body
+    assert os.listdir(os.path.join(c.home, "state", "worktrees")) == []
