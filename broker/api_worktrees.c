@@ -4,6 +4,8 @@
  * decoded once and must match ^[A-Za-z0-9_-]{1,80}$ (else 400
  * invalid-worktree-id, nothing asked).  Touches no files.
  */
+#include <limits.h>
+
 #include <event2/http.h>
 #include <json-c/json.h>
 
@@ -13,7 +15,7 @@
 #include "util.h"
 
 static const struct json_shape wt_keys[] = {
-    {"worktrees", json_type_array, 0},
+    JS_ARR("worktrees", JS_OPT, LLONG_MAX), /* the frame bounds it */
 };
 static const struct api_code_map wt_codes[] = {
     {"unknown-worktree", 404, NULL},

@@ -76,7 +76,7 @@ static const struct row {
     ROW("MSG_AGENT_GET", agent_get_shape, "{\"name\":\"a\"}"),
     ROW("MSG_RUN_START", run_start_shape,
 	"{\"agent\":\"a\",\"prompt\":\"p\",\"session\":\"s\","
-	"\"via\":\"mcp\"}"),
+	"\"via\":\"mcp\",\"worktree\":\"/r\"}"),
     ROW("MSG_RUN_CANCEL", run_id_shape, "{\"runId\":\"0123456789abcdef\"}"),
     ROW("MSG_ACTION_RUN", action_run_shape,
 	"{\"agent\":\"a\",\"action\":\"x\"}"),
@@ -91,6 +91,7 @@ static const struct row {
 	"\"rule\":\"allow.0\",\"reason\":\"x\",\"end\":\"closed\","
 	"\"bytesUp\":0,\"bytesDown\":0,\"durationMs\":0}"),
     ROW("MSG_JOB_GET, MSG_JOB_CANCEL", job_id_shape, "{\"jobId\":\"j\"}"),
+    ROW("MSG_WORKTREE_REMOVE", worktree_id_shape, "{\"id\":\"w\"}"),
     ROW("MSG_JOB_EVENTS", job_events_shape,
 	"{\"jobId\":\"j\",\"offset\":0,\"limit\":1}"),
     ROW("MSG_JOB_WAIT", job_wait_shape, "{\"jobId\":\"j\",\"timeoutMs\":0}"),
