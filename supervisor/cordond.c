@@ -40,7 +40,10 @@
 #define BACKOFF_MAX_MS	5000
 #define STABLE_AFTER_MS 10000 /* a daemon up this long resets backoff */
 #define READY_TIMEOUT_S 10
-#define STOP_GRACE_MS	3000
+/* Beyond the spawner's drain (SPAWNER_DRAIN_MS) and the clean-up of its
+ * runs' tmps after it, with room for a loaded machine: a daemon killed
+ * here leaves its clean-up undone. */
+#define STOP_GRACE_MS 5000
 
 struct child {
 	enum proc_id ch_id;
