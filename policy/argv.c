@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agentcli.h"
 #include "argv.h"
 #include "text.h"
 #include "cordon_limits.h"
@@ -222,15 +223,15 @@ argv_redacted(const struct manifest *m, char ***out)
 /*
  * SBX-9: each known CLI's own login, after its program: Claude Code's
  * subscription sign-in, Codex's browser sign-in, Gemini CLI's interactive
- * start (it asks how to authenticate).  Matched on bin's last component.
+ * start (it asks how to authenticate).  The CLI is agent_cli's.
  */
 static const struct {
-	const char *lc_bin;
+	enum agent_cli lc_cli;
 	const char *lc_args[3];
 } login_cmds[] = {
-    {"claude", {"auth", "login", NULL}},
-    {"codex", {"login", NULL}},
-    {"gemini", {NULL}},
+    {AGENT_CLI_CLAUDE, {"auth", "login", NULL}},
+    {AGENT_CLI_CODEX, {"login", NULL}},
+    {AGENT_CLI_GEMINI, {NULL}},
 };
 
 /*
@@ -252,42 +253,56 @@ int
 argv_login(const struct manifest *m, char *const *args, size_t nargs,
     char ***out, const char **errcode)
 {
-	const char *const *def = NULL, *base, *prog;
+	const char *const *def = NULL;
+	char *const *lead;
+	enum agent_cli cli;
 	char **v;
-	size_t i, n = 0, k;
+	size_t i, n = 0, k, nlead = 0;
 
 	*out = NULL;
 	*errcode = "no-login";
-	prog = m->m_login != NULL ? m->m_login[0] : m->m_bin;
-	if (prog == NULL)
+	/* The program: login's first word, else bin and its script. */
+	if (m->m_login != NULL) {
+		lead = m->m_login;
+		nlead = 1;
+		n = m->m_nlogin - 1;
+	} else if (m->m_bin == NULL)
 		return -1;
-	if (m->m_login == NULL) {
-		base =
-		    strrchr(prog, '/') != NULL ? strrchr(prog, '/') + 1 : prog;
+	else {
+		cli = agent_cli(m->m_bin, m->m_args, m->m_nargs, &nlead);
 		for (i = 0; i < nitems(login_cmds) && def == NULL; i++)
-			if (strcmp(base, login_cmds[i].lc_bin) == 0)
+			if (login_cmds[i].lc_cli == cli)
 				def = login_cmds[i].lc_args;
 		if (def == NULL)
 			return -1;
 		while (def[n] != NULL)
 			n++;
-	} else
-		n = m->m_nlogin - 1;
+		lead = m->m_args;
+	}
 	/* The operator's arguments replace the login's; the program stays. */
 	if (args != NULL)
 		n = nargs;
 	*errcode = "invalid-argument";
 	if (n > LIM_ARGS_MAX - 1)
 		return -1;
-	if ((v = calloc(n + 2, sizeof(char *))) == NULL)
+	if ((v = calloc(n + nlead + 2, sizeof(char *))) == NULL)
 		return -1;
-	for (k = 0; k <= n; k++) {
-		const char *s = k == 0	       ? prog
-				: args != NULL ? args[k - 1]
-				: def != NULL  ? def[k - 1]
-					       : m->m_login[k];
+	for (k = 0; k <= n + (m->m_login == NULL ? nlead : 0); k++) {
+		size_t p = m->m_login == NULL ? nlead : 0, a;
+		const char *s;
 
-		if ((k > 0 &&
+		/* [bin] [lead...] or [login[0]], then the arguments. */
+		if (k == 0)
+			s = m->m_login != NULL ? m->m_login[0] : m->m_bin;
+		else if (k <= p)
+			s = lead[k - 1];
+		else {
+			a = k - p - 1;
+			s = args != NULL  ? args[a]
+			    : def != NULL ? def[a]
+					  : m->m_login[a + 1];
+		}
+		if ((k > p &&
 			(*errcode = login_arg_bad(s, v[k - 1])) != NULL) ||
 		    (v[k] = strdup(s)) == NULL) {
 			if (k > 0 && *errcode == NULL)

@@ -67,7 +67,8 @@ agent_env(const struct agent *ag, const struct secret_set *ss, char ***envp,
 		return -1;
 	}
 	/* SBX-8: a .env Gemini CLI loads cannot set what its hook runs. */
-	if (hookproj_gemini(mf->m_bin) && env_pin(envp, hookenv_pinned) == -1) {
+	if (agent_cli_mf(mf) == AGENT_CLI_GEMINI &&
+	    env_pin(envp, hookenv_pinned) == -1) {
 		*errcode = "out-of-memory";
 		return -1;
 	}

@@ -9,7 +9,10 @@
  * would drop the bind in a run still going).  Written through held dir
  * fds, never following a link the agent left.
  *   - Gemini CLI's ~/.gemini/settings.json holds its gate hook (it has
- *     no flag for one).
+ *     no flag for one); its ~/.gemini/extensions is an empty dir (an
+ *     extension's hooks run beside the gate hook and may rewrite the
+ *     tool input it allowed; its MCP servers and SessionStart hooks
+ *     start with the CLI).
  *   - Codex takes its hook on the command line, but also runs the
  *     hooks, `notify` program and MCP servers of CODEX_HOME/config.toml
  *     and CODEX_HOME/hooks.json (trusted by --dangerously-bypass-hook-
@@ -95,6 +98,24 @@ hookcfg_mountpoint(int dfd, const char *name, const char *text)
 	return r;
 }
 
+/* The dir a run binds cordon's empty one over: made if missing; a link
+ * or a file there is no run's mountpoint, so it goes.  What the agent
+ * left inside stays, never seen by a run. */
+static int
+hookcfg_mountdir(int dfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return 0;
+		if (unlinkat(dfd, name, 0) == -1)
+			return -1;
+	} else if (errno != ENOENT)
+		return -1;
+	return mkdirat(dfd, name, 0700);
+}
+
 /* Gemini CLI's settings: the gate hook under a fresh name (SBX-8). */
 static int
 hookcfg_gemini(int cfd, int gfd, char *buf, size_t bufsz)
@@ -118,34 +139,40 @@ hookcfg_gemini(int cfd, int gfd, char *buf, size_t bufsz)
 static char hookcfg_rel[64];
 
 static int
-hookcfg_files(enum sbx_cfg_cli cli, int cfd, int gfd, const char **file)
+hookcfg_files(enum agent_cli cli, int cfd, int gfd, const char **file)
 {
 	char *rel = hookcfg_rel;
-	const char *const *f = sandbox_cfg_files(cli);
+	const struct sbx_cfg_entry *f = sandbox_cfg_files(cli);
+	const char *n;
 	char buf[512];
 	size_t i, j;
 
 	*file = rel;
-	if (cli == SBX_CFG_GEMINI) {
-		snprintf(rel, sizeof(hookcfg_rel), "%s/%s",
-		    sandbox_cfg_dir(cli), f[0]);
-		if (hookcfg_gemini(cfd, gfd, buf, sizeof(buf)) == -1 ||
-		    hookcfg_mountpoint(gfd, f[0], buf) == -1)
-			return -1;
-		return 0;
-	}
-	for (i = 0; f[i] != NULL; i++) {
-		snprintf(rel, sizeof(hookcfg_rel), "%s/%s",
-		    sandbox_cfg_dir(cli), f[i]);
+	for (i = 0; (n = f[i].ce_name) != NULL; i++) {
+		snprintf(
+		    rel, sizeof(hookcfg_rel), "%s/%s", sandbox_cfg_dir(cli), n);
+		if (f[i].ce_dir) {
+			/* cordon's empty dir: never written to after. */
+			if ((mkdirat(cfd, n, 0700) == -1 && errno != EEXIST) ||
+			    hookcfg_mountdir(gfd, n) == -1)
+				return -1;
+			continue;
+		}
+		if (cli == AGENT_CLI_GEMINI) {
+			if (hookcfg_gemini(cfd, gfd, buf, sizeof(buf)) == -1 ||
+			    hookcfg_mountpoint(gfd, n, buf) == -1)
+				return -1;
+			continue;
+		}
 		for (j = 0; j < nitems(hookcfg_codex) &&
-			    strcmp(hookcfg_codex[j].name, f[i]) != 0;
+			    strcmp(hookcfg_codex[j].name, n) != 0;
 		     j++)
 			;
 		if (j == nitems(hookcfg_codex) ||
-		    atomic_write_at(cfd, f[i], hookcfg_codex[j].text,
+		    atomic_write_at(cfd, n, hookcfg_codex[j].text,
 			strlen(hookcfg_codex[j].text), 0600, (uid_t)-1,
 			(gid_t)-1) == -1 ||
-		    hookcfg_mountpoint(gfd, f[i], hookcfg_codex[j].text) == -1)
+		    hookcfg_mountpoint(gfd, n, hookcfg_codex[j].text) == -1)
 			return -1;
 	}
 	return 0;
@@ -159,8 +186,11 @@ hookcfg_load(struct agent *ag, const char *state, const char **file)
 	int sfd, dfd;
 
 	*file = HOOKCFG_STATE;
-	pl->pl_cfgcli = sandbox_cfg_cli(ag->ag_mf.m_bin);
-	if (pl->pl_cfgcli == SBX_CFG_NONE)
+	/* SBX-8: only a CLI with a dir of files cordon writes. */
+	pl->pl_cfgcli = agent_cli_mf(&ag->ag_mf);
+	if (sandbox_cfg_dir(pl->pl_cfgcli) == NULL)
+		pl->pl_cfgcli = AGENT_CLI_NONE;
+	if (pl->pl_cfgcli == AGENT_CLI_NONE)
 		return 0;
 	if (state == NULL || realpath(state, rp) == NULL ||
 	    snprintf(path, sizeof(path), "%s/" HOOKCFG_STATE "/%s", rp,
@@ -191,7 +221,7 @@ hookcfg_run(const struct agent *ag, const char **file)
 		return 0;
 	/* A dir that fails is named by its first file. */
 	snprintf(hookcfg_rel, sizeof(hookcfg_rel), "%s/%s", dir,
-	    sandbox_cfg_files(pl->pl_cfgcli)[0]);
+	    sandbox_cfg_files(pl->pl_cfgcli)[0].ce_name);
 	*file = hookcfg_rel;
 	if (pl->pl_cfgdir == NULL) {
 		errno = ENOENT;

@@ -37,28 +37,6 @@
 #define HOOKPROJ_ENV	  ".env"
 #define HOOKPROJ_CLAUDE	  ".claude/.claude.json" /* CLAUDE_CONFIG_DIR's */
 
-static int
-hookproj_is(const char *bin, const char *name)
-{
-	const char *b = bin;
-
-	if (b != NULL && strrchr(b, '/') != NULL)
-		b = strrchr(b, '/') + 1;
-	return b != NULL && strcmp(b, name) == 0;
-}
-
-int
-hookproj_gemini(const char *bin)
-{
-	return hookproj_is(bin, "gemini");
-}
-
-int
-hookproj_codex(const char *bin)
-{
-	return hookproj_is(bin, "codex");
-}
-
 /* The bytes of dfd/name, a plain file (fewer than bufsz), or -1 with
  * errno (ELOOP for a link, never followed). */
 static ssize_t
@@ -235,13 +213,13 @@ hookproj_claude(const char *home)
 }
 
 int
-hookproj_check(
-    const char *bin, const char *cwd, const char *home, char *why, size_t whysz)
+hookproj_check(enum agent_cli cli, const char *cwd, const char *home, char *why,
+    size_t whysz)
 {
 	char env[PATH_MAX + 16];
 	const char *bad;
 
-	if (hookproj_is(bin, "claude") && home != NULL &&
+	if (cli == AGENT_CLI_CLAUDE && home != NULL &&
 	    (bad = hookproj_claude(home)) != NULL) {
 		if (strcmp(bad, "env") == 0)
 			snprintf(why, whysz,
@@ -257,7 +235,7 @@ hookproj_check(
 			    home, bad);
 		return -1;
 	}
-	if (!hookproj_gemini(bin) || home == NULL || cwd == NULL ||
+	if (cli != AGENT_CLI_GEMINI || home == NULL || cwd == NULL ||
 	    cwd[0] != '/')
 		return 0;
 	if ((bad = hookproj_settings(cwd)) != NULL) {

@@ -9,14 +9,10 @@
 
 #include <stddef.h>
 
-/* 1 if bin (its last component) is Gemini CLI, whose hooks are a file. */
-int hookproj_gemini(const char *bin);
-/* 1 if bin (its last component) is Codex, whose home files cordon
- * writes (hookcfg.c). */
-int hookproj_codex(const char *bin);
+#include "agentcli.h"
 
 /*
- * 0 if the agent whose program is bin, run in cwd with its private home
+ * 0 if an agent running cli (agent_cli), run in cwd with its private home
  * home, leaves cordon's gate hook wired (always, for a CLI other than
  * Claude Code or Gemini CLI, or with no home); else -1 with why (what,
  * where, what to do) set:
@@ -32,7 +28,7 @@ int hookproj_codex(const char *bin);
  *     unreadable: its variables reach the environment of every hook
  *     process.
  */
-int hookproj_check(const char *bin, const char *cwd, const char *home,
+int hookproj_check(enum agent_cli cli, const char *cwd, const char *home,
     char *why, size_t whysz);
 
 #endif

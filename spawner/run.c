@@ -515,8 +515,9 @@ run_prepare_rest(struct run *r, const char **code, const char **ec)
 		*code = *ec = "spawn-failed";
 		return -1;
 	}
-	if (hookproj_check(ag->ag_mf.m_bin, r->r_cwd, ag->ag_sb.pl_roots.r_home,
-		r->r_reason, sizeof(r->r_reason)) == -1) {
+	if (hookproj_check(agent_cli_mf(&ag->ag_mf), r->r_cwd,
+		ag->ag_sb.pl_roots.r_home, r->r_reason,
+		sizeof(r->r_reason)) == -1) {
 		*code = *ec = "spawn-failed";
 		return -1;
 	}

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agentcli.h"
 #include "confine.h"
 #include "manifest.h"
 #include "roots.h"
@@ -97,17 +98,21 @@ enum sbx_step {
  * SBX-8: CLIs that read hooks, programs or their environment from files
  * in the agent's home (sandbox_cfg.c).  Each has one dir there (its
  * ".gemini", ".codex"), pinned in every spawn (a mountpoint: no rename,
- * no rmdir) but writable for the CLI's own state, and files in it that
- * only cordon writes: a run sees cordon's copy, read-only.
+ * no rmdir) but writable for the CLI's own state, and entries in it
+ * that only cordon writes: a run sees cordon's copy, read-only (a file
+ * cordon wrote, or an empty dir over one the CLI would load programs
+ * from).  The CLI is agent_cli's; one without such a dir (Claude Code)
+ * has none of this.
  */
-enum sbx_cfg_cli { SBX_CFG_NONE, SBX_CFG_GEMINI, SBX_CFG_CODEX };
 #define SBX_CFG_FILES_MAX 4
-/* The CLI of a bin (its last component): gemini, codex, else none. */
-enum sbx_cfg_cli sandbox_cfg_cli(const char *bin);
+struct sbx_cfg_entry {
+	const char *ce_name; /* in the CLI's dir; NULL ends a list */
+	int ce_dir;	     /* cordon's empty dir, else cordon's file */
+};
 /* Its dir under the home (".gemini"), or NULL for none. */
-const char *sandbox_cfg_dir(enum sbx_cfg_cli);
-/* The names of its read-only files in that dir, NULL-ended. */
-const char *const *sandbox_cfg_files(enum sbx_cfg_cli);
+const char *sandbox_cfg_dir(enum agent_cli);
+/* Its read-only entries in that dir, ended by a NULL name. */
+const struct sbx_cfg_entry *sandbox_cfg_files(enum agent_cli);
 
 struct sandbox_host {
 	int sh_landlock_abi; /* -1: unavailable */
@@ -143,7 +148,7 @@ struct sandbox_plan {
 	 * freed with the plan), bound read-only over the home's in every
 	 * spawn of the agent.
 	 */
-	enum sbx_cfg_cli pl_cfgcli;
+	enum agent_cli pl_cfgcli; /* AGENT_CLI_NONE: no entries */
 	char *pl_cfgdir;
 };
 

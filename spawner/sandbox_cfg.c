@@ -2,7 +2,8 @@
  * SBX-8: the config files of a CLI that reads hooks, programs or its
  * environment from the agent's home, read-only in every spawn of that
  * agent.  cordon writes its own copies outside the home (hookcfg.c); in
- * the child each copy is bound by handle over the home's file, and the
+ * the child each copy is bound by handle over the home's file (an empty
+ * dir of cordon's over a dir the CLI would load programs from), and the
  * CLI's dir is bound over itself, so the agent can neither write,
  * replace, rename over nor remove them, nor move the dir they are in,
  * while its run lasts.  A bind that cannot be made refuses the spawn.
@@ -20,86 +21,37 @@
 #include "sandbox_int.h"
 #include "util.h"
 
-static const char *const sbx_cfg_gemini[] = {"settings.json", NULL};
+/*
+ * settings.json: its hooks; extensions/: each extension's hooks (which
+ * run beside the gate hook and may rewrite the tool input it allowed),
+ * MCP servers and SessionStart hooks, all started by the CLI itself.
+ */
+static const struct sbx_cfg_entry sbx_cfg_gemini[] = {
+    {"settings.json", 0}, {"extensions", 1}, {NULL, 0}};
 /* config.toml: hooks, notify, MCP servers, trusted projects; hooks.json:
  * more hooks; .env: Codex's own environment, its hook's too. */
-static const char *const sbx_cfg_codex[] = {
-    "config.toml", "hooks.json", ".env", NULL};
-
-enum sbx_cfg_cli
-sandbox_cfg_cli(const char *bin)
-{
-	const char *b = bin;
-
-	if (b == NULL)
-		return SBX_CFG_NONE;
-	if (strrchr(b, '/') != NULL)
-		b = strrchr(b, '/') + 1;
-	if (strcmp(b, "gemini") == 0)
-		return SBX_CFG_GEMINI;
-	if (strcmp(b, "codex") == 0)
-		return SBX_CFG_CODEX;
-	return SBX_CFG_NONE;
-}
+static const struct sbx_cfg_entry sbx_cfg_codex[] = {
+    {"config.toml", 0}, {"hooks.json", 0}, {".env", 0}, {NULL, 0}};
 
 const char *
-sandbox_cfg_dir(enum sbx_cfg_cli cli)
+sandbox_cfg_dir(enum agent_cli cli)
 {
-	return cli == SBX_CFG_GEMINI  ? ".gemini"
-	       : cli == SBX_CFG_CODEX ? ".codex"
-				      : NULL;
+	return cli == AGENT_CLI_GEMINI	? ".gemini"
+	       : cli == AGENT_CLI_CODEX ? ".codex"
+					: NULL;
 }
 
-const char *const *
-sandbox_cfg_files(enum sbx_cfg_cli cli)
+const struct sbx_cfg_entry *
+sandbox_cfg_files(enum agent_cli cli)
 {
-	static const char *const none[] = {NULL};
+	static const struct sbx_cfg_entry none[] = {{NULL, 0}};
 
-	return cli == SBX_CFG_GEMINI  ? sbx_cfg_gemini
-	       : cli == SBX_CFG_CODEX ? sbx_cfg_codex
-				      : none;
+	return cli == AGENT_CLI_GEMINI	? sbx_cfg_gemini
+	       : cli == AGENT_CLI_CODEX ? sbx_cfg_codex
+					: none;
 }
 
 /* ---- the child: no logging, no allocation ---- */
-
-int
-sbx_cfg_clone(const struct sandbox_run *sx, int trees[SBX_CFG_FILES_MAX],
-    struct stat srcs[SBX_CFG_FILES_MAX])
-{
-	const struct sandbox_plan *pl = sx->sx_plan;
-	const char *const *f = sandbox_cfg_files(pl->pl_cfgcli);
-	int dfd, fd, i;
-
-	for (i = 0; i < SBX_CFG_FILES_MAX; i++)
-		trees[i] = -1;
-	if (pl->pl_cfgcli == SBX_CFG_NONE)
-		return 0;
-	if (pl->pl_cfgdir == NULL) {
-		errno = ENOENT;
-		return SBX_STEP_HOOKCFG;
-	}
-	if ((dfd = open(pl->pl_cfgdir,
-		 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		return SBX_STEP_HOOKCFG;
-	for (i = 0; f[i] != NULL && i < SBX_CFG_FILES_MAX; i++) {
-		/* cordon's own file, never a link or anything but a file. */
-		if ((fd = openat(dfd, f[i], O_PATH | O_NOFOLLOW | O_CLOEXEC)) ==
-		    -1)
-			return SBX_STEP_HOOKCFG;
-		if (fstat(fd, &srcs[i]) == -1)
-			return SBX_STEP_HOOKCFG;
-		if (!S_ISREG(srcs[i].st_mode)) {
-			errno = EINVAL;
-			return SBX_STEP_HOOKCFG;
-		}
-		trees[i] = sbx_tree_clone(fd, SBX_MNT_DEAD, 0);
-		close(fd);
-		if (trees[i] == -1)
-			return SBX_STEP_HOOKCFG;
-	}
-	close(dfd);
-	return 0;
-}
 
 /* dfd/name, never through a link: an O_PATH fd of a dir (isdir) or a
  * plain file, else -1 with errno. */
@@ -125,16 +77,49 @@ cfg_open(int dfd, const char *name, int isdir)
 }
 
 int
+sbx_cfg_clone(const struct sandbox_run *sx, int trees[SBX_CFG_FILES_MAX],
+    struct stat srcs[SBX_CFG_FILES_MAX])
+{
+	const struct sandbox_plan *pl = sx->sx_plan;
+	const struct sbx_cfg_entry *f = sandbox_cfg_files(pl->pl_cfgcli);
+	int dfd, fd, i;
+
+	for (i = 0; i < SBX_CFG_FILES_MAX; i++)
+		trees[i] = -1;
+	if (pl->pl_cfgcli == AGENT_CLI_NONE)
+		return 0;
+	if (pl->pl_cfgdir == NULL) {
+		errno = ENOENT;
+		return SBX_STEP_HOOKCFG;
+	}
+	if ((dfd = open(pl->pl_cfgdir,
+		 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return SBX_STEP_HOOKCFG;
+	for (i = 0; f[i].ce_name != NULL && i < SBX_CFG_FILES_MAX; i++) {
+		/* cordon's own, never a link nor but a file (a dir). */
+		if ((fd = cfg_open(dfd, f[i].ce_name, f[i].ce_dir)) == -1 ||
+		    fstat(fd, &srcs[i]) == -1)
+			return SBX_STEP_HOOKCFG;
+		trees[i] = sbx_tree_clone(fd, SBX_MNT_DEAD, 0);
+		close(fd);
+		if (trees[i] == -1)
+			return SBX_STEP_HOOKCFG;
+	}
+	close(dfd);
+	return 0;
+}
+
+int
 sbx_cfg_attach(const struct sandbox_run *sx, int trees[SBX_CFG_FILES_MAX],
     const struct stat srcs[SBX_CFG_FILES_MAX])
 {
 	const struct sandbox_plan *pl = sx->sx_plan;
 	const char *dir = sandbox_cfg_dir(pl->pl_cfgcli);
-	const char *const *f = sandbox_cfg_files(pl->pl_cfgcli);
+	const struct sbx_cfg_entry *f = sandbox_cfg_files(pl->pl_cfgcli);
 	struct stat st;
 	int hfd, cfd, fd, m, i;
 
-	if (pl->pl_cfgcli == SBX_CFG_NONE)
+	if (pl->pl_cfgcli == AGENT_CLI_NONE)
 		return 0;
 	/* The home as the run sees it: its own write root, attached. */
 	if (pl->pl_roots.r_home == NULL ||
@@ -154,8 +139,8 @@ sbx_cfg_attach(const struct sandbox_run *sx, int trees[SBX_CFG_FILES_MAX],
 	/* Through the pin just made, each file covered by cordon's. */
 	if ((cfd = cfg_open(hfd, dir, 1)) == -1)
 		return SBX_STEP_HOOKCFG;
-	for (i = 0; f[i] != NULL && i < SBX_CFG_FILES_MAX; i++) {
-		if ((fd = cfg_open(cfd, f[i], 0)) == -1)
+	for (i = 0; f[i].ce_name != NULL && i < SBX_CFG_FILES_MAX; i++) {
+		if ((fd = cfg_open(cfd, f[i].ce_name, f[i].ce_dir)) == -1)
 			return SBX_STEP_HOOKCFG;
 		m = trees[i];
 		trees[i] = -1;
@@ -163,7 +148,7 @@ sbx_cfg_attach(const struct sandbox_run *sx, int trees[SBX_CFG_FILES_MAX],
 			return SBX_STEP_HOOKCFG;
 		close(fd);
 		/* What the CLI will open there is cordon's copy. */
-		if (fstatat(cfd, f[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
+		if (fstatat(cfd, f[i].ce_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 			return SBX_STEP_HOOKCFG;
 		if (st.st_dev != srcs[i].st_dev ||
 		    st.st_ino != srcs[i].st_ino) {

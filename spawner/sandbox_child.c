@@ -197,7 +197,7 @@ sandbox_child(void *arg)
 	if (sx->sx_clone & CLONE_NEWNS) {
 		if ((r = sbx_child_mounts(sx)) != 0)
 			return r;
-	} else if (sx->sx_plan->pl_cfgcli != SBX_CFG_NONE) {
+	} else if (sx->sx_plan->pl_cfgcli != AGENT_CLI_NONE) {
 		/* SBX-8: no view of its own, no read-only hook config. */
 		errno = ENOTSUP;
 		return SBX_STEP_HOOKCFG;

@@ -299,11 +299,44 @@ check_hooks(struct check *ck, const char *file, const struct manifest *m,
 		    msg, sizeof(msg), "%s; the agent would be disabled", why);
 		check_report_at(ck, file, at, "home-env", msg);
 	}
-	if (hookproj_check(m->m_bin, cwd, home, why, sizeof(why)) == 0)
+	if (hookproj_check(agent_cli_mf(m), cwd, home, why, sizeof(why)) == 0)
 		return;
 	at = check_node(root, "transportConfig", "cwd", -1);
 	snprintf(msg, sizeof(msg), "%s; runs would fail (spawn-failed)", why);
 	check_report_at(ck, file, at, "hooks-refused", msg);
+}
+
+/*
+ * SBX-8: a transport of a real CLI (streamJson: Claude Code, codexJson:
+ * Codex, geminiJson: Gemini CLI) with a bin cordon does not recognise as
+ * that CLI (agent_cli) runs without the hook config cordon writes and
+ * binds read-only for it, and without its checks of the files that
+ * could unwire the gate hook: a warning, naming what cordon saw.
+ */
+static void
+check_cli(struct check *ck, const char *file, const struct manifest *m,
+    struct json_object *root)
+{
+	enum agent_cli want, got = agent_cli_mf(m);
+	unsigned long l = 0, c = 0;
+	char msg[CHECK_MSG_MAX];
+
+	want = m->m_transport == MF_STREAMJSON	 ? AGENT_CLI_CLAUDE
+	       : m->m_transport == MF_CODEXJSON	 ? AGENT_CLI_CODEX
+	       : m->m_transport == MF_GEMINIJSON ? AGENT_CLI_GEMINI
+						 : AGENT_CLI_NONE;
+	if (want == AGENT_CLI_NONE || got == want)
+		return;
+	snprintf(msg, sizeof(msg),
+	    "transportConfig.bin: transport %s runs %s, but cordon reads this "
+	    "bin as %s: runs get none of %s's read-only hook config nor its "
+	    "hook checks; name its command (%s) or its npm package's script, "
+	    "as docs/agents.md says",
+	    manifest_transport_name(m->m_transport), agent_cli_name(want),
+	    got == AGENT_CLI_NONE ? "no CLI it knows" : agent_cli_name(got),
+	    agent_cli_name(want), agent_cli_name(want));
+	(void)yaml_mark(check_node(root, "transportConfig", "bin", -1), &l, &c);
+	check_note(ck, file, l, c, "cli-unknown", msg, 1);
 }
 
 /* SEC-2, SP-13: each secret the manifest maps resolves, or is named. */
@@ -485,6 +518,7 @@ check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
 	if (rok == 0)
 		roots_free(&r);
 	check_secrets(ck, path, &m, root);
+	check_cli(ck, path, &m, root);
 	check_hooks(ck, path, &m, root);
 	check_home(ck, m.m_name);
 	manifest_free(&m);

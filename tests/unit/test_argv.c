@@ -281,6 +281,9 @@ test_sbx9_login_defaults(void **state)
 	    {"/usr/bin/codex", {"/usr/bin/codex", "login", NULL}},
 	    {"gemini", {"gemini", NULL}},
 	};
+	static const char *const node_want[] = {"node", "--no-warnings",
+	    "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js", "auth",
+	    "login", NULL};
 	struct manifest m;
 	const char *err;
 	char y[512], **v;
@@ -298,6 +301,18 @@ test_sbx9_login_defaults(void **state)
 		argv_free(v);
 		manifest_free(&m);
 	}
+	/* SBX-8: node and the CLI's script: the login follows the script. */
+	assert_int_equal(
+	    load_yaml("name: t\ntransport: subprocess\ntransportConfig:\n"
+		      "  bin: node\n  args: [--no-warnings, "
+		      "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js, "
+		      "-p, \"{prompt}\"]\n",
+		&m),
+	    0);
+	assert_int_equal(argv_login(&m, NULL, 0, &v, &err), 0);
+	assert_argv(v, node_want);
+	argv_free(v);
+	manifest_free(&m);
 	/* An unknown CLI has none: the manifest must say. */
 	load("[\"{prompt}\"]", "", &m);
 	assert_int_equal(argv_login(&m, NULL, 0, &v, &err), -1);
