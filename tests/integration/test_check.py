@@ -482,3 +482,33 @@ def test_sbx4_check_warns_argv_and_landlock(tmp_path):
     doc = json.loads(r.stdout)
     assert doc["ok"] is True and doc["problems"] == []
     assert [w["code"] for w in doc["warnings"]] == ["isolation-landlock"]
+
+
+# SBX-8: a real CLI's transport with a bin cordon does not read as that
+# CLI is warned about (no hook config would be written or bound); its
+# command, its npm package's script, or node and that script are not.
+@pytest.mark.parametrize("bin_,args,warn", [
+    ("gemini", '["--prompt={prompt}"]', None),
+    ("/usr/lib/node_modules/@google/gemini-cli/bundle/gemini.js",
+     '["--prompt={prompt}"]', None),
+    ("node", '["/usr/lib/node_modules/@google/gemini-cli/bundle/gemini.js",'
+     ' "--prompt={prompt}"]', None),
+    ("x", '["--prompt={prompt}"]', "no CLI it knows"),
+    ("codex", '["--prompt={prompt}"]', "codex"),
+])
+def test_sbx8_check_warns_unrecognised_cli(tmp_path, bin_, args, warn):
+    home = home_with(tmp_path, {"g.yaml": (
+        "name: g\ntransport: geminiJson\ntransportConfig:\n"
+        f"  bin: {bin_}\n  args: {args}\n")})
+    r = check(home, "--json", path="/nonexistent")
+    doc = json.loads(r.stdout)
+    got = [w for w in doc["warnings"] if w["code"] == "cli-unknown"]
+    if warn is None:
+        assert got == [], got
+        return
+    assert len(got) == 1 and got[0]["line"] == 4, got
+    assert got[0]["message"] == (
+        f"transport geminiJson runs gemini, but cordon reads this bin as "
+        f"{warn}: runs get none of gemini's read-only hook config nor its "
+        "hook checks; name its command (gemini) or its npm package's "
+        "script, as docs/agents.md says"), got
