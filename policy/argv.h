@@ -58,8 +58,9 @@ void argv_free(char **);
  * SBX-9: the argv of `cordon agent login`: the manifest's `login:`, else
  * the known CLI's own login after its bin (claude: auth login; codex:
  * login; gemini: none, its interactive start), the CLI as agent_cli
- * tells it (for `node SCRIPT`, the login follows the script).  args (nargs of them), when not NULL, replace the login's
- * arguments; the program stays the manifest's.  Each argument within
+ * tells it (for `node SCRIPT`, the login follows the script).  args
+ * (nargs of them), when not NULL, replace the login's arguments; the
+ * program stays the manifest's.  Each argument within
  * SP-2's bounds and holding no secret (SEC-3).  0 and a NULL-terminated
  * vector (argv_free), or -1 and *errcode: "no-login" (no `login:` and
  * an unknown CLI), "secret-argument", "invalid-argument".
