@@ -66,14 +66,14 @@ static const struct json_shape egress_conn_shape[] = {
     JS_INT("durationMs", JS_REQ, 0, LLONG_MAX),
 };
 
-/*
- * Detached jobs (MC-3): MSG_JOB_START takes run_start_shape; a job's id
- * is bounded here, its pattern and existence are job.c's.
- */
 /* Worktree runs (MC-2): an id bounded here, its pattern worktree.c's. */
 static const struct json_shape worktree_id_shape[] = {
     JS_STR("id", JS_REQ, 0, LIM_JOB_ID_MAX),
 };
+/*
+ * Detached jobs (MC-3): MSG_JOB_START takes run_start_shape; a job's id
+ * is bounded here, its pattern and existence are job.c's.
+ */
 static const struct json_shape job_id_shape[] = {
     JS_STR("jobId", JS_REQ, 0, LIM_JOB_ID_MAX),
 };
