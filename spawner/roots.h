@@ -80,6 +80,9 @@ int roots_protect_set(struct protect_ctx *, char *homebuf, size_t homesz,
  */
 int agent_resolve_bin(
     const char *bin, char *const *envp, char *out, size_t outsz);
+/* MC-2: the PATH the spawner runs git on for worktree runs (and
+ * `cordon check` looks on), whatever the agent's. */
+#define WT_GIT_PATH "PATH=/usr/local/bin:/usr/bin:/bin"
 
 /*
  * SP-12: why an agent's program cannot run, as one fixed phrase built

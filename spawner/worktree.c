@@ -67,9 +67,8 @@ enum {
 };
 
 /* Every git cordon runs gets this environment and nothing else. */
-#define WT_PATH "PATH=/usr/local/bin:/usr/bin:/bin"
 static const char *const wt_env_base[] = {
-    WT_PATH,
+    WT_GIT_PATH,
     "HOME=/nonexistent",
     "LC_ALL=C",
     "GIT_CONFIG_NOSYSTEM=1",

@@ -275,6 +275,27 @@ check_bin(struct check *ck, const char *file, const struct manifest *m,
 }
 
 /*
+ * MC-2: a warning: worktree runs need git, found on the spawner's fixed
+ * PATH for it (not the manifest's); without it each one would fail.
+ */
+static void
+check_git(struct check *ck, const char *file, const struct manifest *m,
+    struct json_object *root)
+{
+	char env[] = WT_GIT_PATH, *envp[2] = {env, NULL}, out[PATH_MAX];
+	unsigned long l = 0, c = 0;
+
+	if (!m->m_sandbox.sb_worktrees ||
+	    agent_resolve_bin("git", envp, out, sizeof(out)) == 0)
+		return;
+	(void)yaml_mark(check_node(root, "sandbox", "worktrees", -1), &l, &c);
+	check_note(ck, file, l, c, "git-not-found",
+	    "sandbox.worktrees: git not found on the spawner's " WT_GIT_PATH
+	    "; worktree runs would fail (worktree-failed)",
+	    1);
+}
+
+/*
  * SBX-8: what would refuse each run of a Gemini CLI agent before it
  * starts, by the spawner's own check, in the same words: project
  * settings or a .env file that could unwire its gate hook.  The cwd is
@@ -517,6 +538,7 @@ check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
 		}
 	if (rok == 0)
 		roots_free(&r);
+	check_git(ck, path, &m, root);
 	check_secrets(ck, path, &m, root);
 	check_cli(ck, path, &m, root);
 	check_hooks(ck, path, &m, root);

@@ -396,12 +396,16 @@ def test_mc2_cordon_worktree_cli(wt):
 
 
 # `cordon check` (MC-2): sandbox.worktrees is a boolean, placed by file,
-# line and column when it is not; true passes.
+# line and column when it is not; true passes, with a warning when git
+# is missing from the PATH the spawner runs it on.
 def test_mc2_check_sandbox_worktrees(tmp_path):
     from conftest import cordon_bin
     home = tmp_path / "home"
     (home / "agents").mkdir(parents=True)
-    head = ("transport: subprocess\ntransportConfig:\n  bin: /bin/true\n"
+    agent = tmp_path / "agent"  # outside the hidden /usr/bin
+    agent.write_text("#!/bin/sh\n")
+    agent.chmod(0o755)
+    head = (f"transport: subprocess\ntransportConfig:\n  bin: {agent}\n"
             "  args: [\"{prompt}\"]\nsandbox:\n")
     (home / "agents" / "a.yaml").write_text(
         "name: a\n" + head + "  worktrees: \"yes\"\n")
@@ -409,8 +413,8 @@ def test_mc2_check_sandbox_worktrees(tmp_path):
         "name: b\n" + head + "  worktrees: true\n")
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
 
-    def check():
-        return subprocess.run([cordon_bin(), "check", "--json", "--home",
+    def check(wrap=()):
+        return subprocess.run([*wrap, cordon_bin(), "check", "--json", "--home",
                                str(home)], capture_output=True, text=True,
                               timeout=30, env=env)
 
@@ -426,6 +430,20 @@ def test_mc2_check_sandbox_worktrees(tmp_path):
     r = check()
     assert r.returncode == 0, r.stdout
     assert json.loads(r.stdout)["problems"] == []
+    assert json.loads(r.stdout)["warnings"] == []
+    # No git where the spawner looks for it: a warning, at the key.
+    r = check(["unshare", "-m", "--", "/bin/sh", "-c",
+               "mount -t tmpfs none /usr/local/bin && "
+               "mount -t tmpfs none /usr/bin && exec \"$0\" \"$@\""])
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["problems"] == []
+    assert doc["warnings"] == [{
+        "file": str(home / "agents" / "b.yaml"), "line": 7, "column": 3,
+        "key": "sandbox.worktrees", "code": "git-not-found",
+        "message": "git not found on the spawner's "
+                   "PATH=/usr/local/bin:/usr/bin:/bin; worktree runs would "
+                   "fail (worktree-failed)"}]
 
 
 # The window between the checks and the clone (MC-2): the repository is
