@@ -473,3 +473,29 @@ def test_mc2_repo_swapped_before_clone_refused(wt, tmp_path, swap):
     assert r.json().get("reason") == "repo-changed"
     assert repo.encode() not in r.body
     assert os.listdir(os.path.join(c.home, "state", "worktrees")) == []
+
+
+# MC-2: git refuses a repository owned by another user ("dubious
+# ownership") unless told it is safe; the clone is told so, through a
+# global config file of cordon's naming the held repository only, and
+# the run goes on.  The repository here belongs to nobody, not to the
+# spawner's user.
+def test_mc2_repo_of_another_user_cloned(wt):
+    c = wt
+    repo = make_repo(os.path.join(c.repos, "theirs"))
+    for d, dirs, files in os.walk(repo):
+        for n in [d] + [os.path.join(d, f) for f in dirs + files]:
+            os.lchown(n, 65534, 65534)
+    assert os.stat(repo).st_uid != os.geteuid()
+    def theirs_refs():  # the test's own git is told, on its command line
+        return git("-c", f"safe.directory={repo}", "for-each-ref",
+                   "--format=%(refname) %(objectname)", cwd=repo)
+
+    before = theirs_refs()
+    r, evs = run_wt(c, "wt", repo)
+    assert r.status == 200, (r, c.stderr())
+    assert "commit=ok" in text(evs), text(evs)
+    w = [e for e in evs if e["kind"] == "done"][-1]["worktree"]
+    assert w["filesChanged"] == 2 and w["head"] != w["base"]
+    assert theirs_refs() == before
+    assert remove(c, w["id"]).status == 200
