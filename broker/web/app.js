@@ -118,7 +118,8 @@ function stopAllSync(n) {
 $('stop-all').addEventListener('click', async () => {
   const n = await stopAll();
   const s = $('stop-all-status');
-  s.textContent = n ? `Asked cordon to stop ${n} run${n === 1 ? '' : 's'}.` : 'No run to stop.';
+  s.textContent = (n ? `Asked cordon to stop ${n} run${n === 1 ? '' : 's'}.` : 'No run to stop.') +
+    ' Detached jobs go on: cancel them from the Jobs view.';
   clearTimeout(stopAllNote);
   stopAllNote = setTimeout(() => { s.textContent = ''; }, 5000);
 });

@@ -97,7 +97,10 @@ export const jobsView = {
       this.metaBox.append(loadingPanel());
       this.root.replaceChildren(viewHead(`Job ${this.id}`, back, this.updated), this.body);
     } else {
-      this.root.replaceChildren(viewHead('Jobs', this.updated), this.body);
+      // Stop all reaches the page's own runs only: say where jobs stop.
+      const hint = el('p', 'muted jobs-stop-hint',
+        'Stop all does not stop detached jobs: open a running job to cancel it.');
+      this.root.replaceChildren(viewHead('Jobs', this.updated), hint, this.body);
     }
     this.tick(this.gen);
   },

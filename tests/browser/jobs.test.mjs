@@ -132,6 +132,25 @@ test('DA-1/MC-3: a running job is cancelled from its page', { timeout: T }, asyn
   assert.equal(await page.isHidden('button.cancel-job'), true);
 });
 
+// Stop all cancels the runs this page started, never a detached job: the
+// button, its answer and the Jobs view say so, and the job runs on.
+test('DA-1/MC-3: Stop all leaves detached jobs, and says where they stop', { timeout: T }, async () => {
+  const id = await startJob('hermes', 'sleep 30');
+  await show('jobs');
+  assert.match(await page.textContent('#view-dynamic .jobs-stop-hint'),
+    /Stop all does not stop detached jobs/);
+  assert.match(await page.getAttribute('#stop-all', 'title'), /Detached jobs are not stopped.*Jobs view/);
+  // No run of this page: nothing for Stop all, the job included.
+  assert.equal(await page.isDisabled('#stop-all'), true);
+  await page.$eval('#stop-all', (b) => { b.disabled = false; b.click(); });
+  await page.waitForFunction(() => /Jobs view/.test(document.getElementById('stop-all-status').textContent));
+  assert.match(await page.textContent('#stop-all-status'), /^No run to stop\. Detached jobs go on/);
+  const r = await api('GET', `/api/jobs/${id}`);
+  assert.equal(r.json.job.state, 'running');
+  assert.equal((await api('POST', `/api/jobs/${id}/cancel`)).status, 200);
+  assert.equal((await waitJob(id)).state, 'cancelled');
+});
+
 test('MC-3/PER-6: a job\'s hostile output is text, never markup', { timeout: T }, async () => {
   const id = await startJob('hermes', HOSTILE);
   await waitJob(id);
