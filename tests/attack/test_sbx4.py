@@ -346,7 +346,7 @@ def test_sbx4_node_runs_and_spawns(c, world):
 @pytest.fixture(scope="module")
 def user_world(probe_dir, other_user):
     import test_sandbox as ts
-    from conftest import Cordon, finish
+    from conftest import finish
     u = ts.cordon_test_user()
     base = pathlib.Path(tempfile.mkdtemp(prefix="cordon-sbx4u-",
                                          dir="/var/tmp"))
@@ -360,9 +360,7 @@ def user_world(probe_dir, other_user):
                                           limits="  tmpBytes: 16777216\n"))):
         ts.add_agent(w, n, t)
     ts.give_world(w, u)
-    c = Cordon(w["home"], extra_args=(), prefix=[
-        "setpriv", f"--reuid={u.pw_uid}", f"--regid={u.pw_gid}",
-        "--init-groups", "--"])
+    c = ts.user_cordon(w)
     try:
         c.start()
         w["c"], w["u"] = c, u

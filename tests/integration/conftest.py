@@ -1,13 +1,16 @@
 # Shared harness for the integration scenarios: start the real `cordon run`
 # with a fresh home, talk raw HTTP to its broker, and stop it cleanly.
 # Touches only temp dirs it creates and processes it starts.
+import atexit
 import json
 import os
 import pwd
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -23,8 +26,9 @@ HTTP_S = 30.0 if SLOW else 10.0
 DAEMONS = ["auditd", "vaultd", "egressd", "spawner", "broker"]
 
 
-def cordon_bin():
-    return os.path.join(BUILD, "cordon")
+def cordon_bin(bindir=None):
+    """The cordon program of the build, or of bindir (user_bin())."""
+    return os.path.join(bindir or BUILD, "cordon")
 
 
 def help_commands(text):
@@ -204,8 +208,10 @@ def raw_http(port, raw, method="GET", timeout=HTTP_S):
 class Cordon:
     """One `cordon run` under test."""
 
-    def __init__(self, home, extra_args=(), prefix=(), user_uid=None):
+    def __init__(self, home, extra_args=(), prefix=(), user_uid=None,
+                 bindir=None):
         self.home = str(home)
+        self.bindir = bindir  # None: the build's programs
         self.extra_args = list(extra_args)
         self.prefix = list(prefix)
         self.proc = None
@@ -255,7 +261,8 @@ class Cordon:
 
     def launch(self):
         """Start `cordon run` without waiting for it."""
-        argv = self.prefix + [cordon_bin(), "run", "--home", self.home,
+        argv = self.prefix + [cordon_bin(self.bindir), "run", "--home",
+                              self.home,
                               "--port", "0"] + self.extra_args
         self._stderr = open(self.stderr_path, "wb")
         if not os.path.lexists(self.tmpdir):  # a test may put one there
@@ -474,11 +481,11 @@ def cordon(cordon_factory):
     return cordon_factory()
 
 
-def run_once(args, timeout=READY_S, prefix=()):
+def run_once(args, timeout=READY_S, prefix=(), bindir=None):
     """Run `cordon ARGS` expecting it to exit by itself (usage errors).
     If it starts serving instead, it is stopped at once and the result
     has .started = True."""
-    argv = list(prefix) + [cordon_bin()] + list(args)
+    argv = list(prefix) + [cordon_bin(bindir)] + list(args)
     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          env=child_env())
@@ -543,3 +550,35 @@ def system_user(name, home=False):
             return pwd.getpwnam(name)
         time.sleep(0.2)  # useradd: /etc/passwd locked by another useradd
     pytest.fail(f"{USERADD} {name}: {err!r}")
+
+
+_USER_BIN = []  # the directory user_bin() made, once per process
+
+
+def user_bin():
+    """A directory every local user may enter, holding a copy of what a
+    test runs as another user (SU-1, SU-4, SBX-1): the build's programs
+    (cordon, its daemons, cordon-init: each finds the others beside
+    itself), tests/escape-agent and the fake agents, flat.  The build and
+    the checkout may lie under a home only its owner enters (root's /root
+    is 0700 on Debian), as an installed cordon never does.  Under /var/tmp
+    (a namespace run's /tmp is private); made once per process and removed
+    when it exits."""
+    if _USER_BIN:
+        return _USER_BIN[0]
+    d = tempfile.mkdtemp(prefix="cordon-userbin-", dir="/var/tmp")
+    atexit.register(shutil.rmtree, d, True)
+    os.chmod(d, 0o755)
+    fake = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "fake-agents")
+    srcs = [os.path.join(BUILD, n) for n in sorted(os.listdir(BUILD))
+            if n == "cordon" or n.startswith("cordon-")]
+    srcs.append(os.path.join(BUILD, "tests", "escape-agent"))
+    srcs += [os.path.join(fake, n) for n in sorted(os.listdir(fake))]
+    for src in srcs:
+        if os.path.isfile(src) and os.access(src, os.X_OK):
+            dst = os.path.join(d, os.path.basename(src))
+            shutil.copy2(src, dst)
+            os.chmod(dst, 0o755)
+    _USER_BIN.append(d)
+    return d

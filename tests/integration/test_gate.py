@@ -15,7 +15,7 @@ import pytest
 from agents_util import (GRACE, Stream, audit_lines, audit_records,
                          make_agents_home, post_json, run, server_env,
                          text_of, wait_audit, walk_values)
-from conftest import BUILD, HTTP_S, child_env, cordon_bin
+from conftest import BUILD, HTTP_S, child_env, cordon_bin, user_bin
 
 # A GitHub-token-shaped fake: the redactor must scrub it from approvals.
 FAKE_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -610,7 +610,7 @@ def test_sbx8_no_other_run_and_no_outsider_reaches_a_gate(gate):
             env["CORDON_GATE"] = d
             p = subprocess.run(
                 ["setpriv", "--reuid=65534", "--regid=65534",
-                 "--clear-groups", cordon_bin(), "gate"],
+                 "--clear-groups", cordon_bin(user_bin()), "gate"],
                 input=json.dumps(hook).encode(), capture_output=True,
                 env=env, timeout=20)
             assert p.returncode == 2 and b"(bad-gate-dir)" in \

@@ -17,7 +17,7 @@ import pytest
 
 from agents_util import (procs_with_arg, run, server_env, text_of,
                          wait_audit)
-from conftest import BUILD, cordon_bin
+from conftest import BUILD, cordon_bin, user_bin
 
 ESCAPE = os.path.join(BUILD, "tests", "escape-agent")
 SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n"
@@ -30,7 +30,7 @@ def agent_name(iso, net):
 
 
 def manifest(name, work, ro, iso=None, net=None, write=None, read=None,
-             required=None, extra=""):
+             required=None, extra="", escape=ESCAPE):
     sb = []
     if iso:
         sb.append(f"  isolation: {iso}")
@@ -46,12 +46,12 @@ def manifest(name, work, ro, iso=None, net=None, write=None, read=None,
         sb.append(f"  required: {'true' if required else 'false'}")
     block = ("sandbox:\n" + "\n".join(sb) + "\n") if sb else ""
     return (f"name: {name}\ntransport: subprocess\ntransportConfig:\n"
-            f"  bin: {ESCAPE}\n  args: [\"{{prompt}}\"]\n"
+            f"  bin: {escape}\n  args: [\"{{prompt}}\"]\n"
             f"  cwd: {work}\n  timeoutMs: 20000\n"
             # The operator's home, for the escape agent (its HOME is its
             # own, SBX-9); add_agent and the attack world fill it in.
             "  env:\n    ESCAPE_OP_HOME: \"{op}\"\n"
-            f"healthProbe:\n  command: [\"{ESCAPE}\", \"--version\"]\n"
+            f"healthProbe:\n  command: [\"{escape}\", \"--version\"]\n"
             + block + extra)
 
 
@@ -522,16 +522,31 @@ def cordon_test_user():
     return system_user(USER, home=True)
 
 
+def user_escape():
+    """The escape agent where USER may run it (the build may not be)."""
+    return os.path.join(user_bin(), "escape-agent")
+
+
+def user_cordon(w, extra_args=()):
+    """A cordon on w's home from user_bin(): as USER itself (no
+    extra_args), or as root dropping to USER (--user)."""
+    from conftest import Cordon
+    prefix = [] if extra_args else [
+        "setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups",
+        "--"]
+    return Cordon(w["home"], extra_args=extra_args, prefix=prefix,
+                  bindir=user_bin())
+
+
 @pytest.mark.parametrize("iso", ["landlock", "namespace"])
 def test_sbx1_unprivileged_spawner(world, iso):
-    from conftest import Cordon, finish
+    from conftest import finish
     u = cordon_test_user()
     w = world
-    add_agent(w, "plain", manifest("plain", w["work"], w["ro"], iso, "none"))
+    add_agent(w, "plain", manifest("plain", w["work"], w["ro"], iso, "none",
+                                   escape=user_escape()))
     give_world(w, u)
-    c = Cordon(w["home"], extra_args=(), prefix=[
-        "setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups",
-        "--"])
+    c = user_cordon(w)
     try:
         c.start()
         out, _ = attempt(c, "plain", "whoami")
@@ -558,19 +573,12 @@ def test_sp7_nproc_bounds_a_run_in_its_user_namespace(world):
     """SP-7: limits.nproc is RLIMIT_NPROC inside the run's own user
     namespace, so it counts that run's processes only.  An unprivileged
     spawner (the kernel never applies RLIMIT_NPROC to uid 0)."""
-    from conftest import Cordon, finish
+    from conftest import finish
     u = cordon_test_user()
     w = world
-    add_agent(w, "bomb", (
-        "name: bomb\ntransport: subprocess\ntransportConfig:\n"
-        f"  bin: {os.path.realpath(HOSTILE)}\n"
-        "  args: [\"-z\", \"{prompt}\"]\n"
-        f"  cwd: {w['work']}\n  timeoutMs: 20000\n"
-        "limits:\n  nproc: 8\n"))
+    bomb_agent(w, nproc=8, hostile=os.path.join(user_bin(), "hostile"))
     give_world(w, u)
-    c = Cordon(w["home"], extra_args=(), prefix=[
-        "setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups",
-        "--"])
+    c = user_cordon(w)
     try:
         c.start()
         r, ev = run(c, "bomb", "forkbomb 30")
@@ -618,10 +626,10 @@ def cordon_group(pid):
     return f"cordon.{os.stat('/proc/self/ns/pid').st_ino}.{pid}"
 
 
-def bomb_agent(w, name="bomb", nproc=9):
+def bomb_agent(w, name="bomb", nproc=9, hostile=HOSTILE):
     add_agent(w, name, (
         f"name: {name}\ntransport: subprocess\ntransportConfig:\n"
-        f"  bin: {os.path.realpath(HOSTILE)}\n"
+        f"  bin: {os.path.realpath(hostile)}\n"
         "  args: [\"-z\", \"{prompt}\"]\n"
         f"  cwd: {w['work']}\n  timeoutMs: 20000\n"
         f"limits:\n  nproc: {nproc}\n"))
@@ -666,13 +674,14 @@ def wait_for(pred, bound=5.0):
 
 
 def hostile_procs(word):
-    """Live hostile agents (and their children) run with prompt word."""
-    me = os.path.realpath(HOSTILE).encode()
+    """Live hostile agents (and their children) run with prompt word:
+    the repo's or user_bin()'s copy (the word is unique to one run)."""
     out = []
     for pid in procs_with_arg(word):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if any(me in a for a in f.read().split(b"\0")):
+                if any(os.path.basename(a) == b"hostile"
+                       for a in f.read().split(b"\0")):
                     out.append(pid)
         except OSError:
             pass
@@ -1008,13 +1017,13 @@ def test_sp7_root_without_pids_cgroup_refuses_runs(world, cordon_factory):
 def test_sp7_pids_cgroup_delegated_to_user(world):
     """Started as root with --user NAME: cordon.<pidns>.<pid> belongs to NAME's
     uid, and the spawner (running as NAME) makes each run's group in it."""
-    from conftest import Cordon, finish
+    from conftest import finish
     pids = pids_hierarchy()
     u = cordon_test_user()
     w = world
-    bomb_agent(w)
+    bomb_agent(w, hostile=os.path.join(user_bin(), "hostile"))
     give_world(w, u)
-    c = Cordon(w["home"], extra_args=("--user", USER))
+    c = user_cordon(w, ("--user", USER))
     try:
         c.start()
         cg = os.path.join(pids, cordon_group(c.pid))
@@ -1045,13 +1054,15 @@ def test_sbx2_protects_the_users_home_with_user(world):
     gives agents as HOME) is NAME's, not cordond's own (root's here), so
     a manifest root over NAME's home is refused at load.  It was root's:
     an agent could write NAME's ~/.bashrc."""
-    from conftest import Cordon, finish
+    from conftest import finish
     u = cordon_test_user()
     w = world
-    add_agent(w, "userhome", manifest("userhome", u.pw_dir, None))
-    add_agent(w, "plain", manifest("plain", w["work"], w["ro"]))
+    add_agent(w, "userhome", manifest("userhome", u.pw_dir, None,
+                                      escape=user_escape()))
+    add_agent(w, "plain", manifest("plain", w["work"], w["ro"],
+                                   escape=user_escape()))
     give_world(w, u)
-    c = Cordon(w["home"], extra_args=("--user", USER))
+    c = user_cordon(w, ("--user", USER))
     try:
         c.start()
         assert wait_for(lambda: "agents/userhome.yaml: transportConfig.cwd"

@@ -21,7 +21,8 @@ import time
 import pytest
 
 from audit_util import check_chain
-from conftest import BUILD, HTTP_S, READY_S, child_env, system_user
+from conftest import (BUILD, HTTP_S, READY_S, child_env, system_user,
+                      user_bin)
 from egress_util import BIG, start_upstream
 
 USERS = {
@@ -40,9 +41,6 @@ PEERS = {
     "spawner": ["broker"],
     "broker": [],
 }
-BINS = ["cordon", "cordon-auditd", "cordon-vaultd", "cordon-egressd",
-        "cordon-spawner", "cordon-broker", "cordon-demo-agent",
-        "cordon-init"]
 DAEMONS = ["auditd", "vaultd", "egressd", "spawner", "broker"]
 # EG-1 under systemd: an upstream on 127.0.0.2, reached by a `network:
 # proxy` agent through egressd's test-only keys (--test-egress 1 on the
@@ -139,12 +137,9 @@ class Machine:
         self.root = tempfile.mkdtemp(prefix="cordon-sd-", dir="/var/tmp")
         os.chmod(self.root, 0o755)
         self.path = lambda *p: os.path.join(self.root, *p)
-        # Binaries in a dir every test user can reach (the build dir may
+        # Programs in a dir every test user can reach (the build dir may
         # sit under a private home).
-        os.mkdir(self.path("bin"), 0o755)
-        for b in BINS:
-            shutil.copy2(os.path.join(BUILD, b), self.path("bin", b))
-            os.chmod(self.path("bin", b), 0o755)
+        self.bin = lambda name: os.path.join(user_bin(), name)
         for d in ["etc", "etc/agents", "etc/missions", "creds"]:
             os.mkdir(self.path(d), 0o755)
         # The socket dir outside /tmp, like /run/cordon: a namespace run
@@ -159,7 +154,7 @@ class Machine:
         for d in ["state", "ophome"]:
             os.mkdir(self.path(d))
             chown(self.path(d), USERS["spawner"], 0o700)
-        demo = self.path("bin", "cordon-demo-agent")
+        demo = self.bin("cordon-demo-agent")
         with open(self.path("etc/agents/demo.yaml"), "w") as f:
             f.write(
                 "name: demo\n"
@@ -201,7 +196,7 @@ class Machine:
                 f"  allow: [\"up.test:{up_port}\"]\n"
                 "  testResolve: {up.test: 127.0.0.2}\n"
                 "  testAllowAddress: 127.0.0.2\n")
-        subprocess.run([self.path("bin", "cordon"), "token",
+        subprocess.run([self.bin("cordon"), "token",
                         self.path("creds", "token")], check=True)
         chown(self.path("creds", "token"), USERS["broker"], 0o400)
         with open(self.path("creds", "token")) as f:
@@ -214,7 +209,7 @@ class Machine:
         return os.path.join(self.rundir, f"{name}.sock")
 
     def argv(self, name):
-        b = self.path("bin", f"cordon-{name}")
+        b = self.bin(f"cordon-{name}")
         args = [b, "--systemd", "--socket-dir", self.rundir]
         for p in PEERS[name]:
             args += ["--peer", f"{p}={USERS[p]}"]
@@ -446,7 +441,7 @@ def test_su4_login_url_minted_by_token_holder(machine):
     """SU-4, PER-5: under systemd the login URL comes from `cordon login`
     with the token file; it works once; only the bearer may mint one."""
     r = subprocess.run(
-        [machine.path("bin", "cordon"), "login", "--port", str(machine.port),
+        [machine.bin("cordon"), "login", "--port", str(machine.port),
          "--token-file", machine.path("creds", "token")],
         capture_output=True, text=True, timeout=HTTP_S)
     assert r.returncode == 0, r.stderr

@@ -8,8 +8,8 @@ import tempfile
 
 import pytest
 
-from conftest import (BUILD, DAEMONS, Cordon, finish, proc_starttime,
-                      proc_status, run_once, system_user)
+from conftest import (DAEMONS, Cordon, cordon_bin, finish, proc_starttime,
+                      proc_status, run_once, system_user, user_bin)
 
 USER = "cordon-test"
 
@@ -40,16 +40,17 @@ def as_user():
             "--init-groups", "--"]
 
 
-def test_build_is_reachable_by_test_user(test_user):
-    p = subprocess.run(as_user() + [os.path.join(BUILD, "cordon"),
-                                    "version"], capture_output=True,
-                       timeout=30)
+def test_programs_are_reachable_by_test_user(test_user):
+    """The copy user_bin() made runs as the test user, wherever the
+    build lies (root's 0700 home on a fresh Debian)."""
+    p = subprocess.run(as_user() + [cordon_bin(user_bin()), "version"],
+                       capture_output=True, timeout=30)
     assert p.returncode == 0, (
-        f"{BUILD} must be traversable by {USER}: {p.stderr!r}")
+        f"{user_bin()} must be reachable by {USER}: {p.stderr!r}")
 
 
 def test_su2_unprivileged_four_daemons_confined(test_user, user_home):
-    c = Cordon(user_home, prefix=as_user())
+    c = Cordon(user_home, prefix=as_user(), bindir=user_bin())
     try:
         c.start()
         assert proc_status(c.pid)["Uid"].split()[0] == str(test_user.pw_uid)
@@ -85,7 +86,7 @@ def test_su2_unprivileged_four_daemons_confined(test_user, user_home):
 
 def test_su1_unprivileged_user_flag_refused(test_user, user_home):
     p = run_once(["run", "--home", user_home, "--port", "0", "--user",
-                  "nobody"], prefix=as_user())
+                  "nobody"], prefix=as_user(), bindir=user_bin())
     assert not p.started
     assert p.returncode == 2, p.stderr
     assert not os.path.exists(os.path.join(user_home, "run"))
