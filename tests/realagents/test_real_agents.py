@@ -149,6 +149,16 @@ def make_pki(d):
     return ca, (crt, key)
 
 
+def node_dir():
+    """The directory of the node this suite runs with, as a PATH entry
+    for cordond (agents inherit its PATH): the CLIs' `#!/usr/bin/env
+    node` must find it, not an older one in /usr/bin (Debian 12's is 18,
+    on which Gemini CLI exits 1; scripts/test then puts the build
+    tests/node pins first on PATH)."""
+    node = shutil.which("node")
+    return [os.path.dirname(node)] if node else []
+
+
 @pytest.fixture(scope="module")
 def clis():
     missing = [b for b in ("claude", "codex", "gemini")
@@ -257,7 +267,8 @@ def setup(tmp_path_factory, clis, mock, pki):
     saved = dict(os.environ)
     try:
         os.environ["HOME"] = str(op)
-        os.environ["PATH"] = f"{clis}:{BUILD}:/usr/bin:/bin"
+        os.environ["PATH"] = ":".join([clis, BUILD, *node_dir(),
+                                       "/usr/bin", "/bin"])
         os.environ["CORDON_TEST_EGRESS"] = "1"
         os.environ["CORDON_TEST_EGRESS_CA"] = pki[0]
         for _, _, val in SECRETS.values():
