@@ -37,6 +37,7 @@ test_pkgs=(
 	systemd                  # systemd-analyze, -sysusers, -tmpfiles,
 	                         # -socket-activate (SU-4 unit tests)
 	cmark                    # the vault note test parses notes (VA-5)
+	groff-base               # groff: the installed man pages lint clean
 	curl
 	openssl                  # the egress route tests' test CA
 )

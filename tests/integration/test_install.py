@@ -51,8 +51,10 @@ def test_install_man_pages(destdir):
         assert "@DAEMONDIR@" not in text, page  # substituted
 
 
-@pytest.mark.skipif(shutil.which("groff") is None, reason="no groff")
 def test_install_man_pages_lint_clean(destdir):
+    if shutil.which("groff") is None:
+        pytest.fail("groff is missing: scripts/deps.sh test installs "
+                    "groff-base")
     man = destdir / meson_option("mandir")
     for page in PAGES:
         r = subprocess.run(["groff", "-man", "-ww", "-z", str(man / page)],
