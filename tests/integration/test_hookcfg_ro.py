@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from agents_util import make_agents_home, post_json, run, server_env, text_of
-from conftest import Cordon, child_env, cordon_bin, finish, system_user
+from conftest import (Cordon, child_env, cordon_bin, finish, system_user,
+                      user_bin)
 
 FILES = {"gemini": (".gemini", ["settings.json"]),
          "codex": (".codex", ["config.toml", "hooks.json", ".env"])}
@@ -272,7 +273,7 @@ def test_sbx8_hook_config_read_only_unprivileged():
         server_env(mp, {"HOME": user.pw_dir})
         c = Cordon(str(home), prefix=[
             "setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
-            "--init-groups", "--"]).start()
+            "--init-groups", "--"], bindir=user_bin()).start()
         r, ev = run(c, "gem", "tamper")
         assert r.status == 200, (r, r.body[:300], c.stderr()[-2000:])
         refused_all(json.loads(text_of(ev)), "gemini")
