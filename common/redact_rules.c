@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <threads.h>
 
 #include "redact.h"
 #include "redact_int.h"
@@ -557,6 +558,126 @@ const rd_match rd_patterns[] = {
 
 /* --- passes ------------------------------------------------------------ */
 
+/* --- the line gate ----------------------------------------------------- */
+
+/*
+ * Before rd_may's walk, one pass over the line with a table look-up per
+ * byte: can any matcher fire at all?  Every match holds one of a few
+ * three-byte strings, compared case-folded (a superset):
+ *   m_jwt "eyJ", m_bearer "bearer", m_home "/home/", m_prefix a prefix's
+ *   first three bytes (every prefix has three or more);
+ *   m_header and m_keyval a ':' or '=' (after_assign), and a
+ *   secret-looking name (redact_key_secretish): every header name holds
+ *   "aut" or "key"; every name word "tok", "key", "sec", "pas", "cre",
+ *   "bea" or "aut"; "_pat" and "_dsn" hold "[-._]pa" and "dsn"; a
+ *   database URL name "[-._]ur" and the first three bytes of one of
+ *   rd_db_words; a name over RD_KEY_MAX is a run of that many key bytes
+ *   (looked for only when nothing else decides).
+ * A line with none of these goes without the walk (tests/fuzz's
+ * fuzz_redact_stream proves rd_may against rd_pass).
+ */
+#define G_CLS_BITS 5
+#define G_MASK	   ((1u << (3 * G_CLS_BITS)) - 1)
+#define G_MATCH	   1 /* a match may start here */
+#define G_NAME	   2 /* a secret-looking name, with G_ASSIGN */
+#define G_URL	   4 /* "_url"/"_uri", with G_DB and G_ASSIGN */
+#define G_DB	   8
+#define G_ASSIGN   16 /* a ':' or '=' */
+#define G_ASSIGN_C 29 /* its class */
+
+/* Byte classes: letters 1-26 (either case), '-' 27, '_' 28, ':' and '='
+ * 29, '/' 30, '.' 31, any other byte 0 (digits too: a superset). */
+static unsigned char rd_gcls[256];
+static unsigned char rd_gtab[1u << (3 * G_CLS_BITS)];
+static once_flag rd_gonce = ONCE_FLAG_INIT;
+
+static unsigned
+gcls(unsigned char c)
+{
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
+		return (unsigned)((c | 0x20) - 'a' + 1);
+	switch (c) {
+	case '-':
+		return 27;
+	case '_':
+		return 28;
+	case ':':
+	case '=':
+		return G_ASSIGN_C;
+	case '/':
+		return 30;
+	case '.':
+		return 31;
+	}
+	return 0;
+}
+
+static void
+gadd(const char *t, unsigned bit)
+{
+	rd_gtab[gcls((unsigned char)t[0]) << 2 * G_CLS_BITS |
+		gcls((unsigned char)t[1]) << G_CLS_BITS |
+		gcls((unsigned char)t[2])] |= (unsigned char)bit;
+}
+
+static void
+rd_gate_init(void)
+{
+	static const char *const match[] = {"eyj", "bea", "/ho", NULL};
+	static const char *const name[] = {
+	    "aut", "key", "tok", "sec", "pas", "cre", "bea", "dsn", NULL};
+	static const char *const sep = "-._";
+	const struct rd_prefix *p;
+	size_t k;
+	char t[3];
+
+	for (k = 0; k < 256; k++)
+		rd_gcls[k] = (unsigned char)gcls((unsigned char)k);
+	for (k = 0; match[k] != NULL; k++)
+		gadd(match[k], G_MATCH);
+	for (p = rd_prefixes; p->p != NULL; p++)
+		gadd(p->p, G_MATCH);
+	for (k = 0; name[k] != NULL; k++)
+		gadd(name[k], G_NAME);
+	for (k = 0; rd_db_words[k] != NULL; k++)
+		gadd(rd_db_words[k], G_DB);
+	for (k = 0; k < 3; k++) {
+		t[0] = sep[k];
+		memcpy(t + 1, "pa", 2);
+		gadd(t, G_NAME);
+		memcpy(t + 1, "ur", 2);
+		gadd(t, G_URL);
+	}
+	/* Every window that ends in ':' or '=' (each one does, once). */
+	for (k = 0; k < 1u << 2 * G_CLS_BITS; k++)
+		rd_gtab[k << G_CLS_BITS | G_ASSIGN_C] |= G_ASSIGN;
+}
+
+/* 1: some matcher may fire in s[0..len); 0: none can. */
+static int
+rd_gate(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned h = 0, acc = 0;
+	size_t i, run;
+
+	call_once(&rd_gonce, rd_gate_init);
+	for (i = 0; i < len; i++) {
+		h = (h << G_CLS_BITS | rd_gcls[u[i]]) & G_MASK;
+		acc |= rd_gtab[h];
+	}
+	if (acc & G_MATCH)
+		return 1;
+	if (!(acc & G_ASSIGN))
+		return 0;
+	if ((acc & G_NAME) || ((acc & G_URL) && (acc & G_DB)))
+		return 1;
+	for (i = 0, run = 0; len > RD_KEY_MAX && i < len; i++)
+		if ((run = is_key(u[i]) ? run + 1 : 0) > RD_KEY_MAX)
+			return 1;
+	return 0;
+}
+
 /*
  * The passes of rd_patterns that would change s[0..len): bit k for
  * rd_patterns[k].  Each matcher is tried only where it can start, found
@@ -576,6 +697,8 @@ rd_may(const char *s, size_t len)
 	int jwt = 0, bearer = 0, header = 0, keyval = 0, prefix = 0, home = 0;
 	unsigned m = 0;
 
+	if (!rd_gate(s, len))
+		i = len; /* no matcher can fire anywhere in this line */
 	while (i < len) {
 		c = (unsigned char)s[i];
 		if (!is_key(c)) {

@@ -246,6 +246,43 @@ test_sp11_prefixes(void **state)
 	    "a 39-char run aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n");
 }
 
+/*
+ * SP-11: each secret-looking name, header and key prefix alone on its
+ * line is found (the line stage's gate lets no listed one through).
+ */
+static void
+test_sp11_each_listed_name_alone(void **state)
+{
+	static const char *const names[] = {"token", "api_key", "apikey",
+	    "secret", "password", "passwd", "credential", "bearer",
+	    "private_key", "access_key", "session_key", "signing_key", "auth",
+	    "x_auth_key", "my_pat", "my-pat", "db.dsn", "redis_url",
+	    "mongodb-uri", "mysql_url", "postgres.url", "database_uri",
+	    "X-Auth-Token", "x-openai-key", "Api-Key", NULL};
+	static const char *const prefixes[] = {"ASIA", "AROA", "AGPA", "AIDA",
+	    "ANPA", "ANVA", "xoxa-", "xoxe-", "xoxp-", "xoxr-", "xoxs-", "ghu_",
+	    "ghs_", "ghr_", "sk_test_", "pk_test_", NULL};
+	char in[512], want[512];
+	size_t k;
+
+	(void)state;
+	for (k = 0; names[k] != NULL; k++) {
+		snprintf(in, sizeof(in), "%s=Zq7wR2pLm9Kx\n", names[k]);
+		snprintf(want, sizeof(want), "%s=***\n", names[k]);
+		expect(in, want);
+	}
+	for (k = 0; prefixes[k] != NULL; k++) {
+		snprintf(in, sizeof(in), "(%sABCDEFGH23456789)\n", prefixes[k]);
+		expect(in, "(***)\n");
+	}
+	/* a name over 128 bytes counts as secret-looking */
+	memset(in, 'n', 129);
+	memcpy(in + 129, "=Zq7wR2pLm9Kx\n", 15);
+	memcpy(want, in, 130);
+	memcpy(want + 130, "***\n", 5);
+	expect(in, want);
+}
+
 /* SP-11: /home/<user>/ -> ~/ (last) */
 static void
 test_sp11_home_paths(void **state)
@@ -848,6 +885,7 @@ main(void)
 	    cmocka_unit_test(test_sp11_bearer_and_headers),
 	    cmocka_unit_test(test_sp11_key_value),
 	    cmocka_unit_test(test_sp11_prefixes),
+	    cmocka_unit_test(test_sp11_each_listed_name_alone),
 	    cmocka_unit_test(test_sp11_home_paths),
 	    cmocka_unit_test(test_sp11_placeholder_opaque),
 	    cmocka_unit_test(test_sp11_long_line_flushed),
