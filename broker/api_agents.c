@@ -482,16 +482,16 @@ agents_run_payload(struct evhttp_request *req, const struct api_params *p,
 	return 0;
 }
 
-/* MC-2: a run with a worktree is answered once its checkout is made. */
+/*
+ * MC-2: a run with a worktree is answered as soon as it is admitted, its
+ * checkout still to come: a failed checkout is the stream's error event,
+ * and a cancel (or the client leaving) during it ends the run.
+ */
 void
 agents_ask_start(struct evhttp_request *req, struct json_object *o,
     uint32_t type, uint32_t reply_type, ipc_reply_fn cb)
 {
-	api_ask_wait(req, broker_peer(PROC_SPAWNER), type, o, reply_type,
-	    json_object_object_get_ex(o, "worktree", NULL)
-		? LIM_WORKTREE_START_S
-		: 3,
-	    cb);
+	api_ask(req, broker_peer(PROC_SPAWNER), type, o, reply_type, cb);
 	json_object_put(o);
 }
 

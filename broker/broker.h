@@ -193,8 +193,7 @@ void api_agent_action(struct evhttp_request *, const struct api_params *);
 int agents_run_payload(struct evhttp_request *, const struct api_params *,
     struct json_object **out);
 void agents_fail(struct evhttp_request *, const struct ipc_msg *);
-/* Sends (and puts) that payload; a worktree run's answer is waited for
- * as long as its checkout may take (MC-2). */
+/* Sends (and puts) that payload; answered once the run is admitted. */
 void agents_ask_start(struct evhttp_request *, struct json_object *,
     uint32_t type, uint32_t reply_type, ipc_reply_fn cb);
 /* MSG_RUN_EVENT frames from the spawner (peer dispatch table). */

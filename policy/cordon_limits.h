@@ -77,14 +77,11 @@
 #define LIM_RUNS_TOTAL_MAX     256 /* ceilings for spawner.maxRuns */
 #define LIM_RUNS_PER_AGENT_MAX 64  /* and spawner.maxRunsPerAgent */
 /*
- * MC-2: each git step of a worktree at most this long; a run asking for
- * one is answered once all its steps are (the broker waits as long).
- * Steps: clone, checkout, origin, head, init, and a test hook's pause.
+ * MC-2: each git step of a worktree at most this long (clone, checkout,
+ * origin, head, init, and a test hook's pause); the run is answered
+ * before them, and can be cancelled during any.
  */
 #define LIM_WORKTREE_STEP_MS 60000
-#define LIM_WORKTREE_STEPS   6
-#define LIM_WORKTREE_START_S                                                   \
-	(LIM_WORKTREE_STEPS * LIM_WORKTREE_STEP_MS / 1000 + 10)
 /* MC-3: detached jobs kept (spawner.jobsKeep, spawner.jobsKeepMiB) */
 #define LIM_JOBS_KEEP	      100
 #define LIM_JOBS_KEEP_MAX     1000

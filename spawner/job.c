@@ -58,7 +58,7 @@ struct job {
 	char j_id[17];
 	char j_agent[LIM_NAME_MAX + 1];
 	int j_via_mcp;
-	int j_started; /* its child ran: listed, findable */
+	int j_started; /* answered: listed, findable, cancellable */
 	enum job_state j_state;
 	int64_t j_created, j_ended; /* ms since the epoch; 0: none */
 	int j_exit, j_has_exit;
@@ -387,7 +387,8 @@ job_event(struct job *j, struct json_object *o)
 		strcmp(kind, "saved") == 0);
 }
 
-/* The child runs: the stream's start line, job.start, the answer. */
+/* Admitted (MC-2: before its checkout) or its child runs: the stream's
+ * start line, job.start, the answer. */
 void
 job_started(struct job *j, struct run *r)
 {
@@ -415,7 +416,7 @@ void
 job_run_end(struct job *j)
 {
 	j->j_run = NULL;
-	if (!j->j_started) { /* refused before its child ran */
+	if (!j->j_started) { /* refused before it was answered */
 		job_remove_files(j);
 		job_free(j);
 		return;
@@ -820,11 +821,16 @@ job_cancel_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 
 	if ((j = job_arg(c, m)) == NULL)
 		return;
-	if (j->j_state != JS_RUNNING || j->j_run == NULL ||
-	    run_stop(j->j_run) == -1) {
+	if (j->j_state != JS_RUNNING || j->j_run == NULL) {
 		ipc_reply_error(c, m, "job-not-running");
 		return;
 	}
+	/* Set first: a job in its checkout (MC-2) ends within run_stop. */
 	j->j_cancel = "requested";
+	if (run_stop(j->j_run) == -1) {
+		j->j_cancel = NULL;
+		ipc_reply_error(c, m, "job-not-running");
+		return;
+	}
 	ipc_reply(c, m, MSG_JOB_CANCEL_OK, NULL, -1);
 }

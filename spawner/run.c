@@ -36,6 +36,7 @@ static void run_end(struct run *, struct json_object *);
 static void run_wt_done(void *, struct json_object *);
 static int run_prepare_rest(struct run *, const char **, const char **);
 static void run_wt_ready(void *, const char *, const char *);
+static void run_answer(struct run *);
 
 /* SP-12: one stock message per class; never derived from stderr. */
 const char *
@@ -290,11 +291,56 @@ run_reply_error(struct ipc_conn *c, const struct ipc_msg *m,
 	json_object_put(o);
 }
 
+/*
+ * MC-2: a run answered before its child started ends in its stream: an
+ * error event with the fixed code and reason class, and done.
+ */
+static void
+run_end_unstarted(struct run *r, const char *code)
+{
+	struct json_object *ev;
+
+	if (code != NULL) {
+		ev = run_ev("error");
+		code =
+		    strcmp(code, "missing-secret") == 0 ? code : "spawn-failed";
+		json_object_object_add(
+		    ev, "errorClass", json_object_new_string(code));
+		json_object_object_add(ev, "errorMessage",
+		    json_object_new_string(errclass_message(code)));
+		json_object_object_add(
+		    ev, "error", json_object_new_string(r->r_fail_code));
+		json_object_object_add(
+		    ev, "reason", json_object_new_string(r->r_reason));
+		run_event(r, ev);
+	} else if (r->r_state == RS_AUDIT) {
+		/* API-4: agent.invoke was recorded; its end says cancelled */
+		r->r_proc.ap_end = AP_END_CANCEL;
+		run_audit_end(r);
+	}
+	r->r_state = RS_NOTE;
+	ev = run_ev("done");
+	json_object_object_add(ev, "exitCode", json_object_new_int(-1));
+	json_object_object_add(ev, "durationMs", json_object_new_int64(0));
+	json_object_object_add(ev, "truncated", json_object_new_boolean(0));
+	json_object_object_add(ev, "pending", json_object_new_boolean(0));
+	if (code == NULL)
+		json_object_object_add(
+		    ev, "cancelled", json_object_new_boolean(1));
+	run_event(r, ev);
+	run_free(r);
+}
+
 /* The run ends before its child started: answer (or call back), free. */
 static void
 run_fail(struct run *r, const char *code)
 {
-	if (r->r_done != NULL) {
+	if (r->r_answered) {
+		log_warnx("agent %s: run %s: %s: %s", r->r_agent->ag_mf.m_name,
+		    r->r_id, code, r->r_reason);
+		snprintf(r->r_fail_code, sizeof(r->r_fail_code), "%s", code);
+		run_end_unstarted(r, code);
+	} else if (r->r_done != NULL) {
 		if (r->r_reason[0] != '\0')
 			log_warnx("agent %s: %s: %s", r->r_agent->ag_mf.m_name,
 			    code, r->r_reason);
@@ -312,15 +358,22 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct run *r = arg;
 	struct aproc_spec as;
-	struct json_object *o;
 	int gatefd, rc;
 
 	if (!spawner_audit_acked(m)) {
 		run_fail(r, "audit-unavailable");
 		return;
 	}
-	if (r->r_done == NULL && !spawner_broker_ok(r->r_conn, r->r_gen)) {
-		run_free(r); /* nobody to stream to: never started */
+	/* API-4: cancelled (or its reader gone) while agent.invoke was
+	 * being recorded: never started. */
+	if (r->r_cancel || (r->r_answered && r->r_job == NULL &&
+			       !spawner_broker_ok(r->r_conn, r->r_gen))) {
+		run_end_unstarted(r, NULL);
+		return;
+	}
+	if (r->r_done == NULL && !r->r_answered &&
+	    !spawner_broker_ok(r->r_conn, r->r_gen)) {
+		run_free(r); /* nobody to answer: never started */
 		return;
 	}
 	memset(&as, 0, sizeof(as));
@@ -367,12 +420,27 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 	r->r_state = RS_RUNNING;
 	r->r_wt_kept = 1;
-	if (r->r_done != NULL)
-		return;
+	if (r->r_done == NULL && !r->r_answered)
+		run_answer(r);
+}
+
+/*
+ * The start answered with the run's (or job's) id: once its child runs,
+ * or, for a worktree run (MC-2), as soon as it is admitted, so that it
+ * can be cancelled during its checkout.
+ */
+static void
+run_answer(struct run *r)
+{
+	struct json_object *o;
+
+	r->r_answered = 1;
 	if (r->r_job != NULL) { /* MC-3: answered with the job's id */
 		job_started(r->r_job, r);
 		return;
 	}
+	if (!spawner_broker_ok(r->r_conn, r->r_gen))
+		return;
 	o = json_object_new_object();
 	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
 	ipc_reply(r->r_conn, &r->r_req, MSG_RUN_START_OK, o, -1);
@@ -481,8 +549,10 @@ run_wt_ready(void *arg, const char *code, const char *reason)
 		r->r_cwd = r->r_wt->w_tree;
 		if (run_prepare_rest(r, &code, &ec) == 0)
 			return;
-	} else
+	} else {
 		snprintf(r->r_reason, sizeof(r->r_reason), "%s", reason);
+		ec = "spawn-failed"; /* the agent never started (AU-4) */
+	}
 	if (ec != NULL)
 		run_audit_error(r, ec, -1);
 	run_fail(r, code);
@@ -619,6 +689,8 @@ run_start_msg(struct ipc_conn *c, struct ipc_msg *m, int detached)
 	}
 	if (run_prepare(r, &err, &ec) == -1)
 		run_refuse(c, m, r, err, ec);
+	else if (r->r_state == RS_WT)
+		run_answer(r); /* MC-2: cancellable during its checkout */
 }
 
 /*
@@ -685,7 +757,19 @@ run_cancel_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 int
 run_stop(struct run *r)
 {
-	if (r->r_state != RS_RUNNING || r->r_done != NULL)
+	if (r->r_done != NULL)
+		return -1;
+	/* MC-2: in its checkout: the git step killed, the checkout removed
+	 * (run_free), the run ended cancelled. */
+	if (r->r_answered && r->r_state == RS_WT && !r->r_wt_kept) {
+		run_end_unstarted(r, NULL);
+		return 0;
+	}
+	if (r->r_answered && r->r_state == RS_AUDIT) {
+		r->r_cancel = 1; /* ended once agent.invoke is acknowledged */
+		return 0;
+	}
+	if (r->r_state != RS_RUNNING)
 		return -1;
 	/* SBX-7: held gate calls are denied before the agent is stopped. */
 	gate_chan_close(r->r_gate);
@@ -715,11 +799,17 @@ run_credit_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 void
 runs_broker_lost(void)
 {
-	struct run *r;
+	struct run *r, *next;
 
-	LIST_FOREACH (r, &runs, r_entry)
-		if (r->r_state == RS_RUNNING && r->r_done == NULL &&
-		    r->r_job == NULL && r->r_gen != sp.sp_broker_gen)
+	for (r = LIST_FIRST(&runs); r != NULL; r = next) {
+		next = LIST_NEXT(r, r_entry);
+		if (r->r_done != NULL || r->r_job != NULL ||
+		    r->r_gen == sp.sp_broker_gen)
+			continue;
+		if (r->r_state == RS_RUNNING)
 			aproc_stop(
 			    &r->r_proc, AP_END_CANCEL, LIM_CANCEL_GRACE_MS);
+		else if (r->r_answered && r->r_state == RS_WT && !r->r_wt_kept)
+			run_end_unstarted(r, NULL); /* MC-2: in its checkout */
+	}
 }

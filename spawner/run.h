@@ -55,12 +55,15 @@ struct run {
 	uint64_t r_bytes_out;
 	int r_truncated, r_overflow;
 	long r_timeout_ms;
-	struct job *r_job;   /* MC-3: detached, its stream kept by job.c */
-	char *r_wt_repo;     /* MC-2: the repository asked for, or NULL */
-	struct wt *r_wt;     /* its worktree, made in run_prepare */
-	int r_wt_kept;	     /* the child ran in it: the operator's now */
-	const char *r_endec; /* its end's error class, while the diff runs */
-	run_done_fn r_done;  /* headless (missions): no broker, no stream */
+	struct job *r_job;    /* MC-3: detached, its stream kept by job.c */
+	char *r_wt_repo;      /* MC-2: the repository asked for, or NULL */
+	struct wt *r_wt;      /* its worktree, made in run_prepare */
+	int r_wt_kept;	      /* the child ran in it: the operator's now */
+	int r_answered;	      /* MC-2: its id answered before the child ran */
+	int r_cancel;	      /* cancelled while agent.invoke was pending */
+	char r_fail_code[32]; /* the fixed code of a failure after that */
+	const char *r_endec;  /* its end's error class, while the diff runs */
+	run_done_fn r_done;   /* headless (missions): no broker, no stream */
 	void *r_done_arg;
 	LIST_ENTRY(run) r_entry;
 };
@@ -69,7 +72,8 @@ struct run {
 void run_free(struct run *);
 /* MSG_RUN_START or, detached, MSG_JOB_START: checked, then started. */
 void run_start_msg(struct ipc_conn *, struct ipc_msg *, int detached);
-/* Cancel a run whose child runs (API-4): 0, or -1 if it is not. */
+/* Cancel a run (API-4): its child stopped, or, still in its checkout
+ * (MC-2), ended at once; 0, or -1 if it is over or unknown to all. */
 int run_stop(struct run *);
 /* One event to the broker (a headless run drops it); takes o. */
 void run_event(struct run *, struct json_object *o);

@@ -462,8 +462,7 @@ api_done(struct mcp_call *c)
 
 /*
  * run_agent's and start_job's API body, as JSON text: the caller's
- * prompt, session and worktree, audited as a run via mcp (MC-1).  The
- * timeout: a worktree's start waits for its checkout (MC-2).
+ * prompt, session and worktree, audited as a run via mcp (MC-1).
  */
 static int
 run_request(struct mcp *m, struct mcp_call *c, struct json_object *args,
@@ -482,9 +481,6 @@ run_request(struct mcp *m, struct mcp_call *c, struct json_object *args,
 		if (json_object_object_get_ex(args, keys[i], &v))
 			json_object_object_add(
 			    body, keys[i], json_object_get(v));
-	if (json_object_object_get_ex(args, "worktree", NULL) &&
-	    timeout < LIM_WORKTREE_START_S + 5)
-		timeout = LIM_WORKTREE_START_S + 5;
 	json_object_object_add(body, "via", json_object_new_string("mcp"));
 	rc = call_start(m, c, uri,
 	    json_object_to_json_string_ext(
@@ -674,6 +670,7 @@ run_done(struct mcp_call *c)
 		    sc, "truncated", json_object_new_boolean(1));
 	copy_key(sc, c->c_err, "errorClass", "errorClass");
 	copy_key(sc, c->c_err, "errorMessage", "errorMessage");
+	copy_key(sc, c->c_err, "error", "error"); /* MC-2: its fixed code */
 	copy_key(sc, c->c_err, "reason", "reason");
 	if (c->c_end == NULL && c->c_err == NULL)
 		json_object_object_add(
