@@ -170,12 +170,14 @@ void
 tunnel_refuse(struct tunnel *t, enum egress_reason why)
 {
 	const char *name = egress_reason_name(why);
-	int bad_gw = why == ER_CONNECT_FAILED || why == ER_RESOLVE_FAILED ||
-		     why == ER_TLS_FAILED;
+	int gone = why == ER_CONNECT_FAILED || why == ER_UPSTREAM_CLOSED;
+	int bad_gw = gone || why == ER_RESOLVE_FAILED || why == ER_TLS_FAILED;
 
-	if (t->t_why == ER_NONE && why != ER_CONNECT_FAILED)
+	/* An upstream that cannot be reached, or that closed unanswered,
+	 * was allowed: its record says so, with how it ended. */
+	if (t->t_why == ER_NONE && !gone)
 		t->t_why = why;
-	if (why == ER_CONNECT_FAILED)
+	if (gone)
 		t->t_end = "upstream-error";
 	if (t->t_up != NULL) {
 		bufferevent_free(t->t_up);
@@ -566,7 +568,12 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		connect_next(t);
 	else if (t->t_state == T_CLOSING)
 		tunnel_close(t, NULL);
-	else
+	else if (t->t_route != NULL && t->t_bytes_down == 0 &&
+		 evbuffer_get_length(bufferevent_get_input(bev)) == 0) {
+		/* EG-3: closed before any answer: a 502, not an empty close. */
+		bufferevent_enable(t->t_cli, EV_READ);
+		tunnel_refuse(t, ER_UPSTREAM_CLOSED);
+	} else
 		side_ended(t, t->t_cli,
 		    (what & BEV_EVENT_ERROR) ? "upstream-error" : "closed");
 }

@@ -21,6 +21,7 @@ static const char *const reason_names[ER_MAX] = {
     [ER_CONNECT_FAILED] = "connect-failed",
     [ER_ROUTE_NOT_FOUND] = "route-not-found",
     [ER_TLS_FAILED] = "upstream-tls-failed",
+    [ER_UPSTREAM_CLOSED] = "upstream-closed",
 };
 
 const char *

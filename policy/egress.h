@@ -58,6 +58,7 @@ enum egress_reason {
 	ER_ROUTE_NOT_FOUND, /* EG-3: a plain request no route matches */
 	ER_TLS_FAILED,	    /* EG-3: the upstream's TLS failed or was not
 			       verified */
+	ER_UPSTREAM_CLOSED, /* EG-3: the upstream closed before any answer */
 	ER_MAX
 };
 /* "host-not-allowed", ...; "" for ER_NONE. */

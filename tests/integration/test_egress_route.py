@@ -116,6 +116,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(0.2)
             self.connection.shutdown(2)
             return
+        if self.path.endswith("/silent"):
+            self.connection.shutdown(2)  # closed before any answer
+            self.close_connection = True
+            return
         if self.path.endswith("/slow"):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -384,6 +388,21 @@ def test_eg3_upstream_drops_mid_stream(cordon_factory, tmp_path, mocks):
     assert out[0]["body"] == "partial" and out[0]["last"] < 15, out
     wait_audit(home, lambda r: r["kind"] == "egress.request" and
                r.get("status") == 200)
+
+
+def test_eg3_upstream_closed_unanswered_is_502(cordon_factory, tmp_path,
+                                               mocks):
+    home = route_home(tmp_path, mocks)
+    c = cordon_factory(home=home)
+    _, out = agent_run(c, [post("/anthropic/v1/silent")])
+    # Not an empty close the agent CLI cannot explain: a 502 with why.
+    assert refused(out[0], "502", "upstream-closed"), out
+    assert out[0]["last"] < 15, out
+    assert mocks["good"].seen[0]["x-api-key"] == [REAL]
+    recs = wait_audit(home, lambda r: r["kind"] == "egress.request" and
+                      r.get("end") == "upstream-error")
+    assert recs[0]["decision"] == "allow" and "status" not in recs[0]
+    no_key_anywhere(c, home)
 
 
 def test_eg3_egressd_killed_mid_stream(cordon_factory, tmp_path, mocks):

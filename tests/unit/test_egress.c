@@ -410,6 +410,8 @@ test_eg4_reason_names(void **state)
 	    egress_reason_name(ER_HOST_NOT_ALLOWED), "host-not-allowed");
 	assert_string_equal(
 	    egress_reason_name(ER_BUDGET_EXCEEDED), "budget-exceeded");
+	assert_string_equal(
+	    egress_reason_name(ER_UPSTREAM_CLOSED), "upstream-closed");
 	assert_string_equal(egress_reason_name(ER_MAX), "bad-request");
 }
 
