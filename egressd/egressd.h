@@ -100,7 +100,7 @@ struct tunnel {
 	char *t_rhead;			    /* the head to send, key and all */
 	size_t t_rhead_len;
 	unsigned long long t_body_left; /* of its Content-Length */
-	int t_status;			/* the response's; -1 unreadable */
+	int t_status; /* the response's; < 200: no final head yet */
 };
 
 struct egressd {
@@ -129,7 +129,7 @@ int route_head(struct tunnel *); /* 0: a CONNECT; 1: handled here */
 struct bufferevent *route_upstream_new(struct tunnel *);
 void route_connected(struct tunnel *);
 void route_splice_up(struct tunnel *);
-void route_status(struct tunnel *);
+int route_answer(struct tunnel *);
 void route_record(const struct tunnel *, struct json_object *);
 void route_done(struct tunnel *);
 

@@ -5,8 +5,8 @@
  * agent's credentials off, the route's key on, "Connection: close");
  * tunnel.c resolves, checks and connects the upstream as for a tunnel,
  * over TLS (tls.c); the body goes up to its Content-Length, the response
- * streams back as it comes.  One egress.request record each.  Touches
- * only the connection it is given.
+ * streams back as it comes, its head with "Connection: close".  One
+ * egress.request record each.  Touches only the connection it is given.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -129,29 +129,48 @@ route_connected(struct tunnel *t)
 	route_splice_up(t);
 }
 
-/* The response's status, for the record, from its first bytes. */
-void
-route_status(struct tunnel *t)
+/*
+ * The response's head (each 1xx one, then the final one), rewritten for
+ * the agent with "Connection: close" by policy/egress_req.c: held until
+ * it is whole, never the body.  1: what follows streams as it comes; 0:
+ * not yet, or t was refused or closed (not to be touched).
+ */
+int
+route_answer(struct tunnel *t)
 {
 	struct evbuffer *in = bufferevent_get_input(t->t_up);
-	const unsigned char *p;
-	int i, st = 0;
+	char out[EGRESS_RESP_OUT_MAX];
+	struct egress_resp rs;
+	const char *buf;
+	size_t n;
+	int rc;
 
-	if (t->t_status != 0 || evbuffer_get_length(in) < 12)
-		return;
-	p = evbuffer_pullup(in, 12);
-	if (memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ') {
-		t->t_status = -1;
-		return;
-	}
-	for (i = 9; i < 12; i++) {
-		if (p[i] < '0' || p[i] > '9') {
-			t->t_status = -1;
-			return;
+	while (t->t_status < 200 && (n = evbuffer_get_length(in)) > 0) {
+		if (n > EGRESS_HEAD_MAX)
+			n = EGRESS_HEAD_MAX;
+		buf = (const char *)evbuffer_pullup(in, (ssize_t)n);
+		rc = egress_resp_head(buf, n, out, sizeof(out), &rs);
+		if (rc == 0)
+			return 0;
+		if (rc == -1 && t->t_bytes_down == 0) {
+			tunnel_refuse(t, ER_UPSTREAM_BAD_ANSWER);
+			return 0;
 		}
-		st = st * 10 + (p[i] - '0');
+		if (rc == -1) { /* after a 1xx: the agent has a head */
+			tunnel_close(t, "upstream-error");
+			return 0;
+		}
+		if (tunnel_budget(t, rs.rs_out_len) == -1) {
+			tunnel_close(t, "budget-exceeded");
+			return 0;
+		}
+		evbuffer_drain(in, rs.rs_head_len);
+		evbuffer_add(
+		    bufferevent_get_output(t->t_cli), out, rs.rs_out_len);
+		t->t_bytes_down += rs.rs_out_len;
+		t->t_status = rs.rs_status;
 	}
-	t->t_status = st >= 100 && st <= 599 ? st : -1;
+	return t->t_status >= 200;
 }
 
 void

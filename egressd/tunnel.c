@@ -170,7 +170,8 @@ void
 tunnel_refuse(struct tunnel *t, enum egress_reason why)
 {
 	const char *name = egress_reason_name(why);
-	int gone = why == ER_CONNECT_FAILED || why == ER_UPSTREAM_CLOSED;
+	int gone = why == ER_CONNECT_FAILED || why == ER_UPSTREAM_CLOSED ||
+		   why == ER_UPSTREAM_BAD_ANSWER;
 	int bad_gw = gone || why == ER_RESOLVE_FAILED || why == ER_TLS_FAILED;
 
 	/* An upstream that cannot be reached, or that closed unanswered,
@@ -424,8 +425,8 @@ up_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct tunnel *t = arg;
 
-	if (t->t_state == T_OPEN && t->t_route != NULL)
-		route_status(t); /* EG-3: for its record */
+	if (t->t_state == T_OPEN && t->t_route != NULL && !route_answer(t))
+		return; /* EG-3: its head first, rewritten */
 	if (t->t_state == T_OPEN)
 		splice(t, t->t_up, t->t_cli, &t->t_bytes_down, &t->t_paused_up);
 }
@@ -568,8 +569,7 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		connect_next(t);
 	else if (t->t_state == T_CLOSING)
 		tunnel_close(t, NULL);
-	else if (t->t_route != NULL && t->t_bytes_down == 0 &&
-		 evbuffer_get_length(bufferevent_get_input(bev)) == 0) {
+	else if (t->t_route != NULL && t->t_bytes_down == 0) {
 		/* EG-3: closed before any answer: a 502, not an empty close. */
 		bufferevent_enable(t->t_cli, EV_READ);
 		tunnel_refuse(t, ER_UPSTREAM_CLOSED);

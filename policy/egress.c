@@ -22,6 +22,7 @@ static const char *const reason_names[ER_MAX] = {
     [ER_ROUTE_NOT_FOUND] = "route-not-found",
     [ER_TLS_FAILED] = "upstream-tls-failed",
     [ER_UPSTREAM_CLOSED] = "upstream-closed",
+    [ER_UPSTREAM_BAD_ANSWER] = "upstream-bad-answer",
 };
 
 const char *

@@ -59,6 +59,7 @@ enum egress_reason {
 	ER_TLS_FAILED,	    /* EG-3: the upstream's TLS failed or was not
 			       verified */
 	ER_UPSTREAM_CLOSED, /* EG-3: the upstream closed before any answer */
+	ER_UPSTREAM_BAD_ANSWER, /* EG-3: its response head was refused */
 	ER_MAX
 };
 /* "host-not-allowed", ...; "" for ER_NONE. */
@@ -195,6 +196,27 @@ struct egress_http {
  * length, or none: no request smuggling by chunking).
  */
 int egress_http_parse(const char *buf, size_t len, struct egress_http *hp);
+
+/* A routed request's response head, as egressd passes it on (EG-3). */
+struct egress_resp {
+	size_t rs_head_len; /* bytes of buf up to and with the blank line */
+	size_t rs_out_len;  /* bytes written to out */
+	int rs_status;	    /* 100 ... 599 */
+};
+#define EGRESS_RESP_OUT_MAX (EGRESS_HEAD_MAX + 32)
+/*
+ * The upstream's response head at buf[0, len), rewritten into out[0, sz)
+ * for the agent: its lines as they came but Connection, Keep-Alive and
+ * Proxy-Connection, then "Connection: close" (the agent's connection
+ * carries one request, and the agent must not reuse it).  Read with the
+ * request scanner's rules (CRLF only, no obs-fold, no control character,
+ * at most EGRESS_HEAD_MAX bytes and EGRESS_HEADERS_MAX lines) under a
+ * status line "HTTP/1.x NNN[ reason]", NNN 100 ... 599.  1 complete
+ * (*rs filled), 0 not complete yet, -1 refused.  The body is not
+ * touched: it follows the head as it comes.
+ */
+int egress_resp_head(
+    const char *buf, size_t len, char *out, size_t sz, struct egress_resp *rs);
 /*
  * The route a request's target names ("/NAME", "/NAME/...",
  * "/NAME?..."): its index and *rest, the offset in the target after

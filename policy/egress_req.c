@@ -355,3 +355,90 @@ egress_http_parse(const char *buf, size_t len, struct egress_http *hp)
 	hp->hp_head_len = end;
 	return 1;
 }
+
+/* ---- EG-3: a routed request's response head, for the agent ---- */
+
+struct resp_ctx {
+	char *out;
+	size_t sz, off;
+	int status;
+};
+
+static int
+resp_put(struct resp_ctx *c, const char *s, size_t n)
+{
+	if (n > c->sz - c->off)
+		return -1;
+	memcpy(c->out + c->off, s, n);
+	c->off += n;
+	return 0;
+}
+
+/* "HTTP/1.x NNN[ reason]", the reason without control characters. */
+static int
+status_line(const char *s, size_t len, int *status)
+{
+	size_t i;
+	int st = 0;
+
+	if (len < 12 || memcmp(s, "HTTP/1.", 7) != 0 || s[7] < '0' ||
+	    s[7] > '9' || s[8] != ' ' || (len > 12 && s[12] != ' '))
+		return -1;
+	for (i = 9; i < 12; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		st = st * 10 + (s[i] - '0');
+	}
+	for (i = 12; i < len; i++)
+		if (((unsigned char)s[i] < 0x20 && s[i] != '\t') ||
+		    s[i] == 0x7f)
+			return -1;
+	if (st < 100 || st > 599)
+		return -1;
+	*status = st;
+	return 0;
+}
+
+static int
+resp_line(void *arg, const char *s, size_t len, int n)
+{
+	struct resp_ctx *c = arg;
+	size_t nl;
+
+	if (n == 0) {
+		if (status_line(s, len, &c->status) == -1)
+			return -1;
+	} else {
+		if (header_name(s, len, &nl) == -1)
+			return -1;
+		/* Hop-by-hop: the agent's connection is cordon's, not the
+		 * upstream's. */
+		if (name_is(s, nl, "connection") ||
+		    name_is(s, nl, "keep-alive") ||
+		    name_is(s, nl, "proxy-connection"))
+			return 0;
+	}
+	if (resp_put(c, s, len) == -1 || resp_put(c, "\r\n", 2) == -1)
+		return -1;
+	return 0;
+}
+
+int
+egress_resp_head(
+    const char *buf, size_t len, char *out, size_t sz, struct egress_resp *rs)
+{
+	static const char closing[] = "Connection: close\r\n\r\n";
+	struct resp_ctx c = {out, sz, 0, 0};
+	size_t end = 0;
+	int rc;
+
+	memset(rs, 0, sizeof(*rs));
+	if ((rc = head_scan(buf, len, resp_line, &c, &end)) != 1)
+		return rc;
+	if (resp_put(&c, closing, sizeof(closing) - 1) == -1)
+		return -1;
+	rs->rs_head_len = end;
+	rs->rs_out_len = c.off;
+	rs->rs_status = c.status;
+	return 1;
+}

@@ -88,6 +88,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  strstr(out, "\r\nx-api-key: K3y\r\n"));
 		}
 	}
+	/* EG-3: an upstream's answer head, rewritten for the agent. */
+	{
+		char ro[EGRESS_RESP_OUT_MAX];
+		struct egress_resp rs;
+
+		if (egress_resp_head(s, size, ro, sizeof(ro), &rs) == 1) {
+			check(rs.rs_head_len <= size &&
+			      rs.rs_out_len <= sizeof(ro));
+			check(rs.rs_status >= 100 && rs.rs_status <= 599);
+			check(rs.rs_out_len >= 21 &&
+			      memcmp(ro + rs.rs_out_len - 21,
+				  "Connection: close\r\n\r\n", 21) == 0);
+		}
+	}
 	memset(&u, 0, sizeof(u));
 	memset(&u2, 0, sizeof(u2));
 	if (size <= EGRESS_BASE_MAX + 300 &&

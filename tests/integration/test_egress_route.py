@@ -120,6 +120,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.connection.shutdown(2)  # closed before any answer
             self.close_connection = True
             return
+        if self.path.endswith("/keepalive"):
+            # An upstream that would keep its connection for another
+            # request, and says so.
+            self.send_response(200)
+            self.send_header("Connection", "keep-alive")
+            self.send_header("Keep-Alive", "timeout=60")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+            self.wfile.flush()
+            return
         if self.path.endswith("/slow"):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -402,6 +413,47 @@ def test_eg3_upstream_closed_unanswered_is_502(cordon_factory, tmp_path,
     recs = wait_audit(home, lambda r: r["kind"] == "egress.request" and
                       r.get("end") == "upstream-error")
     assert recs[0]["decision"] == "allow" and "status" not in recs[0]
+    no_key_anywhere(c, home)
+
+
+# A client that reuses a connection when the answer lets it.
+REUSE = r'''
+import http.client, json
+c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=20)
+out = []
+for i in range(2):
+    try:
+        c.request("POST", "/anthropic/v1/keepalive", body="{}",
+                  headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        out.append({"status": r.status, "body": r.read().decode(),
+                    "conn": r.getheader("Connection"),
+                    "ka": r.getheader("Keep-Alive"),
+                    "close": r.will_close})
+    except Exception as e:
+        out.append({"err": type(e).__name__})
+print(json.dumps(out), flush=True)
+'''
+
+
+def test_eg3_routed_answer_says_connection_close(cordon_factory, tmp_path,
+                                                 mocks):
+    home = route_home(tmp_path, mocks)
+    c = cordon_factory(home=home)
+    _, events = long_run(c, REUSE, timeout=90)
+    lines = [ln for ln in text_of(events).splitlines() if ln.startswith("[")]
+    assert lines, (events, c.stderr())
+    out = json.loads(lines[0])
+    # Each answer tells the agent its connection ends, whatever the
+    # upstream said: the client opens a new one and both requests work.
+    assert len(out) == 2, out
+    for a in out:
+        assert a == {"status": 200, "body": "ok", "conn": "close",
+                     "ka": None, "close": True}, out
+    assert len(mocks["good"].seen) == 2
+    recs = wait_audit(home, lambda r: r["kind"] == "egress.request" and
+                      r.get("status") == 200)
+    assert recs[0]["decision"] == "allow"
     no_key_anywhere(c, home)
 
 

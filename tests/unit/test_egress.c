@@ -658,6 +658,48 @@ test_eg3_head_rewritten(void **state)
 	"sandbox: {network: proxy}\n"
 
 static void
+test_eg3_answer_head_says_close(void **state)
+{
+	static const char ka[] =
+	    "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n"
+	    "Keep-Alive: timeout=5\r\nContent-Length: 2\r\n"
+	    "\r\nok";
+	static const char want[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+				   "Connection: close\r\n\r\n";
+	static const char *const bad[] = {"HTTP/2 200 OK\r\n\r\n",
+	    "HTTP/1.1 20 OK\r\n\r\n", "HTTP/1.1 700 X\r\n\r\n",
+	    "HTTP/1.1 200OK\r\n\r\n", "HTTP/1.1 200 OK\r\n folded\r\n\r\n",
+	    "HTTP/1.1 200 OK\nA: b\r\n\r\n", "HTTP/1.1 200 O\x01K\r\n\r\n",
+	    "HTTP/1.1 200 OK\r\nA : b\r\n\r\n", NULL};
+	char out[EGRESS_RESP_OUT_MAX], *big;
+	struct egress_resp rs;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(
+	    egress_resp_head(ka, sizeof(ka) - 1, out, sizeof(out), &rs), 1);
+	assert_int_equal(rs.rs_status, 200);
+	assert_int_equal(rs.rs_head_len, sizeof(ka) - 3); /* not the body */
+	assert_int_equal(rs.rs_out_len, sizeof(want) - 1);
+	assert_memory_equal(out, want, sizeof(want) - 1);
+	/* Not whole yet: wait. */
+	assert_int_equal(egress_resp_head(ka, 30, out, sizeof(out), &rs), 0);
+	for (i = 0; bad[i] != NULL; i++)
+		assert_int_equal(egress_resp_head(bad[i], strlen(bad[i]), out,
+				     sizeof(out), &rs),
+		    -1);
+	/* A head past EGRESS_HEAD_MAX is refused, not held for ever. */
+	big = malloc(EGRESS_HEAD_MAX + 16);
+	assert_non_null(big);
+	memcpy(big, "HTTP/1.1 200 OK\r\nA: ", 20);
+	memset(big + 20, 'a', EGRESS_HEAD_MAX - 4);
+	assert_int_equal(
+	    egress_resp_head(big, EGRESS_HEAD_MAX + 16, out, sizeof(out), &rs),
+	    -1);
+	free(big);
+}
+
+static void
 test_eg3_manifest_routes(void **state)
 {
 	static const struct {
@@ -787,6 +829,7 @@ main(void)
 	    cmocka_unit_test(test_eg3_http_refused),
 	    cmocka_unit_test(test_eg3_route_match),
 	    cmocka_unit_test(test_eg3_head_rewritten),
+	    cmocka_unit_test(test_eg3_answer_head_says_close),
 	    cmocka_unit_test(test_eg3_manifest_routes),
 	    cmocka_unit_test(test_eg3_env_placeholder),
 	};
