@@ -88,6 +88,19 @@ def make_cert(d, name, cn, ca=None):
     return key, crt
 
 
+def make_ca(d):
+    """A test CA in d (a world-readable dir): its key and certificate."""
+    ca = str(d / "ca.key"), str(d / "ca.pem")
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt",
+            "ec_paramgen_curve:P-256", "-nodes", "-keyout", ca[0], "-out",
+            ca[1], "-subj", "/CN=cordon test CA", "-days", "2", "-addext",
+            "basicConstraints=critical,CA:TRUE", "-addext",
+            "keyUsage=critical,keyCertSign")
+    os.chmod(d, 0o755)
+    os.chmod(ca[1], 0o644)
+    return ca
+
+
 class Mock(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -169,14 +182,7 @@ def serve(cert):
 def mocks(tmp_path, monkeypatch):
     d = tmp_path / "pki"
     d.mkdir()
-    ca = str(d / "ca.key"), str(d / "ca.pem")
-    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt",
-            "ec_paramgen_curve:P-256", "-nodes", "-keyout", ca[0], "-out",
-            ca[1], "-subj", "/CN=cordon test CA", "-days", "2", "-addext",
-            "basicConstraints=critical,CA:TRUE", "-addext",
-            "keyUsage=critical,keyCertSign")
-    os.chmod(d, 0o755)
-    os.chmod(ca[1], 0o644)
+    ca = make_ca(d)
     good = serve(make_cert(d, "good", "mock.test", ca))
     wrong = serve(make_cert(d, "wrong", "other.test", ca))
     selfs = serve(make_cert(d, "selfs", "mock.test"))

@@ -7,9 +7,11 @@
 # here is the daemon's own SO_PEERCRED check, not the file mode (the units'
 # SocketMode=0660 + SocketGroup= layer is checked offline in
 # test_systemd_units.py).
+import hashlib
 import http.client
 import json
 import os
+import pathlib
 import pwd
 import shutil
 import signal
@@ -24,6 +26,7 @@ from audit_util import check_chain
 from conftest import (BUILD, HTTP_S, READY_S, child_env, system_user,
                       user_bin)
 from egress_util import BIG, start_upstream
+from test_egress_route import make_ca, make_cert, serve
 
 USERS = {
     "auditd": "cordon-sdt-auditd",
@@ -57,6 +60,25 @@ TUNNEL = ("import socket,sys\n"
           "d.count(b'x'))\n")
 
 # An agent's attempt to pose as the spawner: dial a cordon socket.
+# EG-3 under the units: a routed request to a TLS mock through the
+# route's base URL, with the placeholder the agent holds; it prints
+# whether its env had the placeholder, any value hashing as the real
+# key, and the answer's status (the program is the prompt).
+REAL = "sk-ant-sdt-real-5eed5eed5eed5eed"
+ROUTE = ("import hashlib,http.client,json,os,urllib.parse\n"
+         "e = os.environ\n"
+         "u = urllib.parse.urlsplit(e['ANTHROPIC_BASE_URL'])\n"
+         "c = http.client.HTTPConnection(u.hostname, u.port, timeout=20)\n"
+         "c.request('POST', u.path + '/v1/messages', body='{}',\n"
+         "          headers={'x-api-key': e['ANTHROPIC_API_KEY']})\n"
+         "r = c.getresponse()\n"
+         "body = r.read().decode()\n"
+         "h = {hashlib.sha256(v.encode()).hexdigest() for v in e.values()}\n"
+         "print(json.dumps({'ph': e['ANTHROPIC_API_KEY'] ==\n"
+         "                  'cordon-egress-placeholder',\n"
+         "                  'real': SHA in h, 'status': r.status,\n"
+         "                  'stream': 'message_stop' in body}))\n")
+
 DIAL = ("import socket,sys\n"
         "s=socket.socket(socket.AF_UNIX)\n"
         "try:\n"
@@ -172,30 +194,35 @@ class Machine:
         for name, iso, net in (("dialns", "namespace", "allow"),
                                ("dialll", "landlock", "allow"),
                                ("dialnone", "landlock", "none")):
-            with open(self.path(f"etc/agents/{name}.yaml"), "w") as f:
-                f.write(
-                    f"name: {name}\n"
-                    "transport: subprocess\n"
-                    "transportConfig:\n"
-                    "  bin: /usr/bin/python3\n"
-                    f"  args: [\"-c\", {json.dumps(DIAL)}, \"{{prompt}}\"]\n"
-                    "  timeoutMs: 20000\n"
-                    f"sandbox:\n  isolation: {iso}\n  network: {net}\n")
+            self.py_agent(name, f"{json.dumps(DIAL)}, \"{{prompt}}\"",
+                          f"sandbox:\n  isolation: {iso}\n  network: {net}\n",
+                          20000)
         self.up = start_upstream()
         up_port = self.up.server_address[1]
-        with open(self.path("etc/agents/netbot.yaml"), "w") as f:
-            f.write(
-                "name: netbot\n"
-                "transport: subprocess\n"
-                "transportConfig:\n"
-                "  bin: /usr/bin/python3\n"
-                f"  args: [\"-c\", {json.dumps(TUNNEL)}, \"{{prompt}}\"]\n"
-                "  timeoutMs: 30000\n"
-                "sandbox:\n  network: proxy\n"
-                "egress:\n"
-                f"  allow: [\"up.test:{up_port}\"]\n"
-                "  testResolve: {up.test: 127.0.0.2}\n"
-                "  testAllowAddress: 127.0.0.2\n")
+        self.proxy_agent("netbot", f"{json.dumps(TUNNEL)}, \"{{prompt}}\"",
+                         f"  allow: [\"up.test:{up_port}\"]\n"
+                         "  testResolve: {up.test: 127.0.0.2}\n")
+        # A TLS mock of a provider API, with a certificate of a test CA
+        # egressd (its own user) reads through --test-ca.
+        pki = pathlib.Path(self.path("pki"))
+        pki.mkdir()
+        ca = make_ca(pki)
+        self.ca = ca[1]
+        self.tls = serve(make_cert(pki, "good", "mock.test", ca))
+        tls_port = self.tls.server_address[1]
+        self.proxy_agent("routebot", "\"{prompt}\"",
+                         f"  allow: [\"mock.test:{tls_port}\"]\n"
+                         "  testResolve: {mock.test: 127.0.0.2}\n"
+                         "  routes:\n"
+                         "    anthropic:\n"
+                         f"      upstream: https://mock.test:{tls_port}\n"
+                         "      secret: ANTHROPIC_API_KEY\n"
+                         "      auth: x-api-key\n"
+                         "      baseUrlEnv: ANTHROPIC_BASE_URL\n",
+                         "secrets:\n  ANTHROPIC_API_KEY: anthropic.apiKey\n")
+        with open(self.path("etc/secrets.yaml"), "w") as f:
+            f.write(f"anthropic:\n  apiKey: {REAL}\n")
+        chown(self.path("etc/secrets.yaml"), USERS["spawner"], 0o600)
         subprocess.run([self.bin("cordon"), "token",
                         self.path("creds", "token")], check=True)
         chown(self.path("creds", "token"), USERS["broker"], 0o400)
@@ -204,6 +231,23 @@ class Machine:
         self.port = None  # the broker's, once start("broker") listens
         self.procs = {}
         self.logs = {}
+
+    def py_agent(self, name, args, rest, timeout_ms=30000):
+        """A python3 agent: -c, then args (YAML flow items); rest, the
+        manifest's other keys."""
+        with open(self.path(f"etc/agents/{name}.yaml"), "w") as f:
+            f.write(f"name: {name}\n"
+                    "transport: subprocess\n"
+                    "transportConfig:\n"
+                    "  bin: /usr/bin/python3\n"
+                    f"  args: [\"-c\", {args}]\n"
+                    f"  timeoutMs: {timeout_ms}\n" + rest)
+
+    def proxy_agent(self, name, args, egress, extra=""):
+        """A `network: proxy` python3 agent; its egress keys, with
+        127.0.0.2 allowed."""
+        self.py_agent(name, args, f"{extra}sandbox:\n  network: proxy\n"
+                      f"egress:\n{egress}  testAllowAddress: 127.0.0.2\n")
 
     def sock(self, name):
         return os.path.join(self.rundir, f"{name}.sock")
@@ -223,6 +267,8 @@ class Machine:
                      "--protect", self.path("vault")]
         if name in ("spawner", "egressd"):
             args += ["--test-egress", "1"]
+        if name == "egressd":
+            args += ["--test-ca", self.ca]
         return args
 
     def start(self, name):
@@ -288,8 +334,9 @@ class Machine:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        self.up.shutdown()
-        self.up.server_close()
+        for srv in (self.up, self.tls):
+            srv.shutdown()
+            srv.server_close()
         if os.environ.get("CORDON_KEEP_SD") is None:
             shutil.rmtree(self.root, ignore_errors=True)
             shutil.rmtree(self.rundir, ignore_errors=True)
@@ -597,6 +644,39 @@ def test_su4_eg1_proxy_run_through_egressd_unit(machine):
     h = machine.health()
     eg = [d for d in h["daemons"] if d["name"] == "egressd"][0]
     assert eg["up"] and eg["status"]["egress"]["testEgress"] is True
+
+
+def test_su4_eg3_routed_request_through_egressd_unit(machine):
+    """SU-4, EG-3 under systemd: a credential route's request from a
+    `network: proxy` agent reaches a TLS mock (a test CA egressd reads
+    through --test-ca) with the real key, which the spawner, its own user,
+    hands egressd over their socket; the agent's env held the placeholder
+    and no value that is the key; one egress.request record, no key in
+    the audit."""
+    machine.wait_health_ok()
+    n = len(machine.tls.seen)
+    st, _, body = machine.request(
+        "POST", "/api/agents/routebot/run",
+        {"prompt": f"SHA = {hashlib.sha256(REAL.encode()).hexdigest()!r}\n"
+                   + ROUTE})
+    assert st == 200, (body, machine.log("spawner"))
+    text = "".join(json.loads(x).get("text", "")
+                   for x in body.decode().splitlines() if x)
+    line = [ln for ln in text.splitlines() if ln.startswith("{")]
+    assert line, (text, machine.log("egressd"), machine.log("spawner"))
+    got = json.loads(line[0])
+    assert got == {"ph": True, "real": False, "status": 200,
+                   "stream": True}, got
+    seen = machine.tls.seen[n:]
+    assert len(seen) == 1 and seen[0]["x-api-key"] == [REAL], seen
+    recs = audit_of(machine, "egress.request")
+    assert recs and recs[-1]["decision"] == "allow", recs
+    assert recs[-1]["route"] == "anthropic" and recs[-1]["status"] == 200
+    for f in os.listdir(machine.path("audit")):
+        with open(machine.path("audit", f), "rb") as fh:
+            assert REAL.encode() not in fh.read()
+    for name in DAEMONS:
+        assert REAL not in machine.log(name)
 
 
 def test_su4_agents_cannot_pose_as_the_spawner(machine):
