@@ -133,6 +133,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.connection.shutdown(2)  # closed before any answer
             self.close_connection = True
             return
+        if self.path.endswith("/folded"):
+            # A head with an obs-fold line: not passed on.
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\n"
+                             b"Content-Length: 2\r\n\r\nok")
+            self.wfile.flush()
+            self.close_connection = True
+            return
         if self.path.endswith("/keepalive"):
             # An upstream that would keep its connection for another
             # request, and says so.
@@ -407,13 +414,17 @@ def test_eg3_upstream_drops_mid_stream(cordon_factory, tmp_path, mocks):
                r.get("status") == 200)
 
 
-def test_eg3_upstream_closed_unanswered_is_502(cordon_factory, tmp_path,
-                                               mocks):
+def test_eg3_upstream_unanswered_or_bad_head_is_502(cordon_factory, tmp_path,
+                                                     mocks):
     home = route_home(tmp_path, mocks)
     c = cordon_factory(home=home)
-    _, out = agent_run(c, [post("/anthropic/v1/silent")])
+    _, out = agent_run(c, [post("/anthropic/v1/silent"),
+                           post("/anthropic/v1/folded")])
     # Not an empty close the agent CLI cannot explain: a 502 with why.
     assert refused(out[0], "502", "upstream-closed"), out
+    # A head the agent's client might read otherwise than egressd does.
+    assert refused(out[1], "502", "upstream-bad-answer"), out
+    assert "X-A" not in out[1]["head"] and out[1]["last"] < 15, out
     assert out[0]["last"] < 15, out
     assert mocks["good"].seen[0]["x-api-key"] == [REAL]
     recs = wait_audit(home, lambda r: r["kind"] == "egress.request" and
