@@ -488,12 +488,30 @@ redact_new(const struct redact_keys *keys)
 	return r;
 }
 
+/*
+ * A complete line outside a PEM block that scrub_line would send as it
+ * is: no clamp marker to end it, no BEGIN of a private key, and no
+ * pattern that could match (rd_may).
+ */
+static int
+line_plain(const char *s, size_t len)
+{
+	size_t e;
+
+	if (len == 0)
+		return 1;
+	if (len >= 7 && memcmp(s + len - 7, " chars]", 7) == 0)
+		return 0;
+	return rd_pem_find(s, len, "-----BEGIN", &e) == NULL &&
+	       rd_may(s, len) == 0;
+}
+
 /* The line stage: patterns, a line at a time. */
 static void
 line_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
 {
 	char *nl;
-	size_t n, cut, keep, off;
+	size_t n, cut, keep, off, run;
 
 	rd_sb_add(&r->r_hold, in, len);
 	if (r->r_hold.oom) {
@@ -503,14 +521,24 @@ line_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
 		(void)evbuffer_add(out, REDACT_MASK, 3);
 		return;
 	}
-	/* Scrub every complete line, then move the rest down once. */
-	off = 0;
+	/* Scrub every complete line, then move the rest down once.  Lines
+	 * that need nothing leave together, straight from the hold. */
+	off = run = 0;
 	while (off < r->r_hold.len && (nl = memchr(r->r_hold.b + off, '\n',
 					   r->r_hold.len - off)) != NULL) {
 		n = (size_t)(nl - (r->r_hold.b + off));
+		if (!r->r_in_pem && line_plain(r->r_hold.b + off, n)) {
+			off += n + 1;
+			continue;
+		}
+		if (off > run)
+			(void)evbuffer_add(out, r->r_hold.b + run, off - run);
 		scrub_line(r, r->r_hold.b + off, n, 1, 0, out);
 		off += n + 1;
+		run = off;
 	}
+	if (off > run)
+		(void)evbuffer_add(out, r->r_hold.b + run, off - run);
 	if (off > 0) {
 		memmove(r->r_hold.b, r->r_hold.b + off, r->r_hold.len - off);
 		r->r_hold.len -= off;
