@@ -106,7 +106,10 @@ kv_run(struct redact *r, int final, struct evbuffer *out)
 	while (i < n) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (ks->k_nbucket[c] == 0) {
+		if (ks->k_nbucket[c] == 0 ||
+		    (i + 1 < n &&
+			!(ks->k_pair[c][(unsigned char)s[i + 1] >> 3] &
+			    1u << ((unsigned char)s[i + 1] & 7)))) {
 			i++;
 			continue;
 		}

@@ -8,6 +8,7 @@
 #define CORDON_REDACT_INT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define RD_PARTIAL_MIN 4 /* shortest cut-off secret prefix masked */
 /*
@@ -65,6 +66,8 @@ struct redact_keys {
 	size_t k_nform;
 	size_t *k_bucket[256]; /* forms that may start with this byte */
 	size_t k_nbucket[256];
+	/* Bit d of k_pair[c]: some form may start with the bytes c, d. */
+	uint8_t k_pair[256][32];
 };
 
 /* Form f at s[i]: 1 with *end, 0 no, -1 undecided (the buffer ends). */

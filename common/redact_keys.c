@@ -335,7 +335,8 @@ kv_starts(const struct kform *f, unsigned char c)
 static int
 kv_buckets(struct redact_keys *ks)
 {
-	size_t k, c;
+	size_t k, c, d, e;
+	char two[2];
 
 	for (k = 0; k < ks->k_nform; k++) {
 		for (c = 0; c < 256; c++)
@@ -355,6 +356,18 @@ kv_buckets(struct redact_keys *ks)
 			if (kv_starts(&ks->k_form[k], (unsigned char)c))
 				ks->k_bucket[c][ks->k_nbucket[c]++] = k;
 	}
+	/* A form tried on two bytes alone says no only if no byte after
+	 * them could make it match: that pair never starts it. */
+	for (c = 0; c < 256; c++)
+		for (k = 0; k < ks->k_nbucket[c]; k++)
+			for (d = 0; d < 256; d++) {
+				two[0] = (char)c;
+				two[1] = (char)d;
+				if (rd_kv_try(&ks->k_form[ks->k_bucket[c][k]],
+					two, 2, 0, &e) != 0)
+					ks->k_pair[c][d >> 3] |=
+					    (uint8_t)(1u << (d & 7));
+			}
 	return 0;
 }
 
@@ -473,5 +486,6 @@ redact_keys_free(struct redact_keys *ks)
 	free(ks->k_form);
 	for (i = 0; i < 256; i++)
 		free(ks->k_bucket[i]);
+	explicit_bzero(ks->k_pair, sizeof(ks->k_pair));
 	free(ks);
 }
