@@ -217,7 +217,7 @@ parse_args(int argc, char **argv, struct daemon_args *a)
 	    {NULL, 0, 0, NULL},
 	};
 
-	daemon_parse_args(argc, argv, "audit-dir", nums, 0, a);
+	daemon_parse_args(argc, argv, "audit-dir", nums, NULL, 0, a);
 	store.as_retention = (unsigned int)days;
 }
 

@@ -235,7 +235,7 @@ main(int argc, char **argv)
 	struct confine_spec spec;
 
 	log_init("broker", 0);
-	daemon_parse_args(argc, argv, NULL, NULL, 0, &a);
+	daemon_parse_args(argc, argv, NULL, NULL, NULL, 0, &a);
 	log_init("broker", a.da_debug);
 	daemon_prepare(&broker.b_d, PROC_BROKER, peer_table, &a);
 	if (broker.b_d.d_systemd)

@@ -59,102 +59,118 @@ nn_peers(const struct daemon_args *a)
 	return n;
 }
 
-void
-daemon_parse_args(int argc, char **argv, const char *pathopt,
-    const struct daemon_numopt *nums, unsigned int flags, struct daemon_args *a)
+#define OPT_NUM 0x100 /* + index: a daemon's numeric option */
+#define OPT_DIR 0x200 /* + index: a daemon's directory option */
+
+/* --peer NAME=USER, NAME a daemon, once each. */
+static void
+opt_peer(struct daemon_args *a, char *arg)
 {
-	struct option opts[8 + DAEMON_MAX_NUMOPTS + 1];
-	const struct daemon_numopt *n;
-	size_t i, nn = 0;
+	char *eq = strchr(arg, '=');
+	int p;
+
+	if (eq == NULL || eq[1] == '\0')
+		fatalx("usage: --peer NAME=USER");
+	*eq = '\0';
+	if ((p = proc_lookup(arg)) == -1 || p == PROC_PARENT ||
+	    a->da_peer[p] != NULL)
+		fatalx("usage: --peer NAME=USER: NAME is one of "
+		       "broker, spawner, egressd, vaultd, auditd, once");
+	a->da_peer[p] = eq + 1;
+}
+
+/* --NAME N: plain decimal digits within the option's bounds. */
+static void
+opt_num(const struct daemon_numopt *n, const char *arg)
+{
 	char *end;
 	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || errno != 0 || *end != '\0' ||
+	    v < n->dn_min || v > n->dn_max)
+		fatalx(
+		    "usage: --%s %ld..%ld", n->dn_name, n->dn_min, n->dn_max);
+	*n->dn_val = v;
+}
+
+/* --NAME DIR: absolute, at most dp_max times. */
+static void
+opt_dir(const struct daemon_diropt *d, const char *arg)
+{
+	if (*d->dp_n == d->dp_max || arg[0] != '/')
+		fatalx("usage: --%s: absolute, at most %zu", d->dp_name,
+		    d->dp_max);
+	d->dp_val[(*d->dp_n)++] = arg;
+}
+
+/* The long options: the common ones, then nums and dirs; *nn, *nd their
+ * counts. */
+static void
+opts_build(struct option *opts, const char *pathopt,
+    const struct daemon_numopt *nums, const struct daemon_diropt *dirs,
+    size_t *nn, size_t *nd)
+{
+	size_t i = 0;
+
+	opts[i++] = (struct option){"user", required_argument, NULL, 'u'};
+	opts[i++] = (struct option){"debug", no_argument, NULL, 'd'};
+	opts[i++] = (struct option){
+	    pathopt ? pathopt : "unused-path", required_argument, NULL, 'p'};
+	opts[i++] = (struct option){"systemd", no_argument, NULL, 's'};
+	opts[i++] = (struct option){"socket-dir", required_argument, NULL, 'D'};
+	opts[i++] = (struct option){"peer", required_argument, NULL, 'e'};
+	for (*nn = 0; nums != NULL && nums[*nn].dn_name != NULL; (*nn)++) {
+		if (*nn == DAEMON_MAX_NUMOPTS)
+			fatalx("too many options");
+		opts[i++] = (struct option){nums[*nn].dn_name,
+		    required_argument, NULL, OPT_NUM + (int)*nn};
+	}
+	for (*nd = 0; dirs != NULL && dirs[*nd].dp_name != NULL; (*nd)++) {
+		if (*nd == DAEMON_MAX_DIROPTS)
+			fatalx("too many options");
+		*dirs[*nd].dp_n = 0;
+		opts[i++] = (struct option){dirs[*nd].dp_name,
+		    required_argument, NULL, OPT_DIR + (int)*nd};
+	}
+}
+
+void
+daemon_parse_args(int argc, char **argv, const char *pathopt,
+    const struct daemon_numopt *nums, const struct daemon_diropt *dirs,
+    unsigned int flags, struct daemon_args *a)
+{
+	struct option opts[6 + DAEMON_MAX_NUMOPTS + DAEMON_MAX_DIROPTS + 1];
+	size_t nn, nd;
 	int ch;
 
 	memset(a, 0, sizeof(*a));
 	memset(opts, 0, sizeof(opts));
-	opts[0] = (struct option){"user", required_argument, NULL, 'u'};
-	opts[1] = (struct option){"debug", no_argument, NULL, 'd'};
-	opts[2] = (struct option){
-	    pathopt ? pathopt : "unused-path", required_argument, NULL, 'p'};
-	opts[3] = (struct option){"protect", required_argument, NULL, 'P'};
-	opts[4] = (struct option){"state-dir", required_argument, NULL, 'S'};
-	opts[5] = (struct option){"systemd", no_argument, NULL, 's'};
-	opts[6] = (struct option){"socket-dir", required_argument, NULL, 'D'};
-	opts[7] = (struct option){"peer", required_argument, NULL, 'e'};
-	for (n = nums; n != NULL && n->dn_name != NULL; n++, nn++) {
-		if (nn == DAEMON_MAX_NUMOPTS)
-			fatalx("too many options");
-		opts[8 + nn] = (struct option){
-		    n->dn_name, required_argument, NULL, 0x100 + (int)nn};
-	}
+	opts_build(opts, pathopt, nums, dirs, &nn, &nd);
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'u':
+		if (ch == 'u')
 			a->da_user = optarg;
-			break;
-		case 'd':
+		else if (ch == 'd')
 			a->da_debug = 1;
-			break;
-		case 'p':
-			if (pathopt == NULL)
-				fatalx("usage: unexpected option");
+		else if (ch == 'p' && pathopt != NULL)
 			a->da_path = optarg;
-			break;
-		case 'P':
-			if ((flags & DAEMON_ARG_PROTECT) == 0 ||
-			    a->da_nprotect == DAEMON_MAX_PROTECT ||
-			    optarg[0] != '/')
-				fatalx("usage: --protect: absolute, at most %d",
-				    DAEMON_MAX_PROTECT);
-			a->da_protect[a->da_nprotect++] = optarg;
-			break;
-		case 'S':
-			if ((flags & DAEMON_ARG_STATE) == 0 ||
-			    a->da_state != NULL || optarg[0] != '/')
-				fatalx("usage: --state-dir: absolute, once");
-			a->da_state = optarg;
-			break;
-		case 's':
+		else if (ch == 's')
 			a->da_systemd = 1;
-			break;
-		case 'D':
+		else if (ch == 'D') {
 			if (a->da_sockdir != NULL || optarg[0] != '/' ||
 			    strlen(optarg) >= DAEMON_SOCKDIR_MAX)
 				fatalx("usage: --socket-dir: absolute, short, "
 				       "once");
 			a->da_sockdir = optarg;
-			break;
-		case 'e': {
-			/* NAME=USER, NAME a daemon, once each. */
-			char *eq = strchr(optarg, '=');
-			int p;
-
-			if (eq == NULL || eq[1] == '\0')
-				fatalx("usage: --peer NAME=USER");
-			*eq = '\0';
-			if ((p = proc_lookup(optarg)) == -1 ||
-			    p == PROC_PARENT || a->da_peer[p] != NULL)
-				fatalx(
-				    "usage: --peer NAME=USER: NAME is one of "
-				    "broker, spawner, egressd, vaultd, auditd, "
-				    "once");
-			a->da_peer[p] = eq + 1;
-			break;
-		}
-		default:
-			if (ch < 0x100 || (size_t)(ch - 0x100) >= nn)
-				fatalx("usage: bad option");
-			i = (size_t)(ch - 0x100);
-			/* Plain decimal digits within the option's bounds. */
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || errno != 0 ||
-			    *end != '\0' || v < nums[i].dn_min ||
-			    v > nums[i].dn_max)
-				fatalx("usage: --%s %ld..%ld", nums[i].dn_name,
-				    nums[i].dn_min, nums[i].dn_max);
-			*nums[i].dn_val = v;
-		}
+		} else if (ch == 'e')
+			opt_peer(a, optarg);
+		else if (ch >= OPT_NUM && (size_t)(ch - OPT_NUM) < nn)
+			opt_num(&nums[ch - OPT_NUM], optarg);
+		else if (ch >= OPT_DIR && (size_t)(ch - OPT_DIR) < nd)
+			opt_dir(&dirs[ch - OPT_DIR], optarg);
+		else
+			fatalx("usage: bad option");
 	}
 	if (optind != argc)
 		fatalx("usage: unexpected argument");

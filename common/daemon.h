@@ -97,25 +97,15 @@ extern const struct json_shape daemon_peer_fd_shape[1];
 /* clang-format on */
 
 /* Common getopt handling for daemons: --user NAME, --debug. */
-#define DAEMON_MAX_PROTECT 4
 struct daemon_args {
 	const char *da_user;
 	const char *da_path; /* the daemon's one path argument, if any */
 	int da_debug;
-	/* --protect DIR (repeatable, the spawner only): dirs no agent may
-	 * reach besides the fixed SBX-2 list (config, audit, vault). */
-	const char *da_protect[DAEMON_MAX_PROTECT];
-	size_t da_nprotect;
-	/* --state-dir DIR (the spawner only): where its scheduler state
-	 * lives; absolute, cordond creates it 0700. */
-	const char *da_state;
 	/* --systemd, --socket-dir DIR, --peer NAME=USER (every daemon). */
 	int da_systemd;
 	const char *da_sockdir;
 	const char *da_peer[PROC_MAX]; /* user names by proc_id */
 };
-#define DAEMON_ARG_PROTECT  0x1u /* flags: accept --protect */
-#define DAEMON_ARG_STATE    0x2u /* flags: accept --state-dir */
 #define DAEMON_ARG_PATH_OPT 0x4u /* flags: the path option may be absent */
 /* A daemon's own numeric option: --NAME N, N in [min, max], into *val. */
 #define DAEMON_MAX_NUMOPTS 8
@@ -125,10 +115,19 @@ struct daemon_numopt {
 	long dn_max;
 	long *dn_val; /* keeps its default when the option is absent */
 };
-/* nums: NULL, or an array ending with a NULL dn_name. */
+/* A daemon's own directory option: --NAME DIR, DIR absolute, given at
+ * most dp_max times, into dp_val[0 .. *dp_n - 1]. */
+#define DAEMON_MAX_DIROPTS 4
+struct daemon_diropt {
+	const char *dp_name;
+	size_t dp_max;
+	const char **dp_val;
+	size_t *dp_n; /* 0 when the option is absent */
+};
+/* nums, dirs: NULL, or an array ending with a NULL name. */
 void daemon_parse_args(int argc, char **argv, const char *pathopt,
-    const struct daemon_numopt *nums, unsigned int flags,
-    struct daemon_args *a);
+    const struct daemon_numopt *nums, const struct daemon_diropt *dirs,
+    unsigned int flags, struct daemon_args *a);
 
 /* Small json-c accessors that refuse wrong types and embedded NULs. */
 const char *json_get_str(struct json_object *, const char *key, size_t maxlen);

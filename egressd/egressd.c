@@ -367,7 +367,8 @@ main(int argc, char **argv)
 
 	log_init("egressd", 0);
 	/* --test-ca FILE: honoured only with --test-egress (EG-3 tests). */
-	daemon_parse_args(argc, argv, "test-ca", nums, DAEMON_ARG_PATH_OPT, &a);
+	daemon_parse_args(
+	    argc, argv, "test-ca", nums, NULL, DAEMON_ARG_PATH_OPT, &a);
 	log_init("egressd", a.da_debug);
 	eg.eg_test = test == 1;
 	if (eg.eg_test)

@@ -214,10 +214,10 @@ spawner_paths(const char *home)
  * confinement; a dir that does not exist yet is kept as written.
  */
 static void
-spawner_protect(const struct daemon_args *a)
+spawner_protect(const char *const *protect, size_t nprotect, const char *state)
 {
 	struct protect_ctx *pc = &sp.sp_protect;
-	const char *dirs[2 + DAEMON_MAX_PROTECT];
+	const char *dirs[2 + SPAWNER_MAX_PROTECT];
 	char cfg[PATH_MAX], *slash;
 	size_t i, n = 0;
 
@@ -227,11 +227,11 @@ spawner_protect(const struct daemon_args *a)
 	if ((slash = strrchr(cfg, '/')) != NULL && slash != cfg)
 		*slash = '\0'; /* the dir of secrets.yaml */
 	dirs[n++] = cfg;
-	for (i = 0; i < a->da_nprotect; i++)
-		dirs[n++] = a->da_protect[i];
-	if (a->da_state != NULL) {
-		if (snprintf(sp.sp_state, sizeof(sp.sp_state), "%s",
-			a->da_state) >= (int)sizeof(sp.sp_state))
+	for (i = 0; i < nprotect; i++)
+		dirs[n++] = protect[i];
+	if (state != NULL) {
+		if (snprintf(sp.sp_state, sizeof(sp.sp_state), "%s", state) >=
+		    (int)sizeof(sp.sp_state))
 			fatalx("state dir path too long");
 		dirs[n++] = sp.sp_state;
 	}
@@ -340,16 +340,25 @@ main(int argc, char **argv)
 	    {"test-egress", 0, 1, &sp.sp_test_egress}, /* cordond's hook */
 	    {NULL, 0, 0, NULL},
 	};
+	/* --protect DIR: dirs no agent may reach besides the fixed SBX-2
+	 * list; --state-dir DIR: the scheduler's state, cordond makes it
+	 * 0700. */
+	const char *protect[SPAWNER_MAX_PROTECT], *state = NULL;
+	size_t nprotect, nstate;
+	const struct daemon_diropt dirs[] = {
+	    {"protect", SPAWNER_MAX_PROTECT, protect, &nprotect},
+	    {"state-dir", 1, &state, &nstate},
+	    {NULL, 0, NULL, NULL},
+	};
 
 	sp.sp_max_runs = LIM_RUNS_TOTAL;
 	sp.sp_max_runs_agent = LIM_RUNS_PER_AGENT;
-	daemon_parse_args(argc, argv, "home", nums,
-	    DAEMON_ARG_PROTECT | DAEMON_ARG_STATE, &a);
+	daemon_parse_args(argc, argv, "home", nums, dirs, 0, &a);
 	log_init("spawner", a.da_debug);
 	if (a.da_path[0] != '/')
 		fatalx("usage: --home must be absolute");
 	spawner_paths(a.da_path);
-	spawner_protect(&a);
+	spawner_protect(protect, nprotect, state);
 	TAILQ_INIT(&sp.sp_procs);
 	daemon_prepare(&sp.sp_d, PROC_SPAWNER, peer_table, &a);
 	if (sp.sp_d.d_systemd)
@@ -381,8 +390,8 @@ main(int argc, char **argv)
 
 	/* Manifests are parsed confined: they are operator files, but input. */
 	agents_load();
-	missions_start(a.da_state);
-	jobs_open(a.da_state, jobs_keep, jobs_mib);
+	missions_start(state);
+	jobs_open(state, jobs_keep, jobs_mib);
 	daemon_start(&sp.sp_d, parent_table);
 	probe_start_all();
 	log_debug("ready");

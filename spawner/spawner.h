@@ -31,6 +31,8 @@ struct json_object;
 #define SPAWNER_STDERR_MAX (256 * 1024) /* stderr kept for its hash */
 #define SPAWNER_MAX_AGENTS 64
 
+#define SPAWNER_MAX_PROTECT 4 /* --protect DIR, given by cordond */
+
 enum readiness { RD_UNKNOWN = 0, RD_LIVE, RD_DEGRADED, RD_OFFLINE };
 
 struct probe;
@@ -137,7 +139,7 @@ struct spawner {
 	/* SBX-2: the operator's home, cordon's config dir (that of
 	 * secrets.yaml) and each --protect DIR (audit dir, vault), resolved */
 	struct protect_ctx sp_protect;
-	char sp_protect_buf[2 + DAEMON_MAX_PROTECT][PATH_MAX];
+	char sp_protect_buf[2 + SPAWNER_MAX_PROTECT][PATH_MAX];
 	/* --state-dir: missions.json and the agents' homes (SBX-9), or "" */
 	char sp_state[PATH_MAX];
 	char sp_home[PATH_MAX];

@@ -714,7 +714,7 @@ main(int argc, char **argv)
 	gid_t gid = (gid_t)-1;
 
 	log_init("vaultd", 0);
-	daemon_parse_args(argc, argv, "vault", NULL, 0, &a);
+	daemon_parse_args(argc, argv, "vault", NULL, NULL, 0, &a);
 	log_init("vaultd", a.da_debug);
 	daemon_prepare(&vault.v_d, PROC_VAULTD, peer_table, &a);
 	vault.v_d.d_status_extra = vault_status_extra;

@@ -20,7 +20,6 @@ TABLES = {
 
 PENDING = {
     "broker/front.c",
-    "common/daemon.c daemon_parse_args",
     "common/ipc.c",
     "common/spawn_helper.c spawn_child",
     "common/spawn_helper.c spawn_exec",
