@@ -58,7 +58,7 @@ struct mf_limits { /* SP-7, SP-9: defaults filled, clamped to ceilings */
 
 /*
  * SBX-1 ... SBX-5.  Lexical checks only; the roots are resolved
- * (symlinks followed) and refuses protected ones at load: spawner/roots.c.
+ * (symlinks followed) and refuses protected ones at load: load/roots.c.
  */
 struct mf_sandbox {
 	int sb_present;			/* the block was written */

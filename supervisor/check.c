@@ -8,7 +8,7 @@
  * binaries not on the PATH cordon would have (SP-1), secrets that do not
  * resolve (SEC-2, SP-13), Gemini CLI files in the project or the home
  * that would unwire the gate hook (SBX-8).  Missions (the sibling missions/
- * dir) go through the spawner's own loader (spawner/mission_load.c), against
+ * dir) go through the spawner's own loader (load/mission_load.c), against
  * the valid manifests, and their outputs against their permissions (MI-2).
  * Reads only; a secret's value is never shown, only its manifest name.
  */
@@ -22,14 +22,14 @@
 
 #include <json-c/json.h>
 
-#include "../spawner/hookproj.h"
-#include "../spawner/mission_load.h"
-#include "../spawner/roots.h"
-#include "../spawner/secrets.h"
 #include "cli.h"
 #include "cordond.h"
 #include "env.h"
+#include "hookproj.h"
 #include "manifest.h"
+#include "mission_load.h"
+#include "roots.h"
+#include "secrets.h"
 #include "util.h"
 #include "yamljson.h"
 

@@ -29,7 +29,6 @@
 
 #include <json-c/json.h>
 
-#include "../spawner/roots.h"
 #include "../spawner/sandbox.h"
 #include "argv.h"
 #include "cgroup.h"
@@ -40,6 +39,7 @@
 #include "env.h"
 #include "log.h"
 #include "manifest.h"
+#include "roots.h"
 #include "util.h"
 #include "yamljson.h"
 

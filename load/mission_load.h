@@ -6,8 +6,8 @@
  * for every option, ids are unique (an id used twice disables both).
  * Reads only the missions directory and /usr/share/zoneinfo.
  */
-#ifndef CORDON_SPAWNER_MISSION_LOAD_H
-#define CORDON_SPAWNER_MISSION_LOAD_H
+#ifndef CORDON_LOAD_MISSION_LOAD_H
+#define CORDON_LOAD_MISSION_LOAD_H
 
 #include <stddef.h>
 

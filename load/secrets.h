@@ -3,8 +3,8 @@
  * environment, then from secrets.yaml; by the spawner before each run and
  * by `cordon check` (which keeps only the names of those missing).
  */
-#ifndef CORDON_SPAWNER_SECRETS_H
-#define CORDON_SPAWNER_SECRETS_H
+#ifndef CORDON_LOAD_SECRETS_H
+#define CORDON_LOAD_SECRETS_H
 
 #include <stddef.h>
 
