@@ -6,10 +6,11 @@
  * _Update, _Final), the same code and CPU dispatch as the EVP path, but
  * without OpenSSL 3's library context: EVP_Digest, or SHA256(), which
  * wraps it, loads /etc/ssl/openssl.cnf, activates the default provider
- * and builds its method store on the first call, ≈ 1.9 MiB of libcrypto
- * made resident in every process that hashes (1.4 MiB with
- * OPENSSL_INIT_NO_LOAD_CONFIG and one EVP_MD_fetch), against 0.13 MiB
- * here (docs/PERFORMANCE.md, idle memory).  A confined daemon then never
+ * and builds its method store on the first call, making much of libcrypto
+ * resident in every process that hashes (still so with
+ * OPENSSL_INIT_NO_LOAD_CONFIG and one EVP_MD_fetch), where the block
+ * functions touch only their own pages (docs/PERFORMANCE.md, idle
+ * memory, has the sizes).  A confined daemon then never
  * reads OpenSSL's configuration either.  These functions are deprecated
  * in OpenSSL 3.0, not removed: OPENSSL_API_COMPAT asks for the 1.1.1
  * declarations in this file only.

@@ -12,7 +12,7 @@
  * of its own, and the parent sleeps until the child's execve or exit
  * (CLONE_VFORK).  A fork would copy the page tables and write-protect
  * every page, so both sides then pay a copy-on-write fault per page they
- * write: about 0.15 ms per spawn of the spawner here (PERFORMANCE.md).
+ * write, a cost that grows with the spawner's memory (PERFORMANCE.md).
  * The price is discipline in the child, hook included: it reads the
  * request and writes only its own stack and descriptors (async-signal-
  * safe calls, no malloc, no stdio); its errno is the parent's errno.

@@ -41,8 +41,8 @@ struct json_object;
 
 /*
  * Secret-file scan of the write roots, at every spawn: beyond either bound
- * the run is refused.  Sized for a workspace with node_modules (about
- * 20 ms per 100 000 entries here, paid by the child before execve).
+ * the run is refused.  Sized for a workspace with node_modules; the
+ * child pays the walk before execve (docs/PERFORMANCE.md has its cost).
  */
 #define SBX_SCAN_MAX_ENTRIES 100000
 #define SBX_SCAN_MAX_DEPTH   32

@@ -409,8 +409,8 @@ vault_chat_free(
 /*
  * MSG_VAULT_CHAT_NOTE {agent, prompt, promptSha8, response, time} (VA-5).
  * promptSha8 is the first 8 hex of SHA-256 of the (scrubbed) prompt as
- * sent: the spawner hashes it, so vaultd maps no libcrypto (≈ 1.4 MiB
- * resident; docs/PERFORMANCE.md).  Taking the spawner's word for it
+ * sent: the spawner hashes it, so vaultd maps no libcrypto and keeps
+ * none of it resident (docs/PERFORMANCE.md).  Taking the spawner's word for it
  * widens nothing: whoever sends the prompt can choose its 32-bit hash
  * prefix anyway, and a name that is taken is never overwritten.
  */
