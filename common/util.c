@@ -20,54 +20,46 @@
 
 #include "util.h"
 
-int
-read_full(int fd, void *buf, size_t len)
+/*
+ * All len bytes through one read or write per pass, EINTR retried.  A
+ * pass that moves nothing is EIO: on a read, the peer promised more than
+ * it sent; on a write, never loop forever on a writer without progress.
+ */
+static int
+io_full(int fd, uint8_t *rd, const uint8_t *wr, size_t len)
 {
-	uint8_t *p = buf;
 	ssize_t n;
 
 	while (len > 0) {
-		n = read(fd, p, len);
+		n = rd != NULL ? read(fd, rd, len) : write(fd, wr, len);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
 			return -1;
 		}
 		if (n == 0) {
-			/* Premature EOF: the peer promised more than it sent.
-			 */
 			errno = EIO;
 			return -1;
 		}
-		p += n;
+		if (rd != NULL)
+			rd += n;
+		else
+			wr += n;
 		len -= (size_t)n;
 	}
 	return 0;
 }
 
 int
+read_full(int fd, void *buf, size_t len)
+{
+	return io_full(fd, buf, NULL, len);
+}
+
+int
 write_full(int fd, const void *buf, size_t len)
 {
-	const uint8_t *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0) {
-			/* Never loop forever on a writer that makes no
-			 * progress. */
-			errno = EIO;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return io_full(fd, NULL, buf, len);
 }
 
 int
@@ -345,4 +337,16 @@ all_digits(const char *s)
 		if (*s < '0' || *s > '9')
 			return 0;
 	return 1;
+}
+
+int
+hex_lower_n(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+			(s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return i == len;
 }

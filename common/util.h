@@ -26,6 +26,8 @@ int64_t now_ms_real(void); /* wall clock, ms since the epoch */
 int utf8_valid(const void *buf, size_t len);
 /* 1 if s is one or more ASCII digits and nothing else, else 0. */
 int all_digits(const char *s);
+/* 1 if s is exactly len lowercase hex digits and nothing else, else 0. */
+int hex_lower_n(const char *s, size_t len);
 
 /*
  * The one atomic file write: replace dirfd/name (one path component)

@@ -92,13 +92,7 @@ run_free(struct erun *r, const char *end)
 static int
 id_ok(const char *s)
 {
-	size_t i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') ||
-			(s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return i == 16;
+	return hex_lower_n(s, 16);
 }
 
 static int

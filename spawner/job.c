@@ -82,13 +82,7 @@ static uint64_t jobs_keep_bytes = (uint64_t)LIM_JOBS_KEEP_MIB << 20;
 static int
 job_id_ok(const char *s)
 {
-	size_t i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') ||
-			(s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return i == 16;
+	return hex_lower_n(s, 16);
 }
 
 static struct job *
