@@ -284,29 +284,49 @@ mp_pair(struct schema *p, const char *k, const char *v, char **ko, char **vo)
 	return -1;
 }
 
+/*
+ * parent's key, when present, as a mapping of at most max entries, with
+ * a zeroed array for it (one more element of elsz bytes, the end) in
+ * *arr.  NULL when absent or refused (an error added, where naming it).
+ */
+static struct json_object *
+mp_map(struct schema *p, struct json_object *parent, const char *key,
+    const char *where, size_t max, size_t elsz, void **arr)
+{
+	struct json_object *v;
+	size_t n;
+
+	if (!schema_get(parent, key, &v))
+		return NULL;
+	if (!schema_is(v, json_type_object)) {
+		schema_err(p, v, parent, where, "must be a mapping");
+		return NULL;
+	}
+	n = (size_t)json_object_object_length(v);
+	if (n > max) {
+		schema_err(p, v, parent, where, "too many entries");
+		return NULL;
+	}
+	if ((*arr = calloc(n + 1, elsz)) == NULL) {
+		p->oom = 1;
+		return NULL;
+	}
+	return v;
+}
+
 static void
 mp_secrets(struct schema *p, struct manifest *m, struct json_object *root)
 {
 	struct json_object *v;
 	const char *s, *q;
-	size_t n;
+	void *arr;
 	int ok;
 
-	if (!schema_get(root, "secrets", &v))
+	v = mp_map(p, root, "secrets", "secrets", LIM_SECRETS_MAX,
+	    sizeof(*m->m_secrets), &arr);
+	if (v == NULL)
 		return;
-	if (!schema_is(v, json_type_object)) {
-		schema_err(p, v, root, "secrets", "must be a mapping");
-		return;
-	}
-	n = (size_t)json_object_object_length(v);
-	if (n > LIM_SECRETS_MAX) {
-		schema_err(p, v, root, "secrets", "too many entries");
-		return;
-	}
-	if ((m->m_secrets = calloc(n + 1, sizeof(*m->m_secrets))) == NULL) {
-		p->oom = 1;
-		return;
-	}
+	m->m_secrets = arr;
 	json_object_object_foreach (v, k, pv) {
 		if (!env_name_ok(k)) {
 			schema_err(
@@ -347,24 +367,14 @@ mp_env(struct schema *p, struct manifest *m, struct json_object *tc)
 	struct json_object *v;
 	const char *s;
 	char num[32];
-	size_t i, n;
+	void *arr;
+	size_t i;
 
-	if (!schema_get(tc, "env", &v))
+	v = mp_map(p, tc, "env", "transportConfig.env", LIM_ENV_MAX_ENTRIES,
+	    sizeof(*m->m_env), &arr);
+	if (v == NULL)
 		return;
-	if (!schema_is(v, json_type_object)) {
-		schema_err(
-		    p, v, tc, "transportConfig.env", "must be a mapping");
-		return;
-	}
-	n = (size_t)json_object_object_length(v);
-	if (n > LIM_ENV_MAX_ENTRIES) {
-		schema_err(p, v, tc, "transportConfig.env", "too many entries");
-		return;
-	}
-	if ((m->m_env = calloc(n + 1, sizeof(*m->m_env))) == NULL) {
-		p->oom = 1;
-		return;
-	}
+	m->m_env = arr;
 	json_object_object_foreach (v, k, ev) {
 		if (!env_name_ok(k)) {
 			schema_err(p, ev, v, "transportConfig.env",
