@@ -461,6 +461,44 @@ check_home(struct check *ck, const char *name)
 		    name, home);
 }
 
+/* A manifest that did not validate: its n problems (errs), then what
+ * did validate, looked at further in this pass. */
+static void
+check_invalid(struct check *ck, const char *path, struct manifest *m,
+    struct json_object *root, const struct policy_err *errs, size_t n)
+{
+	char msg[64];
+	size_t i;
+
+	check_ignored(ck, path, m);
+	for (i = 0; i < n && i < CHECK_MAX_ERRS; i++)
+		check_report(ck, path, errs[i].pe_line, errs[i].pe_col,
+		    errs[i].pe_code, errs[i].pe_msg);
+	if (n > CHECK_MAX_ERRS || n == 0) {
+		snprintf(msg, sizeof(msg), "%zu more problems",
+		    n > CHECK_MAX_ERRS ? n - CHECK_MAX_ERRS : 1);
+		check_report(ck, path, 0, 0, "invalid", msg);
+	}
+	check_runtime(ck, path, m, root);
+}
+
+/* An agent name must be unique across files. */
+static void
+check_unique(struct check *ck, const char *path, const struct manifest *m,
+    struct json_object *root, char **names, size_t *nnames)
+{
+	size_t i;
+
+	for (i = 0; i < *nnames; i++)
+		if (strcmp(names[i], m->m_name) == 0)
+			break;
+	if (i < *nnames)
+		check_report_at(ck, path, check_node(root, "name", NULL, -1),
+		    "duplicate-name", "name: duplicate agent name");
+	else if ((names[*nnames] = strdup(m->m_name)) != NULL)
+		(*nnames)++;
+}
+
 /* One manifest file; 1 if it loaded (its problems may be foreseen ones). */
 static int
 check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
@@ -468,7 +506,7 @@ check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
 {
 	struct policy_err errs[CHECK_MAX_ERRS];
 	struct roots r;
-	char why[PATH_MAX], msg[64];
+	char why[PATH_MAX];
 	struct yaml_err yerr;
 	struct json_object *root, *nv;
 	struct manifest m;
@@ -484,31 +522,13 @@ check_file(struct check *ck, const char *path, const struct protect_ctx *pc,
 		return 0;
 	}
 	if (manifest_parse_partial(root, &m, errs, CHECK_MAX_ERRS, &n) == -1) {
-		check_ignored(ck, path, &m);
-		for (i = 0; i < n && i < CHECK_MAX_ERRS; i++)
-			check_report(ck, path, errs[i].pe_line, errs[i].pe_col,
-			    errs[i].pe_code, errs[i].pe_msg);
-		if (n > CHECK_MAX_ERRS || n == 0) {
-			snprintf(msg, sizeof(msg), "%zu more problems",
-			    n > CHECK_MAX_ERRS ? n - CHECK_MAX_ERRS : 1);
-			check_report(ck, path, 0, 0, "invalid", msg);
-		}
-		/* What did validate is looked at further, in this pass. */
-		check_runtime(ck, path, &m, root);
+		check_invalid(ck, path, &m, root, errs, n);
 		manifest_free(&m);
 		json_object_put(root);
 		return 0;
 	}
 	check_ignored(ck, path, &m);
-	/* An agent name must be unique across files. */
-	for (i = 0; i < *nnames; i++)
-		if (strcmp(names[i], m.m_name) == 0)
-			break;
-	if (i < *nnames)
-		check_report_at(ck, path, check_node(root, "name", NULL, -1),
-		    "duplicate-name", "name: duplicate agent name");
-	else if ((names[*nnames] = strdup(m.m_name)) != NULL)
-		(*nnames)++;
+	check_unique(ck, path, &m, root, names, nnames);
 	check_exposures(ck, path, root, &m);
 	/* SBX-2: the spawner resolves the roots the same way at load. */
 	if ((rok = roots_resolve(&m, pc, &r, why, sizeof(why))) == -1) {
@@ -700,6 +720,36 @@ check_agents(struct check *ck, const struct cordon_config *cf,
 	return ok;
 }
 
+/* The --json document and the problem count; the exit code. */
+static int
+check_finish(struct check *ck, size_t nagents, size_t nmissions)
+{
+	struct json_object *doc;
+
+	if (ck->ck_json) {
+		doc = json_object_new_object();
+		json_object_object_add(
+		    doc, "ok", json_object_new_boolean(ck->ck_n == 0));
+		json_object_object_add(
+		    doc, "agents", json_object_new_int64((int64_t)nagents));
+		json_object_object_add(
+		    doc, "missions", json_object_new_int64((int64_t)nmissions));
+		json_object_object_add(doc, "problems", ck->ck_problems);
+		json_object_object_add(doc, "warnings", ck->ck_warnings);
+		json_object_object_add(doc, "homes", ck->ck_homes);
+		printf("%s\n", json_object_to_json_string_ext(
+				   doc, JSON_C_TO_STRING_PLAIN |
+					    JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(doc);
+	}
+	if (ck->ck_n > 0) {
+		fprintf(stderr, "cordon: check: %zu problem%s\n", ck->ck_n,
+		    ck->ck_n == 1 ? "" : "s");
+		return 1;
+	}
+	return 0;
+}
+
 int
 cmd_check(int argc, char **argv)
 {
@@ -708,7 +758,6 @@ cmd_check(int argc, char **argv)
 	    {"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
 	static struct check ck;
 	struct cordon_config cf;
-	struct json_object *doc;
 	const char *home = NULL;
 	char *names[CHECK_MAX_FILES];
 	char homebuf[PATH_MAX], cfgdir[PATH_MAX], protect_buf[4][PATH_MAX];
@@ -777,26 +826,5 @@ cmd_check(int argc, char **argv)
 	for (i = 0; i < nnames; i++)
 		free(names[i]);
 out:
-	if (ck.ck_json) {
-		doc = json_object_new_object();
-		json_object_object_add(
-		    doc, "ok", json_object_new_boolean(ck.ck_n == 0));
-		json_object_object_add(
-		    doc, "agents", json_object_new_int64((int64_t)nagents));
-		json_object_object_add(
-		    doc, "missions", json_object_new_int64((int64_t)nmissions));
-		json_object_object_add(doc, "problems", ck.ck_problems);
-		json_object_object_add(doc, "warnings", ck.ck_warnings);
-		json_object_object_add(doc, "homes", ck.ck_homes);
-		printf("%s\n", json_object_to_json_string_ext(
-				   doc, JSON_C_TO_STRING_PLAIN |
-					    JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(doc);
-	}
-	if (ck.ck_n > 0) {
-		fprintf(stderr, "cordon: check: %zu problem%s\n", ck.ck_n,
-		    ck.ck_n == 1 ? "" : "s");
-		return 1;
-	}
-	return 0;
+	return check_finish(&ck, nagents, nmissions);
 }
