@@ -278,6 +278,29 @@ ms_enum_values(struct schema *p, struct mi_option *o, struct json_object *ov)
 	}
 }
 
+/* A string option's keys: maxLength, pattern (MI-1). */
+static void
+ms_opt_string(struct schema *p, struct mi_option *o, struct json_object *ov)
+{
+	struct json_object *v;
+	const char *s, *why;
+	long long x;
+
+	schema_keys(p, ov, "options", keys_string);
+	if (schema_key(p, ov, "maxLength", "options.maxLength", 1, &v) &&
+	    schema_intval(
+		p, v, ov, "options.maxLength", 1, MI_STRING_MAX, &x) == 0)
+		o->o_max_length = (long)x;
+	if (schema_get(ov, "pattern", &v) &&
+	    (s = ms_strval(
+		 p, v, ov, "options.pattern", 1, MI_PATTERN_MAX, "")) != NULL) {
+		if ((why = mission_pattern_refusal(s)) != NULL)
+			schema_err(p, v, ov, "options.pattern", why);
+		else
+			o->o_pattern = schema_dup(p, s);
+	}
+}
+
 /* One options.<name> entry; 0 if it is usable. */
 static int
 ms_option(struct schema *p, struct mi_option *o, const char *name,
@@ -285,9 +308,7 @@ ms_option(struct schema *p, struct mi_option *o, const char *name,
 {
 	struct json_object *v;
 	const char *s;
-	const char *why;
 	size_t before = p->n;
-	long long x;
 	int t;
 
 	if (!opt_name_ok(name, strlen(name))) {
@@ -317,20 +338,7 @@ ms_option(struct schema *p, struct mi_option *o, const char *name,
 	o->o_type = (enum mi_opt_type)t;
 	switch (o->o_type) {
 	case MI_OPT_STRING:
-		schema_keys(p, ov, "options", keys_string);
-		if (schema_key(
-			p, ov, "maxLength", "options.maxLength", 1, &v) &&
-		    schema_intval(p, v, ov, "options.maxLength", 1,
-			MI_STRING_MAX, &x) == 0)
-			o->o_max_length = (long)x;
-		if (schema_get(ov, "pattern", &v) &&
-		    (s = ms_strval(p, v, ov, "options.pattern", 1,
-			 MI_PATTERN_MAX, "")) != NULL) {
-			if ((why = mission_pattern_refusal(s)) != NULL)
-				schema_err(p, v, ov, "options.pattern", why);
-			else
-				o->o_pattern = schema_dup(p, s);
-		}
+		ms_opt_string(p, o, ov);
 		break;
 	case MI_OPT_INTEGER:
 		schema_keys(p, ov, "options", keys_integer);

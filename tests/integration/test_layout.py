@@ -24,7 +24,6 @@ PENDING = {
     "common/spawn_helper.c spawn_child",
     "common/spawn_helper.c spawn_exec",
     "policy/gate.c eval_cmd",
-    "policy/mission.c ms_option",
     "policy/shlex.c lx_run",
     "spawner/job.c job_load",
     "spawner/manifests.c agent_load_file",
