@@ -208,12 +208,61 @@ system_bin(const char *w)
 	return 0;
 }
 
+/* The deny rule for a command whose words from k on cannot be judged
+ * (unparseable words or redirections, a refused assignment before k, no
+ * or a globbed command word), or NULL. */
+static const char *
+cmd_refusal(const struct sh_cmd *c, size_t k)
+{
+	size_t j;
+
+	if (c->c_bad)
+		return "unparseable";
+	for (j = 0; j < c->c_nw; j++)
+		if (c->c_w[j].w_f & SH_BAD)
+			return "unparseable";
+	/* a redirection target too: > `cmd`, > $VAR, > ~user/x */
+	for (j = 0; j < c->c_nr; j++)
+		if (c->c_r[j].r_f & SH_BAD)
+			return "unparseable";
+	for (j = 0; j < k; j++)
+		if (env_name_refused(c->c_w[j].w_s))
+			return "env-assignment";
+	if (k >= c->c_nw || (c->c_w[k].w_f & SH_GLOB))
+		return "unparseable";
+	return NULL;
+}
+
+/* The deny rule for command word w0, named name, or NULL. */
+static const char *
+name_refusal(struct gctx *x, const char *w0, const char *name)
+{
+	if (schema_in_list(g_opaque, name))
+		return "unparseable";
+	if (schema_in_list(g_refused, name))
+		return "always-refused";
+	if (strcmp(name, "init.sh") == 0 && strcmp(w0, "./init.sh") != 0)
+		return "init-sh-form";
+	if (!gate_name_ok(name) || !allowed_name(x->gp, name) ||
+	    (strchr(w0, '/') != NULL && schema_in_list(g_builtins, name)))
+		return "not-allowlisted";
+	/*
+	 * An allowlisted name is the system's program, not any file of
+	 * that name: a path is taken only into the system's bin folders
+	 * (/tmp/x/ls, ./cat are other programs).
+	 */
+	if (strchr(w0, '/') != NULL && strcmp(w0, "./init.sh") != 0 &&
+	    !system_bin(w0))
+		return "command-path";
+	return NULL;
+}
+
 static void
 eval_cmd(struct gctx *x, struct sh_cmd *c, int depth, struct gres *r)
 {
 	const struct sh_word *w;
-	const char *name, *w0;
-	size_t k, j, n;
+	const char *name, *w0, *why;
+	size_t k, n;
 
 	memset(r, 0, sizeof(*r));
 	r->r_v = GATE_ALLOW;
@@ -225,28 +274,8 @@ eval_cmd(struct gctx *x, struct sh_cmd *c, int depth, struct gres *r)
 		r->r_destructive = 1;
 		return;
 	}
-	if (c->c_bad) {
-		gate_res_set(r, GATE_DENY, "unparseable");
-		return;
-	}
-	for (j = 0; j < c->c_nw; j++)
-		if (c->c_w[j].w_f & SH_BAD) {
-			gate_res_set(r, GATE_DENY, "unparseable");
-			return;
-		}
-	/* a redirection target too: > `cmd`, > $VAR, > ~user/x */
-	for (j = 0; j < c->c_nr; j++)
-		if (c->c_r[j].r_f & SH_BAD) {
-			gate_res_set(r, GATE_DENY, "unparseable");
-			return;
-		}
-	for (j = 0; j < k; j++)
-		if (env_name_refused(c->c_w[j].w_s)) {
-			gate_res_set(r, GATE_DENY, "env-assignment");
-			return;
-		}
-	if (k >= c->c_nw || (c->c_w[k].w_f & SH_GLOB)) {
-		gate_res_set(r, GATE_DENY, "unparseable");
+	if ((why = cmd_refusal(c, k)) != NULL) {
+		gate_res_set(r, GATE_DENY, why);
 		return;
 	}
 	w = c->c_w + k;
@@ -254,31 +283,8 @@ eval_cmd(struct gctx *x, struct sh_cmd *c, int depth, struct gres *r)
 	w0 = w[0].w_s;
 	name = gate_base_name(w0);
 	res_verb(r, name);
-	if (schema_in_list(g_opaque, name)) {
-		gate_res_set(r, GATE_DENY, "unparseable");
-		return;
-	}
-	if (schema_in_list(g_refused, name)) {
-		gate_res_set(r, GATE_DENY, "always-refused");
-		return;
-	}
-	if (strcmp(name, "init.sh") == 0 && strcmp(w0, "./init.sh") != 0) {
-		gate_res_set(r, GATE_DENY, "init-sh-form");
-		return;
-	}
-	if (!gate_name_ok(name) || !allowed_name(x->gp, name) ||
-	    (strchr(w0, '/') != NULL && schema_in_list(g_builtins, name))) {
-		gate_res_set(r, GATE_DENY, "not-allowlisted");
-		return;
-	}
-	/*
-	 * An allowlisted name is the system's program, not any file of
-	 * that name: a path is taken only into the system's bin folders
-	 * (/tmp/x/ls, ./cat are other programs).
-	 */
-	if (strchr(w0, '/') != NULL && strcmp(w0, "./init.sh") != 0 &&
-	    !system_bin(w0)) {
-		gate_res_set(r, GATE_DENY, "command-path");
+	if ((why = name_refusal(x, w0, name)) != NULL) {
+		gate_res_set(r, GATE_DENY, why);
 		return;
 	}
 	if (check_args(x, c, k, name, r) == -1)
