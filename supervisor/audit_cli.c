@@ -725,6 +725,21 @@ usage(void)
 	return 2;
 }
 
+/* An unknown subcommand: named cleaned, with the nearest one. */
+static int
+unknown_sub(const char *sub)
+{
+	static const char *const subs[] = {"verify", "tail", NULL};
+	char word[CLI_WORD_MAX + 8];
+	const char *near;
+
+	cli_clean(sub, strlen(sub), word, sizeof(word));
+	near = text_nearest(sub, subs);
+	fprintf(stderr, "cordon audit: unknown command %s%s%s%s\n", word,
+	    near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+	return usage();
+}
+
 int
 cmd_audit(int argc, char **argv)
 {
@@ -738,9 +753,7 @@ cmd_audit(int argc, char **argv)
 	static char days[MAX_DAYS][DAY_LEN + 1];
 	struct cordon_config cf;
 	struct tail_filter tf = {NULL, NULL};
-	static const char *const subs[] = {"verify", "tail", NULL};
-	const char *home = NULL, *heads = NULL, *sub, *near;
-	char word[CLI_WORD_MAX + 8];
+	const char *home = NULL, *heads = NULL, *sub;
 	long long want = 20;
 	char *end;
 	size_t ndays;
@@ -749,14 +762,8 @@ cmd_audit(int argc, char **argv)
 	if (argc < 2)
 		return usage();
 	sub = argv[1];
-	if (strcmp(sub, "verify") != 0 && strcmp(sub, "tail") != 0) {
-		cli_clean(sub, strlen(sub), word, sizeof(word));
-		near = text_nearest(sub, subs);
-		fprintf(stderr, "cordon audit: unknown command %s%s%s%s\n",
-		    word, near ? "; did you mean " : "", near ? near : "",
-		    near ? "?" : "");
-		return usage();
-	}
+	if (strcmp(sub, "verify") != 0 && strcmp(sub, "tail") != 0)
+		return unknown_sub(sub);
 	verify = strcmp(sub, "verify") == 0;
 	argc--;
 	argv++;

@@ -31,7 +31,6 @@ PENDING = {
     "spawner/worktree.c",
     "spawner/worktree.c wt_spawn",
     "spawner/worktree.c wt_advance",
-    "supervisor/audit_cli.c cmd_audit",
     "supervisor/cordon.c cmd_run",
     "supervisor/gate_cli.c gate_ask_fifo",
     "supervisor/launch.c launch_cmd",
