@@ -115,6 +115,47 @@ launch_test_egress(void)
 	return v != NULL && strcmp(v, "1") == 0;
 }
 
+/* The spawner's own arguments after argv[0 .. na - 1]; the new na. */
+static size_t
+launch_spawner(struct cordon_config *conf, int cgroup,
+    char *argv[LAUNCH_ARGV_MAX], size_t na)
+{
+	static char runs[16], runs_agent[16]; /* SP-14 bounds */
+	static char jobs[16], jobs_mib[16];   /* MC-3 retention */
+	static char cgfd[16];
+
+	snprintf(runs, sizeof(runs), "%ld", conf->cf_max_runs);
+	snprintf(
+	    runs_agent, sizeof(runs_agent), "%ld", conf->cf_max_runs_agent);
+	argv[na++] = "--home";
+	argv[na++] = conf->cf_home[0] ? conf->cf_home : conf->cf_agents;
+	argv[na++] = "--max-runs";
+	argv[na++] = runs;
+	argv[na++] = "--max-runs-per-agent";
+	argv[na++] = runs_agent;
+	snprintf(jobs, sizeof(jobs), "%ld", conf->cf_jobs_keep);
+	snprintf(jobs_mib, sizeof(jobs_mib), "%ld", conf->cf_jobs_keep_mib);
+	argv[na++] = "--jobs-keep";
+	argv[na++] = jobs;
+	argv[na++] = "--jobs-keep-mib";
+	argv[na++] = jobs_mib;
+	/* SBX-2: no agent root may reach these either. */
+	argv[na++] = "--protect";
+	argv[na++] = conf->cf_audit;
+	argv[na++] = "--protect";
+	argv[na++] = conf->cf_vault;
+	/* The scheduler state (missions.json): home_prepare made it. */
+	argv[na++] = "--state-dir";
+	argv[na++] = conf->cf_state;
+	/* SP-7: its delegated pids cgroup, as fd 4. */
+	if (cgroup) {
+		snprintf(cgfd, sizeof(cgfd), "%d", SPAWNER_CG_FD);
+		argv[na++] = "--pids-cgroup-fd";
+		argv[na++] = cgfd;
+	}
+	return na;
+}
+
 int
 launch_cmd(struct cordon_config *conf, enum proc_id id, int cgroup, char *path,
     size_t pathsz, char *argv[LAUNCH_ARGV_MAX])
@@ -141,43 +182,9 @@ launch_cmd(struct cordon_config *conf, enum proc_id id, int cgroup, char *path,
 		argv[na++] = "--vault";
 		argv[na++] = conf->cf_vault;
 		break;
-	case PROC_SPAWNER: {
-		static char runs[16], runs_agent[16]; /* SP-14 bounds */
-		static char jobs[16], jobs_mib[16];   /* MC-3 retention */
-		static char cgfd[16];
-
-		snprintf(runs, sizeof(runs), "%ld", conf->cf_max_runs);
-		snprintf(runs_agent, sizeof(runs_agent), "%ld",
-		    conf->cf_max_runs_agent);
-		argv[na++] = "--home";
-		argv[na++] = conf->cf_home[0] ? conf->cf_home : conf->cf_agents;
-		argv[na++] = "--max-runs";
-		argv[na++] = runs;
-		argv[na++] = "--max-runs-per-agent";
-		argv[na++] = runs_agent;
-		snprintf(jobs, sizeof(jobs), "%ld", conf->cf_jobs_keep);
-		snprintf(
-		    jobs_mib, sizeof(jobs_mib), "%ld", conf->cf_jobs_keep_mib);
-		argv[na++] = "--jobs-keep";
-		argv[na++] = jobs;
-		argv[na++] = "--jobs-keep-mib";
-		argv[na++] = jobs_mib;
-		/* SBX-2: no agent root may reach these either. */
-		argv[na++] = "--protect";
-		argv[na++] = conf->cf_audit;
-		argv[na++] = "--protect";
-		argv[na++] = conf->cf_vault;
-		/* The scheduler state (missions.json): home_prepare made it. */
-		argv[na++] = "--state-dir";
-		argv[na++] = conf->cf_state;
-		/* SP-7: its delegated pids cgroup, as fd 4. */
-		if (cgroup) {
-			snprintf(cgfd, sizeof(cgfd), "%d", SPAWNER_CG_FD);
-			argv[na++] = "--pids-cgroup-fd";
-			argv[na++] = cgfd;
-		}
+	case PROC_SPAWNER:
+		na = launch_spawner(conf, cgroup, argv, na);
 		break;
-	}
 	default:
 		break;
 	}

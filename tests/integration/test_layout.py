@@ -33,7 +33,6 @@ PENDING = {
     "spawner/worktree.c wt_advance",
     "supervisor/cordon.c cmd_run",
     "supervisor/gate_cli.c gate_ask_fifo",
-    "supervisor/launch.c launch_cmd",
     "supervisor/mcp_tools.c",
     "supervisor/mcp_tools.c mcp_tools_call",
 }
