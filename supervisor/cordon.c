@@ -67,6 +67,29 @@ demo_home(char *out, size_t sz)
 	return 0;
 }
 
+/*
+ * --demo: the home (*home, or the default demo home written into buf)
+ * made as a directory only; its files come once the home is ours.  0, or
+ * the exit code.
+ */
+static int
+run_demo_dir(const char **home, char *buf, size_t bufsz)
+{
+	if (*home == NULL) {
+		if (demo_home(buf, bufsz) == -1) {
+			fprintf(stderr, "cordon: no state dir for the demo "
+					"(HOME?); use --home\n");
+			return 2;
+		}
+		*home = buf;
+	}
+	if (mkdir(*home, 0700) == -1 && errno != EEXIST) {
+		log_warn("demo home");
+		return 1;
+	}
+	return 0;
+}
+
 static int
 cmd_run(int argc, char **argv)
 {
@@ -125,21 +148,8 @@ cmd_run(int argc, char **argv)
 		log_warnx("running as root with --allow-root: agents "
 			  "run as uid 0 without capabilities");
 
-	if (cf.cf_demo) {
-		if (home == NULL) {
-			if (demo_home(demo, sizeof(demo)) == -1) {
-				fprintf(stderr, "cordon: no state dir for the "
-						"demo (HOME?); use --home\n");
-				return 2;
-			}
-			home = demo;
-		}
-		/* Only the directory: its files once the home is ours. */
-		if (mkdir(home, 0700) == -1 && errno != EEXIST) {
-			log_warn("demo home");
-			return 1;
-		}
-	}
+	if (cf.cf_demo && (ch = run_demo_dir(&home, demo, sizeof(demo))) != 0)
+		return ch;
 	if (home_resolve(&cf, home) == -1)
 		return 2;
 	if (cf.cf_rundir[0] == '\0') {
