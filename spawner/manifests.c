@@ -44,28 +44,29 @@ egress_refused(const struct manifest *mf)
 	return NULL;
 }
 
-static void
-agent_load_file(const char *dir, const char *file)
+/* dir/file read and validated into a new agent, its manifest alone
+ * filled; NULL (the problems logged) when it cannot be used. */
+static struct agent *
+agent_parse(const char *dir, const char *file)
 {
 	struct policy_err errs[MANIFEST_MAX_ERRS];
 	struct json_object *root;
 	struct yaml_err ye;
 	struct agent *ag;
-	char path[PATH_MAX], why[256], home[PATH_MAX];
-	const char *refused, *cfg;
+	char path[PATH_MAX];
 	size_t i, nerrs = 0;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path))
-		return;
+		return NULL;
 	if ((root = yaml_load_file(path, &ye)) == NULL) {
 		log_warnx("agents/%s:%lu:%lu: %s; agent disabled", file,
 		    ye.ye_line, ye.ye_col, ye.ye_msg);
-		return;
+		return NULL;
 	}
 	if ((ag = calloc(1, sizeof(*ag))) == NULL) {
 		json_object_put(root);
-		return;
+		return NULL;
 	}
 	if (manifest_parse(root, &ag->ag_mf, errs, MANIFEST_MAX_ERRS, &nerrs) ==
 	    -1) {
@@ -75,9 +76,21 @@ agent_load_file(const char *dir, const char *file)
 		log_warnx("agents/%s is invalid; agent disabled", file);
 		json_object_put(root);
 		free(ag);
-		return;
+		return NULL;
 	}
 	json_object_put(root);
+	return ag;
+}
+
+static void
+agent_load_file(const char *dir, const char *file)
+{
+	struct agent *ag;
+	char why[256], home[PATH_MAX];
+	const char *refused, *cfg;
+
+	if ((ag = agent_parse(dir, file)) == NULL)
+		return;
 	/*
 	 * SBX-1, SBX-2, SBX-5: every agent gets a sandbox (the default one
 	 * without a sandbox: block); roots are resolved and checked now, and

@@ -25,7 +25,6 @@ PENDING = {
     "common/spawn_helper.c spawn_exec",
     "policy/shlex.c lx_run",
     "spawner/job.c job_load",
-    "spawner/manifests.c agent_load_file",
     "spawner/sandbox_mnt.c sbx_child_mounts",
     "spawner/sandbox_plan.c sandbox_run_prepare",
     "spawner/worktree.c",
