@@ -258,37 +258,15 @@ gate_verdict_take(
 }
 
 /*
- * SBX-8: one call through the run's named pipes.  Take a free slot (an
- * exclusive flock on its N.out, held till the answer), drop whatever an
- * earlier caller left unread there, write the request into N.in and
- * close it (its EOF ends the request), then read answers until ours.
+ * A free slot: its N.out opened for reading and locked, N from start on,
+ * until end (monotonic ms).  The fd with *slot set, or -1.
  */
-static void
-gate_ask_fifo(int dir, struct json_object *req, struct gate_verdict *gv)
+static int
+fifo_claim(int dir, int start, int64_t end, int *slot)
 {
-	static uint8_t buf[GATE_SEND_MAX];
-	uint8_t rbuf[4 * GATE_REPLY_MAX], rnd[8];
-	char nonce[17], name[16];
-	int64_t end = (int64_t)now_ms_mono() + GATE_WAIT_MS, left;
-	size_t have = 0, flen, i, off;
-	struct pollfd pfd;
-	struct ipc_hdr h;
-	ssize_t n;
-	int ofd = -1, ifd = -1, k, start;
+	char name[16];
+	int ofd = -1, k;
 
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		gate_refused(gv, "channel-failed", "the gate channel failed");
-		return;
-	}
-	for (i = 0; i < sizeof(rnd); i++)
-		snprintf(nonce + 2 * i, 3, "%02x", rnd[i]);
-	json_object_object_add(req, "nonce", json_object_new_string(nonce));
-	if ((n = ipc_dgram_encode(MSG_GATE_CHECK, 0, req, buf, sizeof(buf))) ==
-	    -1) {
-		gate_refused(gv, "too-large", "the call is too large");
-		return;
-	}
-	start = (int)(rnd[0] % GATE_FIFO_SLOTS);
 	while (ofd == -1 && (int64_t)now_ms_mono() < end) {
 		for (k = 0; k < GATE_FIFO_SLOTS && ofd == -1; k++) {
 			snprintf(name, sizeof(name), "%d.out",
@@ -303,46 +281,26 @@ gate_ask_fifo(int dir, struct json_object *req, struct gate_verdict *gv)
 		if (ofd == -1)
 			nap_ms(50); /* every slot busy: wait for one */
 		else
-			start = (start + k - 1) % GATE_FIFO_SLOTS;
+			*slot = (start + k - 1) % GATE_FIFO_SLOTS;
 	}
-	if (ofd == -1) {
-		gate_refused(gv, "no-verdict", "no verdict from cordon");
-		return;
-	}
-	while (read(ofd, rbuf, sizeof(rbuf)) > 0)
-		; /* an answer nobody waited for */
-	snprintf(name, sizeof(name), "%d.in", start);
-	for (left = GATE_OPEN_MS; left > 0; left -= 20) {
-		ifd = openat(
-		    dir, name, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-		if (ifd != -1 || errno != ENXIO)
-			break;
-		nap_ms(20); /* between two calls: no reader for a moment */
-	}
-	if (ifd == -1 || fcntl(ifd, F_SETFL, 0) == -1) {
-		if (ifd != -1)
-			close(ifd);
-		close(ofd);
-		gate_refused(gv, "channel-failed", "the gate channel failed");
-		return;
-	}
-	for (off = 0; off < (size_t)n; off += (size_t)i) {
-		ssize_t w = write(ifd, buf + off, (size_t)n - off);
+	return ofd;
+}
 
-		if (w == -1 && errno == EINTR) {
-			i = 0;
-			continue;
-		}
-		if (w <= 0)
-			break;
-		i = (size_t)w;
-	}
-	close(ifd);
-	if (off < (size_t)n) {
-		close(ofd);
-		gate_refused(gv, "channel-failed", "the gate channel failed");
-		return;
-	}
+/*
+ * Answers read off ofd until end (monotonic ms): 1 once the one for
+ * nonce is taken into gv, 0 when none came (the run's gate gone, or the
+ * time out).
+ */
+static int
+fifo_wait(int ofd, const char *nonce, int64_t end, struct gate_verdict *gv)
+{
+	uint8_t rbuf[4 * GATE_REPLY_MAX];
+	size_t have = 0, flen;
+	struct pollfd pfd;
+	struct ipc_hdr h;
+	int64_t left;
+	ssize_t n;
+
 	pfd.fd = ofd;
 	pfd.events = POLLIN;
 	while ((left = end - (int64_t)now_ms_mono()) > 0) {
@@ -359,10 +317,8 @@ gate_ask_fifo(int dir, struct json_object *req, struct gate_verdict *gv)
 		       ipc_hdr_decode(rbuf, have, &h) == IPC_FRAME &&
 		       h.len <= GATE_REPLY_MAX &&
 		       have >= (flen = IPC_HDR_LEN + h.len)) {
-			if (gate_verdict_take(rbuf, flen, nonce, gv)) {
-				close(ofd);
-				return;
-			}
+			if (gate_verdict_take(rbuf, flen, nonce, gv))
+				return 1;
 			memmove(rbuf, rbuf + flen, have - flen);
 			have -= flen;
 		}
@@ -372,8 +328,65 @@ gate_ask_fifo(int dir, struct json_object *req, struct gate_verdict *gv)
 			    h.len > GATE_REPLY_MAX)))
 			have = 0; /* not answers: drop them */
 	}
+	return 0;
+}
+
+/*
+ * SBX-8: one call through the run's named pipes.  Take a free slot (an
+ * exclusive flock on its N.out, held till the answer), drop whatever an
+ * earlier caller left unread there, write the request into N.in and
+ * close it (its EOF ends the request), then read answers until ours.
+ */
+static void
+gate_ask_fifo(int dir, struct json_object *req, struct gate_verdict *gv)
+{
+	static uint8_t buf[GATE_SEND_MAX];
+	uint8_t rbuf[4 * GATE_REPLY_MAX], rnd[8];
+	char nonce[17], name[16];
+	int64_t end = (int64_t)now_ms_mono() + GATE_WAIT_MS, left;
+	size_t i;
+	ssize_t n;
+	int ofd, ifd = -1, slot;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		gate_refused(gv, "channel-failed", "the gate channel failed");
+		return;
+	}
+	for (i = 0; i < sizeof(rnd); i++)
+		snprintf(nonce + 2 * i, 3, "%02x", rnd[i]);
+	json_object_object_add(req, "nonce", json_object_new_string(nonce));
+	if ((n = ipc_dgram_encode(MSG_GATE_CHECK, 0, req, buf, sizeof(buf))) ==
+	    -1) {
+		gate_refused(gv, "too-large", "the call is too large");
+		return;
+	}
+	if ((ofd = fifo_claim(
+		 dir, (int)(rnd[0] % GATE_FIFO_SLOTS), end, &slot)) == -1) {
+		gate_refused(gv, "no-verdict", "no verdict from cordon");
+		return;
+	}
+	while (read(ofd, rbuf, sizeof(rbuf)) > 0)
+		; /* an answer nobody waited for */
+	snprintf(name, sizeof(name), "%d.in", slot);
+	for (left = GATE_OPEN_MS; left > 0; left -= 20) {
+		ifd = openat(
+		    dir, name, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		if (ifd != -1 || errno != ENXIO)
+			break;
+		nap_ms(20); /* between two calls: no reader for a moment */
+	}
+	if (ifd == -1 || fcntl(ifd, F_SETFL, 0) == -1 ||
+	    write_full(ifd, buf, (size_t)n) == -1) {
+		if (ifd != -1)
+			close(ifd);
+		close(ofd);
+		gate_refused(gv, "channel-failed", "the gate channel failed");
+		return;
+	}
+	close(ifd);
+	if (!fifo_wait(ofd, nonce, end, gv))
+		gate_refused(gv, "no-verdict", "no verdict from cordon");
 	close(ofd);
-	gate_refused(gv, "no-verdict", "no verdict from cordon");
 }
 
 /* One datagram out with the reply socket, one verdict back. */

@@ -30,7 +30,6 @@ PENDING = {
     "spawner/worktree.c",
     "spawner/worktree.c wt_spawn",
     "spawner/worktree.c wt_advance",
-    "supervisor/gate_cli.c gate_ask_fifo",
     "supervisor/mcp_tools.c",
     "supervisor/mcp_tools.c mcp_tools_call",
 }
