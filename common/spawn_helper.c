@@ -282,17 +282,60 @@ spawn_stack_top(void)
 	return top;
 }
 
+/*
+ * The child's records off the status pipe fd (closed here), once it has
+ * reached execve or died (CLONE_VFORK: or is dying, in a sanitized
+ * build).  A zero record then EOF: execve succeeded, pid is returned.
+ * Else the child is reaped and -1 returned, errno and r's status set.
+ */
+static pid_t
+spawn_outcome(const struct spawn_req *r, pid_t pid, int fd)
+{
+	struct spawn_status st[2]; /* the zero record, then execve's failure */
+	size_t got = 0;
+	ssize_t n;
+	int wst;
+
+	memset(st, 0, sizeof(st));
+	while (got < sizeof(st)) {
+		n = read(fd, (char *)st + got, sizeof(st) - got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got == sizeof(st[0]) && st[0].ss_step == SPAWN_STEP_NONE &&
+	    st[0].ss_errno == 0)
+		return pid;
+	while (waitpid(pid, &wst, 0) == -1 && errno == EINTR)
+		;
+	if (got == 0) {
+		/* No record at all: a signal ended it before execve. */
+		st[1].ss_step = SPAWN_STEP_DIED;
+		st[1].ss_errno = EINTR;
+	} else if (got == sizeof(st[0]) && st[0].ss_errno > 0)
+		st[1] = st[0]; /* a step failed before execve */
+	else if (got != sizeof(st) || st[0].ss_step != SPAWN_STEP_NONE ||
+		 st[1].ss_errno <= 0) {
+		st[1].ss_step = SPAWN_STEP_EXEC;
+		st[1].ss_errno = EIO;
+	}
+	if (r->sr_status != NULL)
+		*r->sr_status = st[1];
+	errno = st[1].ss_errno;
+	return -1;
+}
+
 pid_t
 spawn_exec(const struct spawn_req *r)
 {
-	struct spawn_status st[2]; /* the zero record, then execve's failure */
 	struct spawn_arg sa;
 	sigset_t all, old;
 	pid_t pid, parent = getpid();
-	ssize_t n;
-	size_t got = 0;
 	char *stack;
-	int p[2], wst, saved;
+	int p[2], saved;
 
 	if (r->sr_status != NULL)
 		memset(r->sr_status, 0, sizeof(*r->sr_status));
@@ -352,40 +395,7 @@ spawn_exec(const struct spawn_req *r)
 		errno = saved;
 		return -1;
 	}
-	/*
-	 * The child has reached execve or died (CLONE_VFORK: or is dying, in
-	 * a sanitized build).  A zero record then EOF: execve succeeded.
-	 */
-	memset(st, 0, sizeof(st));
-	while (got < sizeof(st)) {
-		n = read(p[0], (char *)st + got, sizeof(st) - got);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(p[0]);
-	if (got == sizeof(st[0]) && st[0].ss_step == SPAWN_STEP_NONE &&
-	    st[0].ss_errno == 0)
-		return pid;
-	while (waitpid(pid, &wst, 0) == -1 && errno == EINTR)
-		;
-	if (got == 0) {
-		/* No record at all: a signal ended it before execve. */
-		st[1].ss_step = SPAWN_STEP_DIED;
-		st[1].ss_errno = EINTR;
-	} else if (got == sizeof(st[0]) && st[0].ss_errno > 0)
-		st[1] = st[0]; /* a step failed before execve */
-	else if (got != sizeof(st) || st[0].ss_step != SPAWN_STEP_NONE ||
-		 st[1].ss_errno <= 0) {
-		st[1].ss_step = SPAWN_STEP_EXEC;
-		st[1].ss_errno = EIO;
-	}
-	if (r->sr_status != NULL)
-		*r->sr_status = st[1];
-	errno = st[1].ss_errno;
-	return -1;
+	return spawn_outcome(r, pid, p[0]);
 }
 
 const char *

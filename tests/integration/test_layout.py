@@ -22,7 +22,6 @@ PENDING = {
     "broker/front.c",
     "common/ipc.c",
     "common/spawn_helper.c spawn_child",
-    "common/spawn_helper.c spawn_exec",
     "policy/shlex.c lx_run",
     "spawner/job.c job_load",
     "spawner/sandbox_mnt.c sbx_child_mounts",
