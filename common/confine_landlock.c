@@ -118,7 +118,7 @@ ll_add_path(int rsfd, const struct confine_path *p, size_t i, uint64_t handled,
 	struct stat st;
 	unsigned int known = CONFINE_LL_READ | CONFINE_LL_WRITE |
 			     CONFINE_LL_EXEC | CONFINE_LL_OPTIONAL;
-	int fd, saved;
+	int fd;
 
 	if (p->cp_path == NULL || (p->cp_access & ~CONFINE_LL_OPTIONAL) == 0 ||
 	    (p->cp_access & ~known) != 0) {
@@ -154,9 +154,7 @@ ll_add_path(int rsfd, const struct confine_path *p, size_t i, uint64_t handled,
 	close(fd);
 	return 0;
 fail:
-	saved = errno;
-	close(fd);
-	errno = saved;
+	close_keep_errno(fd);
 	return -1;
 }
 
@@ -166,7 +164,7 @@ confine_landlock_ruleset(
 {
 	struct cordon_landlock_ruleset_attr ra;
 	size_t i;
-	int abi, rsfd, saved, quiet = (flags & CONFINE_RS_QUIET) != 0;
+	int abi, rsfd, quiet = (flags & CONFINE_RS_QUIET) != 0;
 
 	if ((abi = confine_landlock_abi()) < 1) {
 		errno = ll_abi_errno;
@@ -206,9 +204,7 @@ confine_landlock_ruleset(
 	return rsfd;
 
 fail:
-	saved = errno;
-	close(rsfd);
-	errno = saved;
+	close_keep_errno(rsfd);
 	return -1;
 }
 
@@ -216,14 +212,12 @@ int
 confine_landlock_restrict(int rsfd, unsigned int flags)
 {
 	__u32 rf = 0;
-	int r, saved;
+	int r;
 
 	/* ABI 7: log what the executed program is denied (SBX-1). */
 	if ((flags & CONFINE_RS_LOG_EXEC) && confine_landlock_abi() >= 7)
 		rf |= LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON;
 	r = cordon_landlock_restrict_self(rsfd, rf);
-	saved = errno;
-	close(rsfd);
-	errno = saved;
+	close_keep_errno(rsfd);
 	return r == -1 ? -1 : 0;
 }

@@ -66,7 +66,7 @@ lockfile_take(int dirfd, const char *name, unsigned int wait_ms, pid_t *holder)
 	struct stat st;
 	struct flock fl;
 	char pid[16];
-	int fd, len, saved;
+	int fd, len;
 
 	*holder = 0;
 	fd = openat(dirfd, name,
@@ -100,9 +100,7 @@ lockfile_take(int dirfd, const char *name, unsigned int wait_ms, pid_t *holder)
 		goto fail;
 	return fd;
 fail:
-	saved = errno;
-	close(fd);
-	errno = saved;
+	close_keep_errno(fd);
 	return -1;
 }
 

@@ -139,6 +139,15 @@ hex_encode(const uint8_t *in, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
+void
+close_keep_errno(int fd)
+{
+	int saved = errno;
+
+	close(fd);
+	errno = saved;
+}
+
 int
 set_cloexec(int fd, int on)
 {

@@ -18,6 +18,7 @@ int random_hex(char *out, size_t outsz, size_t len);
 int timingsafe_eq(const void *a, const void *b, size_t len); /* 1 if equal */
 void hex_encode(const uint8_t *in, size_t len, char *out);   /* out: 2len+1 */
 int set_cloexec(int fd, int on);
+void close_keep_errno(int fd); /* close(fd), errno as it was */
 int set_nonblock(int fd, int on);
 void explicit_bzero_str(char *s);
 uint64_t now_ms_mono(void);
