@@ -350,6 +350,17 @@ tool_result(const char *text, size_t len, struct json_object *sc, int err)
 	return res;
 }
 
+/* A document as a tool result: structured, and the same serialized as
+ * the text the model reads. */
+static struct json_object *
+tool_result_doc(struct json_object *doc)
+{
+	const char *t = json_object_to_json_string_ext(
+	    doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+
+	return tool_result(t, strlen(t), doc, 0);
+}
+
 /* An API error body {ok:false, error:CODE, reason?}: key's value if it
  * has the shape of one of the API's fixed codes or reason classes
  * (PER-9, MC-2), else dflt. */
@@ -422,13 +433,7 @@ list_done(struct mcp_call *c)
 	json_object_put(o);
 	sc = json_object_new_object();
 	json_object_object_add(sc, "agents", out);
-	o = tool_result("", 0, sc, 0);
-	/* The model reads the text: the same document, serialized. */
-	json_object_object_get_ex(o, "content", &arr);
-	json_object_object_add(json_object_array_get_idx(arr, 0), "text",
-	    json_object_new_string(json_object_to_json_string_ext(
-		sc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
-	mcp_result(c->c_mcp, c->c_id, o);
+	mcp_result(c->c_mcp, c->c_id, tool_result_doc(sc));
 }
 
 /* ---- the jobs' tools (MC-3): the API's answer, less its "ok" */
@@ -439,7 +444,7 @@ static int call_start(
 static void
 api_done(struct mcp_call *c)
 {
-	struct json_object *o = NULL, *res, *arr;
+	struct json_object *o = NULL;
 	size_t len = evbuffer_get_length(c->c_in);
 
 	if (len <= MCP_TEXT_MAX)
@@ -451,13 +456,7 @@ api_done(struct mcp_call *c)
 		return;
 	}
 	json_object_object_del(o, "ok");
-	res = tool_result("", 0, o, 0);
-	/* The model reads the text: the same document, serialized. */
-	json_object_object_get_ex(res, "content", &arr);
-	json_object_object_add(json_object_array_get_idx(arr, 0), "text",
-	    json_object_new_string(json_object_to_json_string_ext(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
-	mcp_result(c->c_mcp, c->c_id, res);
+	mcp_result(c->c_mcp, c->c_id, tool_result_doc(o));
 }
 
 /*
