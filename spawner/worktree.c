@@ -1,20 +1,19 @@
 /*
- * Worktree runs (MC-2).  The spawner, which already spawns and owns the
- * state dir, makes each checkout: a shared clone beneath
- * --state-dir/worktrees/ID/tree on the fresh branch cordon/ID, git run
- * argv-only through the one spawn helper with a built environment, hooks
- * and fsmonitor off, no system config.  The repository is opened once,
- * with no link anywhere on its path, and held: git clones the fd it is
- * handed (/proc/self/fd/3), and the path is checked to still name that
- * same directory before the checkout's alternates are pointed at it.
- * Each git is one step of a small machine run from the event loop: its
- * exit (aproc_reap hands it here) starts the next, a deadline per step
- * kills it and fails the worktree, so no git ever blocks the spawner.
- * The agent gets tree/ as its only write root; the repository stays
- * read-only (its objects are read through the clone's alternates).
- * After the run the summary is read through inspect.git, a bare repo of
- * cordon's beside tree/, so no config the agent could write is ever read
- * by a git cordon runs.  Writes only beneath --state-dir/worktrees.
+ * Worktree runs (MC-2): the step machine.  The spawner, which already
+ * spawns and owns the state dir, makes each checkout: a shared clone
+ * beneath --state-dir/worktrees/ID/tree on the fresh branch cordon/ID,
+ * git run argv-only through the one spawn helper with a built
+ * environment, hooks and fsmonitor off, no system config.  git clones
+ * the repository fd worktree_repo.c checked and holds (handed as
+ * /proc/self/fd/3).  Each git is one step of a small machine run from
+ * the event loop: its exit (aproc_reap hands it here) starts the next,
+ * a deadline per step kills it and fails the worktree, so no git ever
+ * blocks the spawner.  The agent gets tree/ as its only write root; the
+ * repository stays read-only (its objects are read through the clone's
+ * alternates).  After the run the summary is read through inspect.git,
+ * a bare repo of cordon's beside tree/, so no config the agent could
+ * write is ever read by a git cordon runs.  Writes only beneath
+ * --state-dir/worktrees.
  *
  * Test hooks, honoured only when set in cordon's own environment:
  * CORDON_TEST_WORKTREE_DELAY_MS runs a sleep of that long as a step
@@ -47,12 +46,7 @@
 #include "spawner.h"
 #include "util.h"
 #include "worktree.h"
-
-#define WT_META	      "meta.json"
-#define WT_CLONE_CONF "clone.config"
-#define WT_REPO_FD    3 /* the held repository, in the clone's child */
-#define WT_REPO_PROC  "/proc/self/fd/3"
-#define WT_RESOLVE    (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+#include "worktree_int.h"
 
 /* The steps, in order; WS_DIFF is the run's end. */
 enum {
@@ -81,8 +75,7 @@ static LIST_HEAD(, wt) wt_live = LIST_HEAD_INITIALIZER(wt_live);
 static void wt_advance(struct wt *, int ok);
 static void wt_summary(struct wt *, int ok);
 
-/* out = a b c: 0, or -1 when it does not fit (out is "" then). */
-static int
+int
 wt_join(char *out, size_t outsz, const char *a, const char *b, const char *c)
 {
 	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
@@ -197,6 +190,17 @@ wt_reaped(pid_t pid, int status)
 	return 0;
 }
 
+int
+wt_busy(const char *id)
+{
+	struct wt *w;
+
+	LIST_FOREACH (w, &wt_live, w_entry)
+		if (strcmp(w->w_id, id) == 0 && (w->w_running || w->w_pid > 0))
+			return 1;
+	return 0;
+}
+
 /* A step with no child: status at once, from the loop. */
 static void
 wt_skip(struct wt *w, int status)
@@ -207,6 +211,48 @@ wt_skip(struct wt *w, int status)
 	w->w_timedout = 0;
 	w->w_got = 0;
 	wt_check(w);
+}
+
+/* envp: the fixed environment, the global config conf (NULL:
+ * /dev/null) and the alternates alt (or none); bufs hold their text. */
+static void
+wt_env(const char **envp, char *confenv, size_t confsz, char *altenv,
+    size_t altsz, const char *conf, const char *alt)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(wt_env_base); i++)
+		envp[i] = wt_env_base[i];
+	snprintf(confenv, confsz, "GIT_CONFIG_GLOBAL=%s",
+	    conf != NULL ? conf : "/dev/null");
+	envp[i++] = confenv;
+	if (alt != NULL) {
+		snprintf(
+		    altenv, altsz, "GIT_ALTERNATE_OBJECT_DIRECTORIES=%s", alt);
+		envp[i++] = altenv;
+	}
+	envp[i] = NULL;
+}
+
+/* The step's child started: its output read, its deadline set. */
+static void
+wt_watch(struct wt *w)
+{
+	long ms = wt_test_ms("CORDON_TEST_WORKTREE_STEP_MS");
+	struct timeval tv;
+
+	(void)set_nonblock(w->w_out, 1);
+	if ((w->w_ev_out = event_new(sp.sp_d.d_base, w->w_out,
+		 EV_READ | EV_PERSIST, wt_out_cb, w)) == NULL ||
+	    event_add(w->w_ev_out, NULL) == -1) {
+		kill(-w->w_pid, SIGKILL);
+		wt_out_close(w);
+		return; /* its reap fails the step */
+	}
+	ms = ms > 0 ? ms : LIM_WORKTREE_STEP_MS;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(w->w_ev_dl, &tv);
 }
 
 /*
@@ -227,28 +273,17 @@ wt_spawn(struct wt *w, const char *prog, const char *conf, const char *alt,
 	    "core.sshCommand=false"};
 	char bin[PATH_MAX], altenv[2 * PATH_MAX + 64], confenv[PATH_MAX + 32];
 	const char *argv[48], *envp[nitems(wt_env_base) + 3];
-	struct timeval tv;
 	struct spawn_fd fds[4];
 	struct spawn_req sr;
 	size_t n = 0, i;
-	long ms = wt_test_ms("CORDON_TEST_WORKTREE_STEP_MS");
 	int p[2], nul, isgit = strcmp(prog, "git") == 0;
 
 	w->w_pid = -1;
 	w->w_exited = w->w_eof = w->w_timedout = 0;
 	w->w_status = 0;
 	w->w_got = 0;
-	for (i = 0; i < nitems(wt_env_base); i++)
-		envp[i] = wt_env_base[i];
-	snprintf(confenv, sizeof(confenv), "GIT_CONFIG_GLOBAL=%s",
-	    conf != NULL ? conf : "/dev/null");
-	envp[i++] = confenv;
-	if (alt != NULL) {
-		snprintf(altenv, sizeof(altenv),
-		    "GIT_ALTERNATE_OBJECT_DIRECTORIES=%s", alt);
-		envp[i++] = altenv;
-	}
-	envp[i] = NULL;
+	wt_env(
+	    envp, confenv, sizeof(confenv), altenv, sizeof(altenv), conf, alt);
 	if (agent_resolve_bin(prog, (char *const *)envp, bin, sizeof(bin)) ==
 	    -1)
 		return -1;
@@ -287,18 +322,7 @@ wt_spawn(struct wt *w, const char *prog, const char *conf, const char *alt,
 		return -1;
 	}
 	w->w_out = p[0];
-	(void)set_nonblock(w->w_out, 1);
-	if ((w->w_ev_out = event_new(sp.sp_d.d_base, w->w_out,
-		 EV_READ | EV_PERSIST, wt_out_cb, w)) == NULL ||
-	    event_add(w->w_ev_out, NULL) == -1) {
-		kill(-w->w_pid, SIGKILL);
-		wt_out_close(w);
-		return 0; /* its reap fails the step */
-	}
-	ms = ms > 0 ? ms : LIM_WORKTREE_STEP_MS;
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	evtimer_add(w->w_ev_dl, &tv);
+	wt_watch(w);
 	return 0;
 }
 
@@ -313,29 +337,7 @@ wt_git(struct wt *w, const char *conf, const char *alt, int repofd,
 	}
 }
 
-/* A meta.json of ours, at most WT_META_MAX bytes; NULL if not one. */
-#define WT_META_MAX (64 * 1024)
-static struct json_object *
-wt_meta_read(int dfd)
-{
-	struct json_object *o = NULL;
-	char *buf;
-	ssize_t n;
-	int fd;
-
-	if ((fd = openat(dfd, WT_META, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) ==
-	    -1)
-		return NULL;
-	if ((buf = malloc(WT_META_MAX)) != NULL &&
-	    (n = read(fd, buf, WT_META_MAX)) > 0 && n < WT_META_MAX)
-		o = json_parse_object(buf, (size_t)n, 8);
-	free(buf);
-	close(fd);
-	return o;
-}
-
-/* A commit id as git prints it: hex, 40 (sha1) or 64 (sha256) digits. */
-static int
+int
 wt_oid(const char *s, char *out)
 {
 	size_t n = strspn(s, "0123456789abcdef");
@@ -345,229 +347,6 @@ wt_oid(const char *s, char *out)
 	memcpy(out, s, n);
 	out[n] = '\0';
 	return 0;
-}
-
-/* path as written is absolute and canonical: no "", ".", ".." part. */
-static int
-wt_canonical(const char *path)
-{
-	const char *p = path, *e;
-	size_t n;
-
-	if (path[0] != '/' || path[1] == '\0')
-		return 0;
-	while (*p == '/') {
-		p++;
-		e = strchr(p, '/');
-		n = e != NULL ? (size_t)(e - p) : strlen(p);
-		if (n == 0 || (n == 1 && p[0] == '.') ||
-		    (n == 2 && p[0] == '.' && p[1] == '.'))
-			return 0;
-		p += n;
-	}
-	return 1;
-}
-
-/* path opened with no link on it (the kernel walks it): fd, or -1. */
-static int
-wt_open_nolink(const char *path)
-{
-	struct open_how how;
-
-	memset(&how, 0, sizeof(how));
-	/* The last component too: ELOOP (O_NOFOLLOW would say ENOTDIR). */
-	how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
-	how.resolve = WT_RESOLVE;
-	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-}
-
-/*
- * MC-2: repo is absolute and canonical, inside a declared root, not
- * protected (SBX-2), opened with no link anywhere on its path, and its
- * .git a directory (not a link, not a gitfile that points elsewhere).
- * NULL with the repository held in w, or the fixed reason class.
- */
-static const char *
-wt_repo_check(const struct agent *ag, struct wt *w, const char *repo)
-{
-	const struct roots *rt = &ag->ag_sb.pl_roots;
-	struct stat st, gst;
-	size_t i;
-	int in = 0, fd;
-
-	if (!ag->ag_mf.m_sandbox.sb_worktrees)
-		return "not-opted-in";
-	if (!wt_canonical(repo))
-		return "not-a-repo";
-	for (i = 0; i < rt->r_nread; i++)
-		in |= protect_is_under(repo, rt->r_read[i]);
-	for (i = 0; i < rt->r_nscan; i++) /* the write roots but the home */
-		in |= protect_is_under(repo, rt->r_write[i]);
-	if (!in)
-		return "outside-roots";
-	if (protect_path_hit(&sp.sp_protect, repo))
-		return "protected";
-	if ((fd = wt_open_nolink(repo)) == -1)
-		return errno == ELOOP || errno == EXDEV ? "link-in-path"
-							: "not-a-repo";
-	if (fstat(fd, &st) == -1 ||
-	    fstatat(fd, ".git", &gst, AT_SYMLINK_NOFOLLOW) == -1) {
-		close(fd);
-		return "not-a-repo";
-	}
-	if (!S_ISDIR(gst.st_mode)) {
-		close(fd);
-		return S_ISLNK(gst.st_mode)   ? "link-in-path"
-		       : S_ISREG(gst.st_mode) ? "gitfile"
-					      : "not-a-repo";
-	}
-	w->w_repofd = fd;
-	w->w_dev = st.st_dev;
-	w->w_ino = st.st_ino;
-	w->w_gdev = gst.st_dev;
-	w->w_gino = gst.st_ino;
-	return NULL;
-}
-
-/*
- * After the clone: the path still names, with no link on it, the very
- * directory (and .git) that was checked and cloned; then the checkout's
- * alternates (the clone wrote the fd's name) are set to that path.
- * 0, or -1 with *why.
- */
-static int
-wt_repo_verify(struct wt *w, const char **why)
-{
-	struct open_how how;
-	struct stat st, gst;
-	char line[PATH_MAX + 32];
-	int fd, dfd, same;
-
-	*why = "repo-changed";
-	if ((fd = wt_open_nolink(w->w_repo)) == -1)
-		return -1;
-	same = fstat(fd, &st) == 0 &&
-	       fstatat(fd, ".git", &gst, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       S_ISDIR(gst.st_mode) && st.st_dev == w->w_dev &&
-	       st.st_ino == w->w_ino && gst.st_dev == w->w_gdev &&
-	       gst.st_ino == w->w_gino;
-	close(fd);
-	if (!same)
-		return -1;
-	*why = "git-failed";
-	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	how.resolve = RESOLVE_BENEATH | WT_RESOLVE | RESOLVE_NO_XDEV;
-	if ((fd = open(w->w_dir,
-		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		return -1;
-	dfd = (int)syscall(
-	    SYS_openat2, fd, "tree/.git/objects/info", &how, sizeof(how));
-	close(fd);
-	if (dfd == -1)
-		return -1;
-	snprintf(line, sizeof(line), "%s/.git/objects\n", w->w_repo);
-	fd = atomic_write_at(
-	    dfd, "alternates", line, strlen(line), 0600, (uid_t)-1, (gid_t)-1);
-	close(dfd);
-	return fd;
-}
-
-/* The read root that holds repo (the agent's may be a write root). */
-static const char *
-wt_root_of(const struct roots *rt, const char *repo)
-{
-	size_t i;
-
-	for (i = 0; i < rt->r_nread; i++)
-		if (protect_is_under(repo, rt->r_read[i]))
-			return NULL; /* already readable */
-	for (i = 0; i < rt->r_nscan; i++)
-		if (protect_is_under(repo, rt->r_write[i]))
-			return rt->r_write[i];
-	return NULL;
-}
-
-/* The run's plan: the agent's, with tree/ (and the home) writable only. */
-static int
-wt_plan(const struct agent *ag, struct wt *w)
-{
-	const struct roots *rt = &ag->ag_sb.pl_roots;
-	struct roots *nr = &w->w_plan.pl_roots;
-	const char *extra = wt_root_of(rt, w->w_repo);
-	size_t i;
-
-	w->w_plan = ag->ag_sb;
-	memset(nr, 0, sizeof(*nr));
-	if ((nr->r_read = calloc(rt->r_nread + 2, sizeof(char *))) == NULL ||
-	    (nr->r_write = calloc(3, sizeof(char *))) == NULL)
-		goto fail;
-	for (i = 0; i < rt->r_nread; i++)
-		if ((nr->r_read[nr->r_nread++] = strdup(rt->r_read[i])) == NULL)
-			goto fail;
-	if (extra != NULL &&
-	    (nr->r_read[nr->r_nread++] = strdup(extra)) == NULL)
-		goto fail;
-	if ((nr->r_write[nr->r_nwrite++] = strdup(w->w_tree)) == NULL)
-		goto fail;
-	nr->r_nscan = 1;
-	if (rt->r_home != NULL && roots_add_home(nr, rt->r_home) == -1)
-		goto fail;
-	nr->r_nscan = 1;
-	return 0;
-fail:
-	roots_free(nr);
-	return -1;
-}
-
-static int
-wt_dir_fd(const struct wt *w)
-{
-	return open(w->w_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
-/* meta.json of the worktree, cordon's own (the agent cannot write it). */
-static void
-wt_meta(const struct wt *w, struct json_object *sum)
-{
-	struct json_object *o = json_object_new_object();
-	const char *s;
-	int dfd;
-
-	json_object_object_add(o, "id", json_object_new_string(w->w_id));
-	json_object_object_add(o, "agent", json_object_new_string(w->w_agent));
-	json_object_object_add(o, "repo", json_object_new_string(w->w_repo));
-	json_object_object_add(o, "path", json_object_new_string(w->w_tree));
-	json_object_object_add(
-	    o, "branch", json_object_new_string(w->w_branch));
-	json_object_object_add(o, "base", json_object_new_string(w->w_base));
-	json_object_object_add(
-	    o, "createdMs", json_object_new_int64(now_ms_real()));
-	if (sum != NULL)
-		json_object_object_add(o, "result", json_object_get(sum));
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	if ((dfd = wt_dir_fd(w)) == -1 ||
-	    atomic_write_at(
-		dfd, WT_META, s, strlen(s), 0600, (uid_t)-1, (gid_t)-1) == -1)
-		log_warn("worktree %s: meta", w->w_id);
-	if (dfd != -1)
-		close(dfd);
-	json_object_put(o);
-}
-
-static void
-wt_audit(const char *kind, const char *id, const char *agent)
-{
-	struct json_object *rec = json_object_new_object();
-
-	json_object_object_add(rec, "kind", json_object_new_string(kind));
-	json_object_object_add(rec, "worktreeId", json_object_new_string(id));
-	if (agent != NULL)
-		json_object_object_add(
-		    rec, "agent", json_object_new_string(agent));
-	if (spawner_audit(rec, NULL, NULL) == -1)
-		log_warnx("worktree %s: %s not recorded", id, kind);
-	json_object_put(rec);
 }
 
 /*
@@ -667,12 +446,100 @@ wt_fail(struct wt *w, const char *code, const char *reason)
 	w->w_ready(w->w_arg, code, reason);
 }
 
+/* After the test hook's pause: the clone of the held fd (only the fd
+ * is read: see wt_repo_verify). */
+static void
+wt_clone(struct wt *w)
+{
+	char conf[PATH_MAX];
+	const char *clone[] = {"clone", "--quiet", "--shared", "--no-checkout",
+	    "--no-tags", "--template=", "--", WT_REPO_PROC, w->w_tree, NULL};
+
+	if (wt_join(conf, sizeof(conf), w->w_dir, "/" WT_CLONE_CONF, "") == -1)
+		conf[0] = '\0';
+	wt_git(w, conf, NULL, w->w_repofd, clone);
+}
+
+/* After the clone: the repository checked again, the fresh branch. */
+static void
+wt_checkout(struct wt *w)
+{
+	const char *co[] = {
+	    "-C", w->w_tree, "checkout", "--quiet", "-b", w->w_branch, NULL};
+	const char *why;
+
+	close(w->w_repofd);
+	w->w_repofd = -1;
+	if (wt_repo_verify(w, &why) == -1) {
+		wt_fail(w,
+		    strcmp(why, "repo-changed") == 0 ? "worktree-refused"
+						     : "worktree-failed",
+		    why);
+		return;
+	}
+	wt_git(w, NULL, NULL, -1, co);
+}
+
+/* After the checkout: no origin (the fd's name means nothing to the
+ * operator). */
+static void
+wt_unorigin(struct wt *w)
+{
+	const char *rm[] = {
+	    "-C", w->w_tree, "remote", "remove", "origin", NULL};
+
+	wt_git(w, NULL, NULL, -1, rm);
+}
+
+/* Then the base: the commit the branch starts from. */
+static void
+wt_head(struct wt *w)
+{
+	const char *head[] = {"-C", w->w_tree, "rev-parse", "--verify",
+	    "--quiet", "HEAD^{commit}", NULL};
+
+	wt_git(w, NULL, NULL, -1, head);
+}
+
+/* The base read: inspect.git, cordon's bare repo for the summary. */
+static void
+wt_inspect(struct wt *w)
+{
+	char inspect[PATH_MAX];
+	const char *init[] = {
+	    "init", "--quiet", "--bare", "--template=", inspect, NULL};
+
+	if (wt_oid(w->w_buf, w->w_base) == -1) {
+		wt_fail(w, "worktree-failed", "git-failed");
+		return;
+	}
+	(void)wt_join(inspect, sizeof(inspect), w->w_dir, "/inspect.git", "");
+	wt_git(w, NULL, NULL, -1, init);
+}
+
+/* Made: recorded, and the run goes on. */
+static void
+wt_made(struct wt *w)
+{
+	w->w_running = 1;
+	wt_meta(w, NULL);
+	wt_audit("worktree.create", w->w_id, w->w_agent);
+	w->w_ready(w->w_arg, NULL, NULL);
+}
+
 /* The next step of making it, or of reading its result. */
 static void
 wt_advance(struct wt *w, int ok)
 {
-	char conf[PATH_MAX], inspect[PATH_MAX];
-	const char *why;
+	/* What follows each step once it succeeded. */
+	static void (*const next[])(struct wt *) = {
+	    [WS_DELAY] = wt_clone,
+	    [WS_CLONE] = wt_checkout,
+	    [WS_CHECKOUT] = wt_unorigin,
+	    [WS_UNORIGIN] = wt_head,
+	    [WS_HEAD] = wt_inspect,
+	    [WS_INIT] = wt_made,
+	};
 	int step = w->w_step++;
 
 	if (!ok)
@@ -680,80 +547,13 @@ wt_advance(struct wt *w, int ok)
 		    WIFEXITED(w->w_status) ? "exit" : "signal",
 		    WIFEXITED(w->w_status) ? WEXITSTATUS(w->w_status)
 					   : WTERMSIG(w->w_status));
-	if (!ok && step != WS_DIFF) {
+	if (step == WS_DIFF)
+		wt_summary(w, ok);
+	else if (!ok)
 		wt_fail(w, "worktree-failed",
 		    w->w_timedout ? "git-timeout" : "git-failed");
-		return;
-	}
-	switch (step) {
-	case WS_DELAY: {
-		const char *clone[] = {"clone", "--quiet", "--shared",
-		    "--no-checkout", "--no-tags", "--template=", "--",
-		    WT_REPO_PROC, w->w_tree, NULL};
-
-		/* Only the held fd is read: see wt_repo_verify. */
-		if (wt_join(conf, sizeof(conf), w->w_dir, "/" WT_CLONE_CONF,
-			"") == -1)
-			conf[0] = '\0';
-		wt_git(w, conf, NULL, w->w_repofd, clone);
-		break;
-	}
-	case WS_CLONE: {
-		const char *co[] = {"-C", w->w_tree, "checkout", "--quiet",
-		    "-b", w->w_branch, NULL};
-
-		close(w->w_repofd);
-		w->w_repofd = -1;
-		if (wt_repo_verify(w, &why) == -1) {
-			wt_fail(w,
-			    strcmp(why, "repo-changed") == 0
-				? "worktree-refused"
-				: "worktree-failed",
-			    why);
-			return;
-		}
-		wt_git(w, NULL, NULL, -1, co);
-		break;
-	}
-	case WS_CHECKOUT: { /* the fd's name means nothing to the operator */
-		const char *rm[] = {
-		    "-C", w->w_tree, "remote", "remove", "origin", NULL};
-
-		wt_git(w, NULL, NULL, -1, rm);
-		break;
-	}
-	case WS_UNORIGIN: {
-		const char *head[] = {"-C", w->w_tree, "rev-parse", "--verify",
-		    "--quiet", "HEAD^{commit}", NULL};
-
-		wt_git(w, NULL, NULL, -1, head);
-		break;
-	}
-	case WS_HEAD: {
-		const char *init[] = {
-		    "init", "--quiet", "--bare", "--template=", inspect, NULL};
-
-		if (wt_oid(w->w_buf, w->w_base) == -1) {
-			wt_fail(w, "worktree-failed", "git-failed");
-			return;
-		}
-		(void)wt_join(
-		    inspect, sizeof(inspect), w->w_dir, "/inspect.git", "");
-		wt_git(w, NULL, NULL, -1, init);
-		break;
-	}
-	case WS_INIT:
-		w->w_running = 1;
-		wt_meta(w, NULL);
-		wt_audit("worktree.create", w->w_id, w->w_agent);
-		w->w_ready(w->w_arg, NULL, NULL);
-		break;
-	case WS_DIFF:
-		wt_summary(w, ok);
-		break;
-	default:
-		break;
-	}
+	else if (step >= 0 && (size_t)step < nitems(next) && next[step] != NULL)
+		next[step](w);
 }
 
 /* WT_DIR/run_id, fresh, and its paths: 0, or -1 (w_dir set once made). */
@@ -895,96 +695,4 @@ wt_finish(struct wt *w, wt_done_fn done, void *arg)
 
 		wt_git(w, NULL, alt, -1, diff);
 	}
-}
-
-/* ---- cordon worktree list | remove (through the API) ---- */
-
-static int
-wt_name_ok(const char *s)
-{
-	return schema_job_id_ok(s) && s[0] != '.';
-}
-
-static int
-wt_base_fd(void)
-{
-	int sfd;
-
-	if (sp.sp_state[0] == '\0' ||
-	    (sfd = open(sp.sp_state, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -1;
-	return roots_dir_make(sfd, WT_DIR);
-}
-
-void
-worktree_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
-{
-	struct json_object *o, *a, *e;
-	char path[PATH_MAX];
-	char **names;
-	size_t n = 0, i;
-	int bfd = -1, dfd;
-
-	a = json_object_new_array(); /* its payload: {} (IPC_EMPTY) */
-	if (wt_join(path, sizeof(path), sp.sp_state, "/" WT_DIR, "") == 0 &&
-	    (bfd = wt_base_fd()) != -1 &&
-	    (names = dir_names(path, wt_name_ok, &n)) != NULL) {
-		for (i = 0; i < n; i++) {
-			dfd = openat(bfd, names[i],
-			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (dfd == -1)
-				continue;
-			e = wt_meta_read(dfd);
-			close(dfd);
-			if (e != NULL)
-				json_object_array_add(a, e);
-		}
-		dir_names_free(names, n);
-	}
-	if (bfd != -1)
-		close(bfd);
-	o = json_object_new_object();
-	json_object_object_add(o, "worktrees", a);
-	ipc_reply(c, m, MSG_WORKTREE_LIST_OK, o, -1);
-	json_object_put(o);
-}
-
-void
-worktree_remove_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
-{
-	char path[PATH_MAX];
-	const char *id;
-	struct stat st;
-	struct wt *w;
-	int bfd;
-
-	/* Typed and bounded by the row's shape; its pattern checked here. */
-	if (!wt_name_ok((id = json_shape_str(m->m_obj, "id", NULL)))) {
-		ipc_reply_error(c, m, "bad-message");
-		return;
-	}
-	LIST_FOREACH (w, &wt_live, w_entry)
-		if (strcmp(w->w_id, id) == 0 &&
-		    (w->w_running || w->w_pid > 0)) {
-			ipc_reply_error(c, m, "busy");
-			return;
-		}
-	if ((bfd = wt_base_fd()) == -1 ||
-	    fstatat(bfd, id, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
-	    !S_ISDIR(st.st_mode)) {
-		if (bfd != -1)
-			close(bfd);
-		ipc_reply_error(c, m, "unknown-worktree");
-		return;
-	}
-	close(bfd);
-	if (wt_join(path, sizeof(path), sp.sp_state, "/" WT_DIR "/", id) ==
-		-1 ||
-	    sandbox_rmtree(path) == -1) {
-		log_warn("worktree %s: removing", id);
-		ipc_reply_error(c, m, "internal");
-		return;
-	}
-	wt_audit("worktree.remove", id, NULL);
-	ipc_reply(c, m, MSG_WORKTREE_REMOVE_OK, NULL, -1);
 }

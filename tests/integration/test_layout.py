@@ -26,9 +26,6 @@ PENDING = {
     "spawner/job.c job_load",
     "spawner/sandbox_mnt.c sbx_child_mounts",
     "spawner/sandbox_plan.c sandbox_run_prepare",
-    "spawner/worktree.c",
-    "spawner/worktree.c wt_spawn",
-    "spawner/worktree.c wt_advance",
     "supervisor/mcp_tools.c",
     "supervisor/mcp_tools.c mcp_tools_call",
 }
