@@ -8,6 +8,7 @@
 #define CORDON_SUPERVISOR_MCP_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/queue.h>
 
 #include "endpoint.h"
@@ -75,15 +76,61 @@ void mcp_result(struct mcp *, struct json_object *id, struct json_object *res);
 void mcp_error(struct mcp *, struct json_object *id, int err, const char *msg,
     const char *code);
 
-/* ---- mcp_tools.c: the tools, their schemas and their calls */
+/* ---- mcp_tools.c: the tools and their schemas */
+enum mcp_tool_id {
+	TOOL_LIST_AGENTS,
+	TOOL_RUN_AGENT,
+	TOOL_START_JOB,
+	TOOL_JOB_STATUS,
+	TOOL_JOB_EVENTS,
+	TOOL_WAIT_JOB,
+	TOOL_CANCEL_JOB,
+	TOOL_LIST_JOBS,
+};
+
 struct json_object *mcp_tools_list(void);
 /* tools/call: answered now (bad params) or when the API call ends. */
 void mcp_tools_call(
     struct mcp *, struct json_object *id, struct json_object *params);
+
+/* ---- mcp_call.c: the calls in flight, on the HTTP API */
+#define MCP_ERRBODY_MAX (64 * 1024) /* bytes of a refusal's body kept */
+
+struct mcp_call {
+	TAILQ_ENTRY(mcp_call) c_entry;
+	struct mcp *c_mcp;
+	enum mcp_tool_id c_tool;
+	struct json_object *c_id;	/* the request's id */
+	struct json_object *c_progress; /* its progressToken, or NULL */
+	struct evhttp_connection *c_conn;
+	struct evbuffer *c_in; /* body bytes not yet a whole line */
+	int64_t c_nprogress;
+	/* run_agent: what the stream said */
+	struct evbuffer *c_text;
+	struct json_object *c_tools, *c_end, *c_err, *c_saved, *c_usage;
+	char c_run_id[40];
+	int c_text_cut, c_tools_cut;
+};
+
+/*
+ * A checked call of tool with args (NULL: none) and the caller's
+ * progressToken tok (NULL: none) started on the API; answered now
+ * when it cannot start.
+ */
+void mcp_call_begin(struct mcp *, struct json_object *id, enum mcp_tool_id,
+    struct json_object *args, struct json_object *tok);
 /* notifications/cancelled: that call ends unanswered; its HTTP
  * request is dropped, which cancels its run (API-3). */
 void mcp_tools_cancel(struct mcp *, struct json_object *id);
 /* Every call in flight, as above (stdin closed). */
 void mcp_tools_cancel_all(struct mcp *);
+
+/* ---- mcp_result.c: what the API's answers become */
+/* A tool's own failure: a result with isError and {error: code}. */
+struct json_object *mcp_tool_error(const char *code, const char *text);
+/* run_agent: the whole NDJSON lines of c_in so far, each an event. */
+void mcp_run_lines(struct mcp_call *);
+/* The call's API answer, status 0 for none: its result sent. */
+void mcp_call_answer(struct mcp_call *, int status);
 
 #endif

@@ -26,8 +26,6 @@ PENDING = {
     "spawner/job.c job_load",
     "spawner/sandbox_mnt.c sbx_child_mounts",
     "spawner/sandbox_plan.c sandbox_run_prepare",
-    "supervisor/mcp_tools.c",
-    "supervisor/mcp_tools.c mcp_tools_call",
 }
 
 
