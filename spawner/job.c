@@ -449,12 +449,13 @@ job_file(const char *name)
 	       (len == 22 && strcmp(name + 16, ".jsonl") == 0);
 }
 
-/* ID.json into a job, or NULL (unreadable, or not ours: left alone). */
-static struct job *
-job_load(const char *id)
+/* ID.json, a regular file of our shape whose jobId is id: its object,
+ * or NULL. */
+static struct json_object *
+job_meta_read(const char *id)
 {
-	/* Bounds where a value out of them is refused below; the others are
-	 * read only when in range. */
+	/* Bounds where a value out of them is refused by job_load; the
+	 * others are read only when in range. */
 	static const struct json_shape shape[] = {
 	    JS_STR("jobId", JS_REQ, 0, 16),
 	    JS_STR("agent", JS_REQ, 0, LIM_NAME_MAX),
@@ -471,25 +472,41 @@ job_load(const char *id)
 	    JS_BOOL("truncated", JS_REQ),
 	    JS_BOOL("eventsCut", JS_REQ),
 	};
-	struct json_object *o = NULL, *v;
+	struct json_object *o = NULL;
 	char name[32], buf[JOB_META_MAX];
 	const char *s;
-	struct job *j = NULL;
-	long long n;
 	struct stat st;
 	ssize_t len;
-	size_t i;
 	int fd;
 
 	snprintf(name, sizeof(name), "%s.json", id);
 	if ((fd = openat(jobs_dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) ==
-		-1 ||
-	    fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    (len = read(fd, buf, sizeof(buf))) <= 0 ||
-	    (size_t)len == sizeof(buf) ||
-	    (o = json_parse_object(buf, (size_t)len, 2)) == NULL ||
-	    !json_shape_ok(o, shape, nitems(shape)) ||
-	    (s = json_get_str(o, "jobId", 16)) == NULL || strcmp(s, id) != 0 ||
+	    -1)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (len = read(fd, buf, sizeof(buf))) > 0 && (size_t)len < sizeof(buf))
+		o = json_parse_object(buf, (size_t)len, 2);
+	close(fd);
+	if (o != NULL && (!json_shape_ok(o, shape, nitems(shape)) ||
+			     (s = json_get_str(o, "jobId", 16)) == NULL ||
+			     strcmp(s, id) != 0)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/* ID.json into a job, or NULL (unreadable, or not ours: left alone). */
+static struct job *
+job_load(const char *id)
+{
+	struct json_object *o, *v;
+	const char *s;
+	struct job *j = NULL;
+	long long n;
+	size_t i;
+
+	if ((o = job_meta_read(id)) == NULL ||
 	    (j = calloc(1, sizeof(*j))) == NULL)
 		goto bad;
 	memcpy(j->j_id, id, sizeof(j->j_id));
@@ -527,12 +544,9 @@ job_load(const char *id)
 	j->j_truncated = json_object_get_boolean(v);
 	json_object_object_get_ex(o, "eventsCut", &v);
 	j->j_cut = json_object_get_boolean(v);
-	close(fd);
 	json_object_put(o);
 	return j;
 bad:
-	if (fd != -1)
-		close(fd);
 	json_object_put(o);
 	free(j);
 	log_warnx("jobs: %s: unusable meta, left alone", id);

@@ -23,7 +23,6 @@ PENDING = {
     "common/ipc.c",
     "common/spawn_helper.c spawn_child",
     "policy/shlex.c lx_run",
-    "spawner/job.c job_load",
     "spawner/sandbox_mnt.c sbx_child_mounts",
     "spawner/sandbox_plan.c sandbox_run_prepare",
 }
