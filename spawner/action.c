@@ -318,11 +318,7 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	nactions++;
 	x->x_agent = ag;
 	x->x_act = act;
-	x->x_conn = c;
-	x->x_gen = sp.sp_broker_gen;
-	x->x_req = *m;
-	x->x_req.m_obj = NULL;
-	x->x_req.m_fd = -1;
+	spawner_req_keep(c, m, &x->x_conn, &x->x_gen, &x->x_req);
 	if ((x->x_out = evbuffer_new()) == NULL ||
 	    (x->x_err = evbuffer_new()) == NULL ||
 	    (x->x_argv = calloc(act->a_ncommand + 1, sizeof(char *))) == NULL) {

@@ -807,11 +807,7 @@ job_wait_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		return;
 	}
 	w->w_job = j;
-	w->w_conn = c;
-	w->w_gen = sp.sp_broker_gen;
-	w->w_req = *m;
-	w->w_req.m_obj = NULL;
-	w->w_req.m_fd = -1;
+	spawner_req_keep(c, m, &w->w_conn, &w->w_gen, &w->w_req);
 	LIST_INSERT_HEAD(&j->j_waiters, w, w_entry);
 	if (j->j_state != JS_RUNNING || ms == 0) {
 		job_wait_answer(w, j->j_state == JS_RUNNING);

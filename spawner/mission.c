@@ -350,13 +350,8 @@ mission_begin(struct mission_ent *e, const char *trigger,
 	mr->mr_trigger = trigger;
 	mr->mr_start = now_ms_mono();
 	e->me_started = mr->mr_start;
-	if (c != NULL) {
-		mr->mr_conn = c;
-		mr->mr_gen = sp.sp_broker_gen;
-		mr->mr_req = *m;
-		mr->mr_req.m_obj = NULL;
-		mr->mr_req.m_fd = -1;
-	}
+	if (c != NULL)
+		spawner_req_keep(c, m, &mr->mr_conn, &mr->mr_gen, &mr->mr_req);
 	e->me_running = 1;
 	if (mission_localtime(mi->mi_tz, mission_now(), &tm) == -1 ||
 	    strftime(mr->mr_date, sizeof(mr->mr_date), "%Y-%m-%d", &tm) == 0)

@@ -672,12 +672,8 @@ run_start_msg(struct ipc_conn *c, struct ipc_msg *m, int detached)
 		ipc_reply_error(c, m, "internal");
 		return;
 	}
-	r->r_conn = c;
 	r->r_via_mcp = via != NULL;
-	r->r_gen = sp.sp_broker_gen;
-	r->r_req = *m;
-	r->r_req.m_obj = NULL;
-	r->r_req.m_fd = -1;
+	spawner_req_keep(c, m, &r->r_conn, &r->r_gen, &r->r_req);
 	if (repo != NULL && (r->r_wt_repo = strdup(repo)) == NULL) {
 		run_refuse(c, m, r, "internal", NULL);
 		return;

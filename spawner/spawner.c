@@ -109,6 +109,17 @@ spawner_broker_ok(struct ipc_conn *c, unsigned int gen)
 	       sp.sp_broker_gen == gen;
 }
 
+void
+spawner_req_keep(struct ipc_conn *c, const struct ipc_msg *m,
+    struct ipc_conn **conn, unsigned int *gen, struct ipc_msg *keep)
+{
+	*conn = c;
+	*gen = sp.sp_broker_gen;
+	*keep = *m;
+	keep->m_obj = NULL; /* the codec's, freed once the handler returns */
+	keep->m_fd = -1;
+}
+
 static void
 agent_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {

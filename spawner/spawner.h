@@ -278,5 +278,10 @@ struct json_object *stderr_tail(const char *text, size_t len);
 /* SP-12: a reason (fixed phrases, known values) for the log and the API. */
 #define SPAWNER_REASON_MAX AGENT_REASON_MAX
 int spawner_broker_ok(struct ipc_conn *, unsigned int gen);
+/* A request answered later, from the loop: its channel and that
+ * channel's generation (for spawner_broker_ok), and the message less
+ * what the codec owns (its payload and fd). */
+void spawner_req_keep(struct ipc_conn *c, const struct ipc_msg *m,
+    struct ipc_conn **conn, unsigned int *gen, struct ipc_msg *keep);
 
 #endif
