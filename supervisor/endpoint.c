@@ -201,6 +201,67 @@ endpoint_fetch(struct event_base *base, const struct endpoint *ep,
 	return f.f_obj;
 }
 
+/* ---- the API clients' collections */
+
+int
+endpoint_refused(const struct endpoint_coll *ec, const char *verb, int status)
+{
+	fprintf(stderr, "cordon: %s %s: %s\n", ec->ec_cmd, verb,
+	    status == 404   ? ec->ec_gone
+	    : status == 409 ? ec->ec_busy
+	    : status == 0   ? "no answer"
+			    : "refused");
+	return 1;
+}
+
+int
+endpoint_list(struct event_base *base, const struct endpoint *ep,
+    const struct endpoint_coll *ec, int json, void (*row)(struct json_object *))
+{
+	struct json_object *o, *arr;
+	char uri[64];
+	size_t i, n;
+	int st = 0;
+
+	snprintf(uri, sizeof(uri), "/api/%s", ec->ec_coll);
+	if ((o = endpoint_fetch(base, ep, uri, NULL, &st)) == NULL)
+		return endpoint_refused(ec, "list", st);
+	if (!json_object_object_get_ex(o, ec->ec_coll, &arr) ||
+	    !json_object_is_type(arr, json_type_array)) {
+		json_object_put(o);
+		return endpoint_refused(ec, "list", 0);
+	}
+	if (json)
+		endpoint_print_json(o);
+	else {
+		row(NULL);
+		n = json_object_array_length(arr);
+		for (i = 0; i < n; i++)
+			row(json_object_array_get_idx(arr, i));
+	}
+	json_object_put(o);
+	return 0;
+}
+
+/* An action on one item: POST {} to /api/COLL/ID/ACTION, said as
+ * "cordon: CMD ID: done" (or refused, on stderr).  The exit status. */
+static int
+endpoint_act(struct event_base *base, const struct endpoint *ep,
+    const struct endpoint_coll *ec, const char *id, const char *action,
+    const char *done)
+{
+	struct json_object *o;
+	char uri[160];
+	int st = 0;
+
+	snprintf(uri, sizeof(uri), "/api/%s/%s/%s", ec->ec_coll, id, action);
+	if ((o = endpoint_fetch(base, ep, uri, "{}", &st)) == NULL)
+		return endpoint_refused(ec, action, st);
+	json_object_put(o);
+	printf("cordon: %s %s: %s\n", ec->ec_cmd, id, done);
+	return 0;
+}
+
 /* ---- what the API clients print */
 
 void
@@ -244,7 +305,7 @@ endpoint_when(struct json_object *o, const char *k, char *buf, size_t bufsz)
 }
 
 int
-endpoint_cmd(const char *cmd, int argc, char **argv,
+endpoint_cmd(const struct endpoint_coll *ec, int argc, char **argv,
     const struct endpoint_verb *verbs, size_t n, const char *usage)
 {
 	const struct endpoint_verb *v = NULL;
@@ -268,13 +329,15 @@ endpoint_cmd(const char *cmd, int argc, char **argv,
 	argc -= v->ev_id ? 2 : 1;
 	argv += v->ev_id ? 2 : 1;
 	if ((rc = endpoint_args(
-		 cmd, argc, argv, v->ev_json ? &json : NULL, &ep)) == 2)
+		 ec->ec_cmd, argc, argv, v->ev_json ? &json : NULL, &ep)) == 2)
 		goto usage;
 	if (rc != 0)
 		return rc;
 	if ((base = event_base_new()) == NULL)
 		return 1;
-	rc = v->ev_fn(base, &ep, id, json);
+	rc = v->ev_fn != NULL
+		 ? v->ev_fn(base, &ep, id, json)
+		 : endpoint_act(base, &ep, ec, id, v->ev_name, v->ev_done);
 	event_base_free(base);
 	explicit_bzero(&ep, sizeof(ep));
 	return rc;

@@ -47,6 +47,27 @@ struct json_object *endpoint_fetch(struct event_base *base,
     const struct endpoint *ep, const char *uri, const char *post_body,
     int *status);
 
+/*
+ * The API clients' collections (cordon job, cordon worktree): the
+ * command's name, the collection's (/api/COLL, the array member COLL
+ * of its list) and what a 404 and a 409 mean, in words.
+ */
+struct endpoint_coll {
+	const char *ec_cmd;
+	const char *ec_coll;
+	const char *ec_gone; /* 404 */
+	const char *ec_busy; /* 409 */
+};
+/* What the API refused (status 0: no answer), in words on stderr; its
+ * code is not echoed input.  The exit status, 1. */
+int endpoint_refused(
+    const struct endpoint_coll *, const char *verb, int status);
+/* GET /api/COLL, its array COLL printed: the answer as one line of
+ * JSON (json), else row(NULL) for the header and row(item) for each.
+ * The exit status (refused: said on stderr). */
+int endpoint_list(struct event_base *, const struct endpoint *,
+    const struct endpoint_coll *, int json, void (*row)(struct json_object *));
+
 /* The API clients' output (cordon job, cordon worktree): o as one line
  * of JSON; member k as text (a string, number or boolean, else "-");
  * member k, ms since the epoch, as UTC "YYYY-MM-DDTHH:MM:SSZ" (or "-"). */
@@ -59,8 +80,9 @@ const char *endpoint_when(
  * `cordon CMD VERB [ID] [options]` (cordon job, cordon worktree): the
  * verb found in verbs (n of them), its ID checked against the job id
  * pattern before any call, the endpoint options read, and the verb's
- * fn called on a fresh event base.  Its exit status; 2 after printing
- * usage on bad usage.
+ * fn called on a fresh event base; a verb with no fn is an action on
+ * the ID: POST {} to /api/COLL/ID/VERB, said as "cordon: CMD ID: DONE".
+ * Its exit status; 2 after printing usage on bad usage.
  */
 struct endpoint_verb {
 	const char *ev_name;
@@ -68,8 +90,9 @@ struct endpoint_verb {
 	int ev_json; /* takes --json */
 	int (*ev_fn)(struct event_base *, const struct endpoint *,
 	    const char *id, int json);
+	const char *ev_done; /* an action's (ev_fn NULL) word once done */
 };
-int endpoint_cmd(const char *cmd, int argc, char **argv,
+int endpoint_cmd(const struct endpoint_coll *, int argc, char **argv,
     const struct endpoint_verb *verbs, size_t n, const char *usage);
 
 #endif

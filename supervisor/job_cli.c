@@ -25,52 +25,31 @@
 
 #define JOB_PAGE 200 /* events asked per call */
 
-/* What the API refused, in words; its code is not echoed input. */
-static int
-job_refused(const char *verb, int status)
+static const struct endpoint_coll job_coll = {
+    "job", "jobs", "no such job", "the job is not running"};
+
+/* One line of `cordon job list`; NULL: its header. */
+static void
+job_row(struct json_object *j)
 {
-	fprintf(stderr, "cordon: job %s: %s\n", verb,
-	    status == 404   ? "no such job"
-	    : status == 409 ? "the job is not running"
-	    : status == 0   ? "no answer"
-			    : "refused");
-	return 1;
+	char a[32];
+
+	if (j == NULL)
+		printf("%-16s %-20s %-10s %-20s %s\n", "JOB", "AGENT", "STATE",
+		    "STARTED", "EVENTS");
+	else
+		printf("%-16s %-20s %-10s %-20s %s\n",
+		    endpoint_text(j, "jobId"), endpoint_text(j, "agent"),
+		    endpoint_text(j, "state"),
+		    endpoint_when(j, "createdMs", a, sizeof(a)),
+		    endpoint_text(j, "events"));
 }
 
 static int
 job_list(struct event_base *base, const struct endpoint *ep, const char *id,
     int json)
 {
-	struct json_object *o, *arr, *j;
-	char a[32];
-	size_t i, n;
-	int st = 0;
-
-	if ((o = endpoint_fetch(base, ep, "/api/jobs", NULL, &st)) == NULL)
-		return job_refused("list", st);
-	if (!json_object_object_get_ex(o, "jobs", &arr) ||
-	    !json_object_is_type(arr, json_type_array)) {
-		json_object_put(o);
-		return job_refused("list", 0);
-	}
-	if (json)
-		endpoint_print_json(o);
-	else {
-		printf("%-16s %-20s %-10s %-20s %s\n", "JOB", "AGENT", "STATE",
-		    "STARTED", "EVENTS");
-		n = json_object_array_length(arr);
-		for (i = 0; i < n; i++) {
-			j = json_object_array_get_idx(arr, i);
-			printf("%-16s %-20s %-10s %-20s %s\n",
-			    endpoint_text(j, "jobId"),
-			    endpoint_text(j, "agent"),
-			    endpoint_text(j, "state"),
-			    endpoint_when(j, "createdMs", a, sizeof(a)),
-			    endpoint_text(j, "events"));
-		}
-	}
-	json_object_put(o);
-	return 0;
+	return endpoint_list(base, ep, &job_coll, json, job_row);
 }
 
 static void
@@ -134,7 +113,7 @@ job_show(struct event_base *base, const struct endpoint *ep, const char *id,
 		    "/api/jobs/%s/events?offset=%lld&limit=%d", id, next,
 		    JOB_PAGE);
 		if ((o = endpoint_fetch(base, ep, uri, NULL, &st)) == NULL) {
-			rc = job_refused("show", st);
+			rc = endpoint_refused(&job_coll, "show", st);
 			break;
 		}
 		if (!json_object_object_get_ex(o, "events", &arr) ||
@@ -142,7 +121,7 @@ job_show(struct event_base *base, const struct endpoint *ep, const char *id,
 		    json_get_int(o, "next", next, 1LL << 53, &next) == -1 ||
 		    !json_object_object_get_ex(o, "job", &v)) {
 			json_object_put(o);
-			rc = job_refused("show", 0);
+			rc = endpoint_refused(&job_coll, "show", 0);
 			break;
 		}
 		json_object_put(job);
@@ -174,32 +153,16 @@ job_show(struct event_base *base, const struct endpoint *ep, const char *id,
 	return rc;
 }
 
-static int
-job_cancel(struct event_base *base, const struct endpoint *ep, const char *id,
-    int json)
-{
-	struct json_object *o;
-	char uri[160];
-	int st = 0;
-
-	snprintf(uri, sizeof(uri), "/api/jobs/%s/cancel", id);
-	if ((o = endpoint_fetch(base, ep, uri, "{}", &st)) == NULL)
-		return job_refused("cancel", st);
-	json_object_put(o);
-	printf("cordon: job %s: cancel asked\n", id);
-	return 0;
-}
-
 int
 cmd_job(int argc, char **argv)
 {
 	static const struct endpoint_verb verbs[] = {
-	    {"list", 0, 1, job_list},
-	    {"show", 1, 1, job_show},
-	    {"cancel", 1, 0, job_cancel},
+	    {"list", 0, 1, job_list, NULL},
+	    {"show", 1, 1, job_show, NULL},
+	    {"cancel", 1, 0, NULL, "cancel asked"},
 	};
 
-	return endpoint_cmd("job", argc, argv, verbs, nitems(verbs),
+	return endpoint_cmd(&job_coll, argc, argv, verbs, nitems(verbs),
 	    "usage: cordon job list [--home DIR | --port N --token-file FILE] "
 	    "[--json]\n"
 	    "       cordon job show ID [--home DIR | ...] [--json]\n"
