@@ -104,23 +104,25 @@ fd_named(const struct spawn_req *r, int fd)
 	return 0;
 }
 
-/* Child side, on the parent's memory: async-signal-safe calls only. */
-static void __attribute__((noreturn))
-spawn_child(const struct spawn_arg *sa, int sfd)
+/* Child step: drop the signal state the parent may have changed. */
+static void
+spawn_reset_signals(void)
 {
-	const struct spawn_req *r = sa->sa_req;
-	pid_t parent = sa->sa_parent;
 	sigset_t all;
 	size_t i;
-	int maxdst = 2, fd, step;
-	int tmp[SPAWN_MAX_FDS];
 
-	/* Reset signal state the parent may have changed. */
 	for (i = 1; i < NSIG; i++)
 		if (i != SIGKILL && i != SIGSTOP)
 			signal((int)i, SIG_DFL);
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
+}
+
+/* Child step: a session of its own, and death with the parent. */
+static void
+spawn_session(const struct spawn_arg *sa, int sfd)
+{
+	const struct spawn_req *r = sa->sa_req;
 
 	if (r->sr_setsid && setsid() == -1)
 		spawn_fail(sfd, SPAWN_STEP_SETSID);
@@ -129,11 +131,24 @@ spawn_child(const struct spawn_arg *sa, int sfd)
 			spawn_fail(sfd, SPAWN_STEP_PDEATHSIG);
 		/* In a new pid namespace the parent is invisible (ppid 0). */
 		if (!(r->sr_clone_flags & CLONE_NEWPID) &&
-		    getppid() != parent) {
+		    getppid() != sa->sa_parent) {
 			errno = ESRCH;
 			spawn_fail(sfd, SPAWN_STEP_PDEATHSIG);
 		}
 	}
+}
+
+/*
+ * Child step: the fd map applied, stdio completed with /dev/null, every
+ * other descriptor closed.  Returns the status pipe's new number.
+ */
+static int
+spawn_map_fds(const struct spawn_req *r, int sfd)
+{
+	size_t i;
+	int maxdst = 2, fd;
+	int tmp[SPAWN_MAX_FDS];
+
 	/*
 	 * Move every source fd, and the status pipe, above all destinations
 	 * first, so that a mapping like {4->3, 3->4} cannot clobber a source.
@@ -173,6 +188,15 @@ spawn_child(const struct spawn_arg *sa, int sfd)
 			close(fd);
 	close_from(maxdst + 1, sfd - 1);
 	close_from(sfd + 1, (int)(~0U >> 1));
+	return sfd;
+}
+
+/* Child step: resource limits, umask and working directory. */
+static void
+spawn_limits(const struct spawn_req *r, int sfd)
+{
+	size_t i;
+
 	for (i = 0; i < r->sr_nrlimits; i++) {
 		struct rlimit rl;
 
@@ -184,17 +208,30 @@ spawn_child(const struct spawn_arg *sa, int sfd)
 		umask((mode_t)r->sr_umask);
 	if (r->sr_cwd != NULL && chdir(r->sr_cwd) == -1)
 		spawn_fail(sfd, SPAWN_STEP_CWD);
-	if (r->sr_hook != NULL) {
-		errno = 0;
-		if ((step = r->sr_hook(r->sr_hook_arg)) != 0)
-			spawn_fail(sfd, step < SPAWN_STEP_HOOK_BASE
-					    ? SPAWN_STEP_HOOK_BASE
-					    : step);
-	}
-	/*
-	 * The init keeps the status pipe, at the number its argv names: the
-	 * lowest above the map, free since everything there was closed.
-	 */
+}
+
+/* Child step: the caller's hook, its failure reported as a hook step. */
+static void
+spawn_run_hook(const struct spawn_req *r, int sfd)
+{
+	int step;
+
+	if (r->sr_hook == NULL)
+		return;
+	errno = 0;
+	if ((step = r->sr_hook(r->sr_hook_arg)) != 0)
+		spawn_fail(sfd,
+		    step < SPAWN_STEP_HOOK_BASE ? SPAWN_STEP_HOOK_BASE : step);
+}
+
+/*
+ * Child step: the init keeps the status pipe, at the number its argv
+ * names: the lowest above the map, free since everything there was
+ * closed.  Returns the status pipe's number.
+ */
+static int
+spawn_keep_status(const struct spawn_arg *sa, int sfd)
+{
 	if (sa->sa_init_argv != NULL && sfd != sa->sa_init_sfd) {
 		if (dup2(sfd, sa->sa_init_sfd) == -1)
 			spawn_fail(sfd, SPAWN_STEP_FDS);
@@ -202,13 +239,28 @@ spawn_child(const struct spawn_arg *sa, int sfd)
 		sfd = sa->sa_init_sfd;
 	} else if (sa->sa_init_argv != NULL && fcntl(sfd, F_SETFD, 0) == -1)
 		spawn_fail(sfd, SPAWN_STEP_FDS);
-	/* Every step before execve is done: say so, or say nothing at all. */
-	{
-		struct spawn_status st = {SPAWN_STEP_NONE, 0};
+	return sfd;
+}
 
-		if (write(sfd, &st, sizeof(st)) != (ssize_t)sizeof(st))
-			_exit(127);
-	}
+/*
+ * Child side, on the parent's memory: async-signal-safe calls only.  The
+ * steps in order; each reports its own failure and dies.
+ */
+static void __attribute__((noreturn))
+spawn_child(const struct spawn_arg *sa, int sfd)
+{
+	const struct spawn_req *r = sa->sa_req;
+	struct spawn_status st = {SPAWN_STEP_NONE, 0};
+
+	spawn_reset_signals();
+	spawn_session(sa, sfd);
+	sfd = spawn_map_fds(r, sfd);
+	spawn_limits(r, sfd);
+	spawn_run_hook(r, sfd);
+	sfd = spawn_keep_status(sa, sfd);
+	/* Every step before execve is done: say so, or say nothing at all. */
+	if (write(sfd, &st, sizeof(st)) != (ssize_t)sizeof(st))
+		_exit(127);
 	if (sa->sa_init_argv != NULL)
 		execve(r->sr_init, sa->sa_init_argv, r->sr_envp);
 	else
