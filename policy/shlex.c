@@ -229,6 +229,129 @@ lx_redir(struct glex *lx, size_t *ip)
 	*ip = i;
 }
 
+/*
+ * The lexer's steps: each takes the index of the character that chose
+ * it and returns the index after what it consumed, or LX_OPEN when the
+ * line ends inside a quote or after a lone backslash.
+ */
+#define LX_OPEN SIZE_MAX
+
+/* ; or ;; (a case terminator: refused) */
+static size_t
+lx_semi(struct glex *lx, size_t i)
+{
+	lx_endword(lx);
+	if (i + 1 < lx->lx_n && lx->lx_s[i + 1] == ';') {
+		lx_tok(lx, T_BAD, 0);
+		i++;
+	}
+	lx_tok(lx, T_SEP, 0);
+	return i + 1;
+}
+
+/* && or &, or the redirection &> */
+static size_t
+lx_amp(struct glex *lx, size_t i)
+{
+	const char *s = lx->lx_s;
+	size_t n = lx->lx_n;
+
+	if (i + 1 < n && s[i + 1] == '>') {
+		lx_redir(lx, &i);
+		return i;
+	}
+	lx_endword(lx);
+	if (i + 1 < n && s[i + 1] == '&') {
+		lx_tok(lx, T_AND, 0);
+		return i + 2;
+	}
+	lx_tok(lx, T_BG, 0);
+	return i + 1;
+}
+
+/* || or | (and |&) */
+static size_t
+lx_pipe(struct glex *lx, size_t i)
+{
+	const char *s = lx->lx_s;
+	size_t n = lx->lx_n;
+
+	lx_endword(lx);
+	if (i + 1 < n && s[i + 1] == '|') {
+		lx_tok(lx, T_OR, 0);
+		return i + 2;
+	}
+	lx_tok(lx, T_PIPE, 0);
+	return i + ((i + 1 < n && s[i + 1] == '&') ? 2 : 1);
+}
+
+/* '...': every byte literal */
+static size_t
+lx_squote(struct glex *lx, size_t i)
+{
+	const char *s = lx->lx_s;
+	size_t n = lx->lx_n;
+
+	lx_quoted_empty(lx);
+	for (i++; i < n && s[i] != '\''; i++)
+		lx_putc(lx, s[i], 1);
+	return i >= n ? LX_OPEN : i + 1;
+}
+
+/* "...": backslash escapes, $ expansions, ` refused */
+static size_t
+lx_dquote(struct glex *lx, size_t i)
+{
+	const char *s = lx->lx_s;
+	size_t n = lx->lx_n;
+
+	lx_quoted_empty(lx);
+	for (i++; i < n && s[i] != '"';) {
+		if (s[i] == '\\' && i + 1 < n &&
+		    strchr("$`\"\\\n", s[i + 1]) != NULL) {
+			if (s[i + 1] != '\n')
+				lx_putc(lx, s[i + 1], 1);
+			i += 2;
+		} else if (s[i] == '$') {
+			i = lx_dollar(lx, i, 1);
+		} else {
+			if (s[i] == '`')
+				lx_flag(lx, SH_BAD);
+			lx_putc(lx, s[i], 1);
+			i++;
+		}
+	}
+	return i >= n ? LX_OPEN : i + 1;
+}
+
+/* \c: c quoted; backslash-newline joins lines */
+static size_t
+lx_backslash(struct glex *lx, size_t i)
+{
+	if (i + 1 >= lx->lx_n)
+		return LX_OPEN;
+	if (lx->lx_s[i + 1] != '\n')
+		lx_putc(lx, lx->lx_s[i + 1], 1);
+	return i + 2;
+}
+
+/* Any other byte: part of a word; a leading ~ or a glob is marked. */
+static size_t
+lx_plain(struct glex *lx, size_t i)
+{
+	char c = lx->lx_s[i];
+
+	if (c == '~' && !lx->lx_in) {
+		lx_putc(lx, c, 0);
+		lx->lx_wflags |= SH_TILDE;
+	} else {
+		if (c == '*' || c == '?' || c == '[')
+			lx_flag(lx, SH_GLOB);
+		lx_putc(lx, c, 0);
+	}
+	return i + 1;
+}
+
 /* Lex s[0..n) (validated) into lx->lx_t; lx_hard on a fatal problem. */
 static void
 lx_run(struct glex *lx)
@@ -250,35 +373,11 @@ lx_run(struct glex *lx)
 			while (i < n && s[i] != '\n')
 				i++;
 		} else if (c == ';') {
-			lx_endword(lx);
-			if (i + 1 < n && s[i + 1] == ';') {
-				lx_tok(lx, T_BAD, 0);
-				i++;
-			}
-			lx_tok(lx, T_SEP, 0);
-			i++;
+			i = lx_semi(lx, i);
 		} else if (c == '&') {
-			if (i + 1 < n && s[i + 1] == '>') {
-				lx_redir(lx, &i);
-				continue;
-			}
-			lx_endword(lx);
-			if (i + 1 < n && s[i + 1] == '&') {
-				lx_tok(lx, T_AND, 0);
-				i += 2;
-			} else {
-				lx_tok(lx, T_BG, 0);
-				i++;
-			}
+			i = lx_amp(lx, i);
 		} else if (c == '|') {
-			lx_endword(lx);
-			if (i + 1 < n && s[i + 1] == '|') {
-				lx_tok(lx, T_OR, 0);
-				i += 2;
-			} else {
-				lx_tok(lx, T_PIPE, 0);
-				i += (i + 1 < n && s[i + 1] == '&') ? 2 : 1;
-			}
+			i = lx_pipe(lx, i);
 		} else if (c == '<' || c == '>') {
 			lx_redir(lx, &i);
 		} else if (c == '(' || c == ')') {
@@ -292,56 +391,19 @@ lx_run(struct glex *lx)
 			lx_putc(lx, c, 0);
 			i++;
 		} else if (c == '\'') {
-			lx_quoted_empty(lx);
-			for (i++; i < n && s[i] != '\''; i++)
-				lx_putc(lx, s[i], 1);
-			if (i >= n) {
-				lx->lx_hard = 1;
-				return;
-			}
-			i++;
+			i = lx_squote(lx, i);
 		} else if (c == '"') {
-			lx_quoted_empty(lx);
-			for (i++; i < n && s[i] != '"';) {
-				if (s[i] == '\\' && i + 1 < n &&
-				    strchr("$`\"\\\n", s[i + 1]) != NULL) {
-					if (s[i + 1] != '\n')
-						lx_putc(lx, s[i + 1], 1);
-					i += 2;
-				} else if (s[i] == '$') {
-					i = lx_dollar(lx, i, 1);
-				} else {
-					if (s[i] == '`')
-						lx_flag(lx, SH_BAD);
-					lx_putc(lx, s[i], 1);
-					i++;
-				}
-			}
-			if (i >= n) {
-				lx->lx_hard = 1;
-				return;
-			}
-			i++;
+			i = lx_dquote(lx, i);
 		} else if (c == '\\') {
-			if (i + 1 >= n) {
-				lx->lx_hard = 1;
-				return;
-			}
-			if (s[i + 1] != '\n')
-				lx_putc(lx, s[i + 1], 1);
-			i += 2;
+			i = lx_backslash(lx, i);
 		} else if (c == '$') {
 			i = lx_dollar(lx, i, 0);
 		} else {
-			if (c == '~' && !lx->lx_in) {
-				lx_putc(lx, c, 0);
-				lx->lx_wflags |= SH_TILDE;
-			} else {
-				if (c == '*' || c == '?' || c == '[')
-					lx_flag(lx, SH_GLOB);
-				lx_putc(lx, c, 0);
-			}
-			i++;
+			i = lx_plain(lx, i);
+		}
+		if (i == LX_OPEN) {
+			lx->lx_hard = 1;
+			return;
 		}
 	}
 	lx_endword(lx);
