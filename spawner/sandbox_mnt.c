@@ -272,60 +272,75 @@ child_gate_dir(int tmpfd)
 }
 
 /*
- * Namespace isolation (SBX-4): the whole host read-only, nosuid, nodev;
- * the write roots copied in by handle and writable (still nosuid,
- * nodev); a private /tmp (roots under /tmp shown again inside it); a
- * fresh /proc; secret-looking files in write roots covered.
+ * What the mount steps hand on to each other, on the child's stack: the
+ * detached copies made while the host is still in view, then attached
+ * once /tmp and the host are covered.
  */
-int
-sbx_child_mounts(const struct sandbox_run *sx)
-{
-	const struct roots *rt = &sx->sx_plan->pl_roots;
-	struct tmproot tr[SBX_PATHS_MAX];
-	int wtree[SBX_WRITE_MAX], wfd[SBX_WRITE_MAX];
-	int cfgtree[SBX_CFG_FILES_MAX];
-	struct stat st, cfgsrc[SBX_CFG_FILES_MAX];
-	size_t i, j, ntr = 0, nw = 0;
-	int fd, tmpm, tmpfd, emptyfd, r, m;
+struct mnt_view {
+	struct tmproot mv_tr[SBX_PATHS_MAX]; /* paths under /tmp */
+	size_t mv_ntr;
+	int mv_wtree[SBX_WRITE_MAX]; /* write roots elsewhere: copies */
+	int mv_wfd[SBX_WRITE_MAX];   /* and where they go */
+	size_t mv_nw;
+	int mv_cfgtree[SBX_CFG_FILES_MAX];
+	struct stat mv_cfgsrc[SBX_CFG_FILES_MAX];
+	int mv_tmpm;	/* the private /tmp, detached */
+	int mv_tmpfd;	/* its top directory */
+	int mv_emptyfd; /* the shadow source, in it */
+};
 
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
-		return SBX_STEP_PRIVATE;
-	/* SBX-8: cordon's copies of the CLI's config, while in view. */
-	if ((r = sbx_cfg_clone(sx, cfgtree, cfgsrc)) != 0)
-		return r;
-	/*
-	 * Every path of the ruleset under /tmp (roots, the agent's binary,
-	 * `cordon` for the gate), copied before /tmp is covered.
-	 */
+/*
+ * Step: every path of the ruleset under /tmp (roots, the agent's
+ * binary, `cordon` for the gate), copied before /tmp is covered.
+ */
+static int
+mnt_copy_tmp_paths(const struct sandbox_run *sx, struct mnt_view *mv)
+{
+	struct tmproot *tr = mv->mv_tr;
+	struct stat st;
+	size_t i;
+	int fd;
+
 	for (i = 0; i < sx->sx_npaths; i++) {
 		const char *p = sx->sx_paths[i].cp_path;
 
 		if (!under_tmp(p) || strcmp(p, "/tmp") == 0 ||
-		    ntr == nitems(tr))
+		    mv->mv_ntr == nitems(mv->mv_tr))
 			continue;
-		tr[ntr].tr_path = p;
-		tr[ntr].tr_nested = 0;
+		tr[mv->mv_ntr].tr_path = p;
+		tr[mv->mv_ntr].tr_nested = 0;
 		fd = open(p, O_PATH | O_CLOEXEC);
 		if (fd == -1 &&
 		    (sx->sx_paths[i].cp_access & CONFINE_LL_OPTIONAL))
 			continue;
 		if (fd == -1 || fstat(fd, &st) == -1)
 			return SBX_STEP_ROOT;
-		tr[ntr].tr_dir = S_ISDIR(st.st_mode);
-		tr[ntr].tr_tree = sbx_tree_clone(fd, SBX_MNT_RO,
+		tr[mv->mv_ntr].tr_dir = S_ISDIR(st.st_mode);
+		tr[mv->mv_ntr].tr_tree = sbx_tree_clone(fd, SBX_MNT_RO,
 		    (sx->sx_paths[i].cp_access & CONFINE_LL_WRITE) != 0);
 		close(fd);
-		if (tr[ntr].tr_tree == -1)
+		if (tr[mv->mv_ntr].tr_tree == -1)
 			return SBX_STEP_ROOT;
-		ntr++;
+		mv->mv_ntr++;
 	}
-	/*
-	 * A cwd under /tmp beneath no root (an operator's HOME there) is
-	 * shown too, read-only: the agent may enter it, and Landlock still
-	 * decides what it may read, as for any other path of the host.
-	 */
+	return 0;
+}
+
+/*
+ * Step: a cwd under /tmp beneath no root (an operator's HOME there) is
+ * shown too, read-only: the agent may enter it, and Landlock still
+ * decides what it may read, as for any other path of the host.  Then
+ * each path copied is marked when it lies beneath another.
+ */
+static int
+mnt_copy_tmp_cwd(const struct sandbox_run *sx, struct mnt_view *mv)
+{
+	struct tmproot *tr = mv->mv_tr;
+	size_t i, j, ntr = mv->mv_ntr;
+	int fd;
+
 	if (sx->sx_cwd != NULL && under_tmp(sx->sx_cwd) &&
-	    strcmp(sx->sx_cwd, "/tmp") != 0 && ntr < nitems(tr)) {
+	    strcmp(sx->sx_cwd, "/tmp") != 0 && ntr < nitems(mv->mv_tr)) {
 		for (j = 0; j < ntr; j++)
 			if (strcmp(sx->sx_cwd, tr[j].tr_path) == 0 ||
 			    beneath(sx->sx_cwd, tr[j].tr_path))
@@ -341,39 +356,66 @@ sbx_child_mounts(const struct sandbox_run *sx)
 			close(fd);
 			if (tr[ntr].tr_tree == -1)
 				return SBX_STEP_CHDIR;
-			ntr++;
+			mv->mv_ntr = ++ntr;
 		}
 	}
 	for (i = 0; i < ntr; i++)
 		for (j = 0; j < ntr; j++)
 			if (i != j && beneath(tr[i].tr_path, tr[j].tr_path))
 				tr[i].tr_nested = 1;
-	/* Write roots elsewhere: held, and copied writable, by handle. */
-	for (i = 0; i < rt->r_nwrite && nw < nitems(wfd); i++) {
+	return 0;
+}
+
+/* Step: write roots elsewhere: held, and copied writable, by handle. */
+static int
+mnt_copy_write_roots(const struct sandbox_run *sx, struct mnt_view *mv)
+{
+	const struct roots *rt = &sx->sx_plan->pl_roots;
+	size_t i;
+
+	for (i = 0; i < rt->r_nwrite && mv->mv_nw < nitems(mv->mv_wfd); i++) {
 		if (under_tmp(rt->r_write[i]))
 			continue;
-		if ((wfd[nw] = open(rt->r_write[i],
+		if ((mv->mv_wfd[mv->mv_nw] = open(rt->r_write[i],
 			 O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
 			return SBX_STEP_ROOT;
-		if ((wtree[nw] = sbx_tree_clone(wfd[nw], SBX_MNT_RO, 1)) == -1)
+		if ((mv->mv_wtree[mv->mv_nw] = sbx_tree_clone(
+			 mv->mv_wfd[mv->mv_nw], SBX_MNT_RO, 1)) == -1)
 			return SBX_STEP_WRITABLE;
-		nw++;
+		mv->mv_nw++;
 	}
-	/* The private tmp, its shadow source and the mountpoints in it. */
-	if ((tmpm = tmp_tree(sx)) == -1)
+	return 0;
+}
+
+/* Step: the private tmp, its shadow source and the mountpoints in it. */
+static int
+mnt_make_tmp(const struct sandbox_run *sx, struct mnt_view *mv)
+{
+	size_t i;
+
+	if ((mv->mv_tmpm = tmp_tree(sx)) == -1)
 		return SBX_STEP_TMP;
-	if ((tmpfd = openat(tmpm, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
-	    -1)
+	if ((mv->mv_tmpfd = openat(
+		 mv->mv_tmpm, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return SBX_STEP_TMP;
-	if ((emptyfd = openat(tmpfd, ".cordon-shadow",
+	if ((mv->mv_emptyfd = openat(mv->mv_tmpfd, ".cordon-shadow",
 		 O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400)) ==
 	    -1)
 		return SBX_STEP_TMP;
-	for (i = 0; i < ntr; i++)
-		if (!tr[i].tr_nested && tr[i].tr_path[4] != '\0' &&
-		    tmp_mountpoint(tmpfd, &tr[i]) == -1)
+	for (i = 0; i < mv->mv_ntr; i++)
+		if (!mv->mv_tr[i].tr_nested &&
+		    mv->mv_tr[i].tr_path[4] != '\0' &&
+		    tmp_mountpoint(mv->mv_tmpfd, &mv->mv_tr[i]) == -1)
 			return SBX_STEP_TMP;
-	/* Everything the agent did not get a copy of: read-only. */
+	return 0;
+}
+
+/* Step: everything the agent did not get a copy of, read-only. */
+static int
+mnt_host_readonly(void)
+{
+	struct stat st;
+
 	if (setattr_at(AT_FDCWD, "/", AT_RECURSIVE, SBX_MNT_RO, 0) == -1)
 		return SBX_STEP_READONLY;
 	/*
@@ -385,48 +427,96 @@ sbx_child_mounts(const struct sandbox_run *sx)
 	    setattr_at(AT_FDCWD, "/dev", 0, 0, MOUNT_ATTR_NODEV) == -1 &&
 	    errno != EINVAL)
 		return SBX_STEP_READONLY;
-	for (i = 0; i < nw; i++) {
-		r = sbx_attach_fd(wtree[i], wfd[i]);
-		close(wfd[i]);
+	return 0;
+}
+
+/* Step: the copies attached: write roots, /tmp, the paths under it. */
+static int
+mnt_attach_copies(struct mnt_view *mv)
+{
+	size_t i;
+	int fd, r;
+
+	for (i = 0; i < mv->mv_nw; i++) {
+		r = sbx_attach_fd(mv->mv_wtree[i], mv->mv_wfd[i]);
+		close(mv->mv_wfd[i]);
 		if (r == -1)
 			return SBX_STEP_WRITABLE;
 	}
-	if (attach_path(tmpm, "/tmp") == -1)
+	if (attach_path(mv->mv_tmpm, "/tmp") == -1)
 		return SBX_STEP_TMP;
 	/*
 	 * Parents before the roots nested in them.  The mountpoints are in
 	 * this run's own tmp; a nested one lies in a root copied just now.
 	 */
 	for (r = 0; r < 2; r++)
-		for (i = 0; i < ntr; i++) {
-			if (tr[i].tr_nested != r)
+		for (i = 0; i < mv->mv_ntr; i++) {
+			if (mv->mv_tr[i].tr_nested != r)
 				continue;
-			if ((fd = open(tr[i].tr_path,
+			if ((fd = open(mv->mv_tr[i].tr_path,
 				 O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-			    sbx_attach_fd(tr[i].tr_tree, fd) == -1)
+			    sbx_attach_fd(mv->mv_tr[i].tr_tree, fd) == -1)
 				return SBX_STEP_ROOT;
 			close(fd);
 		}
-	/* SBX-8: the home is attached: its CLI config read-only in it. */
-	if ((r = sbx_cfg_attach(sx, cfgtree, cfgsrc)) != 0)
-		return r;
+	return 0;
+}
+
+/* Step: a fresh /proc, the gate's dir, cordon's socket dir covered. */
+static int
+mnt_proc_gate_hide(const struct sandbox_run *sx, struct mnt_view *mv)
+{
+	struct stat st;
+	int m;
+
 	if ((sx->sx_clone & CLONE_NEWPID) &&
 	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		NULL) == -1)
 		return SBX_STEP_PROC;
-	if (sx->sx_gate && child_gate_dir(tmpfd) == -1)
+	if (sx->sx_gate && child_gate_dir(mv->mv_tmpfd) == -1)
 		return SBX_STEP_GATE;
 	/* cordon's own sockets: nothing there for an agent to dial. */
 	if (sbx_hide != NULL && stat(sbx_hide, &st) == 0 &&
 	    ((m = sbx_tmpfs_new(4096, "0555", SBX_MNT_DEAD)) == -1 ||
 		attach_path(m, sbx_hide) == -1))
 		return SBX_STEP_HIDE;
-	if ((r = sbx_scan_roots(sx, 1, emptyfd)) != 0)
+	return 0;
+}
+
+/*
+ * Namespace isolation (SBX-4): the whole host read-only, nosuid, nodev;
+ * the write roots copied in by handle and writable (still nosuid,
+ * nodev); a private /tmp (roots under /tmp shown again inside it); a
+ * fresh /proc; secret-looking files in write roots covered.  The steps
+ * in order; the first to fail names itself.
+ */
+int
+sbx_child_mounts(const struct sandbox_run *sx)
+{
+	struct mnt_view mv;
+	int r;
+
+	mv.mv_ntr = 0;
+	mv.mv_nw = 0;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		return SBX_STEP_PRIVATE;
+	/* SBX-8: cordon's copies of the CLI's config, while in view. */
+	if ((r = sbx_cfg_clone(sx, mv.mv_cfgtree, mv.mv_cfgsrc)) != 0 ||
+	    (r = mnt_copy_tmp_paths(sx, &mv)) != 0 ||
+	    (r = mnt_copy_tmp_cwd(sx, &mv)) != 0 ||
+	    (r = mnt_copy_write_roots(sx, &mv)) != 0 ||
+	    (r = mnt_make_tmp(sx, &mv)) != 0 ||
+	    (r = mnt_host_readonly()) != 0 || (r = mnt_attach_copies(&mv)) != 0)
+		return r;
+	/* SBX-8: the home is attached: its CLI config read-only in it. */
+	if ((r = sbx_cfg_attach(sx, mv.mv_cfgtree, mv.mv_cfgsrc)) != 0 ||
+	    (r = mnt_proc_gate_hide(sx, &mv)) != 0 ||
+	    (r = sbx_scan_roots(sx, 1, mv.mv_emptyfd)) != 0)
 		return r;
 	/* Only the shadows hold the empty file now. */
-	(void)unlinkat(tmpfd, ".cordon-shadow", 0);
-	close(emptyfd);
-	close(tmpfd);
+	(void)unlinkat(mv.mv_tmpfd, ".cordon-shadow", 0);
+	close(mv.mv_emptyfd);
+	close(mv.mv_tmpfd);
 	/* The old cwd is beneath the mounts: enter it again. */
 	if (sx->sx_cwd != NULL && chdir(sx->sx_cwd) == -1)
 		return SBX_STEP_CHDIR;

@@ -21,7 +21,6 @@ TABLES = {
 PENDING = {
     "broker/front.c",
     "common/ipc.c",
-    "spawner/sandbox_mnt.c sbx_child_mounts",
     "spawner/sandbox_plan.c sandbox_run_prepare",
 }
 
