@@ -285,22 +285,10 @@ env_is_tmp(const char *e)
 	       strncmp(e, "TEMP=", 5) == 0;
 }
 
-int
-sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
-    const char *bin, const char *cwd, char *const *envp,
-    unsigned long long tmp_bytes)
+/* Step: the namespaces a run gets, from the plan's layers. */
+static void
+run_namespaces(struct sandbox_run *sx, const struct sandbox_plan *pl)
 {
-	static const char *const tmpvars[] = {"TMPDIR", "TMP", "TEMP"};
-	const struct roots *rt = &pl->pl_roots;
-	const char *tmpview, *runs;
-	size_t i, n, k;
-	int saved;
-
-	memset(sx, 0, sizeof(*sx));
-	sx->sx_plan = pl;
-	sx->sx_uid = geteuid();
-	sx->sx_gid = getegid();
-	sx->sx_cwd = cwd;
 	if (pl->pl_layers & SBX_L_USERNS)
 		sx->sx_clone |= CLONE_NEWUSER;
 	if ((pl->pl_layers & (SBX_L_USERNS | SBX_L_PIDNS)) ==
@@ -311,8 +299,14 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 		sx->sx_clone |= CLONE_NEWNS;
 	if (pl->pl_network != MF_NET_ALLOW && (pl->pl_layers & SBX_L_NETNS))
 		sx->sx_clone |= CLONE_NEWNET;
+}
 
-	/* The per-run private tmp; namespace mode shows it as /tmp. */
+/* Step: the per-run private tmp; namespace mode shows it as /tmp. */
+static int
+run_tmp(struct sandbox_run *sx, unsigned long long tmp_bytes)
+{
+	const char *runs;
+
 	if ((runs = sbx_runs_dir()) == NULL) {
 		errno = ENOENT; /* sandbox_tmp_open failed: refuse the run */
 		return -1;
@@ -329,14 +323,26 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 		return -1;
 	}
 	sx->sx_tmp_bytes = tmp_bytes;
-	tmpview = (sx->sx_clone & CLONE_NEWNS) ? "/tmp" : sx->sx_tmp;
+	return 0;
+}
+
+/*
+ * Step: the run's environment, the caller's without its tmp (and, for a
+ * proxy run, proxy) settings, then ours: the proxy, the tmp vars.
+ */
+static int
+run_env(struct sandbox_run *sx, const struct sandbox_plan *pl,
+    char *const *envp, const char *tmpview)
+{
+	static const char *const tmpvars[] = {"TMPDIR", "TMP", "TEMP"};
+	size_t i, n, k;
 
 	for (n = 0; envp[n] != NULL; n++)
 		;
 	if ((sx->sx_envp =
 		    calloc(n + nitems(tmpvars) + nitems(sbx_proxy_env) + 1,
 			sizeof(char *))) == NULL)
-		goto fail;
+		return -1;
 	for (i = k = 0; i < n; i++)
 		if (!env_is_tmp(envp[i]) &&
 		    !(pl->pl_network == MF_NET_PROXY && env_is_proxy(envp[i])))
@@ -349,24 +355,34 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 		if (asprintf(&sx->sx_own[i], "%s=%s", tmpvars[i], tmpview) ==
 		    -1) {
 			sx->sx_own[i] = NULL;
-			goto fail;
+			return -1;
 		}
 		sx->sx_envp[k++] = sx->sx_own[i];
 	}
+	return 0;
+}
+
+/* Step: the Landlock path list: the system, the roots, what it runs. */
+static int
+run_paths(struct sandbox_run *sx, const struct sandbox_plan *pl,
+    const char *bin, const char *tmpview)
+{
+	const struct roots *rt = &pl->pl_roots;
+	size_t i;
 
 	for (i = 0; i < nitems(sbx_system); i++)
 		if (sx_path(sx, sbx_system[i].cp_path,
 			sbx_system[i].cp_access) == -1)
-			goto fail;
+			return -1;
 	for (i = 0; i < rt->r_nread; i++)
 		if (sx_path(sx, rt->r_read[i], CONFINE_LL_READ) == -1)
-			goto fail;
+			return -1;
 	/* Agents run their own scripts (./init.sh) in the workspace. */
 	for (i = 0; i < rt->r_nwrite; i++)
 		if (sx_path(sx, rt->r_write[i],
 			CONFINE_LL_READ | CONFINE_LL_WRITE | CONFINE_LL_EXEC) ==
 		    -1)
-			goto fail;
+			return -1;
 	/*
 	 * SP-17: pid 1 of a pid namespace ignores signals it has no handler
 	 * for, so such a run's pid 1 is cordon-init, which forks the agent.
@@ -374,25 +390,47 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 	if (sx->sx_clone & CLONE_NEWPID) {
 		if (sbx_init[0] == '\0') {
 			errno = ENOENT;
-			goto fail;
+			return -1;
 		}
 		sx->sx_init = sbx_init;
 		if (sx_path(sx, sbx_init, CONFINE_LL_READ | CONFINE_LL_EXEC) ==
 		    -1)
-			goto fail;
+			return -1;
 	}
 	if (sx_path(sx, tmpview, CONFINE_LL_READ | CONFINE_LL_WRITE) == -1 ||
 	    sx_path(sx, bin, CONFINE_LL_READ | CONFINE_LL_EXEC) == -1 ||
 	    (sbx_cordon[0] != '\0' && sx_path(sx, sbx_cordon,
 					  CONFINE_LL_READ | CONFINE_LL_EXEC |
 					      CONFINE_LL_OPTIONAL) == -1))
-		goto fail;
+		return -1;
 	return 0;
-fail:
-	saved = errno;
-	sandbox_run_end(sx);
-	errno = saved;
-	return -1;
+}
+
+int
+sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
+    const char *bin, const char *cwd, char *const *envp,
+    unsigned long long tmp_bytes)
+{
+	const char *tmpview;
+	int saved;
+
+	memset(sx, 0, sizeof(*sx));
+	sx->sx_plan = pl;
+	sx->sx_uid = geteuid();
+	sx->sx_gid = getegid();
+	sx->sx_cwd = cwd;
+	run_namespaces(sx, pl);
+	if (run_tmp(sx, tmp_bytes) == -1)
+		return -1;
+	tmpview = (sx->sx_clone & CLONE_NEWNS) ? "/tmp" : sx->sx_tmp;
+	if (run_env(sx, pl, envp, tmpview) == -1 ||
+	    run_paths(sx, pl, bin, tmpview) == -1) {
+		saved = errno;
+		sandbox_run_end(sx);
+		errno = saved;
+		return -1;
+	}
+	return 0;
 }
 
 void

@@ -21,7 +21,6 @@ TABLES = {
 PENDING = {
     "broker/front.c",
     "common/ipc.c",
-    "spawner/sandbox_plan.c sandbox_run_prepare",
 }
 
 
