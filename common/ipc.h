@@ -60,6 +60,9 @@ struct ipc_msg {
 	enum proc_id m_from;
 	struct json_object *m_obj; /* owned by the codec; get() to keep */
 };
+/* m zeroed but for these; no fd (m_fd -1), no payload yet. */
+void ipc_msg_init(struct ipc_msg *m, uint32_t type, uint32_t id, uint32_t len,
+    enum proc_id from);
 
 struct ipc_conn;
 

@@ -204,12 +204,8 @@ vault_drain(void)
 		vault_qbytes -= q->vq_len;
 		c = vault.v_d.d_peers[q->vq_peer];
 		if (c != NULL && vault.v_gen[q->vq_peer] == q->vq_gen) {
-			memset(&m, 0, sizeof(m));
-			m.m_type = q->vq_type;
-			m.m_id = q->vq_id;
-			m.m_len = q->vq_len;
-			m.m_fd = -1;
-			m.m_from = q->vq_peer;
+			ipc_msg_init(
+			    &m, q->vq_type, q->vq_id, q->vq_len, q->vq_peer);
 			m.m_obj = q->vq_obj;
 			if (now_ms_mono() - q->vq_since > VAULT_QUEUE_WAIT_MS)
 				ipc_reply_error(c, &m, vault_err_code(VE_BUSY));

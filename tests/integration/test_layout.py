@@ -20,7 +20,6 @@ TABLES = {
 
 PENDING = {
     "broker/front.c",
-    "common/ipc.c",
 }
 
 
