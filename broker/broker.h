@@ -100,6 +100,10 @@ void send_error(struct evhttp_request *, int status, const char *code);
 /* The same as a whole HTTP/1.1 answer, for a request evhttp refused
  * itself (conns.c): 413 too-large, else bad-request; then close. */
 void raw_error(struct evbuffer *, int status);
+/* 303 to a path of ours. */
+void send_redirect(struct evhttp_request *, const char *to);
+/* The compiled-in dashboard file at path, answered with status. */
+void serve_asset_status(struct evhttp_request *, const char *path, int status);
 
 /*
  * The request's JSON body as a strict object (PER-8: Content-Type was
@@ -178,6 +182,11 @@ void reqlog_refused(int status, size_t bytes_out);
 typedef void (*api_fn)(struct evhttp_request *, const struct api_params *);
 
 void api_health(struct evhttp_request *, const struct api_params *);
+
+/* login.c: the one-time login code (PER-5), minted and spent. */
+void api_login_code(struct evhttp_request *, const struct api_params *);
+struct evhttp_uri;
+void serve_login(struct evhttp_request *, const struct evhttp_uri *);
 
 /* api_agents.c: API-2 ... API-5 */
 void api_agents_list(struct evhttp_request *, const struct api_params *);

@@ -1,8 +1,9 @@
 /*
  * The broker's HTTP front: the perimeter every request passes (PER-2 ...
  * PER-5, PER-7, PER-8), responses (PER-6 headers, PER-9 error bodies),
- * the compiled-in dashboard, the one-time login, and the route table that
- * hands API requests to the api_*.c handlers.  Touches no file.
+ * the compiled-in dashboard, and the route table that hands API requests
+ * to the api_*.c handlers (the one-time login: login.c).  Touches no
+ * file.
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -146,7 +147,7 @@ send_error(struct evhttp_request *req, int status, const char *code)
 	json_object_put(o);
 }
 
-static void
+void
 send_redirect(struct evhttp_request *req, const char *to)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
@@ -317,7 +318,7 @@ referer_ok(struct evhttp_request *req)
 /* ---- dashboard ---- */
 
 /* The compiled-in file at path, answered with status. */
-static void
+void
 serve_asset_status(struct evhttp_request *req, const char *path, int status)
 {
 	const struct web_asset *a = NULL;
@@ -498,175 +499,6 @@ api_body_none(struct evhttp_request *req)
 	return 0;
 }
 
-/* ---- login ---- */
-
-/* The session of a Set-Cookie this request carries, or NULL. */
-static struct broker_session *
-session_of_reply(struct evhttp_request *req)
-{
-	const char *v = evhttp_find_header(
-	    evhttp_request_get_output_headers(req), "Set-Cookie");
-	size_t i;
-
-	if (v == NULL || strncmp(v, "cordon_session=", 15) != 0)
-		return NULL;
-	for (i = 0; i < BROKER_MAX_SESSIONS; i++)
-		if (broker.b_sessions[i].bs_id[0] != '\0' &&
-		    strncmp(v + 15, broker.b_sessions[i].bs_id, SESSION_HEX) ==
-			0)
-			return &broker.b_sessions[i];
-	return NULL;
-}
-
-static void
-session_kept_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
-{
-	struct evhttp_request *req = api_release(arg);
-	struct broker_session *s;
-
-	if (req == NULL)
-		return;
-	if (m == NULL || m->m_type != MSG_SESSION_ADD_OK) {
-		/* Not kept by cordond: not handed out either. */
-		if ((s = session_of_reply(req)) != NULL)
-			explicit_bzero(s, sizeof(*s));
-		evhttp_remove_header(
-		    evhttp_request_get_output_headers(req), "Set-Cookie");
-		send_error(req, 503, "unavailable");
-		return;
-	}
-	send_redirect(req, "/ui/");
-}
-
-/*
- * A fresh session cookie, then to the dashboard.  Under cordond the
- * cookie is sent once cordond keeps a copy for the brokers it restarts;
- * a broker of its own (systemd) keeps its sessions to itself.
- */
-static void
-session_issue(struct evhttp_request *req)
-{
-	struct broker_session *s;
-	struct json_object *o;
-	char cookie[160];
-	size_t i;
-
-	/* A free slot, else the oldest session makes room. */
-	s = &broker.b_sessions[0];
-	for (i = 0; i < BROKER_MAX_SESSIONS; i++) {
-		if (broker.b_sessions[i].bs_id[0] == '\0') {
-			s = &broker.b_sessions[i];
-			break;
-		}
-		if (broker.b_sessions[i].bs_created < s->bs_created)
-			s = &broker.b_sessions[i];
-	}
-	if (random_hex(s->bs_id, sizeof(s->bs_id), SESSION_HEX / 2) == -1) {
-		s->bs_id[0] = '\0';
-		send_error(req, 500, "internal");
-		return;
-	}
-	s->bs_created = now_ms_mono();
-	snprintf(cookie, sizeof(cookie),
-	    "cordon_session=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d",
-	    s->bs_id, BROKER_SESSION_TTL_S);
-	evhttp_add_header(
-	    evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
-	if (broker.b_d.d_parent == NULL) {
-		send_redirect(req, "/ui/");
-		return;
-	}
-	o = json_object_new_object();
-	json_object_object_add(o, "id", json_object_new_string(s->bs_id));
-	api_ask(req, broker.b_d.d_parent, MSG_SESSION_ADD, o,
-	    MSG_SESSION_ADD_OK, session_kept_cb);
-	json_object_put(o);
-}
-
-static void
-login_ack_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
-{
-	struct evhttp_request *req = api_release(arg);
-
-	if (req == NULL)
-		return;
-	if (m == NULL || m->m_type != MSG_LOGIN_USED_OK) {
-		send_error(req, 503, "unavailable");
-		return;
-	}
-	session_issue(req);
-}
-
-/*
- * POST /api/login-code (bearer only): a fresh one-time login code that
- * expires in LOGIN_CODE_S, replacing any earlier one.  `cordon login`
- * prints it as a URL; under systemd it is the only way in.  It lives in
- * this process alone, so a restarted broker has none to replay.
- */
-#define LOGIN_CODE_S 120
-static void
-api_login_code(struct evhttp_request *req, const struct api_params *p)
-{
-	struct json_object *o;
-
-	if (api_body_none(req) == -1)
-		return;
-	if (random_hex(broker.b_minted, sizeof(broker.b_minted), 16) == -1) {
-		broker.b_minted[0] = '\0';
-		send_error(req, 500, "internal");
-		return;
-	}
-	broker.b_minted_until = now_ms_mono() + LOGIN_CODE_S * 1000;
-	o = json_object_new_object();
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(
-	    o, "code", json_object_new_string(broker.b_minted));
-	json_object_object_add(
-	    o, "expiresInS", json_object_new_int(LOGIN_CODE_S));
-	send_json(req, 200, o);
-	json_object_put(o);
-}
-
-/*
- * GET /ui/login?code=…: spend the one-time code.  The cookie is issued
- * only once cordond has confirmed the code is spent, so a broker that
- * dies right after cannot be restarted with the code still valid.
- */
-static void
-serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
-{
-	struct evkeyvalq q;
-	const char *code, *query = evhttp_uri_get_query(u);
-
-	int ours = 0, minted = 0;
-
-	TAILQ_INIT(&q);
-	if (query != NULL && evhttp_parse_query_str(query, &q) == 0 &&
-	    (code = evhttp_find_header(&q, "code")) != NULL &&
-	    strlen(code) == 32) {
-		ours = broker.b_login[0] != '\0' &&
-		       timingsafe_eq(code, broker.b_login, 32);
-		minted = broker.b_minted[0] != '\0' &&
-			 now_ms_mono() < broker.b_minted_until &&
-			 timingsafe_eq(code, broker.b_minted, 32);
-	}
-	evhttp_clear_headers(&q);
-	if (minted) {
-		explicit_bzero(broker.b_minted, sizeof(broker.b_minted));
-		session_issue(req);
-		return;
-	}
-	if (!ours) {
-		/* A page for the person who followed the link, saying which
-		 * command prints a fresh one; still 401, nothing echoed. */
-		serve_asset_status(req, "/ui/relogin.html", 401);
-		return;
-	}
-	explicit_bzero(broker.b_login, sizeof(broker.b_login));
-	api_ask(req, broker.b_d.d_parent, MSG_LOGIN_USED, NULL,
-	    MSG_LOGIN_USED_OK, login_ack_cb);
-}
-
 /*
  * The route table: method, pattern, handler.  "{}" matches one path
  * segment of 1..128 bytes of [A-Za-z0-9._~%-], handed to the handler
@@ -675,6 +507,12 @@ serve_login(struct evhttp_request *req, const struct evhttp_uri *u)
  * segment outside that charset or length, and answers it 400 with that
  * code where its handler would have run, never calling the handler.
  */
+/* The error codes of a malformed "{}" (BAD_NONE: none claimed). */
+#define BAD_NONE    NULL
+#define BAD_JOB	    "invalid-job-id"
+#define BAD_WT	    "invalid-worktree-id"
+#define BAD_MISSION "mission-id-malformed"
+/* clang-format off */
 static const struct api_route {
 	enum evhttp_cmd_type ar_method;
 	const char *ar_pattern;
@@ -682,33 +520,30 @@ static const struct api_route {
 	int ar_bearer;		 /* the bearer token only, never a cookie */
 	const char *ar_badparam; /* error code of a malformed "{}" */
 } api_routes[] = {
-    {EVHTTP_REQ_GET, "/api/health", api_health, 0, NULL},
-    {EVHTTP_REQ_POST, "/api/login-code", api_login_code, 1, NULL},
-    {EVHTTP_REQ_GET, "/api/agents", api_agents_list, 0, NULL},
-    {EVHTTP_REQ_GET, "/api/agents/{}", api_agent_get, 0, NULL},
-    {EVHTTP_REQ_POST, "/api/agents/{}/run", api_agent_run, 0, NULL},
-    {EVHTTP_REQ_POST, "/api/agents/{}/actions/{}", api_agent_action, 0, NULL},
-    {EVHTTP_REQ_POST, "/api/runs/{}/cancel", api_run_cancel, 0, NULL},
-    {EVHTTP_REQ_POST, "/api/agents/{}/jobs", api_agent_job, 0, NULL},
-    {EVHTTP_REQ_GET, "/api/jobs", api_jobs_list, 0, NULL},
-    {EVHTTP_REQ_GET, "/api/jobs/{}", api_job_get, 0, "invalid-job-id"},
-    {EVHTTP_REQ_GET, "/api/jobs/{}/events", api_job_events, 0,
-	"invalid-job-id"},
-    {EVHTTP_REQ_GET, "/api/jobs/{}/wait", api_job_wait, 0, "invalid-job-id"},
-    {EVHTTP_REQ_POST, "/api/jobs/{}/cancel", api_job_cancel, 0,
-	"invalid-job-id"},
-    {EVHTTP_REQ_GET, "/api/worktrees", api_worktrees_list, 0, NULL},
-    {EVHTTP_REQ_POST, "/api/worktrees/{}/remove", api_worktree_remove, 0,
-	"invalid-worktree-id"},
-    {EVHTTP_REQ_GET, "/api/vault/notes", api_vault_notes, 0, NULL},
-    {EVHTTP_REQ_GET, "/api/vault/note", api_vault_note, 0, NULL},
-    {EVHTTP_REQ_GET, "/api/audit", api_audit, 0, NULL},
-    {EVHTTP_REQ_GET, "/api/approvals", api_approvals_list, 0, NULL},
-    {EVHTTP_REQ_POST, "/api/approvals/{}", api_approval_decide, 0, NULL},
-    {EVHTTP_REQ_GET, "/api/missions", api_missions_list, 0, NULL},
-    {EVHTTP_REQ_POST, "/api/missions/{}/run", api_mission_run, 0,
-	"mission-id-malformed"},
+    {EVHTTP_REQ_GET, "/api/health", api_health, 0, BAD_NONE},
+    {EVHTTP_REQ_POST, "/api/login-code", api_login_code, 1, BAD_NONE},
+    {EVHTTP_REQ_GET, "/api/agents", api_agents_list, 0, BAD_NONE},
+    {EVHTTP_REQ_GET, "/api/agents/{}", api_agent_get, 0, BAD_NONE},
+    {EVHTTP_REQ_POST, "/api/agents/{}/run", api_agent_run, 0, BAD_NONE},
+    {EVHTTP_REQ_POST, "/api/agents/{}/actions/{}", api_agent_action, 0, BAD_NONE},
+    {EVHTTP_REQ_POST, "/api/runs/{}/cancel", api_run_cancel, 0, BAD_NONE},
+    {EVHTTP_REQ_POST, "/api/agents/{}/jobs", api_agent_job, 0, BAD_NONE},
+    {EVHTTP_REQ_GET, "/api/jobs", api_jobs_list, 0, BAD_NONE},
+    {EVHTTP_REQ_GET, "/api/jobs/{}", api_job_get, 0, BAD_JOB},
+    {EVHTTP_REQ_GET, "/api/jobs/{}/events", api_job_events, 0, BAD_JOB},
+    {EVHTTP_REQ_GET, "/api/jobs/{}/wait", api_job_wait, 0, BAD_JOB},
+    {EVHTTP_REQ_POST, "/api/jobs/{}/cancel", api_job_cancel, 0, BAD_JOB},
+    {EVHTTP_REQ_GET, "/api/worktrees", api_worktrees_list, 0, BAD_NONE},
+    {EVHTTP_REQ_POST, "/api/worktrees/{}/remove", api_worktree_remove, 0, BAD_WT},
+    {EVHTTP_REQ_GET, "/api/vault/notes", api_vault_notes, 0, BAD_NONE},
+    {EVHTTP_REQ_GET, "/api/vault/note", api_vault_note, 0, BAD_NONE},
+    {EVHTTP_REQ_GET, "/api/audit", api_audit, 0, BAD_NONE},
+    {EVHTTP_REQ_GET, "/api/approvals", api_approvals_list, 0, BAD_NONE},
+    {EVHTTP_REQ_POST, "/api/approvals/{}", api_approval_decide, 0, BAD_NONE},
+    {EVHTTP_REQ_GET, "/api/missions", api_missions_list, 0, BAD_NONE},
+    {EVHTTP_REQ_POST, "/api/missions/{}/run", api_mission_run, 0, BAD_MISSION},
 };
+/* clang-format on */
 
 static int
 param_char(char c)
