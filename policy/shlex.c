@@ -249,40 +249,39 @@ lx_semi(struct glex *lx, size_t i)
 	return i + 1;
 }
 
+/* An operator of one byte c or two (cc): kind1 or kind2. */
+static size_t
+lx_op(struct glex *lx, size_t i, int kind2, int kind1)
+{
+	lx_endword(lx);
+	if (i + 1 < lx->lx_n && lx->lx_s[i + 1] == lx->lx_s[i]) {
+		lx_tok(lx, kind2, 0);
+		return i + 2;
+	}
+	lx_tok(lx, kind1, 0);
+	return i + 1;
+}
+
 /* && or &, or the redirection &> */
 static size_t
 lx_amp(struct glex *lx, size_t i)
 {
-	const char *s = lx->lx_s;
-	size_t n = lx->lx_n;
-
-	if (i + 1 < n && s[i + 1] == '>') {
+	if (i + 1 < lx->lx_n && lx->lx_s[i + 1] == '>') {
 		lx_redir(lx, &i);
 		return i;
 	}
-	lx_endword(lx);
-	if (i + 1 < n && s[i + 1] == '&') {
-		lx_tok(lx, T_AND, 0);
-		return i + 2;
-	}
-	lx_tok(lx, T_BG, 0);
-	return i + 1;
+	return lx_op(lx, i, T_AND, T_BG);
 }
 
 /* || or | (and |&) */
 static size_t
 lx_pipe(struct glex *lx, size_t i)
 {
-	const char *s = lx->lx_s;
-	size_t n = lx->lx_n;
+	size_t j = lx_op(lx, i, T_OR, T_PIPE);
 
-	lx_endword(lx);
-	if (i + 1 < n && s[i + 1] == '|') {
-		lx_tok(lx, T_OR, 0);
-		return i + 2;
-	}
-	lx_tok(lx, T_PIPE, 0);
-	return i + ((i + 1 < n && s[i + 1] == '&') ? 2 : 1);
+	if (j == i + 1 && j < lx->lx_n && lx->lx_s[j] == '&')
+		j++;
+	return j;
 }
 
 /* '...': every byte literal */
