@@ -28,7 +28,7 @@ static const char *const e_method[] = {"GET", "HEAD", "POST", "PUT",
 	"DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT", "OTHER", NULL};
 static const char *const e_reason[] = {"signal", "fatal", NULL};
 static const char *const e_daemon[] = {"auditd", "vaultd", "spawner",
-	"broker", "egressd", NULL};
+	"broker", "egressd", "sched", NULL};
 static const char *const e_decision[] = {"allow", "deny", NULL};
 static const char *const e_eg_reason[] = {"host-not-allowed",
 	"port-not-allowed", "address-refused", "resolve-failed",

@@ -236,13 +236,18 @@ daemon_systemd_prepare(struct daemon *d, const struct daemon_args *a)
 				    proc_name(p), proc_name(q));
 	}
 	endpwent();
+	d->d_systemd = 1;
+	/* A daemon nobody dials (sched) has no socket of its own. */
+	for (p = 0; p < PROC_MAX && !accepts_from(d->d_self, p); p++)
+		;
+	if (p == PROC_MAX && d->d_self != PROC_BROKER)
+		return;
 	if (d->d_self == PROC_BROKER)
 		d->d_listen_fd = sdl_take("http", AF_INET, &why);
 	else
 		d->d_listen_fd = sdl_take("ipc", AF_UNIX, &why);
 	if (d->d_listen_fd == -1)
 		fatalx("--systemd: %s", why);
-	d->d_systemd = 1;
 }
 
 void
@@ -459,7 +464,7 @@ daemon_start(struct daemon *d, const struct ipc_dispatch *parent_table)
 			fatalx("control channel");
 		return;
 	}
-	if (d->d_self != PROC_BROKER) {
+	if (d->d_self != PROC_BROKER && d->d_listen_fd != -1) {
 		d->d_accept_ev = event_new(d->d_base, d->d_listen_fd,
 		    EV_READ | EV_PERSIST, daemon_accept_cb, d);
 		if (d->d_accept_ev == NULL ||

@@ -97,6 +97,10 @@ msg_name(unsigned int type)
 		return "mission-run";
 	case MSG_MISSION_RUN_OK:
 		return "mission-run-ok";
+	case MSG_MISSION_CRON:
+		return "mission-cron";
+	case MSG_MISSION_FIRE:
+		return "mission-fire";
 	case MSG_EGRESS_OPEN:
 		return "egress-open";
 	case MSG_EGRESS_OPEN_OK:

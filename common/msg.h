@@ -16,6 +16,12 @@
 
 /* A mission run's payload: the spawner's row, the broker's check. */
 #define MSG_MISSION_RUN_MAX (256 * 1024)
+/* The cron missions the spawner declares to sched (MI-1): at most
+ * MSG_MISSION_CRON_N (the missions it loads at most), each id at most
+ * MSG_MISSION_ID_MAX bytes, in a frame of MSG_MISSION_CRON_MAX. */
+#define MSG_MISSION_ID_MAX   64
+#define MSG_MISSION_CRON_N   64
+#define MSG_MISSION_CRON_MAX (64 * 1024)
 
 /*
  * SBX-8: the gate by path, for hook processes that no longer hold fd 3.
@@ -112,6 +118,11 @@ enum msg_type {
 	MSG_MISSION_RUN_OK,    /* {runId, status, durationMs,
 				  outputsPersisted, outputsEmitted,
 				  errorClass?} */
+	/* the scheduler (MI-1): spawner <-> sched, one-way */
+	MSG_MISSION_CRON, /* spawner: {missions: [{id, cron, timezone}]},
+			     the cron missions, whole, at every (re)connect */
+	MSG_MISSION_FIRE, /* sched: {id, now, missed}: a slot came (now) or
+			     an earlier one passed unseen (missed) */
 
 	/* egress (EG-1 ... EG-4): spawner -> egressd */
 	MSG_EGRESS_OPEN = 90, /* {runId, agent, allow: ["host:port", ...],

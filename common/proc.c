@@ -12,6 +12,7 @@ static const char *const proc_names[PROC_MAX] = {
     [PROC_EGRESSD] = "egressd",
     [PROC_SPAWNER] = "spawner",
     [PROC_BROKER] = "broker",
+    [PROC_SCHED] = "sched",
 };
 
 /*
@@ -20,24 +21,27 @@ static const char *const proc_names[PROC_MAX] = {
  * rows for them, so the table is symmetric; who may send what is in each
  * receiver's dispatch table (docs/ARCHITECTURE.md "Message types per
  * edge").  egressd has three: the spawner (runs' listeners), auditd,
- * and the broker, whose one row there is MSG_STATUS (health).
+ * and the broker, whose one row there is MSG_STATUS (health).  sched
+ * has one, the spawner: the cron missions in, their fires out.
  */
 /* clang-format off */
 static const unsigned char proc_edges[PROC_MAX][PROC_MAX] = {
     [PROC_BROKER] =  {[PROC_SPAWNER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1,
 		      [PROC_EGRESSD] = 1},
     [PROC_SPAWNER] = {[PROC_BROKER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1,
-		      [PROC_EGRESSD] = 1},
+		      [PROC_EGRESSD] = 1, [PROC_SCHED] = 1},
     [PROC_EGRESSD] = {[PROC_SPAWNER] = 1, [PROC_AUDITD] = 1, [PROC_BROKER] = 1},
     [PROC_VAULTD] =  {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_AUDITD] = 1},
     [PROC_AUDITD] =  {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_VAULTD] = 1,
 		      [PROC_EGRESSD] = 1},
+    [PROC_SCHED] =   {[PROC_SPAWNER] = 1},
 };
 
 /* Trust, most trusted first (proc_blame). */
 static const unsigned char proc_trust[PROC_MAX] = {
     [PROC_PARENT] = 0, [PROC_AUDITD] = 1, [PROC_VAULTD] = 2,
     [PROC_SPAWNER] = 3, [PROC_EGRESSD] = 4, [PROC_BROKER] = 5,
+    [PROC_SCHED] = 6,
 };
 /* clang-format on */
 

@@ -38,38 +38,16 @@ mload_at(struct mload *ld, const char *file, struct json_object *at,
 	ld->ld_problems++;
 }
 
-static int
-tz_char(int c, int first_seg)
-{
-	if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_')
-		return 1;
-	return !first_seg && ((c >= '0' && c <= '9') || c == '+' || c == '-');
-}
-
 int
 mission_tz_ok(const char *tz)
 {
 	char path[sizeof(MISSION_ZONEINFO) + 80];
-	size_t i, seglen = 0, nseg = 1, len;
 	struct stat st;
 
-	if (tz == NULL || (len = strlen(tz)) == 0 || len > 64)
+	if (tz == NULL || !mission_tz_name_ok(tz))
 		return 0;
 	if (strcmp(tz, "UTC") == 0)
 		return 1;
-	for (i = 0; i < len; i++) {
-		if (tz[i] == '/') {
-			if (seglen == 0 || ++nseg > 3)
-				return 0;
-			seglen = 0;
-			continue;
-		}
-		if (!tz_char((unsigned char)tz[i], nseg == 1))
-			return 0;
-		seglen++;
-	}
-	if (seglen == 0)
-		return 0;
 	snprintf(path, sizeof(path), "%s/%s", MISSION_ZONEINFO, tz);
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }

@@ -1,15 +1,14 @@
 /*
  * Five-field cron (MI-1 triggers): minute hour day-of-month month
  * day-of-week.  Numbers, '*', ranges a-b, steps (* / n, a-b/n) and lists;
- * no names, no a/n, no @macros.  Day-of-week 7 is Sunday (0).  Pure.
+ * no names, no a/n, no @macros.  Day-of-week 7 is Sunday (0).  Also
+ * the zone names a schedule is read in.  Pure.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "mission.h"
-
-#define CRON_TEXT_MAX 128
 
 struct cron_field {
 	int lo, hi; /* accepted values */
@@ -134,7 +133,7 @@ cron_parse(const char *text, struct mi_cron *out, const char **why)
 		*why = "empty schedule";
 		return -1;
 	}
-	if (len > CRON_TEXT_MAX) {
+	if (len > MI_CRON_TEXT_MAX) {
 		*why = "schedule too long";
 		return -1;
 	}
@@ -196,4 +195,36 @@ cron_match(
 	if (c->c_mday_star || c->c_wday_star)
 		return dom && dow;
 	return dom || dow;
+}
+
+/* A schedule's zone name (mission.h); kept here so that sched links
+ * the schedule's parsers without the mission schema. */
+int
+mission_tz_name_ok(const char *s)
+{
+	size_t i, len = strlen(s), segs = 0;
+
+	if (len == 0 || len > MI_TZ_MAX)
+		return 0;
+	for (i = 0; i < len && s[i] != '/'; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_'))
+			return 0;
+	if (i == 0)
+		return 0;
+	while (i < len) {
+		size_t st = ++i; /* past '/' */
+
+		if (++segs > 2)
+			return 0;
+		for (; i < len && s[i] != '/'; i++)
+			if (!((s[i] >= 'a' && s[i] <= 'z') ||
+				(s[i] >= 'A' && s[i] <= 'Z') ||
+				(s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+				s[i] == '+' || s[i] == '-'))
+				return 0;
+		if (i == st)
+			return 0;
+	}
+	return 1;
 }

@@ -25,7 +25,6 @@
 #include "vaultpath.h"
 
 #define MI_OPT_NAME_MAX	  32
-#define MI_CRON_TEXT_MAX  128
 #define MI_ENUM_VALUE_MAX 64
 
 /*
@@ -125,37 +124,6 @@ event_ok(const char *s)
 			(s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
 			s[i] == '-'))
 			return 0;
-	return 1;
-}
-
-/* ^[A-Za-z_]+(/[A-Za-z0-9_+-]+){0,2}$ or UTC, at most MI_TZ_MAX bytes. */
-static int
-tz_ok(const char *s)
-{
-	size_t i, len = strlen(s), segs = 0;
-
-	if (len == 0 || len > MI_TZ_MAX)
-		return 0;
-	for (i = 0; i < len && s[i] != '/'; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_'))
-			return 0;
-	if (i == 0)
-		return 0;
-	while (i < len) {
-		size_t st = ++i; /* past '/' */
-
-		if (++segs > 2)
-			return 0;
-		for (; i < len && s[i] != '/'; i++)
-			if (!((s[i] >= 'a' && s[i] <= 'z') ||
-				(s[i] >= 'A' && s[i] <= 'Z') ||
-				(s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
-				s[i] == '+' || s[i] == '-'))
-				return 0;
-		if (i == st)
-			return 0;
-	}
 	return 1;
 }
 
@@ -610,7 +578,7 @@ ms_trigger(struct schema *p, struct mission *m, struct json_object *root)
 	if (schema_get(tr, "timezone", &v) &&
 	    (s = ms_strval(p, v, tr, "trigger.timezone", 1, MI_TZ_MAX, "")) !=
 		NULL) {
-		if (!tz_ok(s))
+		if (!mission_tz_name_ok(s))
 			schema_err(p, v, tr, "trigger.timezone",
 			    "must be an IANA zone name such as "
 			    "Europe/Berlin");

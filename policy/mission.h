@@ -41,6 +41,7 @@ struct json_object;
 #define MI_LABEL_MAX	  80	 /* chars */
 #define MI_EVENT_MAX	  64	 /* ^[a-z0-9][a-z0-9.-]{0,63}$ */
 #define MI_TZ_MAX	  64	 /* ^[A-Za-z_]+(/[A-Za-z0-9_+-]+){0,2}$ | UTC */
+#define MI_CRON_TEXT_MAX  128	 /* bytes of a cron expression */
 #define MI_TIMEOUT_DEF_MS 300000 /* 5 min */
 #define MI_TIMEOUT_MAX_MS 3600000 /* 1 h */
 #define MI_PROMPT_MAX	  16384	  /* template bytes; rendered <= prompt cap */
@@ -174,6 +175,9 @@ int mission_permitted(const struct mission *);
  * phrase), or NULL when it is accepted. */
 const char *mission_pattern_refusal(const char *pattern);
 
+/* 1 if s is a zone name: ^[A-Za-z_]+(/[A-Za-z0-9_+-]+){0,2}$ (UTC
+ * included), at most MI_TZ_MAX bytes. */
+int mission_tz_name_ok(const char *s);
 /*
  * Cron text -> *out; 0, or -1 with a fixed phrase in *why (never the
  * input).  Fields are separated by spaces (no tabs), at most 128 bytes;
@@ -186,5 +190,22 @@ int cron_parse(const char *text, struct mi_cron *out, const char **why);
  * matches.  Takes ints so that it needs no <time.h>. */
 int cron_match(
     const struct mi_cron *, int min, int hour, int mday, int mon0, int wday);
+
+/*
+ * mission_fire.c (MI-1), the scheduler's decisions.  Slots are epoch
+ * seconds on a minute boundary.  *cur: does now's slot match; *missed:
+ * did one after last and before now (at most lookback seconds back).
+ */
+void mission_slots_scan(long long last, long long now, long long lookback,
+    int (*match)(long long slot, void *arg), void *arg, int *cur, int *missed);
+/* A fire {now, missed} for a mission: record skipped-missed (a missed
+ * slot without catchUp), and run it, or record busy while it runs. */
+struct mission_fire {
+	int mf_skip_missed;
+	int mf_run;
+	int mf_busy;
+};
+void mission_fire_decide(
+    int cur, int missed, int catch_up, int running, struct mission_fire *out);
 
 #endif

@@ -1,7 +1,9 @@
 /*
  * Missions (MI-1 ... MI-4, API-7): the table loaded from missions/NAME.yaml
- * (mission_load.c), manual runs from the broker and cron runs from the
- * scheduler (mission_sched.c).  Before anything runs: permissions
+ * (mission_load.c), manual runs from the broker and cron runs when
+ * cordon-sched fires (MSG_MISSION_FIRE: sched keeps the slots and their
+ * state file; this side declares the cron missions to it and decides
+ * what a fire does).  Before anything runs: permissions
  * (MI-2), options (MI-3), the prompt rendered into one string; the agent
  * then runs through the chat run's path without a stream (run_headless:
  * same argv, env, secrets, sandbox, audit records, cleaning and
@@ -24,6 +26,9 @@
 #include "spawner.h"
 #include "util.h"
 #include "vaultpath.h"
+#include "wallclock.h"
+
+_Static_assert(MISSIONS_MAX <= MSG_MISSION_CRON_N, "sched's mission bound");
 
 #define MISSION_NOTE_WAIT_S 10 /* vaultd's answer to one note */
 #define MISSION_HINT_BASE   84 /* hint chars kept before "-YYYY-MM-DD" */
@@ -77,7 +82,7 @@ report_log(const char *file, unsigned long line, unsigned long col,
 }
 
 void
-missions_start(const char *state_dir)
+missions_start(void)
 {
 	struct mission_loaded *ml;
 	struct mission_ent *e;
@@ -95,7 +100,6 @@ missions_start(const char *state_dir)
 	}
 	free(ml);
 	log_info("%zu mission(s) loaded", mission_n);
-	mission_sched_start(state_dir);
 }
 
 static void
@@ -337,6 +341,7 @@ mission_begin(struct mission_ent *e, const char *trigger,
 	struct mrun *mr;
 	struct tm tm;
 	char *prompt = NULL;
+	time_t now;
 	int rc;
 
 	if ((mr = calloc(1, sizeof(*mr))) == NULL ||
@@ -353,7 +358,9 @@ mission_begin(struct mission_ent *e, const char *trigger,
 	if (c != NULL)
 		spawner_req_keep(c, m, &mr->mr_conn, &mr->mr_gen, &mr->mr_req);
 	e->me_running = 1;
-	if (mission_localtime(mi->mi_tz, mission_now(), &tm) == -1 ||
+	if (wallclock_now(&now) == -1)
+		now = time(NULL);
+	if (wallclock_localtime(mi->mi_tz, now, &tm) == -1 ||
 	    strftime(mr->mr_date, sizeof(mr->mr_date), "%Y-%m-%d", &tm) == 0)
 		snprintf(mr->mr_date, sizeof(mr->mr_date), "undated");
 	/* MI-2: every output has its permission, or nothing runs. */
@@ -392,13 +399,7 @@ mission_begin(struct mission_ent *e, const char *trigger,
 		mrun_finish(mr, "error", "spawn-failed");
 }
 
-void
-mission_cron_run(struct mission_ent *e)
-{
-	mission_begin(e, "cron", NULL, NULL, NULL);
-}
-
-void
+static void
 mission_skip(struct mission_ent *e, const char *ec)
 {
 	struct mission_last l;
@@ -411,6 +412,87 @@ mission_skip(struct mission_ent *e, const char *ec)
 	l.ml_errclass = ec;
 	l.ml_finished = now_ms_real();
 	mission_record(e, &l);
+}
+
+/*
+ * MI-1: MSG_MISSION_FIRE {id, now, missed} from sched: a slot of a cron
+ * mission came (now) and an earlier one passed unseen (missed).  Only a
+ * declared cron mission is fired, and only as its own declaration says:
+ * a missed slot runs late with catchUp, else is recorded skipped-missed;
+ * a mission still running is skipped busy.  Anything else is refused
+ * and changes nothing.
+ */
+void
+mission_fire_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *v;
+	struct mission_ent *e;
+	struct mission_fire f;
+	const char *id;
+	size_t len;
+	int cur, missed;
+
+	id = json_shape_str(m->m_obj, "id", &len);
+	if (!vaultpath_name_ok(id, len) || (e = mission_find(id)) == NULL ||
+	    !e->me_m.mi_has_cron) {
+		log_warnx("a fire for an undeclared mission refused");
+		return;
+	}
+	if (sp.sp_stopping)
+		return;
+	cur = json_object_object_get_ex(m->m_obj, "now", &v) &&
+	      json_object_get_boolean(v);
+	missed = json_object_object_get_ex(m->m_obj, "missed", &v) &&
+		 json_object_get_boolean(v);
+	mission_fire_decide(
+	    cur, missed, e->me_m.mi_catch_up, e->me_running, &f);
+	if (f.mf_skip_missed)
+		mission_skip(e, "skipped-missed");
+	if (f.mf_busy)
+		mission_skip(e, "busy");
+	if (f.mf_run)
+		mission_begin(e, "cron", NULL, NULL, NULL);
+}
+
+/*
+ * MSG_MISSION_CRON: the cron missions, once per sched channel, and only
+ * once auditd and vaultd are there too, so that no fire comes before
+ * its records and notes can be kept.
+ */
+void
+missions_declare(void)
+{
+	struct json_object *o, *arr, *it;
+	struct ipc_conn *s = sp.sp_d.d_peers[PROC_SCHED];
+	const struct mission *mi;
+	size_t i;
+
+	if (s == NULL || sp.sp_declared ||
+	    sp.sp_d.d_peers[PROC_AUDITD] == NULL ||
+	    sp.sp_d.d_peers[PROC_VAULTD] == NULL)
+		return;
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < mission_n; i++) {
+		mi = &mission_tab[i]->me_m;
+		if (!mi->mi_has_cron)
+			continue;
+		it = json_object_new_object();
+		json_object_object_add(
+		    it, "id", json_object_new_string(mi->mi_id));
+		json_object_object_add(
+		    it, "cron", json_object_new_string(mi->mi_cron_text));
+		json_object_object_add(it, "timezone",
+		    json_object_new_string(
+			mi->mi_tz != NULL ? mi->mi_tz : "UTC"));
+		json_object_array_add(arr, it);
+	}
+	json_object_object_add(o, "missions", arr);
+	if (ipc_send(s, MSG_MISSION_CRON, o, -1) == -1)
+		log_warnx("cron missions not declared; cron triggers are off");
+	else
+		sp.sp_declared = 1;
+	json_object_put(o);
 }
 
 /* MSG_MISSION_RUN {id, options?} from the broker. */

@@ -5,9 +5,10 @@
  * (agents get theirs in the sandbox issue).  This file: start-up, the
  * dispatch tables, child reaping, agent listing and the audit sender.
  * Reads the agents and missions directories and secrets.yaml; writes
- * only the scheduler state (mission_sched.c), detached jobs (job.c) and,
- * beneath the pids
- * cgroup cordond delegates (fd 4), one group per run (child.c).
+ * only in its state dir (detached jobs, job.c; agents' homes; worktrees)
+ * and, beneath the pids cgroup cordond delegates (fd 4), one group per
+ * run (child.c).  Cron missions are scheduled by cordon-sched, which
+ * fires them here (mission.c).
  */
 #include <sys/stat.h>
 
@@ -45,7 +46,7 @@ static const struct ipc_dispatch parent_table[] = {
 };
 
 /* Requests come from the broker only; audit and vault answers are replies;
- * egressd reports its connections (one-way). */
+ * egressd reports its connections and sched its fires (one-way). */
 static const struct ipc_dispatch peer_table[] = {
     {MSG_AGENT_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, agent_list_h,
 	IPC_EMPTY},
@@ -67,6 +68,8 @@ static const struct ipc_dispatch peer_table[] = {
 	mission_list_h, IPC_EMPTY},
     {MSG_MISSION_RUN, PROC_BIT(PROC_BROKER), 2, MSG_MISSION_RUN_MAX,
 	IPC_FD_NONE, mission_run_h, IPC_KEYS(mission_run_shape)},
+    {MSG_MISSION_FIRE, PROC_BIT(PROC_SCHED), 2, 256, IPC_FD_NONE,
+	mission_fire_h, IPC_KEYS(mission_fire_shape)},
     {MSG_EGRESS_CONN, PROC_BIT(PROC_EGRESSD), 2, 1024, IPC_FD_NONE,
 	egress_conn_h, IPC_KEYS(egress_conn_shape)},
     {MSG_JOB_START, PROC_BIT(PROC_BROKER), 2, RUN_START_MAX, IPC_FD_NONE,
@@ -182,6 +185,9 @@ peer_up(struct daemon *d, enum proc_id p)
 		egress_peer_up();
 	if (p == PROC_AUDITD)
 		jobs_audit_lost();
+	if (p == PROC_SCHED)
+		sp.sp_declared = 0;
+	missions_declare(); /* MI-1: once sched, auditd and vaultd are up */
 }
 
 /*
@@ -220,7 +226,7 @@ spawner_paths(const char *home)
 /*
  * SBX-2: what no agent root may be, contain or lie inside, besides the
  * fixed list: cordon's config dir, what cordond names with --protect and
- * our state dir (the scheduler's state and every agent's home, SBX-9:
+ * our state dir (jobs, sched's state and every agent's home, SBX-9:
  * each agent's plan adds its own home alone).  Resolved now, before
  * confinement; a dir that does not exist yet is kept as written.
  */
@@ -293,7 +299,6 @@ static void
 spawner_stop(struct daemon *d)
 {
 	sp.sp_stopping = 1;
-	mission_sched_stop();
 	aproc_kill_all();
 	drain_until = now_ms_mono() + SPAWNER_DRAIN_MS;
 	if ((drain_ev = evtimer_new(d->d_base, drain_cb, NULL)) == NULL) {
@@ -352,7 +357,7 @@ main(int argc, char **argv)
 	    {NULL, 0, 0, NULL},
 	};
 	/* --protect DIR: dirs no agent may reach besides the fixed SBX-2
-	 * list; --state-dir DIR: the scheduler's state, cordond makes it
+	 * list; --state-dir DIR: jobs and agents' homes, cordond makes it
 	 * 0700. */
 	const char *protect[SPAWNER_MAX_PROTECT], *state = NULL;
 	size_t nprotect, nstate;
@@ -401,7 +406,7 @@ main(int argc, char **argv)
 
 	/* Manifests are parsed confined: they are operator files, but input. */
 	agents_load();
-	missions_start(state);
+	missions_start();
 	jobs_open(state, jobs_keep, jobs_mib);
 	daemon_start(&sp.sp_d, parent_table);
 	probe_start_all();

@@ -154,6 +154,7 @@ struct spawner {
 	struct event *sp_sigchld;
 	int sp_cgfd;	 /* the pids cgroup cordond delegated (SP-7), or -1 */
 	int sp_stopping; /* SIGTERM: no new child; runs end, then we exit */
+	int sp_declared; /* the cron missions went to this sched channel */
 	long sp_test_egress; /* 1: egress test-only keys allowed (EG-2) */
 };
 
@@ -251,12 +252,14 @@ void job_events_h(struct ipc_conn *, struct ipc_msg *, void *);
 void job_wait_h(struct ipc_conn *, struct ipc_msg *, void *);
 void job_cancel_h(struct ipc_conn *, struct ipc_msg *, void *);
 
-/* mission.c, mission_sched.c: missions (MI-1 ... MI-4, API-7) */
+/* mission.c: missions (MI-1 ... MI-4, API-7); cordon-sched schedules */
 struct mission_ent;
-void missions_start(const char *state_dir); /* NULL: no cron state */
-void mission_sched_stop(void);		    /* no cron slot fires from now on */
+void missions_start(void);
+/* MSG_MISSION_CRON to sched once it, auditd and vaultd are all up. */
+void missions_declare(void);
 void mission_list_h(struct ipc_conn *, struct ipc_msg *, void *);
 void mission_run_h(struct ipc_conn *, struct ipc_msg *, void *);
+void mission_fire_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 /* action.c: Control Room actions (API-5) */
 void action_run_h(struct ipc_conn *, struct ipc_msg *, void *);

@@ -14,6 +14,7 @@
 #include "egress.h"
 #include "gate.h"
 #include "json.h"
+#include "msg.h"
 #include "vaultpath.h"
 
 /*
@@ -44,6 +45,12 @@ static const struct json_shape run_credit_shape[] = {
 static const struct json_shape approval_decide_shape[] = {
     JS_STR("id", JS_REQ, 16, 16),
     JS_STR("decision", JS_REQ, 0, 8),
+};
+/* MI-1: sched names a declared cron mission's slot. */
+static const struct json_shape mission_fire_shape[] = {
+    JS_STR("id", JS_REQ, 1, MSG_MISSION_ID_MAX),
+    JS_BOOL("now", JS_REQ),
+    JS_BOOL("missed", JS_REQ),
 };
 static const struct json_shape mission_run_shape[] = {
     JS_STR("id", JS_REQ, 0, VAULT_NAME_MAX),

@@ -1,5 +1,5 @@
 /*
- * cordond: supervise the five daemons.  Opens the listening socket and the
+ * cordond: supervise the six daemons.  Opens the listening socket and the
  * runtime files, starts each daemon with only its control fd (peer
  * channels and the listener follow over it by SCM_RIGHTS), restarts a
  * daemon that dies with backoff, and stops everything in reverse order
@@ -62,6 +62,7 @@ static const enum proc_id start_order[] = {
     PROC_VAULTD,
     PROC_EGRESSD,
     PROC_SPAWNER,
+    PROC_SCHED,
     PROC_BROKER,
 };
 
@@ -100,7 +101,8 @@ static const struct ipc_dispatch parent_table[] = {
 	IPC_KEYS_OR(session_add_shape, "bad-request")},
     {MSG_PEER_BAD,
 	PROC_BIT(PROC_AUDITD) | PROC_BIT(PROC_VAULTD) | PROC_BIT(PROC_SPAWNER) |
-	    PROC_BIT(PROC_EGRESSD) | PROC_BIT(PROC_BROKER),
+	    PROC_BIT(PROC_EGRESSD) | PROC_BIT(PROC_BROKER) |
+	    PROC_BIT(PROC_SCHED),
 	2, 64, IPC_FD_NONE, peer_bad_h, IPC_KEYS(peer_bad_shape)},
     IPC_END,
 };
@@ -651,6 +653,7 @@ cordond_stop(void)
 {
 	stopping = 1;
 	child_stop(&children[PROC_BROKER]);
+	child_stop(&children[PROC_SCHED]); /* no fire while runs drain */
 	child_stop(&children[PROC_SPAWNER]);
 	child_stop(&children[PROC_EGRESSD]);
 	child_stop(&children[PROC_VAULTD]);

@@ -45,6 +45,7 @@ int home_resolve(struct cordon_config *, const char *home);
 int home_prepare(const struct cordon_config *, uid_t, gid_t);
 /* Only the state dir (the agents' homes, SBX-9): `cordon agent login`. */
 int home_prepare_state(const struct cordon_config *, uid_t, gid_t);
+int home_sched_dir(const struct cordon_config *, char *out, size_t outsz);
 int home_make_demo(const char *home);
 /* A program installed with cordon: beside this executable, else in
  * libexecdir.  0, or -1 if the path does not fit. */

@@ -131,6 +131,13 @@ make_dir(const char *path, mode_t mode, uid_t uid, gid_t gid)
 	return r;
 }
 
+/* sched's state dir (MI-1): STATE/sched.  0, or -1 if too long. */
+int
+home_sched_dir(const struct cordon_config *cf, char *out, size_t outsz)
+{
+	return join(out, outsz, cf->cf_state, "sched");
+}
+
 /* The spawner's state dir (0700), and its parent in XDG mode. */
 int
 home_prepare_state(const struct cordon_config *cf, uid_t uid, gid_t gid)
@@ -154,7 +161,11 @@ home_prepare_state(const struct cordon_config *cf, uid_t uid, gid_t gid)
 int
 home_prepare(const struct cordon_config *cf, uid_t uid, gid_t gid)
 {
+	char sched[PATH_MAX];
+
 	if (home_prepare_state(cf, uid, gid) == -1 ||
+	    home_sched_dir(cf, sched, sizeof(sched)) == -1 ||
+	    make_dir(sched, 0700, uid, gid) == -1 ||
 	    make_dir(cf->cf_audit, 0700, uid, gid) == -1 ||
 	    make_dir(cf->cf_rundir, 0700, (uid_t)-1, (gid_t)-1) == -1)
 		return -1;

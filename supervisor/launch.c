@@ -144,7 +144,7 @@ launch_spawner(struct cordon_config *conf, int cgroup,
 	argv[na++] = conf->cf_audit;
 	argv[na++] = "--protect";
 	argv[na++] = conf->cf_vault;
-	/* The scheduler state (missions.json): home_prepare made it. */
+	/* Jobs and agents' homes: home_prepare made it. */
 	argv[na++] = "--state-dir";
 	argv[na++] = conf->cf_state;
 	/* SP-7: its delegated pids cgroup, as fd 4. */
@@ -185,6 +185,15 @@ launch_cmd(struct cordon_config *conf, enum proc_id id, int cgroup, char *path,
 	case PROC_SPAWNER:
 		na = launch_spawner(conf, cgroup, argv, na);
 		break;
+	case PROC_SCHED: { /* MI-1: its own dir, home_prepare made it */
+		static char dir[PATH_MAX];
+
+		if (home_sched_dir(conf, dir, sizeof(dir)) == -1)
+			return -1;
+		argv[na++] = "--state-dir";
+		argv[na++] = dir;
+		break;
+	}
 	default:
 		break;
 	}

@@ -391,7 +391,7 @@ def world(tmp_path_factory):
     try:
         # The scheduler's one write (the frozen slot) happens before any
         # case takes its snapshot.
-        state = os.path.join(w.home, "state", "missions.json")
+        state = os.path.join(w.home, "state", "sched", "missions.json")
         deadline = time.monotonic() + HTTP_S
         while not os.path.exists(state) and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -599,7 +599,7 @@ def test_cron_once_per_slot_across_spawner_restart(clocked, tmp_path,
     recs = wait_records(home, is_tick, 1)
     assert len(recs) == 1, c.stderr()
     assert recs[0]["trigger"] == "cron" and recs[0]["status"] == "success"
-    with open(os.path.join(str(home), "state", "missions.json")) as f:
+    with open(os.path.join(str(home), "state", "sched", "missions.json")) as f:
         assert json.load(f)["tick"]["lastSlot"] == T0
     # The same slot, many ticks later and across a SIGKILLed spawner.
     old = c.daemon_pids()["spawner"]
@@ -629,7 +629,7 @@ def test_cron_missed_slot_skipped_or_caught_up(clocked, tmp_path,
                           "hourlycatch": CRON["hourlycatch"]})
     set_clock(clocked, T0 - 30)  # 04:59:30: no slot matches
     c = cordon_factory(home=home)
-    state = os.path.join(str(home), "state", "missions.json")
+    state = os.path.join(str(home), "state", "sched", "missions.json")
     deadline = time.monotonic() + HTTP_S
     while time.monotonic() < deadline:
         try:

@@ -23,6 +23,7 @@
 #include "auditd/auditd_shapes.h"
 #include "broker/broker_shapes.h"
 #include "egressd/egressd_shapes.h"
+#include "sched/sched_shapes.h"
 #include "spawner/spawner_shapes.h"
 #include "supervisor/cordond_shapes.h"
 #include "vaultd/vaultd_shapes.h"
@@ -84,6 +85,8 @@ static const struct row {
 	"{\"runId\":\"0123456789abcdef\",\"bytes\":1}"),
     ROW("MSG_APPROVAL_DECIDE", approval_decide_shape,
 	"{\"id\":\"0123456789abcdef\",\"decision\":\"allow\"}"),
+    ROW("MSG_MISSION_FIRE", mission_fire_shape,
+	"{\"id\":\"m\",\"now\":true,\"missed\":false}"),
     ROW("MSG_MISSION_RUN", mission_run_shape, "{\"id\":\"m\",\"options\":{}}"),
     ROW("MSG_EGRESS_CONN", egress_conn_shape,
 	"{\"runId\":\"0123456789abcdef\",\"conn\":1,\"state\":\"end\","
@@ -105,6 +108,10 @@ static const struct row {
 	"\"maxBytes\":1,\"idleTimeoutSec\":1,\"testResolve\":{},"
 	"\"testAllowAddress\":\"127.0.0.1\",\"routes\":[]}"),
     ROW("MSG_EGRESS_CLOSE", close_shape, "{\"runId\":\"0123456789abcdef\"}"),
+    /* sched (MI-1) */
+    ROW("MSG_MISSION_CRON", mission_cron_shape, "{\"missions\":[]}"),
+    ROW("MSG_MISSION_CRON (one mission)", mission_cron_item_shape,
+	"{\"id\":\"m\",\"cron\":\"0 9 * * 1\",\"timezone\":\"UTC\"}"),
 };
 
 /* The shape's verdict on good with key set to v (NULL: JSON null). */
