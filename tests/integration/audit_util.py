@@ -1,7 +1,8 @@
 # Helpers for the audit scenarios: read and check the audit dir
-# the way an admin would, scan it for a nonce (AU-5), and drive
-# cordon-auditd directly as cordond does (fd 3 socketpair, the IPC frames
-# of common/ipc.h).  Touches only the temp dirs and processes it creates.
+# the way an admin would, scan it for a nonce (AU-5), and drive a daemon
+# (cordon-auditd, and others) directly as cordond does (fd 3 socketpair,
+# the IPC frames of common/ipc.h).  Touches only the temp dirs and
+# processes it creates.
 import hashlib
 import json
 import os
@@ -185,24 +186,13 @@ class Channel:
             self.sock.sendall(frame[1:])
 
 
-class Auditd:
-    """cordon-auditd with a socketpair on fd 3 and optional peer channels
-    (broker, spawner, vaultd) handed over with MSG_PEER_FD."""
+class Driven:
+    """A cordon daemon with a socketpair on fd 3, as cordond starts it,
+    and peer channels (names) handed over with MSG_PEER_FD."""
 
-    def __init__(self, audit_dir, retention=None, clock_offset=None,
-                 peers=("broker", "spawner", "vaultd")):
-        self.dir = str(audit_dir)
-        os.makedirs(self.dir, mode=0o700, exist_ok=True)
+    def __init__(self, argv, env, stderr_path, peers):
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        argv = [os.path.join(BUILD, "cordon-auditd"), "--audit-dir",
-                self.dir]
-        if retention is not None:
-            argv += ["--retention-days", str(retention)]
-        env = child_env()
-        env.pop("CORDON_AUDIT_CLOCK_OFFSET_S", None)
-        if clock_offset is not None:
-            env["CORDON_AUDIT_CLOCK_OFFSET_S"] = str(int(clock_offset))
-        self.stderr_path = self.dir.rstrip("/") + ".auditd.stderr"
+        self.stderr_path = stderr_path
         self._err = open(self.stderr_path, "ab")
         fd3 = theirs.fileno()
 
@@ -221,7 +211,7 @@ class Auditd:
         if rep is None:
             self.proc.wait(10)
         assert rep is not None and rep[0] == MSG_STATUS_OK, \
-            f"auditd did not start: {self.stderr()}"
+            f"{argv[0]} did not start: {self.stderr()}"
         self.peers = {}
         for name in peers:
             a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -234,6 +224,26 @@ class Auditd:
     def stderr(self):
         with open(self.stderr_path, "rb") as f:
             return f.read().decode("utf-8", "replace")
+
+
+class Auditd(Driven):
+    """cordon-auditd with a socketpair on fd 3 and optional peer channels
+    (broker, spawner, vaultd) handed over with MSG_PEER_FD."""
+
+    def __init__(self, audit_dir, retention=None, clock_offset=None,
+                 peers=("broker", "spawner", "vaultd")):
+        self.dir = str(audit_dir)
+        os.makedirs(self.dir, mode=0o700, exist_ok=True)
+        argv = [os.path.join(BUILD, "cordon-auditd"), "--audit-dir",
+                self.dir]
+        if retention is not None:
+            argv += ["--retention-days", str(retention)]
+        env = child_env()
+        env.pop("CORDON_AUDIT_CLOCK_OFFSET_S", None)
+        if clock_offset is not None:
+            env["CORDON_AUDIT_CLOCK_OFFSET_S"] = str(int(clock_offset))
+        super().__init__(argv, env, self.dir.rstrip("/") + ".auditd.stderr",
+                         peers)
 
     def stop(self, timeout=10.0):
         if self.proc.poll() is None:
