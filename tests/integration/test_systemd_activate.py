@@ -1,4 +1,4 @@
-# SU-4: the five daemons the systemd way, without systemd.  Each runs under
+# SU-4: the daemons the systemd way, without systemd.  Each runs under
 # systemd-socket-activate (Debian's systemd package) as its own system user
 # created for the test, with no cordond: peers dial each other's unix
 # sockets, tell each other apart by SO_PEERCRED, and the broker takes its
@@ -34,6 +34,7 @@ USERS = {
     "egressd": "cordon-sdt-egressd",
     "spawner": "cordon-sdt-op",  # the operator: agents run as this person
     "broker": "cordon-sdt-broker",
+    "sched": "cordon-sdt-sched",
 }
 STRANGER = "cordon-sdt-other"
 # Who dials whom: the --peer users each accepting daemon names.
@@ -41,10 +42,15 @@ PEERS = {
     "auditd": ["broker", "spawner", "vaultd", "egressd"],
     "vaultd": ["broker", "spawner"],
     "egressd": ["spawner", "broker"],
-    "spawner": ["broker"],
+    "spawner": ["broker", "sched"],
     "broker": [],
+    "sched": [],
 }
+# The daemons the broker's health lists; sched, which nobody dials (its
+# unit has no socket), is started after them.
 DAEMONS = ["auditd", "vaultd", "egressd", "spawner", "broker"]
+# MI-1 under the units: a cron mission fires at the test clock's slot.
+CLOCK_T0 = 1795669200  # 2026-11-26T05:00:00Z
 # EG-1 under systemd: an upstream on 127.0.0.2, reached by a `network:
 # proxy` agent through egressd's test-only keys (--test-egress 1 on the
 # spawner and egressd, as cordond passes with CORDON_TEST_EGRESS=1).
@@ -176,6 +182,12 @@ class Machine:
         for d in ["state", "ophome"]:
             os.mkdir(self.path(d))
             chown(self.path(d), USERS["spawner"], 0o700)
+        os.mkdir(self.path("sched"))
+        chown(self.path("sched"), USERS["sched"], 0o700)
+        os.mkdir(self.path("clock"), 0o755)
+        with open(self.path("clock", "now"), "w") as f:
+            f.write(f"{CLOCK_T0 + 5}\n")
+        os.chmod(self.path("clock", "now"), 0o644)
         demo = self.bin("cordon-demo-agent")
         with open(self.path("etc/agents/demo.yaml"), "w") as f:
             f.write(
@@ -220,6 +232,15 @@ class Machine:
                          "      auth: x-api-key\n"
                          "      baseUrlEnv: ANTHROPIC_BASE_URL\n",
                          "secrets:\n  ANTHROPIC_API_KEY: anthropic.apiKey\n")
+        with open(self.path("etc/missions/tick.yaml"), "w") as f:
+            f.write("id: tick\n"
+                    "label: Every minute\n"
+                    "agent: demo\n"
+                    "prompt: tick\n"
+                    "outputs:\n"
+                    "  - {type: event, event: tick.done}\n"
+                    "permissions: [event-emit]\n"
+                    "trigger: {cron: \"* * * * *\"}\n")
         with open(self.path("etc/secrets.yaml"), "w") as f:
             f.write(f"anthropic:\n  apiKey: {REAL}\n")
         chown(self.path("etc/secrets.yaml"), USERS["spawner"], 0o600)
@@ -261,6 +282,8 @@ class Machine:
             args += ["--audit-dir", self.path("audit")]
         elif name == "vaultd":
             args += ["--vault", self.path("vault")]
+        elif name == "sched":
+            args += ["--state-dir", self.path("sched")]
         elif name == "spawner":
             args += ["--home", self.path("etc"), "--state-dir",
                      self.path("state"), "--protect", self.path("audit"),
@@ -277,6 +300,9 @@ class Machine:
             v = child_env().get(k)
             if v is not None:
                 env += ["-E", f"{k}={v}"]
+        if name == "sched":
+            self.start_sched(env)
+            return
         if name == "broker":
             env += ["-E", f"CREDENTIALS_DIRECTORY={self.path('creds')}"]
             self.logs[name] = self.path(f"{name}.log")
@@ -310,9 +336,21 @@ class Machine:
             time.sleep(0.02)
         raise AssertionError(f"{name} never listened: {self.log(name)}")
 
+    def start_sched(self, env):
+        """As its unit starts it: its own user, no socket of its own; it
+        dials the spawner's."""
+        env = dict(e.split("=", 1) for e in env[1::2])
+        env["CORDON_TEST_CLOCK_FILE"] = self.path("clock", "now")
+        self.logs["sched"] = self.path("sched.log")
+        with open(self.logs["sched"], "ab") as log:
+            self.procs["sched"] = subprocess.Popen(
+                [*as_user(USERS["sched"]), *self.argv("sched")],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+
     def start_all(self):
         for name in DAEMONS:
             self.start(name)
+        self.start("sched")
 
     def log(self, name):
         with open(self.logs[name], errors="replace") as f:
@@ -324,7 +362,7 @@ class Machine:
         p.wait(timeout=10)
 
     def stop(self):
-        for name in reversed(DAEMONS):
+        for name in ["sched", *reversed(DAEMONS)]:
             p = self.procs.pop(name, None)
             if p is None:
                 continue
@@ -610,6 +648,25 @@ def audit_of(machine, kind, bound=HTTP_S):
         if recs or time.monotonic() > deadline:
             return recs
         time.sleep(0.1)
+
+
+def test_su4_mi1_cron_fires_through_the_sched_unit(machine):
+    """SU-4, MI-1 under systemd: cordon-sched, as its own user with no
+    socket of its own, dials the spawner's socket, is told the cron
+    missions and fires the test clock's slot once; the spawner runs it
+    (mission.run, trigger cron) and sched's state dir holds the slot."""
+    machine.wait_health_ok()
+    recs = audit_of(machine, "mission.run")
+    assert [(r["missionId"], r["trigger"]) for r in recs] == \
+        [("tick", "cron")], (machine.log("sched"), machine.log("spawner"))
+    assert recs[0]["status"] == "success", recs
+    state = machine.path("sched", "missions.json")
+    assert os.stat(state).st_uid == machine.uids["sched"]
+    with open(state) as f:
+        assert json.load(f) == {"tick": {"lastSlot": CLOCK_T0}}
+    # The same slot again, later: never twice.
+    time.sleep(1.0)
+    assert len(audit_of(machine, "mission.run")) == 1
 
 
 def test_su4_eg1_proxy_run_through_egressd_unit(machine):

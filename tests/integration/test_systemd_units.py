@@ -18,7 +18,7 @@ INSTANCE = "alice"  # the spawner template's instance in these checks
 
 SERVICES = ["cordon-auditd.service", "cordon-vaultd.service",
             "cordon-egressd.service", "cordon-spawner@.service",
-            "cordon-broker.service"]
+            "cordon-broker.service", "cordon-sched.service"]
 SOCKETS = ["cordon-auditd.socket", "cordon-vaultd.socket",
            "cordon-egressd.socket", "cordon-spawner@.socket",
            "cordon-broker.socket"]
@@ -33,6 +33,7 @@ EXPOSURE_MAX = {
     "cordon-auditd.service": 1.0,
     "cordon-egressd.service": EGRESSD_EXPOSURE_MAX,
     "cordon-spawner@.service": 3.0,
+    "cordon-sched.service": 1.0,
 }
 
 # Who dials whom (sd_contract.md): the client units carry the group of
@@ -51,6 +52,7 @@ CLIENT_GROUPS = {
     "cordon-vaultd.service": {"cordon-to-auditd"},
     "cordon-egressd.service": {"cordon-to-auditd"},
     "cordon-auditd.service": set(),
+    "cordon-sched.service": {"cordon-to-spawner"},
 }
 
 # DESIGN.md's table: what each daemon may write.
@@ -58,8 +60,9 @@ DIALLED_BY = {
     "cordon-auditd.service": ["broker", "egressd", "spawner", "vaultd"],
     "cordon-vaultd.service": ["broker", "spawner"],
     "cordon-egressd.service": ["broker", "spawner"],
-    "cordon-spawner@.service": ["broker"],
+    "cordon-spawner@.service": ["broker", "sched"],
     "cordon-broker.service": [],
+    "cordon-sched.service": [],
 }
 WRITE_PATHS = {
     "cordon-broker.service": [],
@@ -67,6 +70,7 @@ WRITE_PATHS = {
     "cordon-vaultd.service": ["/var/lib/cordon/vault/00_Inbox/cordon"],
     "cordon-egressd.service": [],
     "cordon-spawner@.service": [],  # StateDirectory= and its agents' home
+    "cordon-sched.service": ["/var/lib/cordon/sched"],
 }
 
 LANDLOCK_SECCOMP = {"landlock_create_ruleset", "landlock_add_rule",
@@ -285,7 +289,7 @@ def test_sockets_groups_and_users(root):
     assert named_users <= users, f"not in sysusers: {named_users - users}"
     assert named_groups <= groups, f"not in sysusers: {named_groups - groups}"
     assert {"cordon-auditd", "cordon-vaultd", "cordon-egressd",
-            "cordon-broker"} <= users
+            "cordon-broker", "cordon-sched"} <= users
 
 
 def test_service_hardening_invariants(root):
@@ -307,8 +311,9 @@ def test_service_hardening_invariants(root):
             if v.startswith("~"):
                 assert not (LANDLOCK_SECCOMP & set(v[1:].split())), svc
         # PrivateUsers= would make peers' uids read as 65534: never on a
-        # unit that accepts peers; the broker only dials, so it has it.
-        want_pu = ("yes",) if svc == "cordon-broker.service" else (None, "no")
+        # unit that accepts peers; the broker and sched only dial, so
+        # they have it.
+        want_pu = ("yes",) if not DIALLED_BY[svc] else (None, "no")
         assert last(u, "Service", "PrivateUsers") in want_pu, svc
         assert last(u, "Service", "NoNewPrivileges") == "yes", svc
         assert last(u, "Service", "CapabilityBoundingSet") == "", svc
@@ -382,6 +387,7 @@ def test_sysusers_tmpfiles_offline(root):
         "var/lib/cordon/vault": ("cordon-vaultd", 0o700),
         "var/lib/cordon/vault/00_Inbox/cordon": ("cordon-vaultd", 0o700),
         "var/log/cordon/audit": ("cordon-auditd", 0o700),
+        "var/lib/cordon/sched": ("cordon-sched", 0o700),
     }
     for rel, (owner, mode) in expect.items():
         st = os.stat(os.path.join(r, rel))
