@@ -358,6 +358,7 @@ mission_begin(struct mission_ent *e, const char *trigger,
 	if (c != NULL)
 		spawner_req_keep(c, m, &mr->mr_conn, &mr->mr_gen, &mr->mr_req);
 	e->me_running = 1;
+	e->me_skipped = 0;
 	if (wallclock_now(&now) == -1)
 		now = time(NULL);
 	if (wallclock_localtime(mi->mi_tz, now, &tm) == -1 ||
@@ -399,11 +400,16 @@ mission_begin(struct mission_ent *e, const char *trigger,
 		mrun_finish(mr, "error", "spawn-failed");
 }
 
+/* At most one skip record between two runs of a mission: fires bound
+ * the records they cause, not only the runs. */
 static void
 mission_skip(struct mission_ent *e, const char *ec)
 {
 	struct mission_last l;
 
+	if (e->me_skipped)
+		return;
+	e->me_skipped = 1;
 	memset(&l, 0, sizeof(l));
 	if (random_hex(l.ml_run_id, sizeof(l.ml_run_id), 8) == -1)
 		return;

@@ -27,6 +27,7 @@ struct mission_ent {
 	uint64_t me_started; /* monotonic ms, while running */
 	int me_has_last;
 	struct mission_last me_last;
+	int me_skipped; /* a cron skip recorded since the last run began */
 };
 
 extern struct mission_ent *mission_tab[MISSIONS_MAX];

@@ -279,6 +279,18 @@ def test_mi1_spawner_admits_a_fire_only_from_sched(spawner):
     assert spawner.proc.poll() is None
 
 
+def test_mi1_spawner_bounds_the_records_fires_cause(spawner):
+    """A flood of fires records at most one skip between two runs."""
+    sch = spawner.peers["sched"]
+    for _ in range(20):
+        sch.send(MSG_MISSION_FIRE, {"id": "tick", "now": False,
+                                    "missed": True}, want_reply=False)
+    until(spawner.runs)
+    time.sleep(SETTLE)
+    assert [(r["status"], r.get("errorClass")) for r in spawner.runs()] \
+        == [("skipped", "skipped-missed")]
+
+
 # ---- under cordond ----
 
 def test_mi1_sched_killed_is_restarted_and_never_fires_twice(
