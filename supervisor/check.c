@@ -679,7 +679,7 @@ check_protect(const struct cordon_config *cf, struct protect_ctx *pc,
 	extra[0] = cfgdir;
 	extra[1] = cf->cf_audit;
 	extra[2] = cf->cf_vault;
-	extra[3] = cf->cf_state; /* missions.json, the agents' homes */
+	extra[3] = cf->cf_state; /* sched's state, jobs, the agents' homes */
 	return roots_protect_set(pc, homebuf, homesz, extra, 4, buf);
 }
 
