@@ -254,7 +254,7 @@ def test_mi1_spawner_declares_only_cron_ids_and_schedules(spawner):
 
 def test_mi1_spawner_admits_a_fire_only_from_sched(spawner):
     fire = {"id": "tick", "now": True, "missed": False}
-    for name in ("broker", "egressd"):
+    for name in ("broker", "egressd", "auditd", "vaultd"):
         assert spawner.peers[name].ask(MSG_MISSION_FIRE, fire) == \
             (MSG_ERROR, {"error": "bad-message"})
     sch = spawner.peers["sched"]
