@@ -29,6 +29,7 @@
 #include "wallclock.h"
 
 _Static_assert(MISSIONS_MAX <= MSG_MISSION_CRON_N, "sched's mission bound");
+_Static_assert(VAULT_NAME_MAX <= MSG_MISSION_ID_MAX, "sched's id bound");
 
 #define MISSION_NOTE_WAIT_S 10 /* vaultd's answer to one note */
 #define MISSION_HINT_BASE   84 /* hint chars kept before "-YYYY-MM-DD" */
