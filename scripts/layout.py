@@ -12,8 +12,8 @@ import sys
 
 MAX_FILE = 900
 MAX_FUNC = 80
-DIRS = ("auditd", "broker", "common", "egressd", "load", "policy", "sched",
-        "spawner", "supervisor", "vaultd")
+DIRS = ("auditd", "broker", "common", "egressd", "load", "policy",
+        "sandbox", "sched", "spawner", "supervisor", "vaultd")
 
 _LEX = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'
                   r"'(?:\\.|[^'\\\n])*'", re.S)

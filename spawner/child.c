@@ -2,7 +2,7 @@
  * Agent children for runs, actions and probes: the built env (SP-4), the
  * binary resolved on the built PATH (SP-1), the one spawn helper with a
  * new session, umask 077, rlimits and a parent-death signal (SP-6, SP-7),
- * the per-run sandbox (SBX-1 ... SBX-5, spawner/sandbox_*.c) with its
+ * the per-run sandbox (SBX-1 ... SBX-5, sandbox/sandbox_*.c) with its
  * failures named, seccomp notifications answered and named, deadlines
  * and process-group kills with a bounded wait (SP-8, SP-17); each run in
  * its own pids cgroup when cordond delegated one (SP-7, child_cg.c).

@@ -2,7 +2,7 @@
  * cordon-login: `cordon agent login NAME [-- ARGS...]` (SBX-9), which
  * `cordon agent` executes.  Runs an agent CLI's own login (policy/argv.c,
  * argv_login) in that agent's private home, in the per-run sandbox of
- * spawner/sandbox_*.c through the one spawn helper, with the operator's
+ * sandbox/sandbox_*.c through the one spawn helper, with the operator's
  * terminal as fds 0-2 in a session of its own.  Confined first like the
  * spawner (its denylist, no capability, --user's uid as root).  Resolves
  * no secret; the network is on for the login alone.  Writes nothing
@@ -29,7 +29,7 @@
 
 #include <json-c/json.h>
 
-#include "../spawner/sandbox.h"
+#include "sandbox.h"
 #include "argv.h"
 #include "cgroup.h"
 #include "cli.h"

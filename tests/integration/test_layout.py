@@ -55,3 +55,17 @@ def test_layout_scanner_counts():
             "int\ng(void)\n{\n\treturn '}';\n}\n")
     got = [(n, c) for n, _, c in mod.functions(text)]
     assert got == [("f", 84), ("g", 3)]
+
+
+def test_layout_covers_every_source_dir():
+    # a new daemon's or library's directory is scanned too: every top
+    # directory with C sources but the tests', the benches' and builds'
+    have = set()
+    for d in os.listdir(ROOT):
+        p = os.path.join(ROOT, d)
+        if (not os.path.isdir(p) or d in ("tests", "bench", ".git") or
+                d.startswith("build")):
+            continue
+        if any(f.endswith(".c") for f in os.listdir(p)):
+            have.add(d)
+    assert have <= set(layout().DIRS), sorted(have - set(layout().DIRS))

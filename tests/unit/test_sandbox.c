@@ -1,6 +1,6 @@
 /*
  * Unit tests for the spawner's per-run sandbox plan and cleanup
- * (spawner/sandbox_*.c): SBX-5's layer plan on hosts that lack layers,
+ * (sandbox/sandbox_*.c): SBX-5's layer plan on hosts that lack layers,
  * the health JSON, step names, the private tmp's removal that never
  * follows a link and takes any depth, and the spawner's dir of runs'
  * tmps (swept after a dead spawner, never a live one's).  The child half
@@ -27,7 +27,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "../../spawner/sandbox.h"
+#include "sandbox.h"
 
 static struct manifest mf;
 static struct protect_ctx pc;

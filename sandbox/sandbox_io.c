@@ -1,5 +1,5 @@
 /*
- * The parent's side of a sandboxed child (spawner/sandbox_*.c), shared by
+ * The parent's side of a sandboxed child (sandbox/sandbox_*.c), shared by
  * the spawner's runs, actions and probes and by `cordon agent login`
  * (supervisor/login_cli.c): the rlimits a child gets (SP-7), the
  * descriptors it hands back before execve, and the answer to a call its
