@@ -51,7 +51,7 @@ static const struct ipc_dispatch parent_table[] = {
 static const struct ipc_dispatch peer_table[] = {
     {MSG_AUDIT_RECORD,
 	PROC_BIT(PROC_BROKER) | PROC_BIT(PROC_SPAWNER) | PROC_BIT(PROC_VAULTD) |
-	    PROC_BIT(PROC_EGRESSD),
+	    PROC_BIT(PROC_EGRESSD) | PROC_BIT(PROC_GATED),
 	2, AUDIT_RECORD_MAX, IPC_FD_NONE, audit_record_h,
 	IPC_KEYS_OR(record_shape, "bad-record")},
     {MSG_AUDIT_TAIL, PROC_BIT(PROC_BROKER), 2, 512, IPC_FD_NONE, audit_tail_h,

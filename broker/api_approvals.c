@@ -1,5 +1,5 @@
 /*
- * SBX-7: approvals, asked of the spawner.  GET /api/approvals lists the
+ * SBX-7: approvals, asked of gated.  GET /api/approvals lists the
  * commands a gate rule held for the operator (agent, command name, rule,
  * cwd relative to the workspace, scrubbed args, times); POST
  * /api/approvals/{id} {"decision": "allow"|"deny"} answers one.  The
@@ -14,7 +14,7 @@
 #include "json.h"
 #include "msg.h"
 
-/* The spawner's MSG_ERROR (or no answer) as a fixed HTTP answer. */
+/* gated's MSG_ERROR (or no answer) as a fixed HTTP answer. */
 static void
 approvals_fail(struct evhttp_request *req, const struct ipc_msg *m)
 {
@@ -57,7 +57,7 @@ approvals_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 void
 api_approvals_list(struct evhttp_request *req, const struct api_params *p)
 {
-	api_ask(req, broker_peer(PROC_SPAWNER), MSG_APPROVAL_LIST, NULL,
+	api_ask(req, broker_peer(PROC_GATED), MSG_APPROVAL_LIST, NULL,
 	    MSG_APPROVAL_LIST_OK, approvals_list_cb);
 }
 
@@ -128,7 +128,7 @@ api_approval_decide(struct evhttp_request *req, const struct api_params *p)
 	json_object_object_add(o, "id", json_object_new_string(id));
 	json_object_object_add(o, "decision", json_object_new_string(dec));
 	json_object_put(body);
-	api_ask(req, broker_peer(PROC_SPAWNER), MSG_APPROVAL_DECIDE, o,
+	api_ask(req, broker_peer(PROC_GATED), MSG_APPROVAL_DECIDE, o,
 	    MSG_APPROVAL_DECIDE_OK, approval_decide_cb);
 	json_object_put(o);
 }

@@ -51,8 +51,8 @@ health_reply_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 
 /* ---- systemd mode: ask the peers ourselves ---- */
 
-static const enum proc_id health_order[] = {
-    PROC_AUDITD, PROC_VAULTD, PROC_EGRESSD, PROC_SPAWNER, PROC_BROKER};
+static const enum proc_id health_order[] = {PROC_AUDITD, PROC_VAULTD,
+    PROC_EGRESSD, PROC_GATED, PROC_SPAWNER, PROC_BROKER};
 
 static void
 health_finish(struct json_object *const *status, void *arg)

@@ -28,7 +28,7 @@ static const char *const e_method[] = {"GET", "HEAD", "POST", "PUT",
 	"DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT", "OTHER", NULL};
 static const char *const e_reason[] = {"signal", "fatal", NULL};
 static const char *const e_daemon[] = {"auditd", "vaultd", "spawner",
-	"broker", "egressd", "sched", NULL};
+	"broker", "egressd", "sched", "gated", NULL};
 static const char *const e_decision[] = {"allow", "deny", NULL};
 static const char *const e_eg_reason[] = {"host-not-allowed",
 	"port-not-allowed", "address-refused", "resolve-failed",
@@ -147,7 +147,7 @@ static const struct audit_kind kinds[] = {
 	K("vault.write", PROC_BIT(PROC_VAULTD), f_vault),
 	K("vault.update", PROC_BIT(PROC_VAULTD), f_vault),
 	K("mission.run", SPAWNER, f_mission),
-	K("verb.run", SPAWNER, f_verb),
+	K("verb.run", PROC_BIT(PROC_GATED), f_verb),
 	K("job.start", SPAWNER, f_job_start),
 	K("job.end", SPAWNER, f_job_end),
 	K("worktree.create", SPAWNER, f_wt_create),

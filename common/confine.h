@@ -37,6 +37,11 @@ struct json_object;
 	0x0020u /* egressd (EG-1): socket(AF_INET/AF_INET6) and connect,       \
 		 * for tunnels and DNS; never another family */
 
+#define SC_GATE                                                                \
+	0x0040u /* gated (SBX-6): readlink(at) for realpath(3) (path walk      \
+		 * and metadata, which Landlock leaves alone); getsockopt      \
+		 * and poll on a caller's sockets */
+
 /* Agent layer only (confine_seccomp_agent): socket() for AF_UNIX only. */
 #define SC_AGENT_NO_NET 0x0100u
 /*

@@ -139,6 +139,12 @@ static const struct sc_argrule sc_fs_read_args[] = {
 	{ "openat",	{ 2, SCMP_CMP_MASKED_EQ, SC_O_WRITING, 0 } },
 };
 
+/* gated: realpath(3) reads links (stat is SC_BASE's newfstatat); a
+ * reply socket's type is checked, a channel's hang-up polled. */
+static const char *const sc_gate_names[] = {
+	"readlink", "readlinkat", "getsockopt", "poll", "ppoll",
+};
+
 static const char *const sc_fs_write_names[] = {
 	"openat", "openat2", "mkdirat", "renameat", "renameat2", "unlinkat",
 	"fsync", "fdatasync", "ftruncate", "fchmod", "pwrite64",
@@ -178,11 +184,12 @@ static const struct sc_group sc_groups[] = {
 	SC_GROUP(SC_EGRESS, sc_egress_names, sc_egress_args),
 	SC_GROUP(SC_FS_READ, sc_fs_read_names, sc_fs_read_args),
 	SC_GROUP_N(SC_FS_WRITE, sc_fs_write_names),
+	SC_GROUP_N(SC_GATE, sc_gate_names),
 };
 
 #define SC_ALL                                                                 \
 	(SC_BASE | SC_ACCEPT | SC_CONNECT | SC_EGRESS | SC_FS_READ |           \
-	    SC_FS_WRITE)
+	    SC_FS_WRITE | SC_GATE)
 
 /*
  * Spawner denylist, inherited by every agent.  Must leave seccomp, prctl,

@@ -141,6 +141,16 @@ msg_name(unsigned int type)
 		return "worktree-remove";
 	case MSG_WORKTREE_REMOVE_OK:
 		return "worktree-remove-ok";
+	case MSG_GATE_OPEN:
+		return "gate-open";
+	case MSG_GATE_RELAY:
+		return "gate-relay";
+	case MSG_GATE_CLOSE:
+		return "gate-close";
+	case MSG_GATE_SCRUB:
+		return "gate-scrub";
+	case MSG_GATE_SCRUB_OK:
+		return "gate-scrub-ok";
 	default:
 		return "unknown";
 	}

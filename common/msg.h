@@ -35,6 +35,7 @@
  */
 #define GATE_FIFO_DIR	"/tmp/.cordon-gate"
 #define GATE_FIFO_SLOTS 8
+#define GATE_DGRAM_MAX	(64 * 1024) /* one gate request, either way in */
 
 enum msg_type {
 	MSG_NONE = 0,
@@ -96,7 +97,7 @@ enum msg_type {
 				relayed; the spawner's flow-control window */
 
 	/* the command gate (SBX-6, SBX-7): one SEQPACKET datagram each way */
-	MSG_GATE_CHECK = 70,	/* `cordon gate` -> spawner on the run's gate
+	MSG_GATE_CHECK = 70,	/* `cordon gate` -> gated on the run's gate
 				   channel, + its reply socket: {tool, line |
 				   argv, cwd, filePath?}; by GATE_FIFO_DIR:
 				   + nonce, no socket */
@@ -155,6 +156,16 @@ enum msg_type {
 	MSG_WORKTREE_LIST_OK,	/* {worktrees: [meta, ...]} */
 	MSG_WORKTREE_REMOVE,	/* {id} */
 	MSG_WORKTREE_REMOVE_OK, /* {} */
+
+	/* the command gate's channels (SBX-6, SBX-8): spawner -> gated */
+	MSG_GATE_OPEN = 120, /* {runId, agent, workspace, commands, protect}
+				+ the run's gate socket (the receiving end) */
+	MSG_GATE_RELAY,	     /* {runId} + the run's relay socket: calls by
+				GATE_FIFO_DIR, as read, with a reply socket */
+	MSG_GATE_CLOSE,	     /* one-way {runId}: the run ended */
+	MSG_GATE_SCRUB,	     /* gated -> spawner: {runId, text}, a held
+				call's cleaned line (SP-11) */
+	MSG_GATE_SCRUB_OK,   /* {text}, scrubbed with the run's keys */
 
 	MSG_TYPE_MAX
 };

@@ -10,6 +10,7 @@ static const char *const proc_names[PROC_MAX] = {
     [PROC_AUDITD] = "auditd",
     [PROC_VAULTD] = "vaultd",
     [PROC_EGRESSD] = "egressd",
+    [PROC_GATED] = "gated",
     [PROC_SPAWNER] = "spawner",
     [PROC_BROKER] = "broker",
     [PROC_SCHED] = "sched",
@@ -22,26 +23,29 @@ static const char *const proc_names[PROC_MAX] = {
  * receiver's dispatch table (docs/ARCHITECTURE.md "Message types per
  * edge").  egressd has three: the spawner (runs' listeners), auditd,
  * and the broker, whose one row there is MSG_STATUS (health).  sched
- * has one, the spawner: the cron missions in, their fires out.
+ * has one, the spawner: the cron missions in, their fires out.  gated
+ * has three: the spawner (runs' gate channels), auditd (verb.run) and
+ * the broker (approvals, health).
  */
 /* clang-format off */
 static const unsigned char proc_edges[PROC_MAX][PROC_MAX] = {
     [PROC_BROKER] =  {[PROC_SPAWNER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1,
-		      [PROC_EGRESSD] = 1},
+		      [PROC_EGRESSD] = 1, [PROC_GATED] = 1},
     [PROC_SPAWNER] = {[PROC_BROKER] = 1, [PROC_VAULTD] = 1, [PROC_AUDITD] = 1,
-		      [PROC_EGRESSD] = 1, [PROC_SCHED] = 1},
+		      [PROC_EGRESSD] = 1, [PROC_GATED] = 1, [PROC_SCHED] = 1},
     [PROC_EGRESSD] = {[PROC_SPAWNER] = 1, [PROC_AUDITD] = 1, [PROC_BROKER] = 1},
+    [PROC_GATED] =   {[PROC_SPAWNER] = 1, [PROC_AUDITD] = 1, [PROC_BROKER] = 1},
     [PROC_VAULTD] =  {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_AUDITD] = 1},
     [PROC_AUDITD] =  {[PROC_BROKER] = 1, [PROC_SPAWNER] = 1, [PROC_VAULTD] = 1,
-		      [PROC_EGRESSD] = 1},
+		      [PROC_EGRESSD] = 1, [PROC_GATED] = 1},
     [PROC_SCHED] =   {[PROC_SPAWNER] = 1},
 };
 
 /* Trust, most trusted first (proc_blame). */
 static const unsigned char proc_trust[PROC_MAX] = {
     [PROC_PARENT] = 0, [PROC_AUDITD] = 1, [PROC_VAULTD] = 2,
-    [PROC_SPAWNER] = 3, [PROC_EGRESSD] = 4, [PROC_BROKER] = 5,
-    [PROC_SCHED] = 6,
+    [PROC_SPAWNER] = 3, [PROC_GATED] = 4, [PROC_EGRESSD] = 5,
+    [PROC_BROKER] = 6, [PROC_SCHED] = 7,
 };
 /* clang-format on */
 

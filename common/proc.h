@@ -11,6 +11,7 @@ enum proc_id {
 	PROC_AUDITD,
 	PROC_VAULTD,
 	PROC_EGRESSD, /* before the spawner: under systemd, it dials us */
+	PROC_GATED,   /* likewise: the spawner and the broker dial it */
 	PROC_SPAWNER,
 	PROC_BROKER,
 	PROC_SCHED, /* last: under systemd it dials the spawner, no one it */
@@ -28,9 +29,10 @@ int proc_edge(enum proc_id a, enum proc_id b);
 /*
  * Daemon a reports that b broke framing on their channel: the one to
  * restart, which is the less trusted of the two (auditd, vaultd, the
- * spawner, egressd, the broker, sched, from most to least trusted:
- * egressd faces the agents' traffic and the network; sched holds
- * nothing but a clock), so a report can never
+ * spawner, gated, egressd, the broker, sched, from most to least
+ * trusted: gated parses what the agents send, egressd faces the agents'
+ * traffic and the network; sched holds nothing but a clock), so a report
+ * can never
  * take down a daemon more trusted than its sender.  -1 without an edge.
  */
 int proc_blame(enum proc_id a, enum proc_id b);

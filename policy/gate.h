@@ -56,6 +56,8 @@ struct gate_policy {
 int gate_policy_parse(struct json_object *node, struct gate_policy *out,
     struct policy_err *errs, size_t maxerrs, size_t *nerrs);
 void gate_policy_free(struct gate_policy *);
+/* The policy as a `commands:` node gate_policy_parse takes back. */
+struct json_object *gate_policy_json(const struct gate_policy *);
 
 /*
  * Resolve path (relative to cwd when not absolute; "~" and "~/" against

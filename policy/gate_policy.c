@@ -184,3 +184,30 @@ fail:
 		*nerrs = p.n;
 	return -1;
 }
+
+static struct json_object *
+strv_json(char *const *v, size_t n)
+{
+	struct json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_string(v[i]));
+	return a;
+}
+
+struct json_object *
+gate_policy_json(const struct gate_policy *gp)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(
+	    o, "allow", strv_json(gp->gp_allow, gp->gp_nallow));
+	json_object_object_add(o, "deny", strv_json(gp->gp_deny, gp->gp_ndeny));
+	json_object_object_add(o, "ask", strv_json(gp->gp_ask, gp->gp_nask));
+	json_object_object_add(
+	    o, "hosts", strv_json(gp->gp_hosts, gp->gp_nhosts));
+	json_object_object_add(
+	    o, "askTimeoutSec", json_object_new_int64(gp->gp_ask_timeout_sec));
+	return o;
+}

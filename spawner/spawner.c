@@ -45,8 +45,9 @@ static const struct ipc_dispatch parent_table[] = {
     IPC_END,
 };
 
-/* Requests come from the broker only; audit and vault answers are replies;
- * egressd reports its connections and sched its fires (one-way). */
+/* Requests come from the broker; audit and vault answers are replies;
+ * egressd reports its connections and sched its fires (one-way); gated
+ * asks for a held call's line scrubbed (SP-11). */
 static const struct ipc_dispatch peer_table[] = {
     {MSG_AGENT_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, agent_list_h,
 	IPC_EMPTY},
@@ -60,10 +61,6 @@ static const struct ipc_dispatch peer_table[] = {
 	IPC_KEYS(action_run_shape)},
     {MSG_RUN_CREDIT, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE, run_credit_h,
 	IPC_KEYS(run_credit_shape)},
-    {MSG_APPROVAL_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,
-	approval_list_h, IPC_EMPTY},
-    {MSG_APPROVAL_DECIDE, PROC_BIT(PROC_BROKER), 2, 256, IPC_FD_NONE,
-	approval_decide_h, IPC_KEYS(approval_decide_shape)},
     {MSG_MISSION_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE,
 	mission_list_h, IPC_EMPTY},
     {MSG_MISSION_RUN, PROC_BIT(PROC_BROKER), 2, MSG_MISSION_RUN_MAX,
@@ -72,6 +69,8 @@ static const struct ipc_dispatch peer_table[] = {
 	mission_fire_h, IPC_KEYS(mission_fire_shape)},
     {MSG_EGRESS_CONN, PROC_BIT(PROC_EGRESSD), 2, 1024, IPC_FD_NONE,
 	egress_conn_h, IPC_KEYS(egress_conn_shape)},
+    {MSG_GATE_SCRUB, PROC_BIT(PROC_GATED), 2, GATE_LINE_MAX + 256, IPC_FD_NONE,
+	gate_scrub_h, IPC_KEYS(gate_scrub_shape)},
     {MSG_JOB_START, PROC_BIT(PROC_BROKER), 2, RUN_START_MAX, IPC_FD_NONE,
 	job_start_h, IPC_KEYS(run_start_shape)},
     {MSG_JOB_LIST, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, job_list_h,
@@ -183,6 +182,8 @@ peer_up(struct daemon *d, enum proc_id p)
 	}
 	if (p == PROC_EGRESSD)
 		egress_peer_up();
+	if (p == PROC_GATED)
+		gate_peer_up();
 	if (p == PROC_AUDITD)
 		jobs_audit_lost();
 	if (p == PROC_SCHED)

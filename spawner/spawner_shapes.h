@@ -42,10 +42,6 @@ static const struct json_shape run_credit_shape[] = {
     JS_STR("runId", JS_REQ, 0, 16),
     JS_INT("bytes", JS_REQ, 0, 1LL << 40),
 };
-static const struct json_shape approval_decide_shape[] = {
-    JS_STR("id", JS_REQ, 16, 16),
-    JS_STR("decision", JS_REQ, 0, 8),
-};
 /* MI-1: sched names a declared cron mission's slot. */
 static const struct json_shape mission_fire_shape[] = {
     JS_STR("id", JS_REQ, 1, MSG_MISSION_ID_MAX),
@@ -94,15 +90,9 @@ static const struct json_shape job_wait_shape[] = {
     JS_INT("timeoutMs", JS_REQ, 0, LIM_JOB_WAIT_MS_MAX),
 };
 
-/* A gate call from an agent's `cordon gate` (SBX-6, SBX-8): a route of
- * the gate channel rather than a row, checked as one. */
-static const struct json_shape gate_call_shape[] = {
-    JS_STR("tool", JS_REQ, 1, 64),
-    JS_STR("kind", JS_REQ, 0, 16),
-    JS_STR("cwd", JS_REQ, 1, PATH_MAX - 1),
-    JS_STR("filePath", JS_OPT, 1, PATH_MAX - 1),
-    JS_STR("line", JS_OPT, 0, GATE_LINE_MAX),
-    JS_ARR("argv", JS_OPT, GATE_WORDS_MAX),
+static const struct json_shape gate_scrub_shape[] = {
+    JS_STR("runId", JS_REQ, 16, 16),
+    JS_STR("text", JS_REQ, 0, GATE_LINE_MAX),
 };
 
 #endif

@@ -61,6 +61,7 @@ static const enum proc_id start_order[] = {
     PROC_AUDITD,
     PROC_VAULTD,
     PROC_EGRESSD,
+    PROC_GATED,
     PROC_SPAWNER,
     PROC_SCHED,
     PROC_BROKER,
@@ -101,8 +102,8 @@ static const struct ipc_dispatch parent_table[] = {
 	IPC_KEYS_OR(session_add_shape, "bad-request")},
     {MSG_PEER_BAD,
 	PROC_BIT(PROC_AUDITD) | PROC_BIT(PROC_VAULTD) | PROC_BIT(PROC_SPAWNER) |
-	    PROC_BIT(PROC_EGRESSD) | PROC_BIT(PROC_BROKER) |
-	    PROC_BIT(PROC_SCHED),
+	    PROC_BIT(PROC_EGRESSD) | PROC_BIT(PROC_GATED) |
+	    PROC_BIT(PROC_BROKER) | PROC_BIT(PROC_SCHED),
 	2, 64, IPC_FD_NONE, peer_bad_h, IPC_KEYS(peer_bad_shape)},
     IPC_END,
 };
@@ -655,6 +656,7 @@ cordond_stop(void)
 	child_stop(&children[PROC_BROKER]);
 	child_stop(&children[PROC_SCHED]); /* no fire while runs drain */
 	child_stop(&children[PROC_SPAWNER]);
+	child_stop(&children[PROC_GATED]);
 	child_stop(&children[PROC_EGRESSD]);
 	child_stop(&children[PROC_VAULTD]);
 	if (!booting)

@@ -104,7 +104,7 @@ test_au3_every_kind_in_schema_order(void **state)
 	    {"{\"kind\":\"verb.run\",\"agent\":\"a\",\"runId\":"
 	     "\"0123456789abcdef\",\"verb\":\"ls\",\"verdict\":\"allow\","
 	     "\"rule\":\"allowlist\"}",
-		PROC_SPAWNER, "kind,agent,runId,verb,verdict,rule"},
+		PROC_GATED, "kind,agent,runId,verb,verdict,rule"},
 	    {"{\"kind\":\"http.request\",\"method\":\"POST\",\"route\":\"/api/"
 	     "agents/{}/run\",\"status\":201,\"durationMs\":3,\"bytesIn\":40,"
 	     "\"bytesOut\":2}",

@@ -24,6 +24,7 @@
 #include "broker/broker_shapes.h"
 #include "egressd/egressd_shapes.h"
 #include "sched/sched_shapes.h"
+#include "gated/gated_shapes.h"
 #include "spawner/spawner_shapes.h"
 #include "supervisor/cordond_shapes.h"
 #include "vaultd/vaultd_shapes.h"
@@ -83,8 +84,6 @@ static const struct row {
 	"{\"agent\":\"a\",\"action\":\"x\"}"),
     ROW("MSG_RUN_CREDIT", run_credit_shape,
 	"{\"runId\":\"0123456789abcdef\",\"bytes\":1}"),
-    ROW("MSG_APPROVAL_DECIDE", approval_decide_shape,
-	"{\"id\":\"0123456789abcdef\",\"decision\":\"allow\"}"),
     ROW("MSG_MISSION_FIRE", mission_fire_shape,
 	"{\"id\":\"m\",\"now\":true,\"missed\":false}"),
     ROW("MSG_MISSION_RUN", mission_run_shape, "{\"id\":\"m\",\"options\":{}}"),
@@ -98,9 +97,8 @@ static const struct row {
     ROW("MSG_JOB_EVENTS", job_events_shape,
 	"{\"jobId\":\"j\",\"offset\":0,\"limit\":1}"),
     ROW("MSG_JOB_WAIT", job_wait_shape, "{\"jobId\":\"j\",\"timeoutMs\":0}"),
-    ROW("gate call (the gate channel)", gate_call_shape,
-	"{\"tool\":\"Bash\",\"kind\":\"shell\",\"cwd\":\"/w\","
-	"\"filePath\":\"a\",\"line\":\"ls\",\"argv\":[\"ls\"]}"),
+    ROW("MSG_GATE_SCRUB", gate_scrub_shape,
+	"{\"runId\":\"0123456789abcdef\",\"text\":\"ls\"}"),
     /* egressd */
     ROW("MSG_EGRESS_OPEN", open_shape,
 	"{\"runId\":\"0123456789abcdef\",\"agent\":\"a\","
@@ -112,6 +110,18 @@ static const struct row {
     ROW("MSG_MISSION_CRON", mission_cron_shape, "{\"missions\":[]}"),
     ROW("MSG_MISSION_CRON (one mission)", mission_cron_item_shape,
 	"{\"id\":\"m\",\"cron\":\"0 9 * * 1\",\"timezone\":\"UTC\"}"),
+    /* gated */
+    ROW("MSG_GATE_OPEN", gate_open_shape,
+	"{\"runId\":\"0123456789abcdef\",\"agent\":\"a\","
+	"\"workspace\":\"/w\",\"commands\":{},\"home\":\"/h\","
+	"\"protect\":[],\"runs\":\"/r\"}"),
+    ROW("MSG_GATE_RELAY, MSG_GATE_CLOSE", gate_run_shape,
+	"{\"runId\":\"0123456789abcdef\"}"),
+    ROW("MSG_APPROVAL_DECIDE", approval_decide_shape,
+	"{\"id\":\"0123456789abcdef\",\"decision\":\"allow\"}"),
+    ROW("gate call (the gate channel)", gate_call_shape,
+	"{\"tool\":\"Bash\",\"kind\":\"shell\",\"cwd\":\"/w\","
+	"\"filePath\":\"a\",\"line\":\"ls\",\"argv\":[\"ls\"]}"),
 };
 
 /* The shape's verdict on good with key set to v (NULL: JSON null). */

@@ -1,11 +1,11 @@
 /*
- * SBX-6, SBX-7: the spawner's end of the command gate (see gate.h).  One
- * datagram per call, checked strictly, decided by policy/gate.c with the
- * agent's `commands:` policy, audited as verb.run (command name, verdict
- * and rule; never arguments) and answered only after the audit ack.
- * `ask` holds the call as an approval for the operator (gate_approve.c).
- * The channels the calls come on are gate_chan.c's.  Touches no file:
- * it only resolves paths (realpath) to decide.
+ * SBX-6, SBX-7: one gate call in gated (see gated.h).  One datagram per
+ * call, checked strictly, decided by policy/gate.c with the agent's
+ * `commands:` policy, audited as verb.run (command name, verdict and
+ * rule; never arguments) and answered only after the audit ack.  `ask`
+ * holds the call as an approval for the operator (gate_approve.c).  The
+ * channels the calls come on are gate_chan.c's.  Touches no file: it
+ * only resolves paths (realpath, readlink, stat) to decide.
  */
 #include <sys/stat.h>
 
@@ -15,17 +15,12 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
-#include "gate.h"
-#include "gate_item.h"
-#include "gatechan.h"
+#include "audit_emit.h"
+#include "gated.h"
+#include "gated_shapes.h"
 #include "hook.h"
 #include "log.h"
-#include "spawner.h"
-#include "spawner_shapes.h"
 #include "util.h"
-
-struct gate_items gate_items = TAILQ_HEAD_INITIALIZER(gate_items);
-size_t gate_nheld;
 
 /* Copy with truncation reported (-1); dst is always terminated. */
 int
@@ -35,13 +30,6 @@ gate_scpy(char *dst, size_t dstsz, const char *src)
 }
 
 /* ---- the policy ---- */
-
-/* The agent's `commands:` policy (manifest.c fills the defaults). */
-const struct gate_policy *
-gate_policy_of(const struct agent *ag)
-{
-	return &ag->ag_mf.m_commands;
-}
 
 long
 gate_ask_timeout(const struct gate_policy *gp)
@@ -57,13 +45,15 @@ gate_ask_timeout(const struct gate_policy *gp)
  * exists is realpath()ed (symlinks followed), the rest is kept as
  * written, and ".." climbs from what was resolved so far.  -1 for an
  * error other than a missing component (then the call is refused).
+ * arg: the run's protect_ctx (its home).
  */
 static int
 gate_resolve(
     const char *path, const char *cwd, char *out, size_t outsz, void *arg)
 {
 	char full[2 * PATH_MAX], cur[PATH_MAX], tmp[PATH_MAX];
-	const char *home = sp.sp_protect.pc_home, *p, *e;
+	const struct protect_ctx *pc = arg;
+	const char *home = pc->pc_home, *p, *e;
 	struct stat st;
 	size_t len, clen;
 	int n;
@@ -246,11 +236,13 @@ gate_file(const struct gate_chan *ch, const struct gate_call *k, int writes,
 {
 	char cwd[PATH_MAX], path[PATH_MAX];
 
-	if (gate_resolve(k->gk_cwd, "/", cwd, sizeof(cwd), NULL) == -1 ||
+	const struct protect_ctx *pc = &ch->gc_protect;
+
+	if (gate_resolve(k->gk_cwd, "/", cwd, sizeof(cwd), (void *)pc) == -1 ||
 	    gate_resolve(k->gk_path ? k->gk_path : cwd, cwd, path, sizeof(path),
-		NULL) == -1)
+		(void *)pc) == -1)
 		result_set(res, GATE_DENY, k->gk_tool, "unresolvable-path");
-	else if (protect_path_hit(&sp.sp_protect, path) ||
+	else if (protect_path_hit(pc, path) ||
 		 (writes && gate_git_internal(path)))
 		result_set(res, GATE_DENY, k->gk_tool, "protected-path");
 	else if (writes && !gate_path_inside(path, ch->gc_ws))
@@ -284,7 +276,8 @@ gate_decide(const struct gate_chan *ch, const struct gate_call *k, char *cwd,
 	default: /* HK_SHELL, GK_EXEC */
 		break;
 	}
-	if (gate_resolve(k->gk_cwd, "/", cwd, cwdsz, NULL) == -1) {
+	if (gate_resolve(k->gk_cwd, "/", cwd, cwdsz, (void *)&ch->gc_protect) ==
+	    -1) {
 		result_set(res, GATE_DENY, "-", "unresolvable-path");
 		return;
 	}
@@ -294,8 +287,8 @@ gate_decide(const struct gate_chan *ch, const struct gate_call *k, char *cwd,
 	req.gr_argc = k->gk_argc;
 	req.gr_cwd = cwd;
 	req.gr_workspace = ch->gc_ws;
-	if (gate_check(ch->gc_policy, &req, &sp.sp_protect, gate_resolve, NULL,
-		res) != 0) {
+	if (gate_check(&ch->gc_policy, &req, &ch->gc_protect, gate_resolve,
+		(void *)&ch->gc_protect, res) != 0) {
 		res->g_verdict = GATE_DENY;
 		if (res->g_rule[0] == '\0')
 			gate_scpy(
@@ -321,9 +314,10 @@ verdict_message(int allow, const char *rule)
 }
 
 /*
- * One MSG_GATE_VERDICT datagram on the caller's socket, then close it;
- * or, for a call by path (SBX-8), into its slot's N.out with its nonce
- * (at most PIPE_BUF bytes: one atomic write among the slot's answers).
+ * One MSG_GATE_VERDICT datagram on the reply socket, then close it; a
+ * call by path (SBX-8) gets its nonce in it, and the spawner copies it
+ * unread into the slot's N.out (at most PIPE_BUF bytes: one atomic
+ * write among the slot's answers).
  */
 void
 gate_answer(struct gate_item *gi, int allow, const char *rule)
@@ -331,9 +325,9 @@ gate_answer(struct gate_item *gi, int allow, const char *rule)
 	struct json_object *o;
 	uint8_t buf[1024];
 	ssize_t n;
-	int fifo = gi->gi_fd == -1 && gi->gi_slot >= 0 && gi->gi_chan != NULL;
+	int fifo = gi->gi_fifo;
 
-	if (gi->gi_fd == -1 && !fifo)
+	if (gi->gi_fd == -1)
 		return;
 	o = json_object_new_object();
 	json_object_object_add(
@@ -347,14 +341,6 @@ gate_answer(struct gate_item *gi, int allow, const char *rule)
 	n = ipc_dgram_encode(
 	    MSG_GATE_VERDICT, IPC_FLAG_REPLY, o, buf, sizeof(buf));
 	json_object_put(o);
-	if (fifo) {
-		/* Nobody reading and the pipe full: the caller timed out. */
-		if (n > 0 && write(gi->gi_chan->gc_slots[gi->gi_slot].gs_out,
-				 buf, (size_t)n) != n)
-			log_debug("gate: a verdict could not be delivered");
-		gi->gi_slot = -1;
-		return;
-	}
 	/* A caller that left (or never reads) is its own loss. */
 	if (n > 0 &&
 	    send(gi->gi_fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
@@ -366,9 +352,9 @@ gate_answer(struct gate_item *gi, int allow, const char *rule)
 static void
 gate_item_free(struct gate_item *gi)
 {
-	TAILQ_REMOVE(&gate_items, gi, gi_entry);
+	TAILQ_REMOVE(&gd.gd_items, gi, gi_entry);
 	if (gi->gi_state == GI_HELD) {
-		gate_nheld--;
+		gd.gd_nheld--;
 		if (gi->gi_chan != NULL)
 			gi->gi_chan->gc_held--;
 	}
@@ -387,7 +373,7 @@ static void
 gate_audit_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct gate_item *gi = arg;
-	int acked = spawner_audit_acked(m);
+	int acked = audit_emit_acked(m);
 
 	if (gi->gi_chan != NULL)
 		gi->gi_chan->gc_inflight--;
@@ -411,7 +397,7 @@ gate_audit(struct gate_item *gi, const char *verdict, int allow)
 	struct json_object *o = json_object_new_object();
 
 	if (gi->gi_state == GI_HELD) {
-		gate_nheld--;
+		gd.gd_nheld--;
 		if (gi->gi_chan != NULL)
 			gi->gi_chan->gc_held--;
 		gi->gi_state = GI_AUDIT;
@@ -430,7 +416,8 @@ gate_audit(struct gate_item *gi, const char *verdict, int allow)
 	json_object_object_add(o, "rule", json_object_new_string(gi->gi_rule));
 	if (gi->gi_chan != NULL)
 		gi->gi_chan->gc_inflight++;
-	if (spawner_audit(o, gate_audit_cb, gi) == -1) {
+	if (audit_emit(gd.gd_d.d_peers[PROC_AUDITD], o, gate_audit_cb, gi) ==
+	    -1) {
 		log_warnx("gate: audit unavailable, %s refused", gi->gi_verb);
 		if (gi->gi_chan != NULL)
 			gi->gi_chan->gc_inflight--;
@@ -453,10 +440,10 @@ gate_nonce_take(struct json_object *o, char *nonce)
 	return 0;
 }
 
-/* One call: on its reply socket rfd, or (rfd -1) by FIFO slot. */
+/* One call with its reply socket rfd; fifo: a call by path (SBX-8). */
 void
 gate_handle(
-    struct gate_chan *ch, const uint8_t *buf, size_t n, int rfd, int slot)
+    struct gate_chan *ch, const uint8_t *buf, size_t n, int rfd, int fifo)
 {
 	struct json_object *o = NULL;
 	struct gate_item *gi;
@@ -471,16 +458,16 @@ gate_handle(
 		return;
 	}
 	gi->gi_fd = rfd;
-	gi->gi_slot = rfd == -1 ? slot : -1;
+	gi->gi_fifo = fifo;
 	gi->gi_chan = ch;
 	gi->gi_state = GI_AUDIT;
 	gate_scpy(gi->gi_agent, sizeof(gi->gi_agent), ch->gc_agent);
 	gate_scpy(gi->gi_run, sizeof(gi->gi_run), ch->gc_run);
-	TAILQ_INSERT_TAIL(&gate_items, gi, gi_entry);
+	TAILQ_INSERT_TAIL(&gd.gd_items, gi, gi_entry);
 	if (ch->gc_inflight >= GATE_INFLIGHT_MAX) {
 		log_warnx("gate: run %s: too many calls in flight", ch->gc_run);
 		/* A call by path is answered only with its nonce. */
-		if (rfd == -1 && n <= GATE_DGRAM_MAX &&
+		if (fifo && n <= GATE_DGRAM_MAX &&
 		    (o = ipc_dgram_decode(buf, n, &h)) != NULL) {
 			(void)gate_nonce_take(o, gi->gi_nonce);
 			json_object_put(o);
@@ -491,8 +478,8 @@ gate_handle(
 	}
 	if (n > GATE_DGRAM_MAX || (o = ipc_dgram_decode(buf, n, &h)) == NULL ||
 	    h.type != MSG_GATE_CHECK || h.id != 0 ||
-	    h.flags != (rfd != -1 ? IPC_FLAG_FD : 0) ||
-	    (rfd == -1 && gate_nonce_take(o, gi->gi_nonce) == -1) ||
+	    h.flags != (fifo ? 0 : IPC_FLAG_FD) ||
+	    (fifo && gate_nonce_take(o, gi->gi_nonce) == -1) ||
 	    gate_call_parse(o, &k) == -1) {
 		log_warnx("gate: run %s: malformed call refused", ch->gc_run);
 		result_set(&res, GATE_DENY, "-", "bad-request");

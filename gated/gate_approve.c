@@ -1,8 +1,9 @@
 /*
  * SBX-7: gate calls whose verdict is `ask`, held for the operator with
- * their command line cleaned and scrubbed, listed to the broker and
- * decided by it (or by their timeout), then audited and answered as any
- * call.  Touches no file.
+ * their command line cleaned here and scrubbed by the spawner (SP-11:
+ * the run's secret values are the spawner's alone; MSG_GATE_SCRUB),
+ * listed to the broker once scrubbed and decided by it (or by their
+ * timeout), then audited and answered as any call.  Touches no file.
  */
 
 #include <string.h>
@@ -11,28 +12,27 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
-#include "gate_item.h"
+#include "gated.h"
+#include "json.h"
 #include "log.h"
-#include "redact.h"
 #include "sanitize.h"
 #include "util.h"
 
+#define GATE_SCRUB_WAIT_S 5 /* the spawner's scrubbed line, within */
+
 /*
- * What the operator sees of the command: cleaned (the one cleaner: no
- * escapes, no C0 or C1 controls), one line, scrubbed.  All of it or
- * nothing: the operator approves the whole line, so a line longer than
- * GATE_ARGS_MAX once scrubbed is not held (NULL, errno E2BIG).
+ * What the operator sees of the command, before the scrub: cleaned (the
+ * one cleaner: no escapes, no C0 or C1 controls), one line.  NULL on no
+ * memory.
  */
 static char *
-approval_args(const struct gate_chan *ch, const struct gate_call *k)
+approval_args(const struct gate_call *k)
 {
-	struct evbuffer *in = evbuffer_new(), *cl = evbuffer_new(),
-			*out = evbuffer_new();
+	struct evbuffer *in = evbuffer_new(), *cl = evbuffer_new();
 	char *s = NULL, *p;
 	size_t i, n;
 
-	errno = ENOMEM;
-	if (in == NULL || cl == NULL || out == NULL)
+	if (in == NULL || cl == NULL)
 		goto done;
 	if (k->gk_line != NULL)
 		evbuffer_add(in, k->gk_line, strlen(k->gk_line));
@@ -50,24 +50,16 @@ approval_args(const struct gate_chan *ch, const struct gate_call *k)
 	for (i = 0; i < n; i++)
 		if (p[i] == '\n' || p[i] == '\t')
 			p[i] = ' ';
-	if (redact_buf(ch->gc_keys, p, n, 0, out) == -1)
-		goto done;
-	if ((n = evbuffer_get_length(out)) > GATE_ARGS_MAX) {
-		errno = E2BIG;
-		goto done;
-	}
 	if ((s = malloc(n + 1)) == NULL)
 		goto done;
 	if (n > 0)
-		memcpy(s, evbuffer_pullup(out, -1), n);
+		memcpy(s, p, n);
 	s[n] = '\0';
 done:
 	if (in != NULL)
 		evbuffer_free(in);
 	if (cl != NULL)
 		evbuffer_free(cl);
-	if (out != NULL)
-		evbuffer_free(out);
 	return s;
 }
 
@@ -80,20 +72,91 @@ approval_timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	gate_audit(gi, "ask-timeout", 0);
 }
 
+static struct gate_item *
+approval_find(const char *id, int scrubbed)
+{
+	struct gate_item *gi;
+
+	TAILQ_FOREACH (gi, &gd.gd_items, gi_entry)
+		if (gi->gi_state == GI_HELD && strcmp(gi->gi_id, id) == 0 &&
+		    (gi->gi_args != NULL) == scrubbed)
+			return gi;
+	return NULL;
+}
+
+/* A held call that cannot be shown is denied with rule. */
+static void
+approval_refuse(struct gate_item *gi, const char *rule)
+{
+	gate_rule_set(gi->gi_rule, sizeof(gi->gi_rule), rule);
+	gate_audit(gi, "deny", 0);
+}
+
 /*
- * Hold the call for the operator; -1 if it cannot be held (denied), -2
- * if its line is too long to show whole (denied, ask-too-long).
+ * SP-11: the spawner's scrubbed line.  All of it or nothing: the
+ * operator approves the whole line, so a line longer than GATE_ARGS_MAX
+ * once scrubbed is denied (ask-too-long), as is one the spawner did not
+ * scrub (ask-unavailable).  Listed from now on.
+ */
+static void
+approval_scrub_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	char *id = arg;
+	struct gate_item *gi = approval_find(id, 0);
+	const char *s;
+
+	free(id);
+	if (gi == NULL)
+		return; /* decided meanwhile: timed out, or the run ended */
+	s = m != NULL && m->m_type == MSG_GATE_SCRUB_OK
+		? json_get_str(m->m_obj, "text", GATE_ARGS_MAX)
+		: NULL;
+	if (m != NULL && m->m_type == MSG_GATE_SCRUB_OK && s == NULL)
+		approval_refuse(gi, "ask-too-long");
+	else if (s == NULL || (gi->gi_args = strdup(s)) == NULL)
+		approval_refuse(gi, "ask-unavailable");
+	else
+		log_info("gate: %s of run %s held as approval %s", gi->gi_verb,
+		    gi->gi_run, gi->gi_id);
+}
+
+/* Ask the spawner to scrub line with the run's keys; -1 if it cannot. */
+static int
+approval_scrub(struct gate_item *gi, const char *line)
+{
+	struct timeval tv = {GATE_SCRUB_WAIT_S, 0};
+	struct json_object *o = json_object_new_object();
+	char *id = strdup(gi->gi_id);
+	int r = -1;
+
+	json_object_object_add(o, "runId", json_object_new_string(gi->gi_run));
+	json_object_object_add(o, "text", json_object_new_string(line));
+	if (id != NULL &&
+	    (r = ipc_request(gd.gd_d.d_peers[PROC_SPAWNER], MSG_GATE_SCRUB, o,
+		 -1, MSG_GATE_SCRUB_OK, &tv, approval_scrub_cb, id)) == -1)
+		free(id);
+	json_object_put(o);
+	return r;
+}
+
+/*
+ * Hold the call for the operator (listed once the spawner scrubbed its
+ * line); -1 if it cannot be held (denied), -2 if its line is too long to
+ * show whole (denied, ask-too-long).
  */
 int
 approval_hold(struct gate_item *gi, struct gate_chan *ch,
     const struct gate_call *k, const char *cwd)
 {
 	struct timeval tv;
-	long secs = gate_ask_timeout(ch->gc_policy);
+	long secs = gate_ask_timeout(&ch->gc_policy);
 	size_t wl = strlen(ch->gc_ws);
+	char *line;
+	int r;
 
 	/* One run cannot take every slot from the others. */
-	if (gate_nheld >= GATE_HELD_MAX || ch->gc_held >= GATE_HELD_RUN_MAX)
+	if (gd.gd_nheld >= GATE_HELD_MAX || ch->gc_held >= GATE_HELD_RUN_MAX ||
+	    gd.gd_d.d_peers[PROC_SPAWNER] == NULL)
 		return -1;
 	if (strcmp(cwd, ch->gc_ws) == 0)
 		gate_scpy(gi->gi_cwd, sizeof(gi->gi_cwd), ".");
@@ -102,35 +165,33 @@ approval_hold(struct gate_item *gi, struct gate_chan *ch,
 		    cwd + wl + (strcmp(ch->gc_ws, "/") != 0));
 	else
 		return -1;
-	if ((gi->gi_args = approval_args(ch, k)) == NULL)
-		return errno == E2BIG ? -2 : -1;
+	if ((line = approval_args(k)) == NULL)
+		return -1;
+	/* Bounded by the call's own bounds; the spawner's row by this. */
+	if (strlen(line) > GATE_LINE_MAX) {
+		free(line);
+		return -2;
+	}
 	if (random_hex(gi->gi_id, sizeof(gi->gi_id), 8) == -1 ||
 	    (gi->gi_timer = evtimer_new(
-		 sp.sp_d.d_base, approval_timeout_cb, gi)) == NULL)
+		 gd.gd_d.d_base, approval_timeout_cb, gi)) == NULL) {
+		free(line);
 		return -1;
+	}
 	tv.tv_sec = secs;
 	tv.tv_usec = 0;
-	if (evtimer_add(gi->gi_timer, &tv) == -1)
+	r = evtimer_add(gi->gi_timer, &tv) == -1 ? -1
+						 : approval_scrub(gi, line);
+	explicit_bzero(line, strlen(line));
+	free(line);
+	if (r == -1)
 		return -1;
 	gi->gi_created = now_ms_real();
 	gi->gi_expires = gi->gi_created + (int64_t)secs * 1000;
 	gi->gi_state = GI_HELD;
-	gate_nheld++;
+	gd.gd_nheld++;
 	ch->gc_held++;
-	log_info("gate: %s of run %s held as approval %s", gi->gi_verb,
-	    ch->gc_run, gi->gi_id);
 	return 0;
-}
-
-static struct gate_item *
-approval_find(const char *id)
-{
-	struct gate_item *gi;
-
-	TAILQ_FOREACH (gi, &gate_items, gi_entry)
-		if (gi->gi_state == GI_HELD && strcmp(gi->gi_id, id) == 0)
-			return gi;
-	return NULL;
 }
 
 void
@@ -140,8 +201,8 @@ approval_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	struct gate_item *gi;
 
 	arr = json_object_new_array();
-	TAILQ_FOREACH (gi, &gate_items, gi_entry) {
-		if (gi->gi_state != GI_HELD)
+	TAILQ_FOREACH (gi, &gd.gd_items, gi_entry) {
+		if (gi->gi_state != GI_HELD || gi->gi_args == NULL)
 			continue;
 		a = json_object_new_object();
 		json_object_object_add(
@@ -184,7 +245,7 @@ approval_decide_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		ipc_reply_error(c, m, "bad-message");
 		return;
 	}
-	if ((gi = approval_find(id)) == NULL) {
+	if ((gi = approval_find(id, 1)) == NULL) {
 		ipc_reply_error(c, m, "unknown-approval");
 		return;
 	}
