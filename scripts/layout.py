@@ -12,7 +12,7 @@ import sys
 
 MAX_FILE = 900
 MAX_FUNC = 80
-DIRS = ("auditd", "broker", "common", "egressd", "load", "policy",
+DIRS = ("auditd", "broker", "common", "egressd", "gated", "load", "policy",
         "sandbox", "sched", "spawner", "supervisor", "vaultd")
 
 _LEX = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'

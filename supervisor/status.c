@@ -118,6 +118,11 @@ print_daemons(struct json_object *health)
 			    json_object_get_boolean(obj_at(host, "testEgress"))
 				? ", TEST MODE (CORDON_TEST_EGRESS=1)"
 				: "");
+		if ((host = obj_at(st, "gate")) != NULL)
+			printf("command gate (SBX-6): %s runs, %s approvals "
+			       "held\n",
+			    any_at(host, "runs", b[0], sizeof(b[0])),
+			    any_at(host, "held", b[1], sizeof(b[1])));
 	}
 }
 

@@ -139,7 +139,7 @@ export function cordonVersion() {
 // vault notes).  Paths must stay inside the home.
 export async function startCordon({ readyTimeoutMs = 15000, demo = false, files = {} } = {}) {
   const bin = path.join(BUILD, 'cordon');
-  const missing = ['cordon', 'cordon-auditd', 'cordon-vaultd', 'cordon-spawner', 'cordon-broker', 'cordon-egressd', 'cordon-sched']
+  const missing = ['cordon', 'cordon-auditd', 'cordon-vaultd', 'cordon-spawner', 'cordon-broker', 'cordon-egressd', 'cordon-sched', 'cordon-gated']
     .filter((b) => !existsSync(path.join(BUILD, b)));
   if (missing.length)
     throw new Error(`missing in ${BUILD}: ${missing.join(', ')} (build them, or set CORDON_BUILD)`);

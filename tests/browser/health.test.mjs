@@ -11,8 +11,8 @@ import {
 } from './harness.mjs';
 
 const T = 30000; // per-test bound
-const DAEMONS = ['auditd', 'vaultd', 'egressd', 'spawner', 'sched', 'broker'];
-const LANDLOCKED = ['auditd', 'vaultd', 'sched', 'broker'];
+const DAEMONS = ['auditd', 'vaultd', 'egressd', 'gated', 'spawner', 'sched', 'broker'];
+const LANDLOCKED = ['auditd', 'vaultd', 'gated', 'sched', 'broker'];
 const CSP_RE = new RegExp(
   "^default-src 'none'; script-src 'self' 'nonce-([0-9a-f]+)'; " +
   "style-src 'self' 'nonce-\\1'; .*connect-src 'self'; .*" +

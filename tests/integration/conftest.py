@@ -23,7 +23,8 @@ STOP_S = 30.0 if SLOW else 10.0
 RESTART_S = 10.0 if SLOW else 3.0
 BACK_S = 3.0 if SLOW else 1.0  # SU-1: a killed daemon is back within 1 s
 HTTP_S = 30.0 if SLOW else 10.0
-DAEMONS = ["auditd", "vaultd", "egressd", "spawner", "sched", "broker"]
+DAEMONS = ["auditd", "vaultd", "egressd", "gated", "spawner", "sched",
+           "broker"]
 
 
 def cordon_bin(bindir=None):

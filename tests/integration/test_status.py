@@ -20,7 +20,7 @@ def test_su2_status_names_every_daemon(cordon):
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].startswith("cordon ") and lines[0].endswith(": ok")
-    for name in ("auditd", "vaultd", "egressd", "spawner", "sched",
+    for name in ("auditd", "vaultd", "egressd", "gated", "spawner", "sched",
                  "broker"):
         row = [l for l in lines if l.split()[:1] == [name]]
         assert row, r.stdout
@@ -52,7 +52,7 @@ def test_su2_status_json_is_the_api(cordon):
     health, agents = doc["health"], doc["agents"]
     assert health == {**health, "ok": True, "status": "ok"}
     assert [d["name"] for d in health["daemons"]] == [
-        "auditd", "vaultd", "egressd", "spawner", "sched", "broker"]
+        "auditd", "vaultd", "egressd", "gated", "spawner", "sched", "broker"]
     assert isinstance(agents["agents"], list)
 
 
