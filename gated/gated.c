@@ -20,7 +20,6 @@
 #include "gated.h"
 #include "json.h"
 #include "log.h"
-#include "manifest_parse.h"
 #include "util.h"
 #include "gated_shapes.h"
 
@@ -65,67 +64,6 @@ run_find(const char *id)
 	return NULL;
 }
 
-/* An absolute path that fits, copied; -1 otherwise. */
-static int
-abs_copy(char *dst, size_t dstsz, const char *s)
-{
-	return s[0] == '/' ? gate_scpy(dst, dstsz, s) : -1;
-}
-
-/* SBX-2: the run's protected paths, resolved by the spawner. */
-static int
-open_protect(struct gate_chan *ch, struct json_object *o)
-{
-	struct protect_ctx *pc = &ch->gc_protect;
-	struct json_object *a, *el;
-	const char *s;
-	size_t i, n;
-
-	if ((s = json_shape_str(o, "home", NULL)) != NULL) {
-		if (abs_copy(ch->gc_home, sizeof(ch->gc_home), s) == -1)
-			return -1;
-		pc->pc_home = ch->gc_home;
-	}
-	if ((s = json_shape_str(o, "runs", NULL)) != NULL) {
-		if (abs_copy(ch->gc_runs, sizeof(ch->gc_runs), s) == -1)
-			return -1;
-		pc->pc_runs = ch->gc_runs;
-	}
-	json_object_object_get_ex(o, "protect", &a);
-	n = json_object_array_length(a); /* <= PROTECT_EXTRA_MAX: the shape */
-	for (i = 0; i < n; i++) {
-		el = json_object_array_get_idx(a, i);
-		if (!json_object_is_type(el, json_type_string) ||
-		    abs_copy(ch->gc_extra[i], sizeof(ch->gc_extra[i]),
-			json_object_get_string(el)) == -1)
-			return -1;
-		pc->pc_extra[i] = ch->gc_extra[i];
-	}
-	pc->pc_nextra = n;
-	return 0;
-}
-
-/* The OPEN payload into ch: its fields' values (the shape is checked). */
-static int
-open_parse(struct gate_chan *ch, struct json_object *o)
-{
-	struct json_object *cmds;
-	const char *id, *agent;
-
-	id = json_shape_str(o, "runId", NULL);
-	agent = json_shape_str(o, "agent", NULL);
-	if (!hex_lower_n(id, 16) || !mp_name_ok(agent, LIM_NAME_MAX) ||
-	    abs_copy(ch->gc_ws, sizeof(ch->gc_ws),
-		json_shape_str(o, "workspace", NULL)) == -1)
-		return -1;
-	memcpy(ch->gc_run, id, 17);
-	gate_scpy(ch->gc_agent, sizeof(ch->gc_agent), agent);
-	json_object_object_get_ex(o, "commands", &cmds);
-	if (gate_policy_parse(cmds, &ch->gc_policy, NULL, 0, NULL) == -1)
-		return -1;
-	return open_protect(ch, o);
-}
-
 static void
 gate_open_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
@@ -136,8 +74,8 @@ gate_open_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		return;
 	}
 	ch->gc_fd = ch->gc_relay = -1;
-	if (open_parse(ch, m->m_obj) == -1 || run_find(ch->gc_run) != NULL ||
-	    gd.gd_nruns >= GATED_RUNS_MAX) {
+	if (gate_open_parse(ch, m->m_obj) == -1 ||
+	    run_find(ch->gc_run) != NULL || gd.gd_nruns >= GATED_RUNS_MAX) {
 		log_warnx("refused a run's gate channel from the spawner");
 		gate_policy_free(&ch->gc_policy);
 		free(ch);

@@ -113,6 +113,10 @@ void gate_handle(
 /* path equals dir or lies beneath it (both resolved). */
 int gate_path_inside(const char *path, const char *dir);
 
+/* gate_open.c: a MSG_GATE_OPEN payload (its shape checked) into ch; 0,
+ * or -1 (the caller frees ch's policy, gate_policy_free). */
+int gate_open_parse(struct gate_chan *ch, struct json_object *o);
+
 /* gate_chan.c: listen on a run's gate socket or relay socket (fd
  * ours); 0, or -1 with fd closed. */
 int gate_chan_listen(struct gate_chan *, int fd, int relay);

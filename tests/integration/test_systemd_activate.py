@@ -32,6 +32,7 @@ USERS = {
     "auditd": "cordon-sdt-auditd",
     "vaultd": "cordon-sdt-vaultd",
     "egressd": "cordon-sdt-egressd",
+    "gated": "cordon-sdt-gated",
     "spawner": "cordon-sdt-op",  # the operator: agents run as this person
     "broker": "cordon-sdt-broker",
     "sched": "cordon-sdt-sched",
@@ -39,16 +40,17 @@ USERS = {
 STRANGER = "cordon-sdt-other"
 # Who dials whom: the --peer users each accepting daemon names.
 PEERS = {
-    "auditd": ["broker", "spawner", "vaultd", "egressd"],
+    "auditd": ["broker", "spawner", "vaultd", "egressd", "gated"],
     "vaultd": ["broker", "spawner"],
     "egressd": ["spawner", "broker"],
+    "gated": ["spawner", "broker"],
     "spawner": ["broker", "sched"],
     "broker": [],
     "sched": [],
 }
 # The daemons the broker's health lists; sched, which nobody dials (its
 # unit has no socket), is started after them.
-DAEMONS = ["auditd", "vaultd", "egressd", "spawner", "broker"]
+DAEMONS = ["auditd", "vaultd", "egressd", "gated", "spawner", "broker"]
 # MI-1 under the units: a cron mission fires at the test clock's slot.
 CLOCK_T0 = 1795669200  # 2026-11-26T05:00:00Z
 # EG-1 under systemd: an upstream on 127.0.0.2, reached by a `network:
@@ -420,7 +422,7 @@ def machine():
 
 
 def test_su4_health_each_daemon_its_own_user(machine):
-    """SU-4, SU-2, EG-1: all five up with no cordond, each as its own
+    """SU-4, SU-2, EG-1: all six up with no cordond, each as its own
     user, confined; health says systemd supervises them."""
     h = machine.wait_health_ok()
     assert h["status"] == "ok", h
@@ -434,8 +436,8 @@ def test_su4_health_each_daemon_its_own_user(machine):
         assert st["capEff"] == "0000000000000000"
         assert st["noNewPrivs"] == 1
         assert st["seccomp"] == 2
-    # Five distinct users, none root.
-    assert len({d["status"]["uid"] for d in by.values()}) == 5
+    # One user each, none root.
+    assert len({d["status"]["uid"] for d in by.values()}) == len(DAEMONS)
     assert 0 not in {d["status"]["uid"] for d in by.values()}
 
 
@@ -486,7 +488,7 @@ def test_su4_stranger_refused_by_peercred(machine):
         "except (ConnectionResetError, BrokenPipeError):\n"
         "    d=b''\n"
         "print('closed' if d==b'' else 'open')\n")
-    for name in ["auditd", "vaultd", "egressd", "spawner"]:
+    for name in ["auditd", "vaultd", "egressd", "gated", "spawner"]:
         r = subprocess.run(
             [*as_user(STRANGER), "/usr/bin/python3", "-c", code,
              machine.sock(name)],
@@ -576,7 +578,8 @@ def test_su4_refuses_without_activation(tmp_path):
     b = lambda n: os.path.join(BUILD, f"cordon-{n}")
     audit = ["--audit-dir", str(tmp_path)]
     peers = ["--peer", "broker=root", "--peer", "spawner=daemon",
-             "--peer", "vaultd=bin", "--peer", "egressd=sys"]
+             "--peer", "vaultd=bin", "--peer", "egressd=sys",
+             "--peer", "gated=games"]
     cases = [
         ([b("auditd"), "--systemd", *audit, *peers], None,
          "not socket-activated"),
@@ -588,6 +591,8 @@ def test_su4_refuses_without_activation(tmp_path):
         ([b("auditd"), "--systemd", *audit, *peers[:6]], None,
          "--peer egressd=USER is required"),
         ([b("egressd"), "--systemd", "--peer", "broker=root"], None,
+         "--peer spawner=USER is required"),
+        ([b("gated"), "--systemd", "--peer", "broker=root"], None,
          "--peer spawner=USER is required"),
         ([b("spawner"), "--systemd", "--home", str(tmp_path),
           "--peer", "broker=root", "--peer", "auditd=daemon"], None,
@@ -620,6 +625,7 @@ def test_su4_live_channel_never_displaced(machine):
         "print('closed' if s.recv(64)==b'' else 'open')\n")
     for user, sock, peer in [(USERS["spawner"], "auditd", "spawner"),
                              (USERS["spawner"], "vaultd", "spawner"),
+                             (USERS["spawner"], "gated", "spawner"),
                              (USERS["broker"], "spawner", "broker")]:
         r = subprocess.run(
             [*as_user(user), "/usr/bin/python3", "-c", code,
@@ -827,7 +833,7 @@ def test_su4_broker_takes_a_good_token_credential(tmp_path):
         # No peers to ask: the broker alone is up, and says so.
         assert r.status == 200 and body["supervisor"] == "systemd"
         assert body["status"] == "degraded"
-        assert [d["up"] for d in body["daemons"]] == [False] * 4 + [True]
+        assert [d["up"] for d in body["daemons"]] == [False] * 5 + [True]
     finally:
         p.kill()
         p.wait()

@@ -17,11 +17,12 @@ from conftest import BUILD
 INSTANCE = "alice"  # the spawner template's instance in these checks
 
 SERVICES = ["cordon-auditd.service", "cordon-vaultd.service",
-            "cordon-egressd.service", "cordon-spawner@.service",
-            "cordon-broker.service", "cordon-sched.service"]
+            "cordon-egressd.service", "cordon-gated.service",
+            "cordon-spawner@.service", "cordon-broker.service",
+            "cordon-sched.service"]
 SOCKETS = ["cordon-auditd.socket", "cordon-vaultd.socket",
-           "cordon-egressd.socket", "cordon-spawner@.socket",
-           "cordon-broker.socket"]
+           "cordon-egressd.socket", "cordon-gated.socket",
+           "cordon-spawner@.socket", "cordon-broker.socket"]
 UNITS = SERVICES + SOCKETS + ["cordon.target"]
 
 # SU-4: exposure limits (systemd-analyze's 0..10 scale).  egressd keeps
@@ -32,6 +33,7 @@ EXPOSURE_MAX = {
     "cordon-vaultd.service": 1.0,
     "cordon-auditd.service": 1.0,
     "cordon-egressd.service": EGRESSD_EXPOSURE_MAX,
+    "cordon-gated.service": 1.0,
     "cordon-spawner@.service": 3.0,
     "cordon-sched.service": 1.0,
 }
@@ -42,24 +44,29 @@ SOCKET_GROUP = {
     "cordon-auditd.socket": "cordon-to-auditd",
     "cordon-vaultd.socket": "cordon-to-vaultd",
     "cordon-egressd.socket": "cordon-to-egressd",
+    "cordon-gated.socket": "cordon-to-gated",
     "cordon-spawner@.socket": "cordon-to-spawner",
 }
 CLIENT_GROUPS = {
     "cordon-broker.service": {"cordon-to-spawner", "cordon-to-vaultd",
-                              "cordon-to-auditd", "cordon-to-egressd"},
+                              "cordon-to-auditd", "cordon-to-egressd",
+                              "cordon-to-gated"},
     "cordon-spawner@.service": {"cordon-to-vaultd", "cordon-to-auditd",
-                                "cordon-to-egressd"},
+                                "cordon-to-egressd", "cordon-to-gated"},
     "cordon-vaultd.service": {"cordon-to-auditd"},
     "cordon-egressd.service": {"cordon-to-auditd"},
+    "cordon-gated.service": {"cordon-to-auditd"},
     "cordon-auditd.service": set(),
     "cordon-sched.service": {"cordon-to-spawner"},
 }
 
 # DESIGN.md's table: what each daemon may write.
 DIALLED_BY = {
-    "cordon-auditd.service": ["broker", "egressd", "spawner", "vaultd"],
+    "cordon-auditd.service": ["broker", "egressd", "gated", "spawner",
+                              "vaultd"],
     "cordon-vaultd.service": ["broker", "spawner"],
     "cordon-egressd.service": ["broker", "spawner"],
+    "cordon-gated.service": ["broker", "spawner"],
     "cordon-spawner@.service": ["broker", "sched"],
     "cordon-broker.service": [],
     "cordon-sched.service": [],
@@ -69,6 +76,7 @@ WRITE_PATHS = {
     "cordon-auditd.service": ["/var/log/cordon/audit"],
     "cordon-vaultd.service": ["/var/lib/cordon/vault/00_Inbox/cordon"],
     "cordon-egressd.service": [],
+    "cordon-gated.service": [],
     "cordon-spawner@.service": [],  # StateDirectory= and its agents' home
     "cordon-sched.service": ["/var/lib/cordon/sched"],
 }
@@ -289,7 +297,7 @@ def test_sockets_groups_and_users(root):
     assert named_users <= users, f"not in sysusers: {named_users - users}"
     assert named_groups <= groups, f"not in sysusers: {named_groups - groups}"
     assert {"cordon-auditd", "cordon-vaultd", "cordon-egressd",
-            "cordon-broker", "cordon-sched"} <= users
+            "cordon-gated", "cordon-broker", "cordon-sched"} <= users
 
 
 def test_service_hardening_invariants(root):
