@@ -1,0 +1,96 @@
+# cordon-gated, the command gate's own daemon (SBX-6, SBX-7, SBX-8),
+# against a real cordon: a run's channel lives in gated as long as the
+# run, a gated killed while it holds a call never turns into an allow
+# (the call is refused, the run goes on and its next call is served by
+# the restarted gated), and an approval is decided at most once.
+# Touches only temp dirs it creates.
+import json
+import os
+import signal
+import time
+
+from agents_util import GRACE, Stream, post_json, run, wait_audit
+from conftest import HTTP_S, RESTART_S
+from test_gate import (approvals, decide, gate, results,  # noqa: F401
+                       verb_runs, wait_approval)
+
+
+def gate_status(c):
+    h = c.health()
+    return [d for d in h["daemons"] if d["name"] == "gated"][0]
+
+
+def wait_runs(c, n, bound=HTTP_S):
+    deadline = time.monotonic() + bound
+    while True:
+        st = gate_status(c).get("status", {}).get("gate", {})
+        if st.get("runs") == n:
+            return st
+        assert time.monotonic() < deadline, st
+        time.sleep(0.05)
+
+
+def test_sbx6_gated_holds_a_channel_only_while_its_run_lives(gate):
+    """The spawner hands each run's channel to gated and takes it back at
+    the run's end: gated counts the run while it lives, none after."""
+    wait_runs(gate, 0)
+    s = Stream(gate, "gatebot", json.dumps([{"bash": "git push origin"}]))
+    s.start()
+    wait_approval(gate)
+    st = wait_runs(gate, 1)
+    assert st["held"] == 1, st
+    assert gate_status(gate)["up"] is True
+    r = decide(gate, approvals(gate)[0]["id"], "deny")
+    assert r.status == 200, r
+    s.finish()
+    s.close()
+    assert wait_runs(gate, 0)["held"] == 0
+
+
+def test_sbx7_gated_killed_while_held_never_allows(gate):
+    """A gated that dies holding a call: the call is refused (its reply
+    socket closes with gated), never allowed; the approval is gone; the
+    run goes on, and its next call reaches the restarted gated, which
+    the spawner handed the run's channel again."""
+    s = Stream(gate, "gatebot", json.dumps([{"bash": "git push origin"},
+                                            {"bash": "ls -la"}]))
+    s.start()
+    a = wait_approval(gate)[0]
+    pid = gate.daemon_pids()["gated"]
+    os.kill(pid, signal.SIGKILL)
+    ev = s.finish(bound=RESTART_S + HTTP_S)
+    s.close()
+    res = results(ev)
+    assert res[0]["exit"] == 2 and res[0]["stdout"] == "", res[0]
+    assert res[1]["exit"] == 0, res[1]
+    assert [e for e in ev if e["kind"] == "done"], ev
+    def restarted(h):
+        g = [d for d in h["daemons"] if d["name"] == "gated"][0]
+        return h["status"] == "ok" and g["pid"] != pid and g["restarts"]
+    gate.health_when(restarted)
+    assert approvals(gate) == []
+    assert decide(gate, a["id"], "allow").status == 404
+    wait_audit(gate.home, lambda x: x["kind"] == "verb.run" and
+               x["verb"] == "ls" and x["verdict"] == "allow")
+    assert not [x for x in verb_runs(gate.home)
+                if x["verb"] == "git" and x["verdict"] in
+                ("allow", "ask-allow")], verb_runs(gate.home)
+
+
+def test_sbx7_an_approval_is_decided_once(gate):
+    """The broker cannot decide an approval that is not held: one already
+    decided, or one never made, is 404 and changes nothing."""
+    s = Stream(gate, "gatebot", json.dumps([{"bash": "git push origin"}]))
+    s.start()
+    aid = wait_approval(gate)[0]["id"]
+    assert decide(gate, aid, "deny").status == 200
+    for d in ("allow", "deny"):
+        r = decide(gate, aid, d)
+        assert r.status == 404, r
+        assert r.json() == {"ok": False, "error": "unknown-approval"}
+    res = results(s.finish())
+    s.close()
+    assert res[0]["exit"] == 2, res[0]
+    time.sleep(GRACE)
+    recs = [x for x in verb_runs(gate.home) if x["verb"] == "git"]
+    assert [x["verdict"] for x in recs] == ["ask-deny"], recs
