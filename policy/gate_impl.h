@@ -76,6 +76,7 @@ int gate_has_prefix(const char *, const char *);
 int gate_prefix_list(const char *const *, const char *);
 int gate_caseprefix_list(const char *const *, const char *);
 int gate_name_ok(const char *);
+int gate_dns_ok(const char *);
 const char *gate_base_name(const char *);
 int gate_path_within(const char *, const char *);
 
@@ -123,6 +124,4 @@ int gate_rule_cd(struct gctx *, const struct sh_word *, size_t, struct gres *);
 int gate_rule_rm(struct gctx *, const struct sh_word *, size_t, struct gres *);
 int gate_rule_net(
     struct gctx *, const struct sh_word *, size_t, int wget, struct gres *);
-int gate_dns_ok(const char *);
-
 #endif

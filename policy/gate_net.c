@@ -9,31 +9,6 @@
 
 #include "gate_impl.h"
 
-/* ^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.that)*$, <= 253 */
-int
-gate_dns_ok(const char *h)
-{
-	size_t i, lab = 0, n = strlen(h);
-
-	if (n == 0 || n > 253)
-		return 0;
-	for (i = 0; i < n; i++) {
-		char c = h[i];
-
-		if (c == '.') {
-			if (lab == 0 || h[i - 1] == '-')
-				return 0;
-			lab = 0;
-		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			   (c == '-' && lab > 0)) {
-			if (++lab > 63)
-				return 0;
-		} else
-			return 0;
-	}
-	return lab > 0 && h[n - 1] != '-';
-}
-
 /* A curl/wget URL: http(s) only, a host that parses; ask unless listed. */
 static int
 check_url(struct gctx *x, const char *u, struct gres *r)
