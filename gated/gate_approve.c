@@ -194,37 +194,38 @@ approval_hold(struct gate_item *gi, struct gate_chan *ch,
 	return 0;
 }
 
+/* One held call as the broker lists it: its strings, then its times. */
+static struct json_object *
+approval_json(const struct gate_item *gi)
+{
+	const struct {
+		const char *k, *v;
+	} str[] = {{"id", gi->gi_id}, {"agent", gi->gi_agent},
+	    {"runId", gi->gi_run}, {"verb", gi->gi_verb}, {"rule", gi->gi_rule},
+	    {"cwd", gi->gi_cwd}, {"args", gi->gi_args}};
+	struct json_object *a = json_object_new_object();
+	size_t i;
+
+	for (i = 0; i < nitems(str); i++)
+		json_object_object_add(
+		    a, str[i].k, json_object_new_string(str[i].v));
+	json_object_object_add(
+	    a, "created", json_object_new_int64(gi->gi_created));
+	json_object_object_add(
+	    a, "expires", json_object_new_int64(gi->gi_expires));
+	return a;
+}
+
 void
 approval_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	struct json_object *o, *arr, *a;
+	struct json_object *o, *arr;
 	struct gate_item *gi;
 
 	arr = json_object_new_array();
-	TAILQ_FOREACH (gi, &gd.gd_items, gi_entry) {
-		if (gi->gi_state != GI_HELD || gi->gi_args == NULL)
-			continue;
-		a = json_object_new_object();
-		json_object_object_add(
-		    a, "id", json_object_new_string(gi->gi_id));
-		json_object_object_add(
-		    a, "agent", json_object_new_string(gi->gi_agent));
-		json_object_object_add(
-		    a, "runId", json_object_new_string(gi->gi_run));
-		json_object_object_add(
-		    a, "verb", json_object_new_string(gi->gi_verb));
-		json_object_object_add(
-		    a, "rule", json_object_new_string(gi->gi_rule));
-		json_object_object_add(
-		    a, "cwd", json_object_new_string(gi->gi_cwd));
-		json_object_object_add(
-		    a, "args", json_object_new_string(gi->gi_args));
-		json_object_object_add(
-		    a, "created", json_object_new_int64(gi->gi_created));
-		json_object_object_add(
-		    a, "expires", json_object_new_int64(gi->gi_expires));
-		json_object_array_add(arr, a);
-	}
+	TAILQ_FOREACH (gi, &gd.gd_items, gi_entry)
+		if (gi->gi_state == GI_HELD && gi->gi_args != NULL)
+			json_object_array_add(arr, approval_json(gi));
 	o = json_object_new_object();
 	json_object_object_add(o, "approvals", arr);
 	json_object_object_add(o, "now", json_object_new_int64(now_ms_real()));
