@@ -101,7 +101,7 @@ enum msg_type {
 				   channel, + its reply socket: {tool, line |
 				   argv, cwd, filePath?}; by GATE_FIFO_DIR:
 				   + nonce, no socket */
-	MSG_GATE_VERDICT,	/* spawner -> `cordon gate` on the reply
+	MSG_GATE_VERDICT,	/* gated -> `cordon gate` on the reply
 				   socket: {verdict, rule, message}; by
 				   GATE_FIFO_DIR: + nonce */
 	MSG_APPROVAL_LIST,	/* broker: {} */
