@@ -362,38 +362,101 @@ feed_byte(struct clean *c, struct clean_out *o, uint8_t b)
 	}
 }
 
+/*
+ * Plain text, a word (8 bytes) at a time: the high bit of each byte of w
+ * that is not printable ASCII or '\t' (a C0 control, '\n' among them,
+ * DEL, or any byte >= 0x80).  Exact per byte: no sum carries into the
+ * next byte.
+ */
+#define W_ONES	0x0101010101010101ull
+#define W_HIGHS (W_ONES * 0x80)
+
+static uint64_t
+w_zero(uint64_t y) /* the high bit of each zero byte of y */
+{
+	return ~(((y & ~W_HIGHS) + ~W_HIGHS) | y) & W_HIGHS;
+}
+
+static uint64_t
+w_stops(uint64_t w)
+{
+	uint64_t ctl = ~((w & ~W_HIGHS) + W_ONES * 0x60) & ~w & W_HIGHS;
+
+	return (w & W_HIGHS) | (ctl & ~w_zero(w ^ W_ONES * '\t')) |
+	       w_zero(w ^ W_ONES * 0x7f);
+}
+
+static int
+plain_byte(unsigned char b)
+{
+	return (b >= 0x20 && b < 0x7f) || b == '\t';
+}
+
+/* How many of the first n bytes of s are printable ASCII or '\t'. */
+static size_t
+plain_run(const char *s, size_t n)
+{
+	size_t k = 0;
+	uint64_t w, st;
+
+	for (; k + 8 <= n; k += 8) {
+		memcpy(&w, s + k, 8);
+		if ((st = w_stops(w)) == 0)
+			continue;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		return k + (size_t)__builtin_ctzll(st) / 8;
+#else
+		break;
+#endif
+	}
+	while (k < n && plain_byte((unsigned char)s[k]))
+		k++;
+	return k;
+}
+
 void
 clean_feed(struct clean *c, const char *in, size_t len, struct evbuffer *out)
 {
 	struct clean_out o = {.o_buf = out, .o_len = 0};
-	size_t i = 0, j;
-	unsigned char b;
+	size_t i = 0, j, room, k;
 
 	while (i < len) {
+		if (c->c_state != CS_GROUND || c->c_need != 0) {
+			feed_byte(c, &o, (uint8_t)in[i++]);
+			continue;
+		}
 		/*
-		 * Fast path: a run of printable ASCII, \t and \n in plain
-		 * text.  Nothing is cut before the run stops, so no line in
-		 * it owes a marker and each byte is one character out.
+		 * Fast path: runs of printable ASCII and \t, with the \n
+		 * between them, in plain text.  Within its line's room a
+		 * run is kept whole (no line in it owes a marker, each byte
+		 * is one character out); past it, a run is cut whole (each
+		 * byte one character dropped).
 		 */
-		if (c->c_state == CS_GROUND && c->c_need == 0 &&
-		    c->c_line_chars < c->c_line_max) {
-			for (j = i; j < len; j++) {
-				b = (unsigned char)in[j];
-				if (b == '\n') {
-					c->c_line_chars = 0;
-					continue;
-				}
-				if ((b < 0x20 && b != '\t') || b >= 0x7f ||
-				    c->c_line_chars >= c->c_line_max)
-					break;
-				c->c_line_chars++;
-			}
-			if (j > i) {
-				out_bytes(c, &o, in + i, j - i);
-				c->c_out_chars += j - i;
-				i = j;
+		if (c->c_line_chars >= c->c_line_max) {
+			k = plain_run(in + i, len - i);
+			c->c_dropped += k;
+			i += k;
+			if (i < len)
+				feed_byte(c, &o, (uint8_t)in[i++]);
+			continue;
+		}
+		for (j = i;;) {
+			room = c->c_line_max - c->c_line_chars;
+			k = plain_run(in + j, len - j < room ? len - j : room);
+			c->c_line_chars += k;
+			j += k;
+			if (j < len && in[j] == '\n') {
+				c->c_line_chars = 0;
+				j++;
 				continue;
 			}
+			break;
+		}
+		if (j > i) {
+			out_bytes(c, &o, in + i, j - i);
+			c->c_out_chars += j - i;
+			i = j;
+			continue;
 		}
 		feed_byte(c, &o, (uint8_t)in[i++]);
 	}
