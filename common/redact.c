@@ -525,10 +525,18 @@ line_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
 		return;
 	}
 	/* Scrub every complete line, then move the rest down once.  Lines
-	 * that need nothing leave together, straight from the hold. */
+	 * that need nothing leave together, straight from the hold: most
+	 * are told in one pass over many (rd_plain_lines), the rest one at
+	 * a time. */
 	off = run = 0;
-	while (off < r->r_hold.len && (nl = memchr(r->r_hold.b + off, '\n',
-					   r->r_hold.len - off)) != NULL) {
+	while (off < r->r_hold.len) {
+		if (!r->r_in_pem)
+			off += rd_plain_lines(
+			    r->r_hold.b + off, r->r_hold.len - off);
+		if (off >= r->r_hold.len ||
+		    (nl = memchr(
+			 r->r_hold.b + off, '\n', r->r_hold.len - off)) == NULL)
+			break;
 		n = (size_t)(nl - (r->r_hold.b + off));
 		if (!r->r_in_pem && line_plain(r->r_hold.b + off, n)) {
 			off += n + 1;

@@ -87,6 +87,15 @@ extern const rd_match rd_patterns[];
  */
 unsigned rd_may(const char *s, size_t len);
 /*
+ * The complete lines at the head of s[0..len) that need nothing, in one
+ * pass over their bytes: the line gate lets each by (no matcher can
+ * fire: rd_may would be 0), none holds a PEM "-----BEGIN" (its "-BE",
+ * either case), none ends in the clamp marker's " chars]".  Their length
+ * with their '\n's; conservative: the line it stops at may need nothing
+ * either.
+ */
+size_t rd_plain_lines(const char *s, size_t len);
+/*
  * One pass of m over in: 1 with the result in out, 0 if m matched
  * nowhere (out untouched: in is the result).
  */

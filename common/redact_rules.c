@@ -6,6 +6,7 @@
  * Pure but for malloc.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -584,6 +585,7 @@ const rd_match rd_patterns[] = {
 #define G_DB	   8
 #define G_ASSIGN   16 /* a ':' or '=' */
 #define G_ASSIGN_C 29 /* its class */
+#define G_PEM	   32 /* "-be": a PEM "-----BEGIN" (rd_plain_lines) */
 
 /* Byte classes: letters 1-26 (either case), '-' 27, '_' 28, ':' and '='
  * 29, '/' 30, '.' 31, any other byte 0 (digits too: a superset). */
@@ -637,6 +639,7 @@ rd_gate_init(void)
 		gadd(match[k], G_MATCH);
 	for (p = rd_prefixes; p->p != NULL; p++)
 		gadd(p->p, G_MATCH);
+	gadd("-be", G_PEM);
 	for (k = 0; name[k] != NULL; k++)
 		gadd(name[k], G_NAME);
 	for (k = 0; rd_db_words[k] != NULL; k++)
@@ -653,19 +656,15 @@ rd_gate_init(void)
 		rd_gtab[k << G_CLS_BITS | G_ASSIGN_C] |= G_ASSIGN;
 }
 
-/* 1: some matcher may fire in s[0..len); 0: none can. */
+/*
+ * What the windows of a line (acc) leave open: 1 some matcher may fire
+ * in s[0..len), 0 none can.
+ */
 static int
-rd_gate(const char *s, size_t len)
+rd_gate_acc(unsigned acc, const unsigned char *u, size_t len)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	unsigned h = 0, acc = 0;
 	size_t i, run;
 
-	call_once(&rd_gonce, rd_gate_init);
-	for (i = 0; i < len; i++) {
-		h = (h << G_CLS_BITS | rd_gcls[u[i]]) & G_MASK;
-		acc |= rd_gtab[h];
-	}
 	if (acc & G_MATCH)
 		return 1;
 	if (!(acc & G_ASSIGN))
@@ -676,6 +675,56 @@ rd_gate(const char *s, size_t len)
 		if ((run = is_key(u[i]) ? run + 1 : 0) > RD_KEY_MAX)
 			return 1;
 	return 0;
+}
+
+/*
+ * The windows are shifted through a word: its old classes fall off the
+ * top, the mask takes the last three, and no step waits on a mask.
+ */
+static int
+rd_gate(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint64_t h = 0;
+	unsigned acc = 0;
+	size_t i;
+
+	call_once(&rd_gonce, rd_gate_init);
+	for (i = 0; i < len; i++) {
+		h = h << G_CLS_BITS | rd_gcls[u[i]];
+		acc |= rd_gtab[h & G_MASK];
+	}
+	return rd_gate_acc(acc, u, len);
+}
+
+size_t
+rd_plain_lines(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint64_t h = 0;
+	unsigned acc = 0;
+	size_t i, start = 0;
+
+	call_once(&rd_gonce, rd_gate_init);
+	for (i = 0; i < len; i++) {
+		if (u[i] != '\n') {
+			h = h << G_CLS_BITS | rd_gcls[u[i]];
+			acc |= rd_gtab[h & G_MASK];
+			continue;
+		}
+		/* A line too long for the gate's key-run test is left to
+		 * the exact one. */
+		if ((acc & G_PEM) ||
+		    (acc != 0 && (i - start > RD_KEY_MAX ||
+				     rd_gate_acc(acc, u + start, i - start))) ||
+		    (i - start >= 7 && u[i - 1] == ']' &&
+			memcmp(s + i - 7, " chars]", 7) == 0))
+			return start;
+		start = i + 1;
+		h = 0;
+		acc = 0;
+	}
+	return start;
 }
 
 /*
