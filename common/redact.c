@@ -87,6 +87,37 @@ rd_sb_wipe(struct sbuf *s)
 
 static void line_feed(struct redact *, const char *, size_t, struct evbuffer *);
 
+/* Bit s[1] of k_pair[s[0]]: some form may start with these two bytes. */
+static unsigned
+kv_pair(const struct redact_keys *ks, const unsigned char *s)
+{
+	return ks->k_pair[s[0]][s[1] >> 3] >> (s[1] & 7) & 1u;
+}
+
+/*
+ * The first place at or after i, before the last byte, where a form may
+ * start (kv_pair), or the last byte: four places a step, their first
+ * bytes (k_nbucket) before their pairs, without a branch between them.
+ */
+static size_t
+kv_next(const struct redact_keys *ks, const char *s, size_t i, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (; i + 4 < n; i += 4) {
+		if ((ks->k_nbucket[u[i]] | ks->k_nbucket[u[i + 1]] |
+			ks->k_nbucket[u[i + 2]] | ks->k_nbucket[u[i + 3]]) == 0)
+			continue;
+		if (kv_pair(ks, u + i) | kv_pair(ks, u + i + 1) |
+		    kv_pair(ks, u + i + 2) | kv_pair(ks, u + i + 3))
+			break;
+	}
+	for (; i + 1 < n; i++)
+		if (kv_pair(ks, u + i))
+			break;
+	return i;
+}
+
 /*
  * Mask every form in the held tail, leftmost first, the longest match at
  * a place; send what is decided on to the line stage and keep the rest
@@ -104,8 +135,11 @@ kv_run(struct redact *r, int final, struct evbuffer *out)
 	int rc, open;
 
 	while (i < n) {
-		unsigned char c = (unsigned char)s[i];
+		unsigned char c;
 
+		if ((i = kv_next(ks, s, i, n)) >= n)
+			break;
+		c = (unsigned char)s[i];
 		if (ks->k_nbucket[c] == 0 ||
 		    (i + 1 < n &&
 			!(ks->k_pair[c][(unsigned char)s[i + 1] >> 3] &
