@@ -575,17 +575,21 @@ const rd_match rd_patterns[] = {
  *   rd_db_words; a name over RD_KEY_MAX is a run of that many key bytes
  *   (looked for only when nothing else decides).
  * A line with none of these goes without the walk (tests/fuzz's
- * fuzz_redact_stream proves rd_may against rd_pass).
+ * fuzz_redact_stream proves rd_may against rd_pass), and the walk tries
+ * only the matchers whose strings the line holds: the word matchers
+ * (JWT, Bearer, prefixes: G_WORD), /home/ (G_HOME), the named ones
+ * (header, key=value: G_ASSIGN with a name).
  */
 #define G_CLS_BITS 5
 #define G_MASK	   ((1u << (3 * G_CLS_BITS)) - 1)
-#define G_MATCH	   1 /* a match may start here */
+#define G_WORD	   1 /* m_jwt, m_bearer, m_prefix may match */
 #define G_NAME	   2 /* a secret-looking name, with G_ASSIGN */
 #define G_URL	   4 /* "_url"/"_uri", with G_DB and G_ASSIGN */
 #define G_DB	   8
 #define G_ASSIGN   16 /* a ':' or '=' */
 #define G_ASSIGN_C 29 /* its class */
 #define G_PEM	   32 /* "-be": a PEM "-----BEGIN" (rd_plain_lines) */
+#define G_HOME	   64 /* m_home may match */
 
 /* Byte classes: letters 1-26 (either case), '-' 27, '_' 28, ':' and '='
  * 29, '/' 30, '.' 31, any other byte 0 (digits too: a superset). */
@@ -625,7 +629,7 @@ gadd(const char *t, unsigned bit)
 static void
 rd_gate_init(void)
 {
-	static const char *const match[] = {"eyj", "bea", "/ho", NULL};
+	static const char *const word[] = {"eyj", "bea", NULL};
 	static const char *const name[] = {
 	    "aut", "key", "tok", "sec", "pas", "cre", "bea", "dsn", NULL};
 	static const char *const sep = "-._";
@@ -635,10 +639,11 @@ rd_gate_init(void)
 
 	for (k = 0; k < 256; k++)
 		rd_gcls[k] = (unsigned char)gcls((unsigned char)k);
-	for (k = 0; match[k] != NULL; k++)
-		gadd(match[k], G_MATCH);
+	for (k = 0; word[k] != NULL; k++)
+		gadd(word[k], G_WORD);
 	for (p = rd_prefixes; p->p != NULL; p++)
-		gadd(p->p, G_MATCH);
+		gadd(p->p, G_WORD);
+	gadd("/ho", G_HOME);
 	gadd("-be", G_PEM);
 	for (k = 0; name[k] != NULL; k++)
 		gadd(name[k], G_NAME);
@@ -657,16 +662,14 @@ rd_gate_init(void)
 }
 
 /*
- * What the windows of a line (acc) leave open: 1 some matcher may fire
- * in s[0..len), 0 none can.
+ * Of the named matchers (header, key=value), with the windows of a line
+ * (acc): 1 one may fire in s[0..len), 0 neither can.
  */
 static int
-rd_gate_acc(unsigned acc, const unsigned char *u, size_t len)
+rd_gate_named(unsigned acc, const unsigned char *u, size_t len)
 {
 	size_t i, run;
 
-	if (acc & G_MATCH)
-		return 1;
 	if (!(acc & G_ASSIGN))
 		return 0;
 	if ((acc & G_NAME) || ((acc & G_URL) && (acc & G_DB)))
@@ -678,10 +681,11 @@ rd_gate_acc(unsigned acc, const unsigned char *u, size_t len)
 }
 
 /*
- * The windows are shifted through a word: its old classes fall off the
- * top, the mask takes the last three, and no step waits on a mask.
+ * The windows of s[0..len), or-ed.  They are shifted through a word: its
+ * old classes fall off the top, the mask takes the last three, and no
+ * step waits on a mask.
  */
-static int
+static unsigned
 rd_gate(const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -694,7 +698,7 @@ rd_gate(const char *s, size_t len)
 		h = h << G_CLS_BITS | rd_gcls[u[i]];
 		acc |= rd_gtab[h & G_MASK];
 	}
-	return rd_gate_acc(acc, u, len);
+	return acc;
 }
 
 size_t
@@ -714,9 +718,10 @@ rd_plain_lines(const char *s, size_t len)
 		}
 		/* A line too long for the gate's key-run test is left to
 		 * the exact one. */
-		if ((acc & G_PEM) ||
-		    (acc != 0 && (i - start > RD_KEY_MAX ||
-				     rd_gate_acc(acc, u + start, i - start))) ||
+		if ((acc & (G_PEM | G_WORD | G_HOME)) ||
+		    (acc != 0 &&
+			(i - start > RD_KEY_MAX ||
+			    rd_gate_named(acc, u + start, i - start))) ||
 		    (i - start >= 7 && u[i - 1] == ']' &&
 			memcmp(s + i - 7, " chars]", 7) == 0))
 			return start;
@@ -744,10 +749,18 @@ rd_may(const char *s, size_t len)
 	const char *rep;
 	unsigned char c;
 	int jwt = 0, bearer = 0, header = 0, keyval = 0, prefix = 0, home = 0;
-	unsigned m = 0;
+	int word, named;
+	unsigned m = 0, acc = rd_gate(s, len);
 
-	if (!rd_gate(s, len))
+	/* The matchers the line's windows leave open; the others count as
+	 * done (not found) from the start. */
+	word = (acc & G_WORD) != 0;
+	named = rd_gate_named(acc, (const unsigned char *)s, len);
+	home = !(acc & G_HOME);
+	if (!word && !named && home)
 		i = len; /* no matcher can fire anywhere in this line */
+	jwt = bearer = prefix = !word;
+	header = keyval = !named;
 	while (i < len) {
 		c = (unsigned char)s[i];
 		if (!is_key(c)) {
@@ -770,7 +783,7 @@ rd_may(const char *s, size_t len)
 			rd_is_blank((unsigned char)s[i + k])) &&
 		    m_keyval(s, len, i, &rs, &re, &rep))
 			keyval = 1;
-		for (p = i; p < i + k; p++) {
+		for (p = i; !(jwt && bearer && prefix) && p < i + k; p++) {
 			if (p > i && s[p - 1] != '.')
 				continue; /* not a word start */
 			c = (unsigned char)s[p];
@@ -786,6 +799,13 @@ rd_may(const char *s, size_t len)
 		}
 		i += k;
 	}
+	/* Found, of those tried. */
+	jwt &= word;
+	bearer &= word;
+	prefix &= word;
+	header &= named;
+	keyval &= named;
+	home &= (acc & G_HOME) != 0;
 	for (k = 0; rd_patterns[k] != NULL; k++) {
 		if (rd_patterns[k] == m_jwt)
 			m |= (unsigned)jwt << k;
