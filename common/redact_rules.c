@@ -745,9 +745,8 @@ rd_plain_lines(const char *s, size_t len)
 unsigned
 rd_may(const char *s, size_t len)
 {
-	size_t i = 0, p, k, rs, re;
-	const char *rep;
-	unsigned char c;
+	size_t i, p, k, rs, re;
+	const char *rep, *q;
 	int jwt = 0, bearer = 0, header = 0, keyval = 0, prefix = 0, home = 0;
 	int word, named;
 	unsigned m = 0, acc = rd_gate(s, len);
@@ -757,36 +756,51 @@ rd_may(const char *s, size_t len)
 	word = (acc & G_WORD) != 0;
 	named = rd_gate_named(acc, (const unsigned char *)s, len);
 	home = !(acc & G_HOME);
-	if (!word && !named && home)
-		i = len; /* no matcher can fire anywhere in this line */
 	jwt = bearer = prefix = !word;
 	header = keyval = !named;
-	while (i < len) {
-		c = (unsigned char)s[i];
-		if (!is_key(c)) {
-			if (c == '/' && !home &&
-			    m_home(s, len, i, &rs, &re, &rep))
-				home = 1;
+	/*
+	 * A header name and a secret-looking key fire only at the start
+	 * of a key run that an assignment follows (after_assign: a quote,
+	 * blanks, then ':' or '='): from each ':' and '=', back over the
+	 * blanks and the quote to that run.  The stretches walked back
+	 * lie between two assignments, so each byte is read once.
+	 */
+	for (i = 0; !(header && keyval) && i < len; i++) {
+		if (s[i] != ':' && s[i] != '=')
+			continue;
+		for (p = i; p > 0 && rd_is_blank((unsigned char)s[p - 1]); p--)
+			;
+		if (p > 0 && (s[p - 1] == '"' || s[p - 1] == '\''))
+			p--;
+		for (k = p; k > 0 && is_key((unsigned char)s[k - 1]); k--)
+			;
+		if (k == p)
+			continue;
+		if (!header && m_header(s, len, k, &rs, &re, &rep))
+			header = 1;
+		if (!keyval && m_keyval(s, len, k, &rs, &re, &rep))
+			keyval = 1;
+	}
+	/* /home/ where it is. */
+	for (p = 0; !home && p < len &&
+		    (q = memmem(s + p, len - p, "/home/", 6)) != NULL;
+	     p = (size_t)(q - s) + 1)
+		if (m_home(s, len, (size_t)(q - s), &rs, &re, &rep))
+			home = 1;
+	/* The word matchers at the word starts of the key runs
+	 * ([A-Za-z0-9_.-]+): a run's start, or after a '.' in it.  The
+	 * tests before each call are the matcher's own first ones. */
+	for (i = 0; !(jwt && bearer && prefix) && i < len;) {
+		if (!is_key((unsigned char)s[i])) {
 			i++;
 			continue;
 		}
-		/* A key run starts at i: s[i - 1] is no key character.  The
-		 * tests before each call are the matcher's own first ones. */
 		k = run(s, len, i, is_key);
-		c |= 0x20;
-		if (!header && (c == 'a' || c == 'p' || c == 'x') &&
-		    m_header(s, len, i, &rs, &re, &rep))
-			header = 1;
-		if (!keyval && i + k < len &&
-		    (s[i + k] == ':' || s[i + k] == '=' || s[i + k] == '"' ||
-			s[i + k] == '\'' ||
-			rd_is_blank((unsigned char)s[i + k])) &&
-		    m_keyval(s, len, i, &rs, &re, &rep))
-			keyval = 1;
 		for (p = i; !(jwt && bearer && prefix) && p < i + k; p++) {
+			unsigned char c = (unsigned char)s[p];
+
 			if (p > i && s[p - 1] != '.')
 				continue; /* not a word start */
-			c = (unsigned char)s[p];
 			if (!jwt && c == 'e' &&
 			    m_jwt(s, len, p, &rs, &re, &rep))
 				jwt = 1;
