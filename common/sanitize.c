@@ -372,18 +372,15 @@ feed_byte(struct clean *c, struct clean_out *o, uint8_t b)
 #define W_HIGHS (W_ONES * 0x80)
 
 static uint64_t
-w_zero(uint64_t y) /* the high bit of each zero byte of y */
-{
-	return ~(((y & ~W_HIGHS) + ~W_HIGHS) | y) & W_HIGHS;
-}
-
-static uint64_t
 w_stops(uint64_t w)
 {
-	uint64_t ctl = ~((w & ~W_HIGHS) + W_ONES * 0x60) & ~w & W_HIGHS;
+	uint64_t x = w & ~W_HIGHS, t = x ^ W_ONES * '\t';
+	/* x >= 0x20 and x != 0x7f; or x == '\t' (t + 0x7f has no high
+	 * bit only for t == 0). */
+	uint64_t ok =
+	    ((x + W_ONES * 0x60) & ~(x + W_ONES)) | ~((t + ~W_HIGHS) | t);
 
-	return (w & W_HIGHS) | (ctl & ~w_zero(w ^ W_ONES * '\t')) |
-	       w_zero(w ^ W_ONES * 0x7f);
+	return (w | ~ok) & W_HIGHS;
 }
 
 static int

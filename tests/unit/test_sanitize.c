@@ -316,6 +316,36 @@ test_sp10_split_every_byte(void **state)
 }
 
 /* SP-10: the line clamp counts per line and restarts after \n. */
+/*
+ * SP-10: plain text is taken a word (8 bytes) at a time, any other byte a
+ * byte at a time.  Every byte value at every place of a word, in lines
+ * under, at and over the clamp, comes out as when fed one byte per call
+ * (which takes the byte-at-a-time path).
+ */
+static void
+test_sp10_every_byte_every_lane(void **state)
+{
+	static const char text[] = "abc\tdefghijklmnop\nqrstuvwxyz0123456789";
+	static const size_t clamps[] = {0, 5, 8, 13};
+	char in[sizeof(text) - 1], *whole, *bytes;
+	size_t b, p, k;
+
+	(void)state;
+	for (k = 0; k < sizeof(clamps) / sizeof(clamps[0]); k++)
+		for (b = 0; b < 256; b++)
+			for (p = 0; p < 24; p++) {
+				memcpy(in, text, sizeof(in));
+				in[p] = (char)b;
+				whole =
+				    cleaned(in, sizeof(in), clamps[k], 0, NULL);
+				bytes =
+				    cleaned(in, sizeof(in), clamps[k], 1, NULL);
+				assert_string_equal(whole, bytes);
+				free(whole);
+				free(bytes);
+			}
+}
+
 static void
 test_sp10_clamp_per_line(void **state)
 {
@@ -436,6 +466,7 @@ main(void)
 	    cmocka_unit_test(test_sp10_emoji_line_clamped),
 	    cmocka_unit_test(test_sp10_invalid_utf8_replaced),
 	    cmocka_unit_test(test_sp10_split_every_byte),
+	    cmocka_unit_test(test_sp10_every_byte_every_lane),
 	    cmocka_unit_test(test_sp10_clamp_per_line),
 	    cmocka_unit_test(test_sp10_long_ascii_lines),
 	    cmocka_unit_test(test_sp10_clean_buf),
