@@ -6,7 +6,8 @@
  * redact_flush_partial after the chunks the schedule marks.  The two
  * outputs must be the same bytes.  And rd_may, which lets the line
  * stage skip passes, must never skip one that would change the text:
- * every pass of rd_patterns that matches has its bit set.
+ * every pass of rd_patterns that matches has its bit set; nor may
+ * rd_plain_lines let by a line that any pass would change.
  *
  * redact.c (the streaming driver) is compiled into this program with a
  * small RD_HOLD_MAX so that the over-long-line cut (and its meeting with
@@ -141,6 +142,37 @@ fz_may(const char *text, size_t len)
 	rd_sb_wipe(&out);
 }
 
+/*
+ * The lines rd_plain_lines lets by leave as they are: each is a whole
+ * line, no pass of rd_patterns changes it, it holds no PEM BEGIN and
+ * does not end in the clamp marker's " chars]".
+ */
+static void
+fz_plain(const char *text, size_t len)
+{
+	struct sbuf in = {0}, out = {0};
+	size_t p = rd_plain_lines(text, len), off, n, k, e;
+	const char *nl;
+
+	if (p > len || (p > 0 && text[p - 1] != '\n'))
+		abort();
+	for (off = 0; off < p; off += n + 1) {
+		nl = memchr(text + off, '\n', p - off);
+		n = (size_t)(nl - (text + off));
+		in.b = (char *)text + off;
+		in.len = in.cap = n;
+		for (k = 0; rd_patterns[k] != NULL; k++) {
+			if (rd_pass(&in, &out, rd_patterns[k]))
+				abort();
+			out.len = 0;
+		}
+		if (rd_pem_find(in.b, n, "-----BEGIN", &e) != NULL ||
+		    (n >= 7 && memcmp(in.b + n - 7, " chars]", 7) == 0))
+			abort();
+	}
+	rd_sb_wipe(&out);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -151,6 +183,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	if (!fz_parse(data, len, &in))
 		return 0;
 	fz_may(in.text, in.len);
+	fz_plain(in.text, in.len);
 	a = fz_scrub(&in, 0, &al);
 	z = fz_scrub(&in, 1, &zl);
 	if (al != zl || memcmp(a, z, al) != 0)
