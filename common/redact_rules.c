@@ -568,12 +568,15 @@ const rd_match rd_patterns[] = {
  *   m_jwt "eyJ", m_bearer "bearer", m_home "/home/", m_prefix a prefix's
  *   first three bytes (every prefix has three or more);
  *   m_header and m_keyval a ':' or '=' (after_assign), and a
- *   secret-looking name (redact_key_secretish): every header name holds
- *   "aut" or "key"; every name word "tok", "key", "sec", "pas", "cre",
- *   "bea" or "aut"; "_pat" and "_dsn" hold "[-._]pa" and "dsn"; a
- *   database URL name "[-._]ur" and the first three bytes of one of
- *   rd_db_words; a name over RD_KEY_MAX is a run of that many key bytes
- *   (looked for only when nothing else decides).
+ *   secret-looking name (redact_key_secretish, which reads '-' and '.'
+ *   as '_'): every header name holds "aut", "[-._]ke" or "ike"; every
+ *   name word "tok" (token), "[-._]ke" (api_key and the other *_key),
+ *   "ike" (apikey), "ecr" (secret), "ssw" (password, passwd), "ede"
+ *   (credential), "bea" (bearer) or "aut" (auth); "_pat" and "_dsn"
+ *   hold "[-._]pa" and "dsn"; a database URL name "[-._]ur" and the
+ *   first three bytes of one of rd_db_words; a name over RD_KEY_MAX is
+ *   a run of that many key bytes (looked for only when nothing else
+ *   decides).  The rarest three bytes of each word are the ones used.
  * A line with none of these goes without the walk (tests/fuzz's
  * fuzz_redact_stream proves rd_may against rd_pass), and the walk tries
  * only the matchers whose strings the line holds: the word matchers
@@ -631,7 +634,7 @@ rd_gate_init(void)
 {
 	static const char *const word[] = {"eyj", "bea", NULL};
 	static const char *const name[] = {
-	    "aut", "key", "tok", "sec", "pas", "cre", "bea", "dsn", NULL};
+	    "aut", "ike", "tok", "ecr", "ssw", "ede", "bea", "dsn", NULL};
 	static const char *const sep = "-._";
 	const struct rd_prefix *p;
 	size_t k;
@@ -652,6 +655,8 @@ rd_gate_init(void)
 	for (k = 0; k < 3; k++) {
 		t[0] = sep[k];
 		memcpy(t + 1, "pa", 2);
+		gadd(t, G_NAME);
+		memcpy(t + 1, "ke", 2);
 		gadd(t, G_NAME);
 		memcpy(t + 1, "ur", 2);
 		gadd(t, G_URL);
@@ -701,6 +706,51 @@ rd_gate(const char *s, size_t len)
 	return acc;
 }
 
+/*
+ * Where the key run that the assignment at s[i] follows starts (back over
+ * blanks and a quote: after_assign read backwards); *end: where it ends.
+ * i when there is none.
+ */
+static size_t
+assign_key(const char *s, size_t i, size_t *end)
+{
+	size_t p = i, k;
+
+	while (p > 0 && rd_is_blank((unsigned char)s[p - 1]))
+		p--;
+	if (p > 0 && (s[p - 1] == '"' || s[p - 1] == '\''))
+		p--;
+	for (k = p; k > 0 && is_key((unsigned char)s[k - 1]); k--)
+		;
+	*end = p;
+	return k == p ? i : k;
+}
+
+/*
+ * Can a named matcher (header, key=value) fire in s[0..len)?  Only at a
+ * key run that an assignment follows, and only if that run holds a
+ * name's windows (the gate's argument, on the run alone) or is longer
+ * than any name.  Conservative.
+ */
+static int
+rd_named_assign(const char *s, size_t len)
+{
+	size_t i, k, e;
+	unsigned acc;
+
+	for (i = 0; i < len; i++) {
+		if ((s[i] != ':' && s[i] != '=') ||
+		    (k = assign_key(s, i, &e)) == i)
+			continue;
+		if (e - k > RD_KEY_MAX)
+			return 1;
+		acc = rd_gate(s + k, e - k);
+		if ((acc & G_NAME) || ((acc & G_URL) && (acc & G_DB)))
+			return 1;
+	}
+	return 0;
+}
+
 size_t
 rd_plain_lines(const char *s, size_t len)
 {
@@ -716,12 +766,11 @@ rd_plain_lines(const char *s, size_t len)
 			acc |= rd_gtab[h & G_MASK];
 			continue;
 		}
-		/* A line too long for the gate's key-run test is left to
-		 * the exact one. */
+		/* The named matchers: the line's windows first, then the
+		 * key runs before its assignments. */
 		if ((acc & (G_PEM | G_WORD | G_HOME)) ||
-		    (acc != 0 &&
-			(i - start > RD_KEY_MAX ||
-			    rd_gate_named(acc, u + start, i - start))) ||
+		    (rd_gate_named(acc, u + start, i - start) &&
+			rd_named_assign(s + start, i - start)) ||
 		    (i - start >= 7 && u[i - 1] == ']' &&
 			memcmp(s + i - 7, " chars]", 7) == 0))
 			return start;
@@ -766,15 +815,8 @@ rd_may(const char *s, size_t len)
 	 * lie between two assignments, so each byte is read once.
 	 */
 	for (i = 0; !(header && keyval) && i < len; i++) {
-		if (s[i] != ':' && s[i] != '=')
-			continue;
-		for (p = i; p > 0 && rd_is_blank((unsigned char)s[p - 1]); p--)
-			;
-		if (p > 0 && (s[p - 1] == '"' || s[p - 1] == '\''))
-			p--;
-		for (k = p; k > 0 && is_key((unsigned char)s[k - 1]); k--)
-			;
-		if (k == p)
+		if ((s[i] != ':' && s[i] != '=') ||
+		    (k = assign_key(s, i, &p)) == i)
 			continue;
 		if (!header && m_header(s, len, k, &rs, &re, &rep))
 			header = 1;
