@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <malloc.h>
 #include <pwd.h>
 #include <signal.h>
@@ -62,20 +63,30 @@ nn_peers(const struct daemon_args *a)
 #define OPT_NUM 0x100 /* + index: a daemon's numeric option */
 #define OPT_DIR 0x200 /* + index: a daemon's directory option */
 
-/* --peer NAME=USER, NAME a daemon, once each. */
+/*
+ * --peer NAME=USER[:GROUP], NAME a daemon, once each.  GROUP tells apart
+ * two peers that run as one user (gated and the spawner, both the
+ * operator): SO_PEERCRED's gid, the peer's primary group.
+ */
 static void
 opt_peer(struct daemon_args *a, char *arg)
 {
-	char *eq = strchr(arg, '=');
+	char *eq = strchr(arg, '='), *colon;
 	int p;
 
 	if (eq == NULL || eq[1] == '\0')
-		fatalx("usage: --peer NAME=USER");
+		fatalx("usage: --peer NAME=USER[:GROUP]");
 	*eq = '\0';
 	if ((p = proc_lookup(arg)) == -1 || p == PROC_PARENT ||
 	    a->da_peer[p] != NULL)
 		fatalx("usage: --peer NAME=USER: NAME is one of "
 		       "broker, spawner, egressd, vaultd, auditd, once");
+	if ((colon = strchr(eq + 1, ':')) != NULL) {
+		if (colon == eq + 1 || colon[1] == '\0')
+			fatalx("usage: --peer NAME=USER[:GROUP]");
+		*colon = '\0';
+		a->da_peer_group[p] = colon + 1;
+	}
 	a->da_peer[p] = eq + 1;
 }
 
@@ -194,11 +205,26 @@ dials(enum proc_id self, enum proc_id p)
 	return p != PROC_PARENT && p < self && proc_edge(self, p);
 }
 
+/*
+ * Two peers of one user are told apart when exactly one names a group
+ * (the one with the group, the other any other gid: peer_of()) or both
+ * name different ones.
+ */
+static int
+peer_groups_differ(const struct daemon *d, int p, int q)
+{
+	int gp = (d->d_peer_group & PROC_BIT(p)) != 0;
+	int gq = (d->d_peer_group & PROC_BIT(q)) != 0;
+
+	return gp != gq || (gp && d->d_peer_gid[p] != d->d_peer_gid[q]);
+}
+
 /* --systemd: the listener, the peers' users, the socket dir. */
 static void
 daemon_systemd_prepare(struct daemon *d, const struct daemon_args *a)
 {
 	struct passwd *pw;
+	struct group *gr;
 	const char *why;
 	int p, q;
 
@@ -220,6 +246,12 @@ daemon_systemd_prepare(struct daemon *d, const struct daemon_args *a)
 			fatalx("--peer %s: no such user", proc_name(p));
 		d->d_peer_uid[p] = pw->pw_uid;
 		d->d_peer_known |= PROC_BIT(p);
+		if (a->da_peer_group[p] == NULL)
+			continue;
+		if ((gr = getgrnam(a->da_peer_group[p])) == NULL)
+			fatalx("--peer %s: no such group", proc_name(p));
+		d->d_peer_gid[p] = gr->gr_gid;
+		d->d_peer_group |= PROC_BIT(p);
 	}
 	for (p = 0; p < PROC_MAX; p++) {
 		/* Fail closed: whoever may dial us must be named. */
@@ -230,12 +262,14 @@ daemon_systemd_prepare(struct daemon *d, const struct daemon_args *a)
 		for (q = p + 1; q < PROC_MAX; q++)
 			if ((d->d_peer_known & PROC_BIT(p)) &&
 			    (d->d_peer_known & PROC_BIT(q)) &&
-			    d->d_peer_uid[p] == d->d_peer_uid[q])
+			    d->d_peer_uid[p] == d->d_peer_uid[q] &&
+			    !peer_groups_differ(d, p, q))
 				fatalx("--peer %s and %s: one user cannot be "
 				       "told apart",
 				    proc_name(p), proc_name(q));
 	}
 	endpwent();
+	endgrent();
 	d->d_systemd = 1;
 	/* A daemon nobody dials (sched) has no socket of its own. */
 	for (p = 0; p < PROC_MAX && !accepts_from(d->d_self, p); p++)
@@ -337,9 +371,9 @@ daemon_peer_attach(struct daemon *d, enum proc_id p, int fd)
 	return 0;
 }
 
-/* The uid at the other end of a unix stream socket, or -1. */
+/* The uid and gid at the other end of a unix stream socket, or -1. */
 static long
-peer_uid(int fd)
+peer_cred(int fd, gid_t *gid)
 {
 	struct ucred uc;
 	socklen_t len = sizeof(uc);
@@ -347,7 +381,31 @@ peer_uid(int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) == -1 ||
 	    len != sizeof(uc))
 		return -1;
+	*gid = uc.gid;
 	return (long)uc.uid;
+}
+
+/*
+ * The peer a dialler's credentials name, or PROC_MAX.  A peer named with
+ * a group must match it; one named without takes its user's other gids,
+ * never one a grouped peer of the same user claims.
+ */
+static int
+peer_of(const struct daemon *d, long uid, gid_t gid)
+{
+	int p, grouped, pass;
+
+	for (pass = 1; pass >= 0; pass--)
+		for (p = 0; p < PROC_MAX; p++) {
+			grouped = (d->d_peer_group & PROC_BIT(p)) != 0;
+			if (grouped != pass || !accepts_from(d->d_self, p) ||
+			    (d->d_peer_known & PROC_BIT(p)) == 0 ||
+			    (long)d->d_peer_uid[p] != uid)
+				continue;
+			if (!grouped || d->d_peer_gid[p] == gid)
+				return p;
+		}
+	return PROC_MAX;
 }
 
 /* 0 once the other end has gone (EOF not yet read by the event loop). */
@@ -367,6 +425,7 @@ daemon_accept_cb(evutil_socket_t lfd, short ev, void *arg)
 {
 	struct daemon *d = arg;
 	long uid;
+	gid_t gid = 0;
 	int fd, p, n;
 
 	for (n = 0; n < 16; n++) {
@@ -377,13 +436,9 @@ daemon_accept_cb(evutil_socket_t lfd, short ev, void *arg)
 				log_warn("accept");
 			return;
 		}
-		uid = peer_uid(fd);
-		for (p = 0; p < PROC_MAX; p++)
-			if (accepts_from(d->d_self, p) &&
-			    (d->d_peer_known & PROC_BIT(p)) &&
-			    (long)d->d_peer_uid[p] == uid)
-				break;
-		if (uid == -1 || p == PROC_MAX) {
+		uid = peer_cred(fd, &gid);
+		p = uid == -1 ? PROC_MAX : peer_of(d, uid, gid);
+		if (p == PROC_MAX) {
 			log_warnx("refused a connection from uid %ld: not a "
 				  "peer of %s",
 			    uid, proc_name(d->d_self));

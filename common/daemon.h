@@ -56,7 +56,9 @@ struct daemon {
 	struct event *d_accept_ev;
 	struct daemon_dial d_dial[PROC_MAX];
 	uid_t d_peer_uid[PROC_MAX];
+	gid_t d_peer_gid[PROC_MAX];
 	unsigned int d_peer_known; /* PROC_BIT()s with a --peer user */
+	unsigned int d_peer_group; /* PROC_BIT()s with a --peer group too */
 	char d_sockdir[DAEMON_SOCKDIR_MAX];
 };
 
@@ -101,10 +103,12 @@ struct daemon_args {
 	const char *da_user;
 	const char *da_path; /* the daemon's one path argument, if any */
 	int da_debug;
-	/* --systemd, --socket-dir DIR, --peer NAME=USER (every daemon). */
+	/* --systemd, --socket-dir DIR, --peer NAME=USER[:GROUP] (every
+	 * daemon). */
 	int da_systemd;
 	const char *da_sockdir;
-	const char *da_peer[PROC_MAX]; /* user names by proc_id */
+	const char *da_peer[PROC_MAX];	     /* user names by proc_id */
+	const char *da_peer_group[PROC_MAX]; /* group names, or NULL */
 };
 #define DAEMON_ARG_PATH_OPT 0x4u /* flags: the path option may be absent */
 /* A daemon's own numeric option: --NAME N, N in [min, max], into *val. */

@@ -2,6 +2,7 @@
 # with a fresh home, talk raw HTTP to its broker, and stop it cleanly.
 # Touches only temp dirs it creates and processes it starts.
 import atexit
+import grp
 import json
 import os
 import pwd
@@ -526,31 +527,43 @@ def uid_of(name):
 # By absolute path: a test may have narrowed PATH to /usr/bin:/bin, and
 # useradd lives in /usr/sbin.
 USERADD = "/usr/sbin/useradd"
+GROUPADD = "/usr/sbin/groupadd"
 
 
-def system_user(name, home=False):
-    """The system user NAME (a pwd entry), made here if it is missing: a
-    fresh machine has none, and no test may rely on a previous run.  Safe
-    when another test process makes the same user at the same time (an
-    "already exists" answer, or /etc/passwd locked: a bounded retry)."""
+def _system_entry(name, lookup, argv):
+    """lookup(name), after running argv if it is missing: a fresh machine
+    has none, and no test may rely on a previous run.  Safe when another
+    test process makes the same entry at the same time (an "already
+    exists" answer, or /etc/passwd locked: a bounded retry)."""
     if os.geteuid() != 0:
-        pytest.skip(f"needs root to create the {name} user")
-    opts = (["--create-home"] if home else
-            ["--no-create-home", "--home-dir", "/nonexistent"])
+        pytest.skip(f"needs root to create {name}")
     err = b""
     for _ in range(10):
         try:
-            return pwd.getpwnam(name)
+            return lookup(name)
         except KeyError:
             pass
-        p = subprocess.run([USERADD, "--system", *opts, "--shell",
-                            "/usr/sbin/nologin", name], capture_output=True,
-                           timeout=30)
+        p = subprocess.run(argv, capture_output=True, timeout=30)
         err = p.stderr
         if p.returncode == 0 or b"already exists" in err:
-            return pwd.getpwnam(name)
-        time.sleep(0.2)  # useradd: /etc/passwd locked by another useradd
-    pytest.fail(f"{USERADD} {name}: {err!r}")
+            return lookup(name)
+        time.sleep(0.2)  # /etc/passwd or /etc/group locked by another
+    pytest.fail(f"{argv[0]} {name}: {err!r}")
+
+
+def system_user(name, home=False):
+    """The system user NAME (a pwd entry), made here if it is missing."""
+    opts = (["--create-home"] if home else
+            ["--no-create-home", "--home-dir", "/nonexistent"])
+    return _system_entry(name, pwd.getpwnam,
+                         [USERADD, "--system", *opts, "--shell",
+                          "/usr/sbin/nologin", name])
+
+
+def system_group(name):
+    """The system group NAME (a grp entry), made here if it is missing."""
+    return _system_entry(name, grp.getgrnam,
+                         [GROUPADD, "--system", name])
 
 
 _USER_BIN = []  # the directory user_bin() made, once per process

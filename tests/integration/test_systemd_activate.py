@@ -7,6 +7,7 @@
 # here is the daemon's own SO_PEERCRED check, not the file mode (the units'
 # SocketMode=0660 + SocketGroup= layer is checked offline in
 # test_systemd_units.py).
+import grp
 import hashlib
 import http.client
 import json
@@ -23,8 +24,8 @@ import time
 import pytest
 
 from audit_util import check_chain
-from conftest import (BUILD, HTTP_S, READY_S, child_env, system_user,
-                      user_bin)
+from conftest import (BUILD, HTTP_S, READY_S, child_env, system_group,
+                      system_user, user_bin)
 from egress_util import BIG, start_upstream
 from test_egress_route import make_ca, make_cert, serve
 
@@ -32,11 +33,14 @@ USERS = {
     "auditd": "cordon-sdt-auditd",
     "vaultd": "cordon-sdt-vaultd",
     "egressd": "cordon-sdt-egressd",
-    "gated": "cordon-sdt-gated",
+    # gated is the operator too (cordon-gated@USER), with a primary group
+    # of its own by which auditd tells it from the spawner.
+    "gated": "cordon-sdt-op",
     "spawner": "cordon-sdt-op",  # the operator: agents run as this person
     "broker": "cordon-sdt-broker",
     "sched": "cordon-sdt-sched",
 }
+GROUPS = {"gated": "cordon-sdt-gated"}  # as the unit's Group=
 STRANGER = "cordon-sdt-other"
 # Who dials whom: the --peer users each accepting daemon names.
 PEERS = {
@@ -148,9 +152,20 @@ def activate_tcp(argv_of, log_path, env):
     raise AssertionError("no free port after five tries")
 
 
-def as_user(user):
-    return ["setpriv", "--reuid", user, "--regid", user, "--clear-groups",
-            "--"]
+def as_user(user, group=None):
+    return ["setpriv", "--reuid", user, "--regid", group or user,
+            "--clear-groups", "--"]
+
+
+def as_daemon(name):
+    """As the daemon's unit runs it: its User= and Group=."""
+    return as_user(USERS[name], GROUPS.get(name))
+
+
+def peer_arg(p):
+    """--peer's value for peer p: USER, or USER:GROUP where the unit
+    names a Group= (auditd's gated=${CORDON_OPERATOR}:cordon-gated)."""
+    return USERS[p] + (":" + GROUPS[p] if p in GROUPS else "")
 
 
 class Machine:
@@ -161,6 +176,8 @@ class Machine:
             pytest.fail("systemd-socket-activate is missing: "
                         "apt-get install systemd")
         self.uids = {d: ensure_user(u) for d, u in USERS.items()}
+        for g in GROUPS.values():
+            system_group(g)
         self.stranger = ensure_user(STRANGER)
         # Not under /tmp: a namespace run sees a private /tmp, and the
         # operator's home (its cwd) must stay where it is.
@@ -234,6 +251,22 @@ class Machine:
                          "      auth: x-api-key\n"
                          "      baseUrlEnv: ANTHROPIC_BASE_URL\n",
                          "secrets:\n  ANTHROPIC_API_KEY: anthropic.apiKey\n")
+        # SBX-6 under the units: the gate's fake agent, working in a
+        # workspace under the operator's 0700 home, as on Debian 12.
+        os.mkdir(self.path("ophome", "ws"))
+        chown(self.path("ophome", "ws"), USERS["spawner"], 0o700)
+        with open(self.path("etc/agents/gatebot.yaml"), "w") as f:
+            f.write("name: gatebot\n"
+                    "transport: subprocess\n"
+                    "transportConfig:\n"
+                    f"  bin: {self.bin('gatebot')}\n"
+                    "  args: [\"-p\", \"{prompt}\"]\n"
+                    f"  cwd: {self.path('ophome', 'ws')}\n"
+                    "  timeoutMs: 30000\n"
+                    "  env:\n"
+                    f"    CORDON_BIN: {self.bin('cordon')}\n"
+                    + ("limits:\n  memBytes: 0\n"
+                       if "ASAN_OPTIONS" in os.environ else ""))
         with open(self.path("etc/missions/tick.yaml"), "w") as f:
             f.write("id: tick\n"
                     "label: Every minute\n"
@@ -279,7 +312,7 @@ class Machine:
         b = self.bin(f"cordon-{name}")
         args = [b, "--systemd", "--socket-dir", self.rundir]
         for p in PEERS[name]:
-            args += ["--peer", f"{p}={USERS[p]}"]
+            args += ["--peer", f"{p}={peer_arg(p)}"]
         if name == "auditd":
             args += ["--audit-dir", self.path("audit")]
         elif name == "vaultd":
@@ -311,7 +344,7 @@ class Machine:
             self.procs[name], self.port = activate_tcp(
                 lambda port: ["systemd-socket-activate", "-l",
                               f"127.0.0.1:{port}", "--fdname=http", *env,
-                              *as_user(USERS[name]), *self.argv(name)],
+                              *as_daemon(name), *self.argv(name)],
                 self.logs[name], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
             return
         listen = ["-l", self.sock(name), "--fdname=ipc"]
@@ -324,7 +357,7 @@ class Machine:
         self.logs[name] = self.path(f"{name}.log")
         self.procs[name] = subprocess.Popen(
             ["systemd-socket-activate", *listen, *env,
-             *as_user(USERS[name]), *self.argv(name)],
+             *as_daemon(name), *self.argv(name)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
         log.close()
@@ -346,7 +379,7 @@ class Machine:
         self.logs["sched"] = self.path("sched.log")
         with open(self.logs["sched"], "ab") as log:
             self.procs["sched"] = subprocess.Popen(
-                [*as_user(USERS["sched"]), *self.argv("sched")],
+                [*as_daemon("sched"), *self.argv("sched")],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
 
     def start_all(self):
@@ -423,7 +456,8 @@ def machine():
 
 def test_su4_health_each_daemon_its_own_user(machine):
     """SU-4, SU-2, EG-1: all six up with no cordond, each as its own
-    user, confined; health says systemd supervises them."""
+    user (gated as the operator, with a group of its own, like its
+    unit), confined; health says systemd supervises them."""
     h = machine.wait_health_ok()
     assert h["status"] == "ok", h
     assert h["supervisor"] == "systemd"
@@ -436,9 +470,13 @@ def test_su4_health_each_daemon_its_own_user(machine):
         assert st["capEff"] == "0000000000000000"
         assert st["noNewPrivs"] == 1
         assert st["seccomp"] == 2
-    # One user each, none root.
-    assert len({d["status"]["uid"] for d in by.values()}) == len(DAEMONS)
+    # One user each but gated, the operator's; none root.
+    assert len({d["status"]["uid"] for d in by.values()}) == \
+        len(DAEMONS) - 1
     assert 0 not in {d["status"]["uid"] for d in by.values()}
+    with open(f"/proc/{machine.procs['gated'].pid}/status") as f:
+        gids = [ln.split()[1:] for ln in f if ln.startswith("Gid:")][0]
+    assert set(gids) == {str(grp.getgrnam(GROUPS["gated"]).gr_gid)}, gids
 
 
 def test_su4_chat_run_over_unix_sockets(machine):
@@ -605,6 +643,17 @@ def test_su4_refuses_without_activation(tmp_path):
         ([b("vaultd"), "--vault", str(tmp_path), "--systemd", "--peer",
           "broker=root", "--peer", "spawner=root"], None,
          "cannot be told apart"),
+        # One user told apart by a group (gated's): a group must exist,
+        # be named whole, and differ.
+        ([b("vaultd"), "--vault", str(tmp_path), "--systemd", "--peer",
+          "broker=root:no-such-group-cordon", "--peer", "spawner=daemon"],
+         None, "no such group"),
+        ([b("vaultd"), "--vault", str(tmp_path), "--systemd", "--peer",
+          "broker=root:", "--peer", "spawner=daemon"], None,
+         "--peer NAME=USER[:GROUP]"),
+        ([b("vaultd"), "--vault", str(tmp_path), "--systemd", "--peer",
+          "broker=root:root", "--peer", "spawner=root:root"], None,
+         "cannot be told apart"),
     ]
     for args, env, want in cases:
         r = run_daemon(args, env)
@@ -623,15 +672,18 @@ def test_su4_live_channel_never_displaced(machine):
         "s=socket.socket(socket.AF_UNIX)\n"
         "s.connect(sys.argv[1]); s.settimeout(5)\n"
         "print('closed' if s.recv(64)==b'' else 'open')\n")
-    for user, sock, peer in [(USERS["spawner"], "auditd", "spawner"),
-                             (USERS["spawner"], "vaultd", "spawner"),
-                             (USERS["spawner"], "gated", "spawner"),
-                             (USERS["broker"], "spawner", "broker")]:
+    # gated and the spawner share the operator's uid; auditd tells them
+    # apart by gated's group, and each one's channel holds.
+    for who, sock, peer in [("spawner", "auditd", "spawner"),
+                            ("spawner", "vaultd", "spawner"),
+                            ("spawner", "gated", "spawner"),
+                            ("gated", "auditd", "gated"),
+                            ("broker", "spawner", "broker")]:
         r = subprocess.run(
-            [*as_user(user), "/usr/bin/python3", "-c", code,
+            [*as_daemon(who), "/usr/bin/python3", "-c", code,
              machine.sock(sock)],
             capture_output=True, text=True, timeout=HTTP_S)
-        assert r.stdout.strip() == "closed", (user, sock, r.stderr)
+        assert r.stdout.strip() == "closed", (who, sock, r.stderr)
         assert (f"refused a second connection as {peer} while one is live"
                 in machine.log(sock)), machine.log(sock)
     h = machine.health()
@@ -654,6 +706,36 @@ def audit_of(machine, kind, bound=HTTP_S):
         if recs or time.monotonic() > deadline:
             return recs
         time.sleep(0.1)
+
+
+def test_su4_sbx6_gate_resolves_paths_in_the_operators_home(machine):
+    """SU-4, SBX-6 under the units: gated runs as the operator, so a file
+    tool's path in a workspace under the operator's 0700 home resolves
+    and is decided (allowed), as under cordond; as a user of its own it
+    could not search the home and refused every such call
+    (unresolvable-path)."""
+    machine.wait_health_ok()
+    ws = machine.path("ophome", "ws")
+    calls = [{"tool": "Write", "input": {
+        "file_path": os.path.join(ws, "ok.txt"), "content": "fine"}},
+             {"tool": "Read", "input": {"file_path": os.path.join(
+                 machine.path("ophome"), ".ssh", "id_rsa")}}]
+    st, _, body = machine.request(
+        "POST", "/api/agents/gatebot/run", {"prompt": json.dumps(calls)})
+    assert st == 200, body
+    text = "".join(json.loads(x).get("text", "")
+                   for x in body.decode().splitlines() if x)
+    res = {o["i"]: o for o in map(json.loads, text.splitlines())
+           if "i" in o}
+    assert res[0]["exit"] == 0, (res, machine.log("gated"))
+    assert res[1]["exit"] == 2, res  # still the gate's to refuse
+    recs = audit_of(machine, "verb.run")
+    deadline = time.monotonic() + HTTP_S
+    while len(recs) < 2 and time.monotonic() < deadline:
+        recs = audit_of(machine, "verb.run")
+    got = {(r["verb"], r["verdict"], r.get("rule")) for r in recs}
+    assert ("Write", "allow") in {g[:2] for g in got}, recs
+    assert ("Read", "deny", "protected-path") in got, recs
 
 
 def test_su4_mi1_cron_fires_through_the_sched_unit(machine):
@@ -854,7 +936,7 @@ def test_au6_second_auditd_on_the_audit_dir_refuses(machine):
     with open(log, "wb") as f:
         p = subprocess.Popen(
             ["systemd-socket-activate", "-l", sock, "--fdname=ipc", *env,
-             *as_user(USERS["auditd"]), *machine.argv("auditd")],
+             *as_daemon("auditd"), *machine.argv("auditd")],
             stdin=subprocess.DEVNULL, stdout=f, stderr=f,
             env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
     try:

@@ -14,14 +14,14 @@ import pytest
 
 from conftest import BUILD
 
-INSTANCE = "alice"  # the spawner template's instance in these checks
+INSTANCE = "alice"  # the spawner and gated templates' instance here
 
 SERVICES = ["cordon-auditd.service", "cordon-vaultd.service",
-            "cordon-egressd.service", "cordon-gated.service",
+            "cordon-egressd.service", "cordon-gated@.service",
             "cordon-spawner@.service", "cordon-broker.service",
             "cordon-sched.service"]
 SOCKETS = ["cordon-auditd.socket", "cordon-vaultd.socket",
-           "cordon-egressd.socket", "cordon-gated.socket",
+           "cordon-egressd.socket", "cordon-gated@.socket",
            "cordon-spawner@.socket", "cordon-broker.socket"]
 UNITS = SERVICES + SOCKETS + ["cordon.target"]
 
@@ -33,7 +33,7 @@ EXPOSURE_MAX = {
     "cordon-vaultd.service": 1.0,
     "cordon-auditd.service": 1.0,
     "cordon-egressd.service": EGRESSD_EXPOSURE_MAX,
-    "cordon-gated.service": 1.0,
+    "cordon-gated@.service": 1.0,
     "cordon-spawner@.service": 3.0,
     "cordon-sched.service": 1.0,
 }
@@ -44,7 +44,7 @@ SOCKET_GROUP = {
     "cordon-auditd.socket": "cordon-to-auditd",
     "cordon-vaultd.socket": "cordon-to-vaultd",
     "cordon-egressd.socket": "cordon-to-egressd",
-    "cordon-gated.socket": "cordon-to-gated",
+    "cordon-gated@.socket": "cordon-to-gated",
     "cordon-spawner@.socket": "cordon-to-spawner",
 }
 CLIENT_GROUPS = {
@@ -55,7 +55,7 @@ CLIENT_GROUPS = {
                                 "cordon-to-egressd", "cordon-to-gated"},
     "cordon-vaultd.service": {"cordon-to-auditd"},
     "cordon-egressd.service": {"cordon-to-auditd"},
-    "cordon-gated.service": {"cordon-to-auditd"},
+    "cordon-gated@.service": {"cordon-to-auditd"},
     "cordon-auditd.service": set(),
     "cordon-sched.service": {"cordon-to-spawner"},
 }
@@ -66,7 +66,7 @@ DIALLED_BY = {
                               "vaultd"],
     "cordon-vaultd.service": ["broker", "spawner"],
     "cordon-egressd.service": ["broker", "spawner"],
-    "cordon-gated.service": ["broker", "spawner"],
+    "cordon-gated@.service": ["broker", "spawner"],
     "cordon-spawner@.service": ["broker", "sched"],
     "cordon-broker.service": [],
     "cordon-sched.service": [],
@@ -76,7 +76,7 @@ WRITE_PATHS = {
     "cordon-auditd.service": ["/var/log/cordon/audit"],
     "cordon-vaultd.service": ["/var/lib/cordon/vault/00_Inbox/cordon"],
     "cordon-egressd.service": [],
-    "cordon-gated.service": [],
+    "cordon-gated@.service": [],
     "cordon-spawner@.service": [],  # StateDirectory= and its agents' home
     "cordon-sched.service": ["/var/lib/cordon/sched"],
 }
@@ -297,7 +297,9 @@ def test_sockets_groups_and_users(root):
     assert named_users <= users, f"not in sysusers: {named_users - users}"
     assert named_groups <= groups, f"not in sysusers: {named_groups - groups}"
     assert {"cordon-auditd", "cordon-vaultd", "cordon-egressd",
-            "cordon-gated", "cordon-broker", "cordon-sched"} <= users
+            "cordon-broker", "cordon-sched"} <= users
+    # gated is the operator (cordon-gated@USER): a group, not a user.
+    assert "cordon-gated" not in users and "cordon-gated" in groups
 
 
 def test_service_hardening_invariants(root):
@@ -364,6 +366,35 @@ def test_service_hardening_invariants(root):
     broker = parse_unit(found["cordon-broker.service"])
     assert values(broker, "Service", "LoadCredential") == [
         "token:/etc/cordon/token"]
+
+
+def test_su4_gated_runs_as_the_operator_in_the_spawners_view(root):
+    """SU-4, SBX-6: gated is a template per operator like the spawner: the
+    operator's uid (checked against CORDON_OPERATOR), a primary group of
+    its own that auditd names to tell it from the spawner, and the
+    spawner's view of the homes (only the operator's, read-only here);
+    the spawner wants its own instance's socket, the broker none."""
+    _, found = root
+    gated = parse_unit(found["cordon-gated@.service"])
+    spawner = parse_unit(found["cordon-spawner@.service"])
+    for u in (gated, spawner):
+        assert last(u, "Service", "User") == "%i"
+        assert values(u, "Service", "ExecStartPre") == [
+            "/usr/bin/test ${CORDON_OPERATOR} = %i"]
+        assert last(u, "Service", "ProtectHome") == "tmpfs"
+    assert last(gated, "Service", "Group") == "cordon-gated"
+    assert words(spawner, "Service", "BindPaths") == ["/home/%i"]
+    assert words(gated, "Service", "BindReadOnlyPaths") == ["/home/%i"]
+    assert words(gated, "Service", "BindPaths") == []
+    assert last(gated, "Service", "RemoveIPC") is None  # the operator's
+    assert values(gated, "Unit", "Requires") == ["cordon-gated@%i.socket"]
+    assert "cordon-gated@%i.socket" in words(spawner, "Unit", "Wants")
+    for unit in ("cordon-broker.service", "cordon.target"):
+        wants = words(parse_unit(found[unit]), "Unit", "Wants")
+        assert not [w for w in wants if w.startswith("cordon-gated")], unit
+    auditd = " ".join(values(parse_unit(found["cordon-auditd.service"]),
+                             "Service", "ExecStart"))
+    assert "--peer gated=${CORDON_OPERATOR}:cordon-gated" in auditd
 
 
 def test_sysusers_tmpfiles_offline(root):
