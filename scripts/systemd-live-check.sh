@@ -376,7 +376,8 @@ if [ "$MODE" = first ]; then
 		"ok 6 agents"
 	systemctl daemon-reload
 	systemctl enable --now cordon-auditd.socket cordon-vaultd.socket \
-		cordon-spawner@alice.socket cordon-broker.socket 2>/dev/null
+		cordon-gated@alice.socket cordon-spawner@alice.socket \
+		cordon-broker.socket 2>/dev/null
 
 	echo "== sockets"
 	for s in auditd vaultd spawner; do
@@ -393,7 +394,7 @@ expect "cordon status exits 0" "$?" 0
 h=$(echo "$st" | jq -s '.[0]')
 expect "supervisor is systemd" "$(echo "$h" | jq -r .supervisor)" systemd
 for d in auditd:cordon-auditd:on vaultd:cordon-vaultd:on \
-	spawner:alice:off broker:cordon-broker:on; do
+	gated:alice:on spawner:alice:off broker:cordon-broker:on; do
 	IFS=: read -r name user ll <<<"$d"
 	s=$(echo "$h" | jq -c ".daemons[] | select(.name==\"$name\")")
 	expect "$name up" "$(echo "$s" | jq -r .up)" true
@@ -564,13 +565,15 @@ if [ "$MODE" = first ]; then
 	expect "stop cordon.target stops every unit" \
 		"$(systemctl list-units --state=active --plain --no-legend 'cordon*' | wc -l)" 0
 	expect "sockets removed on stop" "$(ls /run/cordon 2>/dev/null | wc -l)" 0
-	systemctl enable cordon-spawner@alice.socket 2>/dev/null
+	systemctl enable cordon-spawner@alice.socket cordon-gated@alice.socket \
+		2>/dev/null
 	systemctl enable --now cordon.target 2>/dev/null
 	if health_ok; then pass "health after enable --now cordon.target"; else
 		fail "health after enable --now cordon.target" "$(api $URL/api/health)"; fi
 else
 	for u in cordon-auditd.socket cordon-vaultd.socket \
-		cordon-spawner@alice.socket cordon-broker.socket cordon.target; do
+		cordon-gated@alice.socket cordon-spawner@alice.socket \
+		cordon-broker.socket cordon.target; do
 		expect "$u enabled" "$(systemctl is-enabled $u)" enabled
 	done
 fi
