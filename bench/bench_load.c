@@ -10,8 +10,8 @@
  *   process that does nothing, with libc alone and with every library a
  *   cordon daemon links mapped but unused.
  *
- *   cordon: the idle RSS of its seven processes (cordond, auditd, vaultd,
- *   spawner, broker, egressd, sched; target < 16 MiB together); GET
+ *   cordon: the idle RSS of its eight processes (cordond, auditd, vaultd,
+ *   spawner, broker, egressd, sched, gated; target < 16 MiB together); GET
  *   /api/health alone from CONNS connections; then SECONDS of a mixed
  *   workload (health, agent list, Control Room actions, short chat
  *   runs, vault reads, audit tails) with throughput, p50/p99 per
@@ -68,8 +68,9 @@ static const int mix[] = {T_HEALTH, T_AGENTS, T_VAULT, T_AUDIT, T_ACTION,
 #define NMIX (sizeof(mix) / sizeof(mix[0]))
 
 static const char *procs[] = {NULL, "cordon-auditd", "cordon-vaultd",
-    "cordon-spawner", "cordon-broker", "cordon-egressd", "cordon-sched"};
-#define NPROCS 7
+    "cordon-spawner", "cordon-broker", "cordon-egressd", "cordon-sched",
+    "cordon-gated"};
+#define NPROCS 8
 
 struct lat {
 	double *v;
