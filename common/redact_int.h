@@ -1,8 +1,9 @@
 /*
- * The scrubber's insides (SP-11), shared by its three files and by
+ * The scrubber's insides (SP-11), shared by its four files and by
  * nothing else: redact_keys.c derives the known values' forms and matches
- * one at a place, redact_rules.c holds DATA.md's pattern rules, redact.c
- * streams bytes through both.
+ * one at a place, redact_rules.c holds DATA.md's pattern rules and their
+ * passes, redact_gate.c decides which of those passes a line needs,
+ * redact.c streams bytes through all three.
  */
 #ifndef CORDON_REDACT_INT_H
 #define CORDON_REDACT_INT_H
@@ -80,6 +81,65 @@ typedef int (*rd_match)(
 
 /* The output scrubber's patterns, in DATA.md's order; NULL-terminated. */
 extern const rd_match rd_patterns[];
+/* Its matchers (redact_rules.c), named for the line gate's walk. */
+int rd_m_jwt(const char *, size_t, size_t, size_t *, size_t *, const char **);
+int rd_m_bearer(
+    const char *, size_t, size_t, size_t *, size_t *, const char **);
+int rd_m_header(
+    const char *, size_t, size_t, size_t *, size_t *, const char **);
+int rd_m_keyval(
+    const char *, size_t, size_t, size_t *, size_t *, const char **);
+int rd_m_prefix(
+    const char *, size_t, size_t, size_t *, size_t *, const char **);
+int rd_m_home(const char *, size_t, size_t, size_t *, size_t *, const char **);
+
+#define RD_KEY_MAX 128 /* the longest name a named matcher reads */
+
+/* The database words of a "*_url" name (DATA.md); NULL-terminated. */
+extern const char *const rd_db_words[];
+
+/* A known key prefix: p, then at least min bytes of class cls. */
+struct rd_prefix {
+	const char *p;
+	int (*cls)(unsigned char);
+	size_t min; /* characters after the prefix */
+};
+/* DATA.md's key prefixes; ends with a NULL p. */
+extern const struct rd_prefix rd_prefixes[];
+
+/* First characters of rd_prefixes: a cheap reject. */
+static inline int
+rd_prefix_start(char c)
+{
+	return c == 'A' || c == 'x' || c == 'g' || c == 's' || c == 'r' ||
+	       c == 'p' || c == 'w' || c == 'h' || c == 'y';
+}
+
+/* Class bits per byte (redact_rules.c): 1 [A-Za-z0-9], 2 [_-]. */
+extern const unsigned char rd_cls[256];
+
+static inline int
+rd_is_word(unsigned char c) /* [A-Za-z0-9_-] */
+{
+	return rd_cls[c] != 0;
+}
+
+static inline int
+rd_is_key(unsigned char c) /* [A-Za-z0-9_.-] */
+{
+	return rd_is_word(c) || c == '.';
+}
+
+/* The length of the run of cls bytes at s[i]. */
+static inline size_t
+rd_run(const char *s, size_t len, size_t i, int (*cls)(unsigned char))
+{
+	size_t j = i;
+
+	while (j < len && cls((unsigned char)s[j]))
+		j++;
+	return j - i;
+}
 
 /*
  * Which passes of rd_patterns would change s[0..len): bit k for

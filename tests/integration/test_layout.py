@@ -15,7 +15,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 
 TABLES = {
     "common/msg.c msg_name",      # one case per message type
-    "common/redact_rules.c",      # the redaction rule tables
 }
 
 PENDING = set()

@@ -1,0 +1,384 @@
+/*
+ * The scrubber's line gate (SP-11): which of redact_rules.c's pattern
+ * passes a line needs.  rd_plain_lines lets by, in one pass, the complete
+ * lines no pass changes; rd_may names, for a line it stops at, the passes
+ * that would change it, by trying each matcher only where it can start.
+ * Both are conservative: a pass they leave in may still change nothing,
+ * a pass they leave out never changes a byte (fuzz_redact_stream proves
+ * it against rd_pass).  Reads the rules' tables and matchers through
+ * redact_int.h; pure, no allocation.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <threads.h>
+
+#include "redact_int.h"
+
+/* --- the line gate ----------------------------------------------------- */
+
+/*
+ * Before rd_may's walk, one pass over the line with a table look-up per
+ * byte: can any matcher fire at all?  Every match holds one of a few
+ * three-byte strings, compared case-folded (a superset):
+ *   rd_m_jwt "eyJ", rd_m_bearer "bearer", rd_m_home "/home/", rd_m_prefix a
+ * prefix's first three bytes (every prefix has three or more); rd_m_header and
+ * rd_m_keyval a ':' or '=' (after_assign), and a secret-looking name
+ * (redact_key_secretish, which reads '-' and '.' as '_'): every header name
+ * holds "aut", "[-._]ke" or "ike"; every name word "tok" (token), "[-._]ke"
+ * (api_key and the other *_key), "ike" (apikey), "ecr" (secret), "ssw"
+ * (password, passwd), "ede" (credential), "bea" (bearer) or "aut" (auth);
+ * "_pat" and "_dsn" hold "[-._]pa" and "dsn"; a database URL name "[-._]ur" and
+ * the first three bytes of one of rd_db_words; a name over RD_KEY_MAX is a run
+ * of that many key bytes (looked for only when nothing else decides).  The
+ * rarest three bytes of each word are the ones used. A line with none of these
+ * goes without the walk (tests/fuzz's fuzz_redact_stream proves rd_may against
+ * rd_pass), and the walk tries only the matchers whose strings the line holds:
+ * the word matchers (JWT, Bearer, prefixes: G_WORD), /home/ (G_HOME), the named
+ * ones (header, key=value: G_ASSIGN with a name).
+ */
+#define G_CLS_BITS 5
+#define G_MASK	   ((1u << (3 * G_CLS_BITS)) - 1)
+#define G_WORD	   1 /* rd_m_jwt, rd_m_bearer, rd_m_prefix may match */
+#define G_NAME	   2 /* a secret-looking name, with G_ASSIGN */
+#define G_URL	   4 /* "_url"/"_uri", with G_DB and G_ASSIGN */
+#define G_DB	   8
+#define G_ASSIGN   16 /* a ':' or '=' */
+#define G_ASSIGN_C 29 /* its class */
+#define G_PEM	   32 /* "-be": a PEM "-----BEGIN" (rd_plain_lines) */
+#define G_HOME	   64 /* rd_m_home may match */
+
+/* Byte classes: letters 1-26 (either case), '-' 27, '_' 28, ':' and '='
+ * 29, '/' 30, '.' 31, any other byte 0 (digits too: a superset). */
+static unsigned char rd_gcls[256];
+static unsigned char rd_gtab[1u << (3 * G_CLS_BITS)];
+static once_flag rd_gonce = ONCE_FLAG_INIT;
+
+static unsigned
+gcls(unsigned char c)
+{
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
+		return (unsigned)((c | 0x20) - 'a' + 1);
+	switch (c) {
+	case '-':
+		return 27;
+	case '_':
+		return 28;
+	case ':':
+	case '=':
+		return G_ASSIGN_C;
+	case '/':
+		return 30;
+	case '.':
+		return 31;
+	}
+	return 0;
+}
+
+static void
+gadd(const char *t, unsigned bit)
+{
+	rd_gtab[gcls((unsigned char)t[0]) << 2 * G_CLS_BITS |
+		gcls((unsigned char)t[1]) << G_CLS_BITS |
+		gcls((unsigned char)t[2])] |= (unsigned char)bit;
+}
+
+static void
+rd_gate_init(void)
+{
+	static const char *const word[] = {"eyj", "bea", NULL};
+	static const char *const name[] = {
+	    "aut", "ike", "tok", "ecr", "ssw", "ede", "bea", "dsn", NULL};
+	static const char *const sep = "-._";
+	const struct rd_prefix *p;
+	size_t k;
+	char t[3];
+
+	for (k = 0; k < 256; k++)
+		rd_gcls[k] = (unsigned char)gcls((unsigned char)k);
+	for (k = 0; word[k] != NULL; k++)
+		gadd(word[k], G_WORD);
+	for (p = rd_prefixes; p->p != NULL; p++)
+		gadd(p->p, G_WORD);
+	gadd("/ho", G_HOME);
+	gadd("-be", G_PEM);
+	for (k = 0; name[k] != NULL; k++)
+		gadd(name[k], G_NAME);
+	for (k = 0; rd_db_words[k] != NULL; k++)
+		gadd(rd_db_words[k], G_DB);
+	for (k = 0; k < 3; k++) {
+		t[0] = sep[k];
+		memcpy(t + 1, "pa", 2);
+		gadd(t, G_NAME);
+		memcpy(t + 1, "ke", 2);
+		gadd(t, G_NAME);
+		memcpy(t + 1, "ur", 2);
+		gadd(t, G_URL);
+	}
+	/* Every window that ends in ':' or '=' (each one does, once). */
+	for (k = 0; k < 1u << 2 * G_CLS_BITS; k++)
+		rd_gtab[k << G_CLS_BITS | G_ASSIGN_C] |= G_ASSIGN;
+}
+
+/*
+ * Of the named matchers (header, key=value), with the windows of a line
+ * (acc): 1 one may fire in s[0..len), 0 neither can.
+ */
+static int
+rd_gate_named(unsigned acc, const unsigned char *u, size_t len)
+{
+	size_t i, run;
+
+	if (!(acc & G_ASSIGN))
+		return 0;
+	if ((acc & G_NAME) || ((acc & G_URL) && (acc & G_DB)))
+		return 1;
+	for (i = 0, run = 0; len > RD_KEY_MAX && i < len; i++)
+		if ((run = rd_is_key(u[i]) ? run + 1 : 0) > RD_KEY_MAX)
+			return 1;
+	return 0;
+}
+
+/*
+ * The windows of s[0..len), or-ed.  They are shifted through a word: its
+ * old classes fall off the top, the mask takes the last three, and no
+ * step waits on a mask.
+ */
+static unsigned
+rd_gate(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint64_t h = 0;
+	unsigned acc = 0;
+	size_t i;
+
+	call_once(&rd_gonce, rd_gate_init);
+	for (i = 0; i < len; i++) {
+		h = h << G_CLS_BITS | rd_gcls[u[i]];
+		acc |= rd_gtab[h & G_MASK];
+	}
+	return acc;
+}
+
+/*
+ * Where the key run that the assignment at s[i] follows starts (back over
+ * blanks and a quote: after_assign read backwards); *end: where it ends.
+ * i when there is none.
+ */
+static size_t
+assign_key(const char *s, size_t i, size_t *end)
+{
+	size_t p = i, k;
+
+	while (p > 0 && rd_is_blank((unsigned char)s[p - 1]))
+		p--;
+	if (p > 0 && (s[p - 1] == '"' || s[p - 1] == '\''))
+		p--;
+	for (k = p; k > 0 && rd_is_key((unsigned char)s[k - 1]); k--)
+		;
+	*end = p;
+	return k == p ? i : k;
+}
+
+/*
+ * Can a named matcher (header, key=value) fire in s[0..len)?  Only at a
+ * key run that an assignment follows, and only if that run holds a
+ * name's windows (the gate's argument, on the run alone) or is longer
+ * than any name.  Conservative.
+ */
+static int
+rd_named_assign(const char *s, size_t len)
+{
+	size_t i, k, e;
+	unsigned acc;
+
+	for (i = 0; i < len; i++) {
+		if ((s[i] != ':' && s[i] != '=') ||
+		    (k = assign_key(s, i, &e)) == i)
+			continue;
+		if (e - k > RD_KEY_MAX)
+			return 1;
+		acc = rd_gate(s + k, e - k);
+		if ((acc & G_NAME) || ((acc & G_URL) && (acc & G_DB)))
+			return 1;
+	}
+	return 0;
+}
+
+size_t
+rd_plain_lines(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint64_t h = 0;
+	unsigned acc = 0;
+	size_t i, start = 0;
+
+	call_once(&rd_gonce, rd_gate_init);
+	for (i = 0; i < len; i++) {
+		if (u[i] != '\n') {
+			h = h << G_CLS_BITS | rd_gcls[u[i]];
+			acc |= rd_gtab[h & G_MASK];
+			continue;
+		}
+		/* The named matchers: the line's windows first, then the
+		 * key runs before its assignments. */
+		if ((acc & (G_PEM | G_WORD | G_HOME)) ||
+		    (rd_gate_named(acc, u + start, i - start) &&
+			rd_named_assign(s + start, i - start)) ||
+		    (i - start >= 7 && u[i - 1] == ']' &&
+			memcmp(s + i - 7, " chars]", 7) == 0))
+			return start;
+		start = i + 1;
+		h = 0;
+		acc = 0;
+	}
+	return start;
+}
+
+/* --- which passes a line needs ----------------------------------------- */
+
+/*
+ * rd_may's verdict per matcher: 1 once it is decided (found, or not
+ * tried: the line's windows leave it shut), 0 while it is still looked
+ * for.
+ */
+struct may {
+	int jwt, bearer, header, keyval, prefix, home;
+};
+
+/*
+ * A header name and a secret-looking key fire only at the start of a key
+ * run that an assignment follows (after_assign: a quote, blanks, then ':'
+ * or '='): from each ':' and '=', back over the blanks and the quote to
+ * that run.  The stretches walked back lie between two assignments, so
+ * each byte is read once.
+ */
+static void
+may_named(const char *s, size_t len, struct may *f)
+{
+	size_t i, p, k, rs, re;
+	const char *rep;
+
+	for (i = 0; !(f->header && f->keyval) && i < len; i++) {
+		if ((s[i] != ':' && s[i] != '=') ||
+		    (k = assign_key(s, i, &p)) == i)
+			continue;
+		if (!f->header && rd_m_header(s, len, k, &rs, &re, &rep))
+			f->header = 1;
+		if (!f->keyval && rd_m_keyval(s, len, k, &rs, &re, &rep))
+			f->keyval = 1;
+	}
+}
+
+/* /home/ where it is. */
+static void
+may_home(const char *s, size_t len, struct may *f)
+{
+	size_t p, rs, re;
+	const char *rep, *q;
+
+	for (p = 0; !f->home && p < len &&
+		    (q = memmem(s + p, len - p, "/home/", 6)) != NULL;
+	     p = (size_t)(q - s) + 1)
+		if (rd_m_home(s, len, (size_t)(q - s), &rs, &re, &rep))
+			f->home = 1;
+}
+
+/*
+ * The word matchers at the word starts of the key runs ([A-Za-z0-9_.-]+):
+ * a run's start, or after a '.' in it.  The tests before each call are
+ * the matcher's own first ones.
+ */
+static void
+may_words(const char *s, size_t len, struct may *f)
+{
+	size_t i, p, k, rs, re;
+	const char *rep;
+
+	for (i = 0; !(f->jwt && f->bearer && f->prefix) && i < len;) {
+		if (!rd_is_key((unsigned char)s[i])) {
+			i++;
+			continue;
+		}
+		k = rd_run(s, len, i, rd_is_key);
+		for (p = i; !(f->jwt && f->bearer && f->prefix) && p < i + k;
+		     p++) {
+			unsigned char c = (unsigned char)s[p];
+
+			if (p > i && s[p - 1] != '.')
+				continue; /* not a word start */
+			if (!f->jwt && c == 'e' &&
+			    rd_m_jwt(s, len, p, &rs, &re, &rep))
+				f->jwt = 1;
+			if (!f->bearer && (c | 0x20) == 'b' &&
+			    rd_m_bearer(s, len, p, &rs, &re, &rep))
+				f->bearer = 1;
+			if (!f->prefix && rd_prefix_start((char)c) &&
+			    rd_m_prefix(s, len, p, &rs, &re, &rep))
+				f->prefix = 1;
+		}
+		i += k;
+	}
+}
+
+/* The found matchers as rd_may's bits, in rd_patterns' order. */
+static unsigned
+may_bits(const struct may *f)
+{
+	unsigned m = 0;
+	size_t k;
+
+	for (k = 0; rd_patterns[k] != NULL; k++) {
+		if (rd_patterns[k] == rd_m_jwt)
+			m |= (unsigned)f->jwt << k;
+		else if (rd_patterns[k] == rd_m_bearer)
+			m |= (unsigned)f->bearer << k;
+		else if (rd_patterns[k] == rd_m_header)
+			m |= (unsigned)f->header << k;
+		else if (rd_patterns[k] == rd_m_keyval)
+			m |= (unsigned)f->keyval << k;
+		else if (rd_patterns[k] == rd_m_prefix)
+			m |= (unsigned)f->prefix << k;
+		else if (rd_patterns[k] == rd_m_home)
+			m |= (unsigned)f->home << k;
+		else
+			m |= 1u << k; /* a pattern not looked for here: runs */
+	}
+	return m;
+}
+
+/*
+ * The passes of rd_patterns that would change s[0..len): bit k for
+ * rd_patterns[k].  Each matcher is tried only where it can start, found
+ * in one walk over the key runs ([A-Za-z0-9_.-]+): JWT, Bearer and the
+ * key prefixes at a word start (the run's start, or after a '.' in it),
+ * a header name and key=value at the run's start, /home/ at a '/'
+ * between them.  rd_pass tries the same matcher at a superset of these
+ * places on the same input, and a matcher fires nowhere else, so a
+ * clear bit is a pass that would copy its input unchanged.
+ */
+unsigned
+rd_may(const char *s, size_t len)
+{
+	struct may f;
+	int word, named;
+	unsigned acc = rd_gate(s, len);
+
+	/* The matchers the line's windows leave open; the others count as
+	 * done (not found) from the start. */
+	word = (acc & G_WORD) != 0;
+	named = rd_gate_named(acc, (const unsigned char *)s, len);
+	f.home = !(acc & G_HOME);
+	f.jwt = f.bearer = f.prefix = !word;
+	f.header = f.keyval = !named;
+	may_named(s, len, &f);
+	may_home(s, len, &f);
+	may_words(s, len, &f);
+	/* Found, of those tried. */
+	f.jwt &= word;
+	f.bearer &= word;
+	f.prefix &= word;
+	f.header &= named;
+	f.keyval &= named;
+	f.home &= (acc & G_HOME) != 0;
+	return may_bits(&f);
+}
