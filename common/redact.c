@@ -3,8 +3,9 @@
  * stages: the known-value stage masks every form of every resolved secret
  * value (redact_keys.c) over the raw stream, across lines and chunks,
  * holding only a match still open; the line stage holds the partial line
- * and applies the pattern rules (redact_rules.c) in DATA.md's order, PEM
- * blocks across lines.  Touches only *out.
+ * and applies the pattern rules (redact_rules.c) in DATA.md's order, only
+ * the passes the line gate (redact_gate.c) says a line needs, PEM blocks
+ * across lines.  Touches only *out.
  */
 #include <stdlib.h>
 #include <string.h>
