@@ -134,17 +134,14 @@ agents_param(const struct api_params *p, size_t i, size_t max, int hex,
 		return -1;
 	if (len == 0 || len > max || len >= outsz || strlen(dec) != len)
 		ok = 0;
-	for (k = 0; ok && k < len; k++) {
+	else if (hex)
+		ok = hex_lower_n(dec, 16);
+	for (k = 0; ok && !hex && k < len; k++) {
 		char c = dec[k];
 
-		if (hex)
-			ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-		else
-			ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			     (c == '-' && k > 0);
+		ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		     (c == '-' && k > 0);
 	}
-	if (hex && len != 16)
-		ok = 0;
 	if (ok)
 		memcpy(out, dec, len + 1);
 	free(dec);

@@ -13,6 +13,7 @@
 #include "broker.h"
 #include "json.h"
 #include "msg.h"
+#include "util.h"
 
 /* gated's MSG_ERROR (or no answer) as a fixed HTTP answer. */
 static void
@@ -83,19 +84,11 @@ approval_decide_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 static int
 approval_id_ok(const struct api_params *p, char out[17])
 {
-	size_t i;
-
 	if (p->ap_n != 1 || p->ap_len[0] != 16)
 		return 0;
-	for (i = 0; i < 16; i++) {
-		char ch = p->ap_val[0][i];
-
-		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
-			return 0;
-		out[i] = ch;
-	}
+	memcpy(out, p->ap_val[0], 16);
 	out[16] = '\0';
-	return 1;
+	return hex_lower_n(out, 16);
 }
 
 void

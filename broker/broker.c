@@ -140,8 +140,7 @@ broker_sessions(struct json_object *arr)
 		struct json_object *so = json_object_array_get_idx(arr, i);
 
 		if ((id = json_get_str(so, "id", SESSION_HEX)) == NULL ||
-		    strlen(id) != SESSION_HEX ||
-		    strspn(id, "0123456789abcdef") != SESSION_HEX ||
+		    !hex_lower_n(id, SESSION_HEX) ||
 		    json_get_int(so, "createdMs", 0, INT64_MAX, &created) ==
 			-1 ||
 		    (uint64_t)created > now_ms_mono())
@@ -213,8 +212,7 @@ broker_systemd_config(void)
 	buf[n > 0 ? n : 0] = '\0';
 	if (n == TOKEN_HEX + 1 && buf[TOKEN_HEX] == '\n')
 		buf[--n] = '\0';
-	if (n != TOKEN_HEX ||
-	    strspn(buf, "0123456789abcdef") != (size_t)TOKEN_HEX)
+	if (n != TOKEN_HEX || !hex_lower_n(buf, TOKEN_HEX))
 		fatalx("--systemd: the token credential is not 64 hex digits");
 	memcpy(broker.b_token, buf, TOKEN_HEX);
 	broker.b_token[TOKEN_HEX] = '\0';

@@ -433,7 +433,7 @@ gate_nonce_take(struct json_object *o, char *nonce)
 {
 	const char *s = json_get_str(o, "nonce", 16);
 
-	if (s == NULL || strlen(s) != 16 || strspn(s, "0123456789abcdef") != 16)
+	if (s == NULL || !hex_lower_n(s, 16))
 		return -1;
 	memcpy(nonce, s, 17);
 	json_object_object_del(o, "nonce");

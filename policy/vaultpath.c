@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "text.h"
+#include "util.h"
 #include "vaultpath.h"
 
 /* Folders never read or listed (VA-2); dot-folders are refused anyway. */
@@ -245,18 +246,13 @@ vaultpath_chat_name(char *out, size_t outsz, long long ms, const char *agent,
 {
 	struct vault_utc u;
 	char suffix[8] = "";
-	size_t i;
 	int r;
 
 	if (out == NULL || outsz < VAULT_CHAT_NAME_MAX || agent == NULL ||
 	    sha8 == NULL || !vaultpath_name_ok(agent, strlen(agent)) ||
-	    strlen(sha8) != 8 || n < 1 || n > VAULT_COLLISIONS ||
+	    !hex_lower_n(sha8, 8) || n < 1 || n > VAULT_COLLISIONS ||
 	    vaultpath_utc(ms, &u) == -1)
 		return -1;
-	for (i = 0; i < 8; i++)
-		if (!((sha8[i] >= '0' && sha8[i] <= '9') ||
-			(sha8[i] >= 'a' && sha8[i] <= 'f')))
-			return -1;
 	if (n > 1)
 		snprintf(suffix, sizeof(suffix), "-%02u", n);
 	r = snprintf(out, outsz, "%04d-%02d-%02d-%02d%02d-%s-%s%s.md",

@@ -466,7 +466,7 @@ session_add_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	size_t i;
 
 	id = json_shape_str(m->m_obj, "id", NULL);
-	if (strspn(id, "0123456789abcdef") != SESSION_ID_HEX) {
+	if (!hex_lower_n(id, SESSION_ID_HEX)) {
 		ipc_reply_error(c, m, "bad-request");
 		return;
 	}

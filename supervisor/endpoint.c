@@ -22,6 +22,7 @@
 #include "endpoint.h"
 #include "json.h"
 #include "schema.h"
+#include "util.h"
 
 /*
  * --home DIR (or the default home): its runtime dir's token and port;
@@ -82,8 +83,7 @@ endpoint_resolve(const char *cmd, const char *home, const char *port_s,
 	errno = 0;
 	port = strtol(portbuf, &end, 10);
 	if (errno != 0 || *end != '\0' || port < 1 || port > 65535 ||
-	    strlen(ep->ep_token) != 64 ||
-	    strspn(ep->ep_token, "0123456789abcdef") != 64) {
+	    !hex_lower_n(ep->ep_token, 64)) {
 		fprintf(stderr, "cordon: %s: bad port or token\n", cmd);
 		return -1;
 	}

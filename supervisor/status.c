@@ -253,7 +253,7 @@ cmd_login(int argc, char **argv)
 	o = endpoint_fetch(base, &ep, "/api/login-code", "{}", &st);
 	event_base_free(base);
 	code = str_at(o, "code");
-	if (strlen(code) == 32 && strspn(code, "0123456789abcdef") == 32) {
+	if (hex_lower_n(code, 32)) {
 		printf(
 		    "cordon: dashboard http://127.0.0.1:%d/ui/login?code=%s\n",
 		    ep.ep_port, code);

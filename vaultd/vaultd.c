@@ -367,7 +367,7 @@ vault_pending_new(struct ipc_conn *c, struct ipc_msg *m, uint32_t reply)
 static int
 vault_sha8_ok(const char *s, size_t len)
 {
-	return len == 8 && strspn(s, "0123456789abcdef") == len;
+	return len == 8 && hex_lower_n(s, 8);
 }
 
 /*
