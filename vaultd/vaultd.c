@@ -320,13 +320,14 @@ vault_audit_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
  * Ask auditd for the record, sent at once, and stage body in p's
  * directory while auditd syncs it: the record's fdatasync and the temp's
  * fsync overlap.  The rest happens in vault_audit_cb, which also answers
- * a failed stage.  Takes p (answered and freed on failure).
+ * a failed stage.  Takes p (answered and freed on failure), body and rec.
  */
 static void
-vault_commit(struct vault_pending *p, const char *body, size_t len,
-    struct json_object *rec)
+vault_commit(
+    struct vault_pending *p, char *body, size_t len, struct json_object *rec)
 {
 	struct ipc_conn *audit = vault.v_d.d_peers[PROC_AUDITD];
+	int sent;
 
 	p->vp_bytes = len;
 	LIST_INSERT_HEAD(&vault_pendings, p, vp_entry);
@@ -335,17 +336,33 @@ vault_commit(struct vault_pending *p, const char *body, size_t len,
 	    rec, "bytes", json_object_new_int64((int64_t)len));
 	/* Its own bound: the whole write stays under the spawner's wait
 	 * for the answer (above). */
-	if (audit == NULL || audit_emit_within(audit, rec, VAULT_AUDIT_WAIT,
-				 vault_audit_cb, p) == -1) {
+	sent = audit != NULL && audit_emit_within(audit, rec, VAULT_AUDIT_WAIT,
+				    vault_audit_cb, p) == 0;
+	json_object_put(rec);
+	if (!sent) {
 		vault_answer(p, VE_AUDIT);
 		vault_pending_free(p);
-		return;
+	} else {
+		ipc_flush(audit);
+		if (vault_stage(&vault, p->vp_dirfd, body, len, p->vp_tmp) ==
+		    -1)
+			log_warn("cannot stage a note");
+		else
+			p->vp_staged = 1;
 	}
-	ipc_flush(audit);
-	if (vault_stage(&vault, p->vp_dirfd, body, len, p->vp_tmp) == -1)
-		log_warn("cannot stage a note");
-	else
-		p->vp_staged = 1;
+	free(body);
+}
+
+/* A write refused before vault_commit: answer e, free p and body. */
+static void
+vault_refuse(struct ipc_conn *c, struct ipc_msg *m, struct vault_pending *p,
+    char *body, enum vault_err e)
+{
+	ipc_reply_error(c, m, vault_err_code(e));
+	if (p->vp_dirfd != -1)
+		close(p->vp_dirfd);
+	free(p);
+	free(body);
 }
 
 static struct vault_pending *
@@ -418,6 +435,7 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	struct json_object *rec;
 	size_t alen, plen, slen, rlen, chars, blen;
 	char *body = NULL;
+	enum vault_err e;
 	long long t;
 	int dfd, ex;
 
@@ -445,7 +463,7 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 	/* AU-6: no folder is made for a note that cannot be recorded. */
 	if (vault.v_d.d_peers[PROC_AUDITD] == NULL) {
-		ipc_reply_error(c, m, vault_err_code(VE_AUDIT));
+		e = VE_AUDIT;
 		goto out;
 	}
 	if ((dfd = vault_open_dir(&vault, VAULT_CHATS, 1)) == -1) {
@@ -457,7 +475,7 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	if ((ex = vault_chat_free(p, t, agent, sha8)) == -1)
 		goto fail;
 	if (ex == 1) {
-		ipc_reply_error(c, m, vault_err_code(VE_EXISTS));
+		e = VE_EXISTS;
 		goto out;
 	}
 	path = p->vp_path;
@@ -468,16 +486,11 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	json_object_object_add(rec, "path", json_object_new_string(path));
 	json_object_object_add(rec, "action", json_object_new_string("create"));
 	vault_commit(p, body, blen, rec);
-	json_object_put(rec);
-	free(body);
 	return;
 fail:
-	ipc_reply_error(c, m, vault_err_code(VE_WRITE_FAILED));
+	e = VE_WRITE_FAILED;
 out:
-	if (p->vp_dirfd != -1)
-		close(p->vp_dirfd);
-	free(p);
-	free(body);
+	vault_refuse(c, m, p, body, e);
 }
 
 /* A mission note's folder, opened (made) into p, and whether name
@@ -516,6 +529,7 @@ vault_mission_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	struct json_object *rec;
 	size_t idlen, flen, hlen, clen, blen;
 	char *body = NULL;
+	enum vault_err e;
 	long fn, hn;
 	int ex, r;
 
@@ -549,15 +563,15 @@ vault_mission_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	r = snprintf(p->vp_path, sizeof(p->vp_path), "%s/%s", folder, name);
 	memcpy(p->vp_name, name, strlen(name) + 1);
 	if (r < 0 || (size_t)r >= sizeof(p->vp_path)) {
-		ipc_reply_error(c, m, vault_err_code(VE_INVALID_PATH));
+		e = VE_INVALID_PATH;
 		goto out;
 	}
 	if (vault_reserved(p->vp_path)) {
-		ipc_reply_error(c, m, vault_err_code(VE_BUSY));
+		e = VE_BUSY;
 		goto out;
 	}
 	if (vault.v_d.d_peers[PROC_AUDITD] == NULL) { /* AU-6, as above */
-		ipc_reply_error(c, m, vault_err_code(VE_AUDIT));
+		e = VE_AUDIT;
 		goto out;
 	}
 	if ((ex = vault_mission_target(p, folder, name)) == -1)
@@ -569,16 +583,11 @@ vault_mission_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	json_object_object_add(
 	    rec, "action", json_object_new_string(ex ? "update" : "create"));
 	vault_commit(p, body, blen, rec);
-	json_object_put(rec);
-	free(body);
 	return;
 fail:
-	ipc_reply_error(c, m, vault_err_code(VE_WRITE_FAILED));
+	e = VE_WRITE_FAILED;
 out:
-	if (p->vp_dirfd != -1)
-		close(p->vp_dirfd);
-	free(p);
-	free(body);
+	vault_refuse(c, m, p, body, e);
 }
 
 /*
