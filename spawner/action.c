@@ -346,15 +346,8 @@ action_run_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 	for (i = 0; i < act->a_ncommand; i++)
 		x->x_argv[i] = act->a_command[i];
-	memset(&as, 0, sizeof(as));
-	as.as_path = path;
-	as.as_argv = x->x_argv;
-	as.as_envp = x->x_envp;
-	as.as_cwd = cwd;
-	as.as_limits = &ag->ag_mf.m_limits;
+	aproc_spec_agent(&as, ag, path, x->x_argv, x->x_envp, cwd);
 	as.as_timeout_ms = act->a_timeout_ms;
-	as.as_sandbox = &ag->ag_sb; /* SBX-1: actions too */
-	as.as_agent = ag->ag_mf.m_name;
 	if (aproc_start(&x->x_proc, &as, &action_ops, x) == -1)
 		action_fail_early(x, "spawn-failed", x->x_proc.ap_reason);
 }

@@ -75,6 +75,20 @@ agent_env(const struct agent *ag, const struct secret_set *ss, char ***envp,
 	return 0;
 }
 
+void
+aproc_spec_agent(struct aproc_spec *as, const struct agent *ag,
+    const char *path, char **argv, char **envp, const char *cwd)
+{
+	memset(as, 0, sizeof(*as));
+	as->as_path = path;
+	as->as_argv = argv;
+	as->as_envp = envp;
+	as->as_cwd = cwd;
+	as->as_limits = &ag->ag_mf.m_limits;
+	as->as_sandbox = &ag->ag_sb; /* SBX-1: every child of an agent */
+	as->as_agent = ag->ag_mf.m_name;
+}
+
 static void aproc_check(struct aproc *);
 
 void

@@ -158,17 +158,10 @@ probe_run(struct agent *ag)
 	}
 	for (i = 0; i < mf->m_nprobe_cmd; i++)
 		pr->pr_argv[i] = mf->m_probe_cmd[i];
-	memset(&as, 0, sizeof(as));
-	as.as_path = path;
-	as.as_argv = pr->pr_argv;
-	as.as_envp = pr->pr_envp;
-	as.as_cwd = cwd;
-	as.as_limits = &mf->m_limits;
+	aproc_spec_agent(&as, ag, path, pr->pr_argv, pr->pr_envp, cwd);
 	as.as_timeout_ms = mf->m_probe_timeout_ms > 0
 			       ? mf->m_probe_timeout_ms
 			       : LIM_PROBE_TIMEOUT_DEF_MS;
-	as.as_sandbox = &ag->ag_sb; /* SBX-1: probes too */
-	as.as_agent = mf->m_name;
 	if (aproc_start(&pr->pr_proc, &as, &probe_ops, pr) == -1) {
 		ag->ag_ready = RD_OFFLINE;
 		ag->ag_why = "probe-failed";

@@ -376,20 +376,16 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		run_free(r); /* nobody to answer: never started */
 		return;
 	}
-	memset(&as, 0, sizeof(as));
-	as.as_path = r->r_path;
-	as.as_argv = r->r_argv;
-	as.as_envp = r->r_envp;
-	as.as_cwd = r->r_cwd;
-	as.as_limits = &r->r_agent->ag_mf.m_limits;
+	aproc_spec_agent(
+	    &as, r->r_agent, r->r_path, r->r_argv, r->r_envp, r->r_cwd);
 	if (r->r_prompt_stdin) {
 		as.as_stdin = r->r_prompt;
 		as.as_stdin_len = r->r_prompt_len;
 	}
 	as.as_timeout_ms = r->r_timeout_ms;
-	/* SBX-1; MC-2: a worktree run's plan writes its worktree only */
-	as.as_sandbox = r->r_wt != NULL ? &r->r_wt->w_plan : &r->r_agent->ag_sb;
-	as.as_agent = r->r_agent->ag_mf.m_name;
+	/* MC-2: a worktree run's plan writes its worktree only */
+	if (r->r_wt != NULL)
+		as.as_sandbox = &r->r_wt->w_plan;
 	as.as_run_id = r->r_id;	  /* EG-1: its proxy, if it has one */
 	as.as_secrets = &r->r_ss; /* EG-3: its routes' keys */
 	/* SBX-6: the gate channel, the child's fd 3 (CORDON_GATE_FD). */

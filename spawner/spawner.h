@@ -186,6 +186,10 @@ struct json_object *agent_json(const struct agent *, int full);
 /* child.c: env, binary resolution, start, kill, reaping. */
 int agent_env(const struct agent *, const struct secret_set *, char ***envp,
     const char **cwd, const char **errcode);
+/* A spec (zeroed first) for ag's program at path in its own sandbox, with
+ * its limits and name; the caller adds the rest (timeout, stdin, ...). */
+void aproc_spec_agent(struct aproc_spec *, const struct agent *,
+    const char *path, char **argv, char **envp, const char *cwd);
 int aproc_start(struct aproc *, const struct aproc_spec *,
     const struct aproc_ops *, void *arg);
 void aproc_stop(struct aproc *, enum aproc_end, long grace_ms);
