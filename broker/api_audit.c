@@ -37,60 +37,83 @@ api_query_int(const char *s, long long min, long long max, long long *out)
 }
 
 /*
- * Build the MSG_AUDIT_TAIL payload from the raw query, or NULL if bad.
- * Split here rather than by evhttp_parse_query_str() so a decoded value
- * with an embedded NUL is seen and refused.
+ * Split here rather than by evhttp_parse_query_str() so that a decoded
+ * value with an embedded NUL is seen and refused.
  */
+int
+api_query_each(const char *query, const char *const *names, size_t n,
+    int (*fn)(size_t, const char *, size_t, void *), void *arg)
+{
+	char *copy, *part, *save, *eq, *s;
+	unsigned seen = 0;
+	size_t i, len;
+	int rc = 0;
+
+	if (query == NULL || query[0] == '\0')
+		return 0;
+	if ((copy = strdup(query)) == NULL)
+		return -1;
+	for (part = strtok_r(copy, "&", &save); rc == 0 && part != NULL;
+	     part = strtok_r(NULL, "&", &save)) {
+		if ((eq = strchr(part, '=')) != NULL)
+			*eq = '\0';
+		for (i = 0; eq != NULL && i < n; i++)
+			if (strcmp(part, names[i]) == 0)
+				break;
+		if (eq == NULL || i == n || (seen & (1u << i)) ||
+		    (s = evhttp_uridecode(eq + 1, 1, &len)) == NULL) {
+			rc = -1;
+			break;
+		}
+		seen |= 1u << i;
+		rc = strlen(s) == len ? fn(i, s, len, arg) : -1;
+		free(s);
+	}
+	free(copy);
+	return rc;
+}
+
+struct audit_q {
+	struct json_object *aq_o; /* the payload, but for its limit */
+	long long aq_limit;
+};
+
+/* One parameter of GET /api/audit into the MSG_AUDIT_TAIL payload. */
+static int
+audit_param(size_t i, const char *s, size_t len, void *arg)
+{
+	struct audit_q *q = arg;
+	long long v;
+
+	if (i == 0 && audit_kind_lookup(s) != NULL)
+		json_object_object_add(
+		    q->aq_o, "kind", json_object_new_string(s));
+	else if (i == 1 && audit_pattern_ok(AP_NAME, s, len))
+		json_object_object_add(
+		    q->aq_o, "agent", json_object_new_string(s));
+	else if (i == 2 && api_query_int(s, 0, AUDIT_COUNT_MAX, &v) == 0)
+		json_object_object_add(
+		    q->aq_o, "since", json_object_new_int64(v));
+	else if (i != 3 || api_query_int(s, 1, AUDIT_LIMIT_MAX, &q->aq_limit))
+		return -1;
+	return 0;
+}
+
+/* The MSG_AUDIT_TAIL payload from the raw query, or NULL if bad. */
 static struct json_object *
 audit_query(const char *query)
 {
 	static const char *const names[] = {"kind", "agent", "since", "limit"};
-	struct json_object *o;
-	long long v, limit = AUDIT_LIMIT_DEFAULT;
-	char *copy = NULL, *part, *save, *eq, *s = NULL;
-	size_t i, len;
-	int seen = 0;
+	struct audit_q q = {json_object_new_object(), AUDIT_LIMIT_DEFAULT};
 
-	o = json_object_new_object();
-	if (query != NULL && query[0] != '\0' && (copy = strdup(query)) == NULL)
-		goto bad;
-	for (part = copy ? strtok_r(copy, "&", &save) : NULL; part != NULL;
-	     part = strtok_r(NULL, "&", &save)) {
-		if ((eq = strchr(part, '=')) == NULL)
-			goto bad;
-		*eq = '\0';
-		for (i = 0; i < nitems(names); i++)
-			if (strcmp(part, names[i]) == 0)
-				break;
-		if (i == nitems(names) || (seen & (1 << i)))
-			goto bad;
-		seen |= 1 << i;
-		if ((s = evhttp_uridecode(eq + 1, 1, &len)) == NULL ||
-		    strlen(s) != len)
-			goto bad;
-		if (i == 0 && audit_kind_lookup(s) != NULL)
-			json_object_object_add(
-			    o, "kind", json_object_new_string(s));
-		else if (i == 1 && audit_pattern_ok(AP_NAME, s, len))
-			json_object_object_add(
-			    o, "agent", json_object_new_string(s));
-		else if (i == 2 &&
-			 api_query_int(s, 0, AUDIT_COUNT_MAX, &v) == 0)
-			json_object_object_add(
-			    o, "since", json_object_new_int64(v));
-		else if (i != 3 || api_query_int(s, 1, AUDIT_LIMIT_MAX, &limit))
-			goto bad;
-		free(s);
-		s = NULL;
+	if (api_query_each(query, names, nitems(names), audit_param, &q) ==
+	    -1) {
+		json_object_put(q.aq_o);
+		return NULL;
 	}
-	free(copy);
-	json_object_object_add(o, "limit", json_object_new_int64(limit));
-	return o;
-bad:
-	free(s);
-	free(copy);
-	json_object_put(o);
-	return NULL;
+	json_object_object_add(
+	    q.aq_o, "limit", json_object_new_int64(q.aq_limit));
+	return q.aq_o;
 }
 
 static void

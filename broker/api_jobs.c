@@ -43,48 +43,44 @@ struct jobs_qint {
 	long long q_min, q_max, q_def;
 };
 
+#define JOBS_QINT_MAX 4
+
+struct jobs_qvals {
+	const struct jobs_qint *qv_q;
+	long long qv_v[JOBS_QINT_MAX];
+};
+
+static int
+jobs_qparam(size_t i, const char *s, size_t len, void *arg)
+{
+	struct jobs_qvals *qv = arg;
+
+	return api_query_int(
+	    s, qv->qv_q[i].q_min, qv->qv_q[i].q_max, &qv->qv_v[i]);
+}
+
 static int
 jobs_query(struct evhttp_request *req, const struct jobs_qint *q, size_t nq,
     struct json_object *o)
 {
 	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
 	const char *query = u != NULL ? evhttp_uri_get_query(u) : NULL;
-	char *copy = NULL, *part, *save, *eq, *s = NULL;
-	long long v[4];
-	unsigned seen = 0;
-	size_t i, len;
+	const char *names[JOBS_QINT_MAX];
+	struct jobs_qvals qv = {.qv_q = q};
+	size_t i;
 
-	for (i = 0; i < nq; i++)
-		v[i] = q[i].q_def;
-	if (query != NULL && query[0] != '\0' && (copy = strdup(query)) == NULL)
-		goto bad;
-	for (part = copy ? strtok_r(copy, "&", &save) : NULL; part != NULL;
-	     part = strtok_r(NULL, "&", &save)) {
-		if ((eq = strchr(part, '=')) == NULL)
-			goto bad;
-		*eq = '\0';
-		for (i = 0; i < nq; i++)
-			if (strcmp(part, q[i].q_name) == 0)
-				break;
-		if (i == nq || (seen & (1u << i)) ||
-		    (s = evhttp_uridecode(eq + 1, 1, &len)) == NULL ||
-		    strlen(s) != len ||
-		    api_query_int(s, q[i].q_min, q[i].q_max, &v[i]) == -1)
-			goto bad;
-		seen |= 1u << i;
-		free(s);
-		s = NULL;
+	for (i = 0; i < nq; i++) {
+		names[i] = q[i].q_name;
+		qv.qv_v[i] = q[i].q_def;
 	}
-	free(copy);
+	if (api_query_each(query, names, nq, jobs_qparam, &qv) == -1) {
+		send_error(req, 400, "invalid-query");
+		return -1;
+	}
 	for (i = 0; i < nq; i++)
 		json_object_object_add(
-		    o, q[i].q_name, json_object_new_int64(v[i]));
+		    o, q[i].q_name, json_object_new_int64(qv.qv_v[i]));
 	return 0;
-bad:
-	free(s);
-	free(copy);
-	send_error(req, 400, "invalid-query");
-	return -1;
 }
 
 /* {ok: true} plus the answer's keys that are there, of their type. */

@@ -217,6 +217,14 @@ void api_audit(struct evhttp_request *, const struct api_params *);
 /* A query value: a decimal integer of 1..16 digits within [min, max],
  * else -1. */
 int api_query_int(const char *s, long long min, long long max, long long *out);
+/*
+ * Walk a raw query: every part NAME=VALUE, NAME one of names[0..n) (n at
+ * most 32) and at most once, VALUE %-decoded with no embedded NUL; fn
+ * gets NAME's index and VALUE.  0, or -1 when a part is not so or fn
+ * refuses it (-1).
+ */
+int api_query_each(const char *query, const char *const *names, size_t n,
+    int (*fn)(size_t i, const char *val, size_t len, void *arg), void *arg);
 
 /* api_approvals.c: SBX-7 */
 void api_approvals_list(struct evhttp_request *, const struct api_params *);
