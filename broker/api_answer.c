@@ -1,7 +1,8 @@
 /*
- * What the spawner's API routes share (MC-2, MC-3): an id from the path,
- * decoded once and checked, and the spawner's answer turned into the
- * HTTP one, its refusals mapped to fixed codes.  Touches no files.
+ * What the API routes that relay a daemon's answer share (MC-2, MC-3): an
+ * id from the path, decoded once and checked, and the daemon's answer
+ * turned into the HTTP one, its refusals mapped to fixed codes.  Touches
+ * no files.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,6 @@ api_answer(struct evhttp_request *req, const struct ipc_msg *m, uint32_t type,
     size_t nmap)
 {
 	struct json_object *o, *v;
-	const char *code = NULL;
 	size_t i;
 
 	if (m != NULL && m->m_type == type &&
@@ -56,8 +56,17 @@ api_answer(struct evhttp_request *req, const struct ipc_msg *m, uint32_t type,
 				    o, keys[i].js_key, json_object_get(v));
 		send_json(req, 200, o);
 		json_object_put(o);
-		return;
-	}
+	} else
+		api_fail(req, m, map, nmap);
+}
+
+void
+api_fail(struct evhttp_request *req, const struct ipc_msg *m,
+    const struct api_code_map *map, size_t nmap)
+{
+	const char *code = NULL;
+	size_t i;
+
 	if (m != NULL && m->m_type == MSG_ERROR &&
 	    (code = json_get_str(m->m_obj, "error", 32)) != NULL)
 		for (i = 0; i < nmap; i++)

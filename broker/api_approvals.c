@@ -5,6 +5,7 @@
  * /api/approvals/{id} {"decision": "allow"|"deny"} answers one.  The
  * perimeter (PER-*) ran in front.c.  Touches no files.
  */
+#include <limits.h>
 #include <string.h>
 
 #include <event2/http.h>
@@ -15,44 +16,23 @@
 #include "msg.h"
 #include "util.h"
 
-/* gated's MSG_ERROR (or no answer) as a fixed HTTP answer. */
-static void
-approvals_fail(struct evhttp_request *req, const struct ipc_msg *m)
-{
-	const char *code = NULL;
-
-	if (m != NULL && m->m_type == MSG_ERROR)
-		code = json_get_str(m->m_obj, "error", 32);
-	if (code != NULL && strcmp(code, "unknown-approval") == 0)
-		send_error(req, 404, "unknown-approval");
-	else if (m == NULL)
-		send_error(req, 503, "unavailable");
-	else
-		send_error(req, 500, "internal");
-}
+/* gated's refusal, as a fixed HTTP answer (api_fail). */
+static const struct api_code_map approvals_codes[] = {
+    {"unknown-approval", 404, NULL},
+};
 
 static void
 approvals_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
+	static const struct json_shape keys[] = {
+	    JS_ARR("approvals", JS_REQ, LLONG_MAX), /* the frame bounds it */
+	    JS_INT("now", JS_REQ, LLONG_MIN, LLONG_MAX),
+	};
 	struct evhttp_request *req = api_release(arg);
-	struct json_object *o, *list, *now;
 
-	if (req == NULL)
-		return;
-	if (m == NULL || m->m_type != MSG_APPROVAL_LIST_OK ||
-	    !json_object_object_get_ex(m->m_obj, "approvals", &list) ||
-	    !json_object_is_type(list, json_type_array) ||
-	    !json_object_object_get_ex(m->m_obj, "now", &now) ||
-	    !json_object_is_type(now, json_type_int)) {
-		approvals_fail(req, m);
-		return;
-	}
-	o = json_object_new_object();
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(o, "approvals", json_object_get(list));
-	json_object_object_add(o, "now", json_object_get(now));
-	send_json(req, 200, o);
-	json_object_put(o);
+	if (req != NULL)
+		api_answer(req, m, MSG_APPROVAL_LIST_OK, keys, nitems(keys),
+		    approvals_codes, nitems(approvals_codes));
 }
 
 void
@@ -66,18 +46,10 @@ static void
 approval_decide_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct evhttp_request *req = api_release(arg);
-	struct json_object *o;
 
-	if (req == NULL)
-		return;
-	if (m == NULL || m->m_type != MSG_APPROVAL_DECIDE_OK) {
-		approvals_fail(req, m);
-		return;
-	}
-	o = json_object_new_object();
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	send_json(req, 200, o);
-	json_object_put(o);
+	if (req != NULL)
+		api_answer(req, m, MSG_APPROVAL_DECIDE_OK, NULL, 0,
+		    approvals_codes, nitems(approvals_codes));
 }
 
 /* An approval id is 16 lowercase hex, taken as sent: nothing to decode. */

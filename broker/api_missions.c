@@ -10,6 +10,7 @@
  * perimeter (PER-*) ran in front.c.  Touches no files.
  */
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include <event2/http.h>
@@ -30,56 +31,27 @@
  */
 #define MISSIONS_RUN_WAIT_S (MI_TIMEOUT_MAX_MS / 1000 + 60)
 
-/* The spawner's MSG_ERROR (or no answer) as a fixed HTTP answer. */
-static void
-missions_fail(struct evhttp_request *req, const struct ipc_msg *m)
-{
-	static const struct {
-		const char *c;
-		int s;
-	} map[] = {
-	    {"mission-not-found", 404},
-	    {"mission-options-invalid", 400},
-	    {"mission-busy", 409},
-	    {"agent-unavailable", 409},
-	};
-	const char *code = NULL;
-	size_t i;
-
-	if (m != NULL && m->m_type == MSG_ERROR &&
-	    (code = json_get_str(m->m_obj, "error", 32)) != NULL)
-		for (i = 0; i < nitems(map); i++)
-			if (strcmp(map[i].c, code) == 0) {
-				send_error(req, map[i].s, map[i].c);
-				return;
-			}
-	if (m == NULL)
-		send_error(req, 503, "unavailable");
-	else
-		send_error(req, 500, "internal");
-}
+/* The spawner's refusals, as fixed HTTP answers (api_fail). */
+static const struct api_code_map missions_codes[] = {
+    {"mission-not-found", 404, NULL},
+    {"mission-options-invalid", 400, NULL},
+    {"mission-busy", 409, NULL},
+    {"agent-unavailable", 409, NULL},
+};
 
 /* ---- GET /api/missions ---- */
 
 static void
 missions_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
+	static const struct json_shape keys[] = {
+	    JS_ARR("missions", JS_REQ, LLONG_MAX), /* the frame bounds it */
+	};
 	struct evhttp_request *req = api_release(arg);
-	struct json_object *o, *list;
 
-	if (req == NULL)
-		return;
-	if (m == NULL || m->m_type != MSG_MISSION_LIST_OK ||
-	    !json_object_object_get_ex(m->m_obj, "missions", &list) ||
-	    !json_object_is_type(list, json_type_array)) {
-		missions_fail(req, m);
-		return;
-	}
-	o = json_object_new_object();
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(o, "missions", json_object_get(list));
-	send_json(req, 200, o);
-	json_object_put(o);
+	if (req != NULL)
+		api_answer(req, m, MSG_MISSION_LIST_OK, keys, nitems(keys),
+		    missions_codes, nitems(missions_codes));
 }
 
 void
@@ -165,7 +137,7 @@ mission_run_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	if (req == NULL)
 		return;
 	if (m == NULL || m->m_type != MSG_MISSION_RUN_OK) {
-		missions_fail(req, m);
+		api_fail(req, m, missions_codes, nitems(missions_codes));
 		return;
 	}
 	if ((o = mission_result(m->m_obj)) == NULL) {

@@ -142,12 +142,13 @@ void api_ask_wait(struct evhttp_request *, struct ipc_conn *to, uint32_t type,
 struct evhttp_request *api_release(void *handle);
 
 /*
- * api_answer.c: the spawner's routes (jobs, worktrees).  api_path_id:
+ * api_answer.c: the routes that relay a daemon's answer (jobs,
+ * worktrees, missions, approvals).  api_path_id:
  * the path's one id, URL-decoded once, into {key: id}; NULL (after 400
  * bad) unless it matches ^[A-Za-z0-9_-]{1,80}$.  api_answer: the
- * spawner's answer of type as {ok: true} plus those of keys it has, of
- * their type; else its refusal as map says (am_as, or the code itself),
- * any other 500 internal, no answer 503 unavailable.
+ * daemon's answer of type as {ok: true} plus those of keys it has, of
+ * their type; else api_fail: its refusal as map says (am_as, or the code
+ * itself), any other 500 internal, no answer 503 unavailable.
  */
 struct api_code_map {
 	const char *am_code;
@@ -160,6 +161,8 @@ struct json_object *api_path_id(struct evhttp_request *,
 void api_answer(struct evhttp_request *, const struct ipc_msg *, uint32_t type,
     const struct json_shape *keys, size_t n, const struct api_code_map *map,
     size_t nmap);
+void api_fail(struct evhttp_request *, const struct ipc_msg *,
+    const struct api_code_map *map, size_t nmap);
 /* The handle alone, for a handler that gathers several answers itself:
  * NULL when out of memory.  Released with api_release(). */
 void *api_hold(struct evhttp_request *);
