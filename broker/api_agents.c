@@ -24,6 +24,7 @@
 #include "json.h"
 #include "cordon_limits.h"
 #include "log.h"
+#include "manifest.h"
 #include "msg.h"
 #include "util.h"
 
@@ -123,8 +124,8 @@ agents_param(const struct api_params *p, size_t i, size_t max, int hex,
     char *out, size_t outsz)
 {
 	char raw[API_PARAM_MAX + 1], *dec;
-	size_t len, k;
-	int ok = 1;
+	size_t len;
+	int ok;
 
 	if (i >= p->ap_n || p->ap_len[i] > API_PARAM_MAX)
 		return -1;
@@ -132,16 +133,8 @@ agents_param(const struct api_params *p, size_t i, size_t max, int hex,
 	raw[p->ap_len[i]] = '\0';
 	if ((dec = evhttp_uridecode(raw, 0, &len)) == NULL)
 		return -1;
-	if (len == 0 || len > max || len >= outsz || strlen(dec) != len)
-		ok = 0;
-	else if (hex)
-		ok = hex_lower_n(dec, 16);
-	for (k = 0; ok && !hex && k < len; k++) {
-		char c = dec[k];
-
-		ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		     (c == '-' && k > 0);
-	}
+	ok = len <= max && len < outsz && strlen(dec) == len &&
+	     (hex ? hex_lower_n(dec, 16) : mp_name_ok(dec, max));
 	if (ok)
 		memcpy(out, dec, len + 1);
 	free(dec);

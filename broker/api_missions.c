@@ -18,6 +18,7 @@
 
 #include "broker.h"
 #include "json.h"
+#include "manifest.h"
 #include "mission.h"
 #include "msg.h"
 #include "util.h"
@@ -156,20 +157,13 @@ static int
 mission_id(const struct api_params *p, char out[MISSION_ID_MAX + 1])
 {
 	char dec[API_PARAM_MAX + 1];
-	long len, k;
+	long len;
 
 	if (p->ap_n != 1 ||
 	    (len = vaultpath_decode(
 		 p->ap_val[0], p->ap_len[0], dec, sizeof(dec))) <= 0 ||
-	    len > MISSION_ID_MAX)
+	    !mp_name_ok(dec, MISSION_ID_MAX))
 		return -1;
-	for (k = 0; k < len; k++) {
-		char ch = dec[k];
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-			(ch == '-' && k > 0)))
-			return -1;
-	}
 	memcpy(out, dec, (size_t)len + 1);
 	return 0;
 }

@@ -98,13 +98,7 @@ id_ok(const char *s)
 static int
 agent_ok(const char *s)
 {
-	size_t i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= '0' && s[i] <= '9') || (s[i] == '-' && i > 0)))
-			return 0;
-	return i >= 1 && i <= 64;
+	return mp_name_ok(s, 64);
 }
 
 /* The test-only keys: refused unless we run with --test-egress. */

@@ -181,5 +181,8 @@ const struct mf_action *manifest_action(
     const struct manifest *, const char *id);
 /* The string form of a transport: "subprocess", "streamJson", ... */
 const char *manifest_transport_name(enum mf_transport);
+/* The one lowercase name shape, ^[a-z0-9][a-z0-9-]{0,maxlen-1}$, of
+ * agents, actions, routes, missions, connectors: 1 if s has it, else 0. */
+int mp_name_ok(const char *s, size_t maxlen);
 
 #endif

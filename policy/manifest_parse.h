@@ -17,7 +17,7 @@
 #define S_TEXT	4 /* no control characters but \n and \t */
 
 /* manifest.c: a string at key (NULL: absent or refused, said), one of
- * vals (its index, or def), an argv-like list (SP-2), a lowercase name,
+ * vals (its index, or def), an argv-like list (SP-2),
  * the "{prompt}" references in s. */
 char *mp_str(struct schema *, struct json_object *obj, const char *key,
     const char *path, int required, size_t minc, size_t maxc, int flags);
@@ -28,7 +28,6 @@ char **mp_argv(struct schema *, const struct manifest *, struct json_object *v,
 char **mp_command(struct schema *, const struct manifest *,
     struct json_object *v, struct json_object *parent, const char *path,
     size_t *np);
-int mp_name_ok(const char *s, size_t maxlen);
 size_t mp_prompt_refs(const char *s);
 
 /* manifest_actions.c: `probe:` and `actions:` */

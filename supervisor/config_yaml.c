@@ -17,6 +17,7 @@
 #include "cordon_limits.h"
 #include "cordond.h"
 #include "log.h"
+#include "manifest.h"
 #include "redact.h"
 #include "yamljson.h"
 
@@ -125,15 +126,7 @@ config_int(const struct cordon_config *cf, struct json_object *sec,
 static int
 connector_id_ok(const char *s)
 {
-	size_t i, len = strlen(s);
-
-	if (len == 0 || len > CONNECTOR_ID_MAX)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= '0' && s[i] <= '9') || (s[i] == '-' && i > 0)))
-			return 0;
-	return 1;
+	return mp_name_ok(s, CONNECTOR_ID_MAX);
 }
 
 /* A key printed in a message: only [A-Za-z0-9_-], 1..64 bytes, else "?". */
