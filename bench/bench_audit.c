@@ -22,7 +22,6 @@
 #include "bench_util.h"
 #include "ipc.h"
 #include "msg.h"
-#include "spawn_helper.h"
 #include "util.h"
 
 static const char rec_json[] =
@@ -139,8 +138,6 @@ main(int argc, char **argv)
 	long n = argc > 1 ? atol(argv[1]) : 20000;
 	const char *dir = argc > 2 ? argv[2] : NULL;
 	double f1, f64, r;
-	struct spawn_fd fds[2];
-	struct spawn_req req;
 	ssize_t len;
 	pid_t pid;
 	int sp[2], st;
@@ -176,19 +173,7 @@ main(int argc, char **argv)
 		return 1;
 	char *cargv[] = {
 	    bin, "--audit-dir", adir, "--retention-days", "0", NULL};
-	char *cenv[] = {"LANG=C", "TZ=UTC", NULL};
-	fds[0].sf_src = sp[1];
-	fds[0].sf_dst = 3;
-	fds[1].sf_src = STDERR_FILENO;
-	fds[1].sf_dst = STDERR_FILENO;
-	memset(&req, 0, sizeof(req));
-	req.sr_path = bin;
-	req.sr_argv = cargv;
-	req.sr_envp = cenv;
-	req.sr_fds = fds;
-	req.sr_nfds = 2;
-	req.sr_pdeathsig = SIGTERM;
-	if ((pid = spawn_exec(&req)) == -1)
+	if ((pid = bench_child(bin, cargv, sp[1])) == -1)
 		return 1;
 	close(sp[1]);
 	for (i = 0; i < nitems(conc); i++) {

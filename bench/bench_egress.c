@@ -39,7 +39,6 @@
 #include "bench_util.h"
 #include "ipc.h"
 #include "msg.h"
-#include "spawn_helper.h"
 #include "util.h"
 
 #define CHUNK (256 * 1024)
@@ -135,11 +134,8 @@ send_frame(int fd, uint32_t type, const char *json, int passfd)
 static pid_t
 start_egressd(const char *bin, const char *ca, int *spawner, int *auditd)
 {
-	struct spawn_fd fds[2];
-	struct spawn_req req;
 	char *argv[] = {(char *)bin, "--test-egress", "1",
 	    ca != NULL ? "--test-ca" : NULL, (char *)ca, NULL};
-	char *envp[] = {"LANG=C", "TZ=UTC", NULL};
 	int ctl[2], s[2], a[2];
 	pid_t pid;
 
@@ -147,18 +143,7 @@ start_egressd(const char *bin, const char *ca, int *spawner, int *auditd)
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) == -1 ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a) == -1)
 		return -1;
-	fds[0].sf_src = ctl[1];
-	fds[0].sf_dst = 3;
-	fds[1].sf_src = STDERR_FILENO;
-	fds[1].sf_dst = STDERR_FILENO;
-	memset(&req, 0, sizeof(req));
-	req.sr_path = bin;
-	req.sr_argv = argv;
-	req.sr_envp = envp;
-	req.sr_fds = fds;
-	req.sr_nfds = 2;
-	req.sr_pdeathsig = SIGTERM;
-	if ((pid = spawn_exec(&req)) == -1)
+	if ((pid = bench_child(bin, argv, ctl[1])) == -1)
 		return -1;
 	close(ctl[1]);
 	if (send_frame(ctl[0], MSG_PEER_FD, "{\"peer\":\"spawner\"}", s[1]) ==

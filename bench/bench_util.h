@@ -62,4 +62,8 @@ int bench_proc_mem(pid_t, long *rss_kb, long *hwm_kb);
 long bench_proc_kb(pid_t, const char *file, const char *name);
 double bench_proc_cpu(pid_t, int with_children);
 
+/* bench_child.c: start one daemon binary bin with argv, its channel chan
+ * as fd 3, LANG=C TZ=UTC, SIGTERM when we die; its pid, or -1. */
+pid_t bench_child(const char *bin, char **argv, int chan);
+
 #endif
