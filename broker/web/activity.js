@@ -2,7 +2,7 @@
 // first, filtered by kind and agent, refreshed live while shown.  Records
 // are shown field by field as text; auditd has already redacted them.
 
-import { getJSON, pollDelay } from './api.js';
+import { getJSON, pollDelay, stopPoll } from './api.js';
 import { el, h, fmt, fmtTime, viewHead, panelFor, loadingPanel } from './dom.js';
 
 const POLL_MS = 3000;
@@ -80,9 +80,7 @@ export const activityView = {
   },
 
   stopTimer() {
-    clearTimeout(this.timer);
-    this.timer = null;
-    this.ctrl?.abort();
+    stopPoll(this);
   },
 
   async tick(gen) {

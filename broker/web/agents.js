@@ -2,7 +2,7 @@
 // missing secrets by name, API-2) and the agent page that holds the room
 // and the Control Room.  Also the chat-storage settings (DA-2).
 
-import { getJSON, pollDelay, seg } from './api.js';
+import { getJSON, pollDelay, seg, stopPoll } from './api.js';
 import {
   el, h, button, pill, fmt, viewHead, panelFor, loadingPanel, errorPanel, notLive,
 } from './dom.js';
@@ -186,8 +186,7 @@ export const agentsView = {
   },
   unmount() {
     this.gen++;
-    clearTimeout(this.timer);
-    this.ctrl?.abort();
+    stopPoll(this);
   },
 };
 

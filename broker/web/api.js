@@ -36,6 +36,14 @@ export function pollDelay(periodMs) {
   return auth.signedOut ? Math.max(periodMs, auth.backoff) : periodMs;
 }
 
+// A poller stopped: its next tick (view.timer) cancelled, its request in
+// flight (view.ctrl) aborted.
+export function stopPoll(view) {
+  clearTimeout(view.timer);
+  view.timer = null;
+  view.ctrl?.abort();
+}
+
 // ---- requests ----------------------------------------------------------
 
 // 501: the handler is not written yet.  A route this build does not have

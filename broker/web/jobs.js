@@ -4,7 +4,7 @@
 // a run (room.js), read on from the last offset while it runs.  Text only:
 // the spawner cleaned and scrubbed every event before it was kept.
 
-import { getJSON, postJSON, pollDelay, seg } from './api.js';
+import { getJSON, postJSON, pollDelay, seg, stopPoll } from './api.js';
 import {
   el, h, button, fmt, fmtMs, pill, viewHead, panelFor, loadingPanel,
 } from './dom.js';
@@ -106,9 +106,7 @@ export const jobsView = {
   },
 
   stopTimer() {
-    clearTimeout(this.timer);
-    this.timer = null;
-    this.ctrl?.abort();
+    stopPoll(this);
   },
 
   async tick(gen) {
