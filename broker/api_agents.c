@@ -143,24 +143,32 @@ agents_param(const struct api_params *p, size_t i, size_t max, int hex,
 
 /* ---- API-2 ---- */
 
+/* The spawner's answer of type as {ok: true, key: its key}, else
+ * agents_fail. */
 static void
-agents_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+agents_relay(struct ipc_msg *m, void *arg, uint32_t type, const char *key)
 {
 	struct evhttp_request *req = api_release(arg);
 	struct json_object *o, *v;
 
 	if (req == NULL)
 		return;
-	if (m == NULL || m->m_type != MSG_AGENT_LIST_OK ||
-	    !json_object_object_get_ex(m->m_obj, "agents", &v)) {
+	if (m == NULL || m->m_type != type ||
+	    !json_object_object_get_ex(m->m_obj, key, &v)) {
 		agents_fail(req, m);
 		return;
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(o, "agents", json_object_get(v));
+	json_object_object_add(o, key, json_object_get(v));
 	send_json(req, 200, o);
 	json_object_put(o);
+}
+
+static void
+agents_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	agents_relay(m, arg, MSG_AGENT_LIST_OK, "agents");
 }
 
 void
@@ -173,21 +181,7 @@ api_agents_list(struct evhttp_request *req, const struct api_params *p)
 static void
 agent_get_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	struct evhttp_request *req = api_release(arg);
-	struct json_object *o, *v;
-
-	if (req == NULL)
-		return;
-	if (m == NULL || m->m_type != MSG_AGENT_GET_OK ||
-	    !json_object_object_get_ex(m->m_obj, "agent", &v)) {
-		agents_fail(req, m);
-		return;
-	}
-	o = json_object_new_object();
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(o, "agent", json_object_get(v));
-	send_json(req, 200, o);
-	json_object_put(o);
+	agents_relay(m, arg, MSG_AGENT_GET_OK, "agent");
 }
 
 void
