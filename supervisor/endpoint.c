@@ -309,10 +309,7 @@ endpoint_cmd(const struct endpoint_coll *ec, int argc, char **argv,
     const struct endpoint_verb *verbs, size_t n, const char *usage)
 {
 	const struct endpoint_verb *v = NULL;
-	struct event_base *base;
-	struct endpoint ep;
 	const char *id = NULL;
-	int json = 0, rc;
 	size_t i;
 
 	for (i = 0; argc >= 2 && i < n; i++)
@@ -328,9 +325,25 @@ endpoint_cmd(const struct endpoint_coll *ec, int argc, char **argv,
 	/* argv[0] for the options: the verb, or the id */
 	argc -= v->ev_id ? 2 : 1;
 	argv += v->ev_id ? 2 : 1;
-	if ((rc = endpoint_args(
-		 ec->ec_cmd, argc, argv, v->ev_json ? &json : NULL, &ep)) == 2)
-		goto usage;
+	return endpoint_run(ec, argc, argv, v, id, usage);
+usage:
+	fputs(usage, stderr);
+	return 2;
+}
+
+int
+endpoint_run(const struct endpoint_coll *ec, int argc, char **argv,
+    const struct endpoint_verb *v, const char *id, const char *usage)
+{
+	struct event_base *base;
+	struct endpoint ep;
+	int json = 0, rc;
+
+	if ((rc = endpoint_args(ec->ec_cmd, argc, argv,
+		 v->ev_json ? &json : NULL, &ep)) == 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
 	if (rc != 0)
 		return rc;
 	if ((base = event_base_new()) == NULL)
@@ -341,7 +354,4 @@ endpoint_cmd(const struct endpoint_coll *ec, int argc, char **argv,
 	event_base_free(base);
 	explicit_bzero(&ep, sizeof(ep));
 	return rc;
-usage:
-	fputs(usage, stderr);
-	return 2;
 }

@@ -94,5 +94,10 @@ struct endpoint_verb {
 };
 int endpoint_cmd(const struct endpoint_coll *, int argc, char **argv,
     const struct endpoint_verb *verbs, size_t n, const char *usage);
+/* One verb v of ec's command with its ID: the endpoint options in argv
+ * (argv[0] before them), then v on a fresh event base; as endpoint_cmd.
+ * A command of one verb (cordon status) needs only ec_cmd. */
+int endpoint_run(const struct endpoint_coll *ec, int argc, char **argv,
+    const struct endpoint_verb *v, const char *id, const char *usage);
 
 #endif

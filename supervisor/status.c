@@ -185,24 +185,15 @@ print_agents(struct json_object *agents)
 	}
 }
 
-int
-cmd_status(int argc, char **argv)
+static int
+status_fn(struct event_base *base, const struct endpoint *ep, const char *id,
+    int json)
 {
-	struct event_base *base;
 	struct json_object *health, *agents, *doc;
-	struct endpoint ep;
-	int json = 0, st_h = 0, st_a = 0, rc;
+	int st_h = 0, st_a = 0, rc = 0;
 
-	if ((rc = endpoint_args("status", argc, argv, &json, &ep)) == 2)
-		goto usage;
-	if (rc != 0)
-		return rc;
-	if ((base = event_base_new()) == NULL)
-		return 1;
-	health = endpoint_fetch(base, &ep, "/api/health", NULL, &st_h);
-	agents = endpoint_fetch(base, &ep, "/api/agents", NULL, &st_a);
-	event_base_free(base);
-	explicit_bzero(&ep, sizeof(ep));
+	health = endpoint_fetch(base, ep, "/api/health", NULL, &st_h);
+	agents = endpoint_fetch(base, ep, "/api/agents", NULL, &st_a);
 	if (health == NULL) {
 		fprintf(stderr, "cordon: status: no answer (%d)\n", st_h);
 		rc = 1;
@@ -228,47 +219,52 @@ cmd_status(int argc, char **argv)
 	json_object_put(health);
 	json_object_put(agents);
 	return rc;
-usage:
-	fprintf(stderr, "usage: cordon status [--home DIR | --port N "
-			"--token-file FILE] [--json]\n");
-	return 2;
 }
 
 int
-cmd_login(int argc, char **argv)
+cmd_status(int argc, char **argv)
 {
-	struct event_base *base;
+	static const struct endpoint_coll ec = {.ec_cmd = "status"};
+	static const struct endpoint_verb v = {
+	    .ev_name = "status", .ev_json = 1, .ev_fn = status_fn};
+
+	return endpoint_run(&ec, argc, argv, &v, NULL,
+	    "usage: cordon status [--home DIR | --port N --token-file FILE] "
+	    "[--json]\n");
+}
+
+static int
+login_fn(struct event_base *base, const struct endpoint *ep, const char *id,
+    int json)
+{
 	struct json_object *o;
 	const char *code;
-	struct endpoint ep;
-	int st = 0, rc;
+	int st = 0, rc = 1;
 
-	if ((rc = endpoint_args("login", argc, argv, NULL, &ep)) == 2)
-		goto usage;
-	if (rc != 0)
-		return rc;
-	rc = 1;
-	if ((base = event_base_new()) == NULL)
-		return 1;
-	o = endpoint_fetch(base, &ep, "/api/login-code", "{}", &st);
-	event_base_free(base);
+	o = endpoint_fetch(base, ep, "/api/login-code", "{}", &st);
 	code = str_at(o, "code");
 	if (hex_lower_n(code, 32)) {
 		printf(
 		    "cordon: dashboard http://127.0.0.1:%d/ui/login?code=%s\n",
-		    ep.ep_port, code);
+		    ep->ep_port, code);
 		printf("(one-time, valid for %s s)\n",
 		    json_object_to_json_string(obj_at(o, "expiresInS")));
 		rc = 0;
 	} else
 		fprintf(stderr, "cordon: login: no code (%d)\n", st);
 	json_object_put(o);
-	explicit_bzero(&ep, sizeof(ep));
 	return rc;
-usage:
-	fprintf(stderr, "usage: cordon login [--home DIR | --port N "
-			"--token-file FILE]\n");
-	return 2;
+}
+
+int
+cmd_login(int argc, char **argv)
+{
+	static const struct endpoint_coll ec = {.ec_cmd = "login"};
+	static const struct endpoint_verb v = {
+	    .ev_name = "login", .ev_fn = login_fn};
+
+	return endpoint_run(&ec, argc, argv, &v, NULL,
+	    "usage: cordon login [--home DIR | --port N --token-file FILE]\n");
 }
 
 /* cordon token FILE: a new bearer token, 0600, never over a file. */
