@@ -181,6 +181,18 @@ explicit_bzero_str(char *s)
 		explicit_bzero(s, strlen(s));
 }
 
+void
+strv_wipe(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		explicit_bzero_str(v[i]);
+		free(v[i]);
+		v[i] = NULL;
+	}
+}
+
 int64_t
 now_ms_real(void)
 {

@@ -63,13 +63,7 @@ run_find(const char *id)
 static void
 keys_wipe(struct erun *r)
 {
-	size_t i;
-
-	for (i = 0; i < EGRESS_ROUTES_MAX; i++) {
-		explicit_bzero_str(r->er_keys[i]);
-		free(r->er_keys[i]);
-		r->er_keys[i] = NULL;
-	}
+	strv_wipe(r->er_keys, EGRESS_ROUTES_MAX);
 }
 
 static void

@@ -201,13 +201,7 @@ key_of(const struct secret_set *ss, const char *name)
 static void
 keys_wipe(struct aproc *ap)
 {
-	size_t i;
-
-	for (i = 0; i < EGRESS_ROUTES_MAX; i++) {
-		explicit_bzero_str(ap->ap_egress_keys[i]);
-		free(ap->ap_egress_keys[i]);
-		ap->ap_egress_keys[i] = NULL;
-	}
+	strv_wipe(ap->ap_egress_keys, EGRESS_ROUTES_MAX);
 }
 
 void
