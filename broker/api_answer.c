@@ -61,6 +61,17 @@ api_answer(struct evhttp_request *req, const struct ipc_msg *m, uint32_t type,
 }
 
 void
+api_relay(void *handle, const struct ipc_msg *m, uint32_t type,
+    const struct json_shape *keys, size_t n, const struct api_code_map *map,
+    size_t nmap)
+{
+	struct evhttp_request *req = api_release(handle);
+
+	if (req != NULL)
+		api_answer(req, m, type, keys, n, map, nmap);
+}
+
+void
 api_fail(struct evhttp_request *req, const struct ipc_msg *m,
     const struct api_code_map *map, size_t nmap)
 {

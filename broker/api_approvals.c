@@ -28,11 +28,8 @@ approvals_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	    JS_ARR("approvals", JS_REQ, LLONG_MAX), /* the frame bounds it */
 	    JS_INT("now", JS_REQ, LLONG_MIN, LLONG_MAX),
 	};
-	struct evhttp_request *req = api_release(arg);
-
-	if (req != NULL)
-		api_answer(req, m, MSG_APPROVAL_LIST_OK, keys, nitems(keys),
-		    approvals_codes, nitems(approvals_codes));
+	api_relay(arg, m, MSG_APPROVAL_LIST_OK, keys, nitems(keys),
+	    approvals_codes, nitems(approvals_codes));
 }
 
 void
@@ -45,11 +42,8 @@ api_approvals_list(struct evhttp_request *req, const struct api_params *p)
 static void
 approval_decide_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	struct evhttp_request *req = api_release(arg);
-
-	if (req != NULL)
-		api_answer(req, m, MSG_APPROVAL_DECIDE_OK, NULL, 0,
-		    approvals_codes, nitems(approvals_codes));
+	api_relay(arg, m, MSG_APPROVAL_DECIDE_OK, NULL, 0, approvals_codes,
+	    nitems(approvals_codes));
 }
 
 /* An approval id is 16 lowercase hex, taken as sent: nothing to decode. */

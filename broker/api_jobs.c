@@ -85,10 +85,10 @@ jobs_query(struct evhttp_request *req, const struct jobs_qint *q, size_t nq,
 
 /* {ok: true} plus the answer's keys that are there, of their type. */
 static void
-jobs_answer(struct evhttp_request *req, const struct ipc_msg *m, uint32_t type,
+jobs_relay(void *arg, const struct ipc_msg *m, uint32_t type,
     const struct json_shape *keys, size_t n)
 {
-	api_answer(req, m, type, keys, n, jobs_codes, nitems(jobs_codes));
+	api_relay(arg, m, type, keys, n, jobs_codes, nitems(jobs_codes));
 }
 
 /* ---- POST /api/agents/{name}/jobs ---- */
@@ -109,7 +109,8 @@ job_started_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		agents_fail(req, m);
 		return;
 	}
-	jobs_answer(req, m, MSG_JOB_START_OK, keys, nitems(keys));
+	api_answer(req, m, MSG_JOB_START_OK, keys, nitems(keys), jobs_codes,
+	    nitems(jobs_codes));
 }
 
 void
@@ -131,10 +132,7 @@ jobs_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	static const struct json_shape keys[] = {
 	    JS_ARR("jobs", JS_REQ, LLONG_MAX), /* the frame bounds it */
 	};
-	struct evhttp_request *req = api_release(arg);
-
-	if (req != NULL)
-		jobs_answer(req, m, MSG_JOB_LIST_OK, keys, nitems(keys));
+	jobs_relay(arg, m, MSG_JOB_LIST_OK, keys, nitems(keys));
 }
 
 void
@@ -154,10 +152,7 @@ job_get_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	static const struct json_shape keys[] = {
 	    JS_OBJ("job", JS_REQ),
 	};
-	struct evhttp_request *req = api_release(arg);
-
-	if (req != NULL)
-		jobs_answer(req, m, MSG_JOB_GET_OK, keys, nitems(keys));
+	jobs_relay(arg, m, MSG_JOB_GET_OK, keys, nitems(keys));
 }
 
 void
@@ -183,10 +178,7 @@ job_events_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	    JS_INT("next", JS_REQ, 0, INT64_MAX),
 	    JS_OBJ("job", JS_REQ),
 	};
-	struct evhttp_request *req = api_release(arg);
-
-	if (req != NULL)
-		jobs_answer(req, m, MSG_JOB_EVENTS_OK, keys, nitems(keys));
+	jobs_relay(arg, m, MSG_JOB_EVENTS_OK, keys, nitems(keys));
 }
 
 void
@@ -215,10 +207,7 @@ job_wait_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	    JS_OBJ("job", JS_REQ),
 	    JS_BOOL("timedOut", JS_REQ),
 	};
-	struct evhttp_request *req = api_release(arg);
-
-	if (req != NULL)
-		jobs_answer(req, m, MSG_JOB_WAIT_OK, keys, nitems(keys));
+	jobs_relay(arg, m, MSG_JOB_WAIT_OK, keys, nitems(keys));
 }
 
 void
@@ -246,10 +235,7 @@ api_job_wait(struct evhttp_request *req, const struct api_params *p)
 static void
 job_cancel_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	struct evhttp_request *req = api_release(arg);
-
-	if (req != NULL)
-		jobs_answer(req, m, MSG_JOB_CANCEL_OK, NULL, 0);
+	jobs_relay(arg, m, MSG_JOB_CANCEL_OK, NULL, 0);
 }
 
 void

@@ -48,11 +48,8 @@ missions_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	static const struct json_shape keys[] = {
 	    JS_ARR("missions", JS_REQ, LLONG_MAX), /* the frame bounds it */
 	};
-	struct evhttp_request *req = api_release(arg);
-
-	if (req != NULL)
-		api_answer(req, m, MSG_MISSION_LIST_OK, keys, nitems(keys),
-		    missions_codes, nitems(missions_codes));
+	api_relay(arg, m, MSG_MISSION_LIST_OK, keys, nitems(keys),
+	    missions_codes, nitems(missions_codes));
 }
 
 void

@@ -24,9 +24,9 @@ static const struct api_code_map wt_codes[] = {
 
 /* The spawner's answer of type, or its refusal as a fixed code. */
 static void
-wt_answer(struct evhttp_request *req, const struct ipc_msg *m, uint32_t type)
+wt_relay(void *arg, const struct ipc_msg *m, uint32_t type)
 {
-	api_answer(req, m, type, wt_keys,
+	api_relay(arg, m, type, wt_keys,
 	    type == MSG_WORKTREE_LIST_OK ? nitems(wt_keys) : 0, wt_codes,
 	    nitems(wt_codes));
 }
@@ -34,10 +34,7 @@ wt_answer(struct evhttp_request *req, const struct ipc_msg *m, uint32_t type)
 static void
 wt_list_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	struct evhttp_request *req = api_release(arg);
-
-	if (req != NULL)
-		wt_answer(req, m, MSG_WORKTREE_LIST_OK);
+	wt_relay(arg, m, MSG_WORKTREE_LIST_OK);
 }
 
 /* GET /api/worktrees */
@@ -51,10 +48,7 @@ api_worktrees_list(struct evhttp_request *req, const struct api_params *p)
 static void
 wt_remove_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	struct evhttp_request *req = api_release(arg);
-
-	if (req != NULL)
-		wt_answer(req, m, MSG_WORKTREE_REMOVE_OK);
+	wt_relay(arg, m, MSG_WORKTREE_REMOVE_OK);
 }
 
 /* POST /api/worktrees/{id}/remove */

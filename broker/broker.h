@@ -163,6 +163,11 @@ void api_answer(struct evhttp_request *, const struct ipc_msg *, uint32_t type,
     size_t nmap);
 void api_fail(struct evhttp_request *, const struct ipc_msg *,
     const struct api_code_map *map, size_t nmap);
+/* api_answer to the request behind an api_ask handle, if still there:
+ * the whole of a reply callback that has nothing of its own to do. */
+void api_relay(void *handle, const struct ipc_msg *m, uint32_t type,
+    const struct json_shape *keys, size_t n, const struct api_code_map *map,
+    size_t nmap);
 /* The handle alone, for a handler that gathers several answers itself:
  * NULL when out of memory.  Released with api_release(). */
 void *api_hold(struct evhttp_request *);
