@@ -3,7 +3,9 @@
 // are shown field by field as text; auditd has already redacted them.
 
 import { getJSON, pollDelay, stopPoll } from './api.js';
-import { el, h, fmt, fmtTime, viewHead, panelFor, loadingPanel } from './dom.js';
+import {
+  el, h, fmt, fmtTime, viewHead, headRow, panelFor, loadingPanel,
+} from './dom.js';
 
 const POLL_MS = 3000;
 const LIMIT = 200;
@@ -114,16 +116,10 @@ export const activityView = {
       }
     }
     const table = el('table', 'records');
-    const head = el('tr');
-    for (const c of ['Time', 'Kind', 'Agent', 'Details']) {
-      const th = el('th', null, c);
-      th.scope = 'col';
-      head.append(th);
-    }
     const tb = el('tbody');
     tb.id = 'activity-rows';
     tb.append(...sorted.map(row));
-    table.append(h('thead', null, head), tb);
+    table.append(headRow(['Time', 'Kind', 'Agent', 'Details']), tb);
     this.body.replaceChildren(sorted.length ? h('div', 'table-wrap', table) :
       el('p', 'panel', 'No records match.'));
     this.updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;

@@ -132,6 +132,17 @@ export function panelFor(res, what) {
   }
 }
 
+// A table's head: one row of column headers.
+export function headRow(cols) {
+  const tr = el('tr');
+  for (const c of cols) {
+    const th = el('th', null, c);
+    th.scope = 'col';
+    tr.append(th);
+  }
+  return h('thead', null, tr);
+}
+
 // A view: a section with a heading row and a body that views replace.
 export function viewHead(title, ...extra) {
   return h('div', 'view-head', el('h2', null, title), ...extra);

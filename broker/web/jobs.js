@@ -6,7 +6,7 @@
 
 import { getJSON, postJSON, pollDelay, seg, stopPoll } from './api.js';
 import {
-  el, h, button, fmt, fmtMs, pill, viewHead, panelFor, loadingPanel,
+  el, h, button, fmt, fmtMs, pill, viewHead, headRow, panelFor, loadingPanel,
 } from './dom.js';
 import { foldEvent, messageNode } from './room.js';
 
@@ -126,16 +126,11 @@ export const jobsView = {
     }
     const jobs = res.data.jobs.filter((j) => j && typeof j === 'object' && JOB_ID.test(String(j.jobId)));
     const table = el('table', 'records jobs');
-    const head = el('tr');
-    for (const c of ['Job', 'Agent', 'State', 'Started', 'Duration', 'Events']) {
-      const th = el('th', null, c);
-      th.scope = 'col';
-      head.append(th);
-    }
     const tb = el('tbody');
     tb.id = 'jobs-rows';
     tb.append(...jobs.map(listRow));
-    table.append(el('caption', null, 'Detached jobs, newest first'), h('thead', null, head), tb);
+    table.append(el('caption', null, 'Detached jobs, newest first'),
+      headRow(['Job', 'Agent', 'State', 'Started', 'Duration', 'Events']), tb);
     this.body.replaceChildren(jobs.length ? h('div', 'table-wrap', table) :
       h('div', 'panel', h('p', null, 'No jobs yet. A job is a run started without waiting for it, by ',
         el('code', null, 'cordon mcp'), ' (start_job) or POST /api/agents/NAME/jobs.')));
