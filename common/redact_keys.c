@@ -11,17 +11,9 @@
 
 #include "redact.h"
 #include "redact_int.h"
+#include "util.h"
 
 /* --- matching a form at a place ----------------------------------------- */
-
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
 
 /*
  * Does want come at s[i] (form flags fl)?  1 with *adv its bytes, 0 no,
@@ -39,12 +31,12 @@ kv_unit(const char *s, size_t len, size_t i, unsigned char want, int fl,
 		return c == want ||
 		       ((fl & KF_PCT) && c == '+' && want == ' ') ||
 		       ((fl & KF_CI) && (c | 0x20) == (want | 0x20) &&
-			   hexval(c) >= 0);
+			   hex_digit(c) >= 0);
 	/* '%': %XX first, else a '%' of the value itself */
 	if (i + 2 >= len)
 		return -1;
-	h = hexval((unsigned char)s[i + 1]);
-	l = hexval((unsigned char)s[i + 2]);
+	h = hex_digit((unsigned char)s[i + 1]);
+	l = hex_digit((unsigned char)s[i + 2]);
 	if (h >= 0 && l >= 0 && (h << 4 | l) == want) {
 		*adv = 3;
 		return 1;
@@ -138,8 +130,8 @@ kv_sep(const char *s, size_t len, size_t i, int fl)
 		return 0;
 	if (i + 2 >= len)
 		return -1;
-	h = hexval((unsigned char)s[i + 1]);
-	l = hexval((unsigned char)s[i + 2]);
+	h = hex_digit((unsigned char)s[i + 1]);
+	l = hex_digit((unsigned char)s[i + 2]);
 	return h == 2 && l == 0 ? 3 : h == 0 && l >= 9 && l <= 13 ? 3 : 0;
 }
 
@@ -327,7 +319,7 @@ kv_starts(const struct kform *f, unsigned char c)
 	unsigned char f0 = (unsigned char)f->f[0];
 
 	return c == f0 ||
-	       ((f->flags & KF_CI) && hexval(f0) >= 0 &&
+	       ((f->flags & KF_CI) && hex_digit(f0) >= 0 &&
 		   (c | 0x20) == (f0 | 0x20)) ||
 	       ((f->flags & KF_PCT) && (c == '%' || (c == '+' && f0 == ' ')));
 }

@@ -31,6 +31,16 @@ int utf8_valid(const void *buf, size_t len);
 int all_digits(const char *s);
 /* 1 if s is exactly len lowercase hex digits and nothing else, else 0. */
 int hex_lower_n(const char *s, size_t len);
+/* The value of one hex digit of either case, or -1: inline, since the
+ * scrubber asks it of every '%' it reads. */
+static inline int
+hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
 
 /*
  * The one atomic file write: replace dirfd/name (one path component)

@@ -19,18 +19,6 @@ static const char *const vaultpath_skip[] = {
     "60_Attachments",
 };
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 long
 vaultpath_decode(const char *in, size_t inlen, char *out, size_t outsz)
 {
@@ -43,8 +31,8 @@ vaultpath_decode(const char *in, size_t inlen, char *out, size_t outsz)
 		c = (unsigned char)in[i];
 		if (c == '%') {
 			if (inlen - i < 3 ||
-			    (hi = hexval((unsigned char)in[i + 1])) == -1 ||
-			    (lo = hexval((unsigned char)in[i + 2])) == -1)
+			    (hi = hex_digit((unsigned char)in[i + 1])) == -1 ||
+			    (lo = hex_digit((unsigned char)in[i + 2])) == -1)
 				return -1;
 			c = hi * 16 + lo;
 			i += 2;
