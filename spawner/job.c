@@ -70,6 +70,9 @@ struct job {
 	uint64_t j_events, j_bytes;
 	int j_fd; /* the events file while it runs, else -1 */
 	struct run *j_run;
+	struct ipc_conn *j_conn; /* the MSG_JOB_START's channel, answered */
+	unsigned int j_gen;	 /* once the job is listed */
+	struct ipc_msg j_req;
 	LIST_HEAD(, job_waiter) j_waiters;
 	TAILQ_ENTRY(job) j_entry; /* newest first */
 };
@@ -283,18 +286,21 @@ jobs_audit_lost(void)
 		}
 }
 
-/* ---- the run's side (run.c) ---- */
+/* ---- the run's sink (struct run_sink_ops) ---- */
 
-/* A job for run r: its events file made, nothing listed yet. */
-struct job *
-job_new(struct run *r, const char **code)
+static const struct run_sink_ops job_ops;
+
+/* Run r's sink, a job: its events file made, nothing listed yet. */
+int
+job_open(struct run *r, struct ipc_conn *c, const struct ipc_msg *m,
+    const char **code)
 {
 	struct job *j;
 	char name[32];
 
 	*code = "jobs-unavailable";
 	if (jobs_dfd == -1 || (j = calloc(1, sizeof(*j))) == NULL)
-		return NULL;
+		return -1;
 	memcpy(j->j_id, r->r_id, sizeof(j->j_id));
 	snprintf(
 	    j->j_agent, sizeof(j->j_agent), "%s", r->r_agent->ag_mf.m_name);
@@ -310,10 +316,13 @@ job_new(struct run *r, const char **code)
 	if (j->j_fd == -1) {
 		log_warn("job %s: events file", j->j_id);
 		free(j);
-		return NULL;
+		return -1;
 	}
+	spawner_req_keep(c, m, &j->j_conn, &j->j_gen, &j->j_req);
 	job_insert(j);
-	return j;
+	r->r_sink = &job_ops;
+	r->r_sink_arg = j;
+	return 0;
 }
 
 /* One line of the stream, as API-3 carries it, appended. */
@@ -352,16 +361,19 @@ job_append(struct job *j, struct json_object *o, int last)
 	j->j_bytes += len + 1;
 }
 
-/* One run event (run_event); its outcome noted; o is not consumed. */
-void
-job_event(struct job *j, struct json_object *o)
+/* One run event, to the job's file; its outcome noted. */
+static void
+job_event(struct run *r, void *arg, struct json_object *o)
 {
+	struct job *j = arg;
 	const char *kind = json_get_str(o, "kind", 16), *ec;
 	struct json_object *v;
 	long long code;
 
-	if (kind == NULL || strcmp(kind, "unsaved") == 0)
-		return; /* the stream's internal end, never sent to a client */
+	if (kind == NULL || strcmp(kind, "unsaved") == 0) {
+		json_object_put(o); /* the stream's internal end, never sent */
+		return;
+	}
 	if (strcmp(kind, "done") == 0) {
 		json_object_object_del(o, "pending");
 		if (json_get_int(o, "exitCode", -1, 255, &code) == 0) {
@@ -379,13 +391,15 @@ job_event(struct job *j, struct json_object *o)
 	job_append(j, o,
 	    strcmp(kind, "error") == 0 || strcmp(kind, "done") == 0 ||
 		strcmp(kind, "saved") == 0);
+	json_object_put(o);
 }
 
 /* Admitted (MC-2: before its checkout) or its child runs: the stream's
- * start line, job.start, the answer. */
-void
-job_started(struct job *j, struct run *r)
+ * start line, job.start, the answer with the job's id. */
+static void
+job_started(struct run *r, void *arg)
 {
+	struct job *j = arg;
 	struct json_object *o = run_ev("start");
 
 	j->j_started = 1;
@@ -394,21 +408,41 @@ job_started(struct job *j, struct run *r)
 	json_object_put(o);
 	(void)job_save(j);
 	job_audit(j, 0);
-	if (spawner_broker_ok(r->r_conn, r->r_gen)) {
+	if (spawner_broker_ok(j->j_conn, j->j_gen)) {
 		o = json_object_new_object();
 		json_object_object_add(
 		    o, "jobId", json_object_new_string(j->j_id));
-		ipc_reply(r->r_conn, &r->r_req, MSG_JOB_START_OK, o, -1);
+		ipc_reply(j->j_conn, &j->j_req, MSG_JOB_START_OK, o, -1);
 		json_object_put(o);
 	}
 }
 
+/* Its reader is its file once it is answered, the broker until then. */
+static int
+job_listening(const struct run *r, void *arg)
+{
+	const struct job *j = arg;
+
+	return j->j_started || spawner_broker_ok(j->j_conn, j->j_gen);
+}
+
+static void
+job_refused(struct run *r, void *arg, const char *code)
+{
+	struct job *j = arg;
+
+	if (spawner_broker_ok(j->j_conn, j->j_gen))
+		run_reply_error(j->j_conn, &j->j_req, r, code);
+}
+
 static void job_wake(struct job *);
 
-/* run_free: the run is gone; the job ends (or never was). */
-void
-job_run_end(struct job *j)
+/* The run is freed: the job ends (or never was). */
+static void
+job_run_end(struct run *r, void *arg)
 {
+	struct job *j = arg;
+
 	j->j_run = NULL;
 	if (!j->j_started) { /* refused before it was answered */
 		job_remove_files(j);
@@ -437,6 +471,18 @@ job_run_end(struct job *j)
 	job_wake(j);
 	jobs_trim();
 }
+
+/* The job's file is its reader (MC-3): no flow control, no credits;
+ * cancelled as a job, never by its run's id. */
+static const struct run_sink_ops job_ops = {
+    .rs_started = job_started,
+    .rs_event = job_event,
+    .rs_listening = job_listening,
+    .rs_refused = job_refused,
+    .rs_free = job_run_end,
+    .rs_events = 1,
+    .rs_note = 1,
+};
 
 /* ---- loading: what the previous spawner left ---- */
 

@@ -307,8 +307,9 @@ mission_errclass(const char *ec)
 	return "spawn-failed";
 }
 
+/* The mission's run is over: its text is the outputs' content. */
 static void
-mission_agent_done(const struct run_result *rr, void *arg)
+mission_agent_done(struct run *r, void *arg, const struct run_result *rr)
 {
 	struct mrun *mr = arg;
 
@@ -325,6 +326,35 @@ mission_agent_done(const struct run_result *rr, void *arg)
 	mr->mr_len = rr->rr_len;
 	mrun_outputs(mr);
 }
+
+/* Its text is collected only: there is no stream to tell. */
+static void
+mission_agent_event(struct run *r, void *arg, struct json_object *o)
+{
+	json_object_put(o);
+}
+
+/* The mission's run is never left without its reader. */
+static int
+mission_agent_listening(const struct run *r, void *arg)
+{
+	return 1;
+}
+
+/* Its start failed: logged here, told as its end (rs_ended). */
+static void
+mission_agent_refused(struct run *r, void *arg, const char *code)
+{
+	run_warn(r, code);
+}
+
+/* A mission's run has no stream, no chat note, no cancel by run id. */
+static const struct run_sink_ops mission_sink = {
+    .rs_event = mission_agent_event,
+    .rs_listening = mission_agent_listening,
+    .rs_refused = mission_agent_refused,
+    .rs_ended = mission_agent_done,
+};
 
 /*
  * Start a run of e: opts is a manual run's options (NULL: none given);
@@ -384,8 +414,8 @@ mission_begin(struct mission_ent *e, const char *trigger,
 		mrun_refuse(mr, "agent-unavailable", "agent-unavailable");
 		return;
 	}
-	rc = run_headless(ag, mr->mr_id, prompt, mi->mi_timeout_ms,
-	    mission_agent_done, mr, &code);
+	rc = run_headless(
+	    ag, mr->mr_id, prompt, mi->mi_timeout_ms, &mission_sink, mr, &code);
 	explicit_bzero_str(prompt);
 	free(prompt);
 	if (rc == 0)

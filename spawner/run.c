@@ -3,10 +3,12 @@
  * spawned (SP-2, SP-3, SP-13), bounded concurrency (SP-14), agent.invoke
  * acknowledged before the spawn (AU-6), both transports (SP-16), byte
  * caps (SP-9), cleaned and scrubbed token events (SP-10, SP-11), closing
- * audit record and the chat note to vaultd.  Missions run through the
- * same path without a stream (run_headless).  This file is the run's
- * life (checks, start, end, cancel); its output is run_out.c's, its
- * records and note run_record.c's.  Writes no file.
+ * audit record and the chat note to vaultd.  Where its events and end
+ * go is its sink's (struct run_sink_ops, chosen when the run is made:
+ * the broker's stream, a detached job, a mission through run_headless);
+ * the run never asks which.  This file is the run's life (checks,
+ * start, end, cancel); its output is run_out.c's, its records and note
+ * run_record.c's.  Writes no file.
  */
 #include <sys/queue.h>
 
@@ -74,10 +76,10 @@ run_find(const char *id)
 void
 run_free(struct run *r)
 {
-	if (r->r_job != NULL)
-		job_run_end(r->r_job); /* MC-3: its end kept */
+	if (r->r_sink != NULL && r->r_sink->rs_free != NULL)
+		r->r_sink->rs_free(r, r->r_sink_arg);
 	/* MC-2: kept once its child ran; else nothing is left of it. */
-	if (r->r_wt_kept)
+	if (r->r_ran)
 		wt_free(r->r_wt);
 	else
 		wt_discard(r->r_wt);
@@ -111,27 +113,10 @@ run_free(struct run *r)
 	free(r);
 }
 
-/* One event to the broker; a lost broker means nobody listens: cancel. */
 void
 run_event(struct run *r, struct json_object *o)
 {
-	if (r->r_done != NULL) {
-		json_object_put(o); /* headless: the text is collected only */
-		return;
-	}
-	if (r->r_job != NULL) { /* MC-3: to the job's file, no broker */
-		job_event(r->r_job, o);
-		json_object_put(o);
-		return;
-	}
-	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
-	if (!spawner_broker_ok(r->r_conn, r->r_gen) ||
-	    ipc_send(r->r_conn, MSG_RUN_EVENT, o, -1) == -1) {
-		if (r->r_state == RS_RUNNING)
-			aproc_stop(
-			    &r->r_proc, AP_END_CANCEL, LIM_CANCEL_GRACE_MS);
-	}
-	json_object_put(o);
+	r->r_sink->rs_event(r, r->r_sink_arg, o);
 }
 
 void
@@ -155,21 +140,25 @@ run_ev(const char *kind)
 	return o;
 }
 
-/* A headless run is over: its collected text goes to its owner. */
-static void
-run_headless_end(struct run *r, const char *ec, int code, uint64_t ms)
+/* The run is over: its sink is told how, with its collected text. */
+void
+run_over(struct run *r, const char *ec)
 {
 	struct run_result rr;
 	size_t n = r->r_note != NULL ? evbuffer_get_length(r->r_note) : 0;
 
-	memset(&rr, 0, sizeof(rr));
-	rr.rr_errclass = ec;
-	rr.rr_exit = code;
-	rr.rr_ms = ms;
-	rr.rr_truncated = r->r_truncated;
-	rr.rr_text = n > 0 ? (const char *)evbuffer_pullup(r->r_note, -1) : "";
-	rr.rr_len = n;
-	r->r_done(&rr, r->r_done_arg);
+	if (r->r_sink->rs_ended != NULL) {
+		memset(&rr, 0, sizeof(rr));
+		rr.rr_errclass = ec;
+		rr.rr_exit = r->r_ran ? aproc_exit_code(&r->r_proc) : -1;
+		rr.rr_ms =
+		    r->r_ran ? r->r_proc.ap_end_ms - r->r_proc.ap_start_ms : 0;
+		rr.rr_truncated = r->r_truncated;
+		rr.rr_text =
+		    n > 0 ? (const char *)evbuffer_pullup(r->r_note, -1) : "";
+		rr.rr_len = n;
+		r->r_sink->rs_ended(r, r->r_sink_arg, &rr);
+	}
 	run_free(r);
 }
 
@@ -180,7 +169,6 @@ run_done(struct aproc *ap)
 	struct json_object *ev;
 	const char *ec = NULL;
 	int code = aproc_exit_code(ap);
-	uint64_t ms = ap->ap_end_ms - ap->ap_start_ms;
 
 	/* SBX-7: the run is over; whatever it still had held is denied. */
 	gate_chan_close(r->r_gate);
@@ -207,11 +195,6 @@ run_done(struct aproc *ap)
 		log_warnx("agent %s: run %s: %s: %s", r->r_agent->ag_mf.m_name,
 		    r->r_id, ec, r->r_reason);
 		run_event(r, ev);
-	} else if (r->r_done != NULL)
-		run_audit_end(r);
-	if (r->r_done != NULL) {
-		run_headless_end(r, ec, code, ms);
-		return;
 	}
 	/* MC-2: the done event waits for the diff, read from the loop. */
 	r->r_endec = ec;
@@ -233,10 +216,9 @@ run_end(struct run *r, struct json_object *wtsum)
 	uint64_t ms = ap->ap_end_ms - ap->ap_start_ms;
 
 	r->r_state = RS_NOTE;
-	pending =
-	    r->r_endec == NULL && ap->ap_end != AP_END_CANCEL &&
-	    (r->r_job != NULL || spawner_broker_ok(r->r_conn, r->r_gen)) &&
-	    run_note(r) == 0;
+	pending = r->r_endec == NULL && ap->ap_end != AP_END_CANCEL &&
+		  r->r_sink->rs_note &&
+		  r->r_sink->rs_listening(r, r->r_sink_arg) && run_note(r) == 0;
 	/* With a note, agent.invoke.complete follows its answer (AU-6). */
 	if (r->r_endec == NULL && !pending)
 		run_audit_end(r);
@@ -256,7 +238,7 @@ run_end(struct run *r, struct json_object *wtsum)
 		    ev, "cancelled", json_object_new_boolean(1));
 	run_event(r, ev);
 	if (!pending)
-		run_free(r);
+		run_over(r, r->r_endec);
 }
 
 static void
@@ -271,7 +253,7 @@ static const struct aproc_ops run_ops = {run_out, run_err, run_done};
  * SP-12: a refusal before the stream, with the reason when there is
  * one: MSG_ERROR {error, reason?}, which the broker shows as it is.
  */
-static void
+void
 run_reply_error(struct ipc_conn *c, const struct ipc_msg *m,
     const struct run *r, const char *code)
 {
@@ -281,8 +263,7 @@ run_reply_error(struct ipc_conn *c, const struct ipc_msg *m,
 		ipc_reply_error(c, m, code);
 		return;
 	}
-	log_warnx(
-	    "agent %s: %s: %s", r->r_agent->ag_mf.m_name, code, r->r_reason);
+	run_warn(r, code);
 	o = json_object_new_object();
 	json_object_object_add(o, "error", json_object_new_string(code));
 	json_object_object_add(
@@ -328,10 +309,18 @@ run_end_unstarted(struct run *r, const char *code)
 		json_object_object_add(
 		    ev, "cancelled", json_object_new_boolean(1));
 	run_event(r, ev);
-	run_free(r);
+	run_over(r, code);
 }
 
-/* The run ends before its child started: answer (or call back), free. */
+void
+run_warn(const struct run *r, const char *code)
+{
+	if (r->r_reason[0] != '\0')
+		log_warnx("agent %s: %s: %s", r->r_agent->ag_mf.m_name, code,
+		    r->r_reason);
+}
+
+/* The run ends before its child started: its sink told why, freed. */
 static void
 run_fail(struct run *r, const char *code)
 {
@@ -340,16 +329,10 @@ run_fail(struct run *r, const char *code)
 		    r->r_id, code, r->r_reason);
 		snprintf(r->r_fail_code, sizeof(r->r_fail_code), "%s", code);
 		run_end_unstarted(r, code);
-	} else if (r->r_done != NULL) {
-		if (r->r_reason[0] != '\0')
-			log_warnx("agent %s: %s: %s", r->r_agent->ag_mf.m_name,
-			    code, r->r_reason);
-		run_headless_end(r, code, -1, 0);
-	} else {
-		if (spawner_broker_ok(r->r_conn, r->r_gen))
-			run_reply_error(r->r_conn, &r->r_req, r, code);
-		run_free(r);
+		return;
 	}
+	r->r_sink->rs_refused(r, r->r_sink_arg, code);
+	run_over(r, code);
 }
 
 /* AU-6: the spawn waits for auditd's acknowledgement of agent.invoke. */
@@ -358,7 +341,7 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct run *r = arg;
 	struct aproc_spec as;
-	int gatefd, rc;
+	int gatefd, rc, listening;
 
 	if (!spawner_audit_acked(m)) {
 		run_fail(r, "audit-unavailable");
@@ -366,14 +349,13 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	}
 	/* API-4: cancelled (or its reader gone) while agent.invoke was
 	 * being recorded: never started. */
-	if (r->r_cancel || (r->r_answered && r->r_job == NULL &&
-			       !spawner_broker_ok(r->r_conn, r->r_gen))) {
+	listening = r->r_sink->rs_listening(r, r->r_sink_arg);
+	if (r->r_cancel || (r->r_answered && !listening)) {
 		run_end_unstarted(r, NULL);
 		return;
 	}
-	if (r->r_done == NULL && !r->r_answered &&
-	    !spawner_broker_ok(r->r_conn, r->r_gen)) {
-		run_free(r); /* nobody to answer: never started */
+	if (!r->r_answered && !listening) {
+		run_over(r, NULL); /* nobody to answer: never started */
 		return;
 	}
 	aproc_spec_agent(
@@ -415,8 +397,8 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		return;
 	}
 	r->r_state = RS_RUNNING;
-	r->r_wt_kept = 1;
-	if (r->r_done == NULL && !r->r_answered)
+	r->r_ran = 1;
+	if (!r->r_answered)
 		run_answer(r);
 }
 
@@ -428,19 +410,9 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 static void
 run_answer(struct run *r)
 {
-	struct json_object *o;
-
 	r->r_answered = 1;
-	if (r->r_job != NULL) { /* MC-3: answered with the job's id */
-		job_started(r->r_job, r);
-		return;
-	}
-	if (!spawner_broker_ok(r->r_conn, r->r_gen))
-		return;
-	o = json_object_new_object();
-	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
-	ipc_reply(r->r_conn, &r->r_req, MSG_RUN_START_OK, o, -1);
-	json_object_put(o);
+	if (r->r_sink->rs_started != NULL)
+		r->r_sink->rs_started(r, r->r_sink_arg);
 }
 
 /*
@@ -669,13 +641,15 @@ run_start_msg(struct ipc_conn *c, struct ipc_msg *m, int detached)
 		return;
 	}
 	r->r_via_mcp = via != NULL;
-	spawner_req_keep(c, m, &r->r_conn, &r->r_gen, &r->r_req);
+	err = "internal";
 	if (repo != NULL && (r->r_wt_repo = strdup(repo)) == NULL) {
-		run_refuse(c, m, r, "internal", NULL);
+		run_refuse(c, m, r, err, NULL);
 		return;
 	}
-	/* MC-3: its store first: a job that cannot be kept never starts. */
-	if (detached && (r->r_job = job_new(r, &err)) == NULL) {
+	/* Its sink: the broker's stream, or a job's store (MC-3), made
+	 * first: a job that cannot be kept never starts. */
+	if ((detached ? job_open(r, c, m, &err) : run_stream_open(r, c, m)) ==
+	    -1) {
 		run_refuse(c, m, r, err, NULL);
 		return;
 	}
@@ -692,7 +666,8 @@ run_start_msg(struct ipc_conn *c, struct ipc_msg *m, int detached)
  */
 int
 run_headless(struct agent *ag, const char *run_id, const char *prompt,
-    long timeout_ms, run_done_fn done, void *arg, const char **code)
+    long timeout_ms, const struct run_sink_ops *ops, void *sink,
+    const char **code)
 {
 	size_t len = strlen(prompt);
 	const char *ec;
@@ -715,13 +690,10 @@ run_headless(struct agent *ag, const char *run_id, const char *prompt,
 		memcpy(r->r_id, run_id, sizeof(r->r_id));
 	if (timeout_ms > 0)
 		r->r_timeout_ms = timeout_ms;
-	r->r_gen = sp.sp_broker_gen;
-	r->r_done = done;
-	r->r_done_arg = arg;
+	r->r_sink = ops;
+	r->r_sink_arg = sink;
 	if (run_prepare(r, code, &ec) == -1) {
-		if (r->r_reason[0] != '\0')
-			log_warnx("agent %s: %s: %s", ag->ag_mf.m_name, *code,
-			    r->r_reason);
+		run_warn(r, *code);
 		if (ec != NULL)
 			run_audit_error(r, ec, -1);
 		run_free(r);
@@ -737,8 +709,8 @@ run_cancel_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	struct run *r;
 
 	id = json_shape_str(m->m_obj, "runId", NULL);
-	/* A job's run is cancelled as a job (MC-3), never by run id. */
-	if ((r = run_find(id)) == NULL || r->r_job != NULL ||
+	/* A job's run is cancelled as a job (MC-3), a mission's not at all. */
+	if ((r = run_find(id)) == NULL || !r->r_sink->rs_by_id ||
 	    run_stop(r) == -1) {
 		ipc_reply_error(c, m, "unknown-run");
 		return;
@@ -749,11 +721,9 @@ run_cancel_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 int
 run_stop(struct run *r)
 {
-	if (r->r_done != NULL)
-		return -1;
 	/* MC-2: in its checkout: the git step killed, the checkout removed
 	 * (run_free), the run ended cancelled. */
-	if (r->r_answered && r->r_state == RS_WT && !r->r_wt_kept) {
+	if (r->r_answered && r->r_state == RS_WT && !r->r_ran) {
 		run_end_unstarted(r, NULL);
 		return 0;
 	}
@@ -778,13 +748,10 @@ run_credit_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	long long bytes = json_shape_int(m->m_obj, "bytes", 0);
 	struct run *r;
 
-	if ((r = run_find(json_shape_str(m->m_obj, "runId", NULL))) == NULL ||
-	    r->r_conn != c || r->r_done != NULL)
-		return; /* one-way: nothing to answer */
-	r->r_unacked -=
-	    (uint64_t)bytes < r->r_unacked ? (uint64_t)bytes : r->r_unacked;
-	if (r->r_state == RS_RUNNING && r->r_unacked <= RUN_WINDOW / 2)
-		aproc_resume(&r->r_proc);
+	/* one-way: nothing to answer */
+	if ((r = run_find(json_shape_str(m->m_obj, "runId", NULL))) != NULL &&
+	    r->r_sink->rs_credit != NULL)
+		r->r_sink->rs_credit(r, r->r_sink_arg, c, bytes);
 }
 
 /* A new broker channel: runs streaming to the old one have no reader. */
@@ -795,13 +762,12 @@ runs_broker_lost(void)
 
 	for (r = LIST_FIRST(&runs); r != NULL; r = next) {
 		next = LIST_NEXT(r, r_entry);
-		if (r->r_done != NULL || r->r_job != NULL ||
-		    r->r_gen == sp.sp_broker_gen)
+		if (r->r_sink->rs_listening(r, r->r_sink_arg))
 			continue;
 		if (r->r_state == RS_RUNNING)
 			aproc_stop(
 			    &r->r_proc, AP_END_CANCEL, LIM_CANCEL_GRACE_MS);
-		else if (r->r_answered && r->r_state == RS_WT && !r->r_wt_kept)
+		else if (r->r_answered && r->r_state == RS_WT && !r->r_ran)
 			run_end_unstarted(r, NULL); /* MC-2: in its checkout */
 	}
 }

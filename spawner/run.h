@@ -27,10 +27,9 @@ struct run {
 	char r_id[17];
 	struct agent *r_agent;
 	enum run_state r_state;
-	struct ipc_conn *r_conn; /* the broker channel */
-	int r_via_mcp;		 /* MC-1: started by `cordon mcp` */
-	unsigned int r_gen;
-	struct ipc_msg r_req; /* the MSG_RUN_START, answered after the ack */
+	const struct run_sink_ops *r_sink; /* where its output and end go */
+	void *r_sink_arg;
+	int r_via_mcp; /* MC-1: started by `cordon mcp` */
 	struct aproc r_proc;
 	struct secret_set r_ss;
 	char **r_argv, **r_envp;
@@ -51,32 +50,34 @@ struct run {
 	int r_json_seen;
 	struct sj_state r_sj;	/* SP-16: what the stream said so far */
 	uint64_t r_raw, r_eraw; /* bytes read from stdout, stderr */
-	uint64_t r_unacked;	/* text sent, not yet credited by the broker */
 	uint64_t r_bytes_out;
 	int r_truncated, r_overflow;
 	long r_timeout_ms;
-	struct job *r_job;    /* MC-3: detached, its stream kept by job.c */
-	char *r_wt_repo;      /* MC-2: the repository asked for, or NULL */
-	struct wt *r_wt;      /* its worktree, made in run_prepare */
-	int r_wt_kept;	      /* the child ran in it: the operator's now */
-	int r_answered;	      /* MC-2: its id answered before the child ran */
-	int r_cancel;	      /* cancelled while agent.invoke was pending */
+	char *r_wt_repo; /* MC-2: the repository asked for, or NULL */
+	struct wt *r_wt; /* its worktree, made in run_prepare */
+	int r_ran;	 /* its child started (MC-2: the worktree is kept) */
+	int r_answered;	 /* MC-2: its id answered before the child ran */
+	int r_cancel;	 /* cancelled while agent.invoke was pending */
 	char r_fail_code[32]; /* the fixed code of a failure after that */
 	const char *r_endec;  /* its end's error class, while the diff runs */
-	run_done_fn r_done;   /* headless (missions): no broker, no stream */
-	void *r_done_arg;
 	LIST_ENTRY(run) r_entry;
 };
 
 /* run.c: the run's life */
 void run_free(struct run *);
+/* The run is over: its sink told (rs_ended, ec: its class or NULL), freed.
+ * Every run accepted ends here once; one refused at its start is freed. */
+void run_over(struct run *, const char *ec);
 /* MSG_RUN_START or, detached, MSG_JOB_START: checked, then started. */
 void run_start_msg(struct ipc_conn *, struct ipc_msg *, int detached);
 /* Cancel a run (API-4): its child stopped, or, still in its checkout
  * (MC-2), ended at once; 0, or -1 if it is over or unknown to all. */
 int run_stop(struct run *);
-/* One event to the broker (a headless run drops it); takes o. */
+/* One event to the run's sink; takes o. */
 void run_event(struct run *, struct json_object *o);
+/* SP-12: a refusal before the stream, answered to the request m on c. */
+void run_reply_error(struct ipc_conn *, const struct ipc_msg *,
+    const struct run *, const char *code);
 /* The same for a running run known by id; o is dropped if there is none. */
 void run_event_id(const char *id, struct json_object *o);
 struct json_object *run_ev(const char *kind); /* {"kind": kind} */
@@ -98,10 +99,13 @@ void run_audit_end(struct run *);
 struct json_object *run_error_event(struct run *, const char *ec, int code);
 int run_note(struct run *); /* 0 if vaultd's reply will come */
 
-/* job.c: a detached run's stream kept (MC-3) */
-struct job *job_new(struct run *, const char **code); /* NULL: refused */
-void job_started(struct job *, struct run *);	      /* its child runs */
-void job_event(struct job *, struct json_object *);   /* not consumed */
-void job_run_end(struct job *);			      /* from run_free */
+/*
+ * The run's sink, attached to r for the request m on c: the broker's
+ * stream (run_stream.c), or a detached job's file (job.c, MC-3).  0, or
+ * -1 with *code: nothing attached.
+ */
+int run_stream_open(struct run *, struct ipc_conn *, const struct ipc_msg *);
+int job_open(
+    struct run *, struct ipc_conn *, const struct ipc_msg *, const char **code);
 
 #endif

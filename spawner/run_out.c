@@ -42,7 +42,8 @@ run_emit_text(struct run *r)
 		return;
 	p = (const char *)evbuffer_pullup(r->r_text, (ev_ssize_t)len);
 	r->r_bytes_out += len;
-	r->r_unacked += len;
+	if (r->r_sink->rs_text != NULL)
+		r->r_sink->rs_text(r, r->r_sink_arg, len);
 	run_note_add(r, p, len);
 	o = run_ev("token");
 	json_object_object_add(
@@ -63,9 +64,9 @@ run_text(struct run *r, const char *s, size_t len)
 		    (const char *)evbuffer_pullup(r->r_tmp, (ev_ssize_t)n), n,
 		    r->r_text);
 		evbuffer_drain(r->r_tmp, n);
-		/* A chat streams: the held line's settled head goes now
+		/* A stream: the held line's settled head goes now
 		 * (the same bytes as line by line, only sooner). */
-		if (r->r_done == NULL)
+		if (r->r_sink->rs_events)
 			redact_flush_partial(r->r_redact, r->r_text);
 	}
 	run_emit_text(r);
@@ -164,7 +165,7 @@ run_tool(struct run *r, const struct sj_event *e)
 	ssize_t n;
 	int len;
 
-	if (r->r_done != NULL) /* a mission: no stream, its note its answer */
+	if (!r->r_sink->rs_events) /* no stream: its note its answer */
 		return;
 	if (run_scrub(r, e->se_id ? e->se_id : "",
 		e->se_id ? strlen(e->se_id) : 0, SJ_ID_MAX, id) == -1 ||
@@ -237,7 +238,7 @@ run_agent_error(struct run *r, const struct sj_event *e)
 	struct json_object *o;
 	ssize_t n;
 
-	if (r->r_done != NULL)
+	if (!r->r_sink->rs_events)
 		return;
 	if ((n = run_scrub(r, e->se_text ? e->se_text : "", e->se_len,
 		 SJ_INPUT_CHARS, words)) == -1)
@@ -333,10 +334,9 @@ run_out(struct aproc *ap, const char *s, size_t len)
 		run_json_feed(r, s, len);
 	else
 		run_text(r, s, len);
-	/* Flow control: at most a window of text ahead of the broker. */
-	/* A job's reader is its file (MC-3): nothing to wait for. */
-	if (r->r_done == NULL && r->r_job == NULL &&
-	    r->r_unacked > RUN_WINDOW && ap->ap_end == AP_END_NONE)
+	/* Flow control: the child waits while its reader is behind. */
+	if (r->r_sink->rs_behind != NULL &&
+	    r->r_sink->rs_behind(r, r->r_sink_arg) && ap->ap_end == AP_END_NONE)
 		aproc_pause(ap);
 }
 

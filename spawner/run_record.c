@@ -83,7 +83,7 @@ run_note_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		o = run_ev("unsaved"); /* ends the stream; not forwarded */
 	run_audit_end(r);
 	run_event(r, o);
-	run_free(r);
+	run_over(r, NULL);
 }
 
 /*

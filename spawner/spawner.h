@@ -229,22 +229,61 @@ void run_cancel_h(struct ipc_conn *, struct ipc_msg *, void *);
 void run_credit_h(struct ipc_conn *, struct ipc_msg *, void *);
 void runs_broker_lost(void);
 
-/*
- * run.c: a run without a stream (missions): the chat run's checks,
- * agent.invoke / complete / error records, sandbox and child path; the
- * cleaned and scrubbed text (capped at SPAWNER_NOTE_MAX) goes to done.
- */
+/* A run's end, as its sink is told it (rs_ended). */
 struct run_result {
 	const char *rr_errclass; /* NULL, or a chat run's error class */
 	int rr_exit;
 	uint64_t rr_ms;
 	int rr_truncated;
-	const char *rr_text; /* valid during the callback only */
+	const char *rr_text; /* valid during the call only */
 	size_t rr_len;
 };
-typedef void (*run_done_fn)(const struct run_result *, void *arg);
+
+/*
+ * Where a run's output and end go: its sink, chosen when the run is made
+ * (the broker's stream: run_stream.c; a detached job: job.c; a mission:
+ * mission.c), as struct aproc_ops is for a child.  Each operation is
+ * what the run tells it; sink is the state the sink attached.  NULL
+ * operations are ones the sink has no use for.
+ */
+struct run;
+struct run_sink_ops {
+	/* admitted (MC-2: before its checkout) or its child runs */
+	void (*rs_started)(struct run *, void *sink);
+	/* one event of its stream (API-3); takes o */
+	void (*rs_event)(struct run *, void *sink, struct json_object *o);
+	/* len bytes of text went out in a token event */
+	void (*rs_text)(struct run *, void *sink, size_t len);
+	/* 1: the reader is a window behind: the child waits (flow control) */
+	int (*rs_behind)(const struct run *, void *sink);
+	/* MSG_RUN_CREDIT on c: bytes of its text were relayed */
+	void (*rs_credit)(
+	    struct run *, void *sink, struct ipc_conn *c, long long bytes);
+	/* 1 while someone reads what it tells (else it is cancelled) */
+	int (*rs_listening)(const struct run *, void *sink);
+	/* ended before it was answered, with a fixed code */
+	void (*rs_refused)(struct run *, void *sink, const char *code);
+	/* over, once for every run accepted: how it ended, its text */
+	void (*rs_ended)(struct run *, void *sink, const struct run_result *);
+	/* the run is freed: the sink's state with it */
+	void (*rs_free)(struct run *, void *sink);
+	int rs_events; /* told tool calls and notices, text as it settles */
+	int rs_note;   /* its end writes the chat note (VA-5) */
+	int rs_by_id;  /* cancelled by its run id (API-4) */
+};
+
+/*
+ * run.c: a run without a request (missions): the chat run's checks,
+ * agent.invoke / complete / error records, sandbox and child path, told
+ * to ops; the cleaned and scrubbed text is capped at SPAWNER_NOTE_MAX.
+ * 0: rs_ended is told exactly once, later.  -1 with *code: nothing
+ * started, the sink is told nothing.
+ */
 int run_headless(struct agent *, const char *run_id, const char *prompt,
-    long timeout_ms, run_done_fn, void *arg, const char **code);
+    long timeout_ms, const struct run_sink_ops *, void *sink,
+    const char **code);
+/* The run's reason for a fixed code, logged when it has one (SP-12). */
+void run_warn(const struct run *, const char *code);
 
 /* job.c: detached jobs (MC-3), kept beneath --state-dir/jobs */
 void jobs_open(const char *state_dir, long keep, long keep_mib);
