@@ -465,6 +465,25 @@ def test_mi_busy(mc):
     assert first["r"].json()["errorClass"] == "timeout"
 
 
+def test_api4_mission_run_not_cancelled_by_its_run_id(mc):
+    """API-4: a mission's run has no stream: its run id, seen in its
+    agent.invoke record, cancels nothing, and the run ends on its own."""
+    first = {}
+
+    def bg():
+        first["r"] = mission_run(mc, "slow")
+
+    t = threading.Thread(target=bg)
+    t.start()
+    inv = wait_audit(mc.home, lambda x: x["kind"] == "agent.invoke")[0]
+    time.sleep(0.5)  # its child runs (the spawn follows the record's ack)
+    r = post_json(mc, f"/api/runs/{inv['runId']}/cancel", {})
+    t.join(HTTP_S)
+    assert r.status == 404 and r.json()["error"] == "unknown-run", r
+    b = first["r"].json()
+    assert b["runId"] == inv["runId"] and b["errorClass"] == "timeout", b
+
+
 def test_mi2_permission_denied_nothing_runs_or_is_written(mc):
     r = mission_run(mc, "noperm")
     assert r.status == 200, r
