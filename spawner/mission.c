@@ -5,12 +5,13 @@
  * state file; this side declares the cron missions to it and decides
  * what a fire does).  Before anything runs: permissions
  * (MI-2), options (MI-3), the prompt rendered into one string; the agent
- * then runs through the chat run's path without a stream (run_headless:
- * same argv, env, secrets, sandbox, audit records, cleaning and
- * scrubbing).  Outputs in order: vault-note to vaultd, event counted; the
- * first failing output stops the rest.  mission.run is neutral (MI-4):
- * ids, trigger, status, counts, error class; never options, paths or
- * content.  Writes no file itself.
+ * then runs through the chat run's path (run_headless: same argv, env,
+ * secrets, sandbox, audit records, cleaning and scrubbing) told to the
+ * mission's sink: no stream, its text told with its end.  Outputs in
+ * order: vault-note to vaultd, event counted; the first failing output
+ * stops the rest.  mission.run is neutral (MI-4): ids, trigger, status,
+ * counts, error class; never options, paths or content.  Writes no file
+ * itself.
  */
 #include <stdio.h>
 #include <stdlib.h>
