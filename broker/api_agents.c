@@ -7,6 +7,7 @@
  */
 #include <sys/queue.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,74 +395,72 @@ run_started_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		agents_fail(req, m);
 }
 
+/* MC-1: the caller's self-description, for the audit trail only. */
+static int
+via_ok(const char *s, size_t len)
+{
+	return len == 3 && memcmp(s, "mcp", 3) == 0;
+}
+
+/* MC-2: an absolute path, checked by the spawner against roots. */
+static int
+worktree_ok(const char *s, size_t len)
+{
+	return len > 0 && s[0] == '/';
+}
+
+static int
+session_ok(const char *s, size_t len)
+{
+	return schema_session_ok(s);
+}
+
+static int
+prompt_ok(const char *s, size_t len)
+{
+	return argv_prompt_ok(s, len) == 0;
+}
+
+/*
+ * PER-8: {prompt, session?, via?, worktree?} only, each refused with its
+ * own code, in this order.
+ */
+static const struct json_shape run_shape[] = {
+    JS_STR("via", JS_OPT, 0, 8),
+    JS_STR("worktree", JS_OPT, 0, LIM_PATH_MAX),
+    JS_STR("session", JS_OPT, 0, LIM_SESSION_MAX),
+    JS_STR("prompt", JS_REQ, 0, LLONG_MAX),
+};
+static const struct api_body_key run_keys[] = {
+    {"invalid-body", via_ok},
+    {"invalid-worktree", worktree_ok},
+    {"invalid-session", session_ok},
+    {"invalid-prompt", prompt_ok},
+};
+const struct api_body agents_run_body = {
+    run_shape, run_keys, nitems(run_shape), "invalid-body", 0};
+
 int
 agents_run_payload(struct evhttp_request *req, const struct api_params *p,
     struct json_object **out)
 {
-	struct json_object *body, *v, *o;
+	static const char *const keys[] = {
+	    "prompt", "session", "via", "worktree"};
+	struct json_object *v, *o;
 	char name[LIM_NAME_MAX + 1];
-	const char *prompt, *sess, *via, *wt;
-	size_t nkeys = 1;
+	size_t i;
 
 	if (agents_param(p, 0, LIM_NAME_MAX, 0, name, sizeof(name)) == -1) {
 		send_error(req, 404, "unknown-agent");
 		return -1;
 	}
-	if (api_body(req, &body) == -1)
+	if (api_body_ok(req, p) == -1)
 		return -1;
-	/* PER-8 strict body: {prompt, session?, via?, worktree?} only. */
-	if (json_object_object_get_ex(body, "session", NULL))
-		nkeys++;
-	if (json_object_object_get_ex(body, "worktree", NULL))
-		nkeys++;
-	if (json_object_object_get_ex(body, "via", NULL))
-		nkeys++;
-	if (!json_object_object_get_ex(body, "prompt", &v) ||
-	    (size_t)json_object_object_length(body) != nkeys) {
-		json_object_put(body);
-		send_error(req, 400, "invalid-body");
-		return -1;
-	}
-	/* MC-1: the caller's self-description, for the audit trail only. */
-	if (json_object_object_get_ex(body, "via", NULL) &&
-	    ((via = json_get_str(body, "via", 8)) == NULL ||
-		strcmp(via, "mcp") != 0)) {
-		json_object_put(body);
-		send_error(req, 400, "invalid-body");
-		return -1;
-	}
-	/* MC-2: an absolute path, checked by the spawner against roots. */
-	if (json_object_object_get_ex(body, "worktree", NULL) &&
-	    ((wt = json_get_str(body, "worktree", LIM_PATH_MAX)) == NULL ||
-		wt[0] != '/')) {
-		json_object_put(body);
-		send_error(req, 400, "invalid-worktree");
-		return -1;
-	}
-	if (json_object_object_get_ex(body, "session", NULL) &&
-	    ((sess = json_get_str(body, "session", LIM_SESSION_MAX)) == NULL ||
-		!schema_session_ok(sess))) {
-		json_object_put(body);
-		send_error(req, 400, "invalid-session");
-		return -1;
-	}
-	if (!json_object_is_type(v, json_type_string) ||
-	    argv_prompt_ok((prompt = json_object_get_string(v)),
-		(size_t)json_object_get_string_len(v)) == -1) {
-		json_object_put(body);
-		send_error(req, 400, "invalid-prompt");
-		return -1;
-	}
 	o = json_object_new_object();
 	json_object_object_add(o, "agent", json_object_new_string(name));
-	json_object_object_add(o, "prompt", json_object_get(v));
-	if (json_object_object_get_ex(body, "session", &v))
-		json_object_object_add(o, "session", json_object_get(v));
-	if (json_object_object_get_ex(body, "via", &v))
-		json_object_object_add(o, "via", json_object_get(v));
-	if (json_object_object_get_ex(body, "worktree", &v))
-		json_object_object_add(o, "worktree", json_object_get(v));
-	json_object_put(body);
+	for (i = 0; i < nitems(keys); i++)
+		if (json_object_object_get_ex(p->ap_body, keys[i], &v))
+			json_object_object_add(o, keys[i], json_object_get(v));
 	*out = o;
 	return 0;
 }
@@ -611,7 +610,7 @@ api_run_cancel(struct evhttp_request *req, const struct api_params *p)
 	struct json_object *o;
 	char id[17];
 
-	if (api_body_none(req) == -1) /* PER-8: no body, or an empty one */
+	if (api_body_ok(req, p) == -1) /* PER-8: no body, or an empty one */
 		return;
 	if (agents_param(p, 0, 16, 1, id, sizeof(id)) == -1) {
 		send_error(req, 404, "unknown-run");
@@ -664,7 +663,7 @@ api_agent_action(struct evhttp_request *req, const struct api_params *p)
 		return;
 	}
 	/* An action takes no input. */
-	if (api_body_none(req) == -1)
+	if (api_body_ok(req, p) == -1)
 		return;
 	o = json_object_new_object();
 	json_object_object_add(o, "agent", json_object_new_string(name));

@@ -57,36 +57,39 @@ approval_id_ok(const struct api_params *p, char out[17])
 	return hex_lower_n(out, 16);
 }
 
+static int
+decision_ok(const char *s, size_t len)
+{
+	return strcmp(s, "allow") == 0 || strcmp(s, "deny") == 0;
+}
+
+/* PER-8: {decision} and nothing else. */
+static const struct json_shape decide_shape[] = {
+    JS_STR("decision", JS_REQ, 0, 8),
+};
+static const struct api_body_key decide_keys[] = {
+    {"invalid-decision", decision_ok},
+};
+const struct api_body approvals_body = {
+    decide_shape, decide_keys, nitems(decide_shape), "invalid-body", 0};
+
 void
 api_approval_decide(struct evhttp_request *req, const struct api_params *p)
 {
-	struct json_object *body, *o;
-	const char *dec;
+	struct json_object *o;
 	char id[17];
 
 	if (!approval_id_ok(p, id)) {
 		send_error(req, 404, "unknown-approval");
 		return;
 	}
-	if (api_body(req, &body) == -1)
+	if (api_body_ok(req, p) == -1)
 		return;
-	/* PER-8 strict body: {decision} and nothing else. */
-	if (json_object_object_length(body) != 1 ||
-	    !json_object_object_get_ex(body, "decision", NULL)) {
-		json_object_put(body);
-		send_error(req, 400, "invalid-body");
-		return;
-	}
-	if ((dec = json_get_str(body, "decision", 8)) == NULL ||
-	    (strcmp(dec, "allow") != 0 && strcmp(dec, "deny") != 0)) {
-		json_object_put(body);
-		send_error(req, 400, "invalid-decision");
-		return;
-	}
 	o = json_object_new_object();
 	json_object_object_add(o, "id", json_object_new_string(id));
-	json_object_object_add(o, "decision", json_object_new_string(dec));
-	json_object_put(body);
+	json_object_object_add(o, "decision",
+	    json_object_new_string(
+		json_shape_str(p->ap_body, "decision", NULL)));
 	api_ask(req, broker_peer(PROC_GATED), MSG_APPROVAL_DECIDE, o,
 	    MSG_APPROVAL_DECIDE_OK, approval_decide_cb);
 	json_object_put(o);

@@ -245,7 +245,7 @@ api_job_cancel(struct evhttp_request *req, const struct api_params *p)
 
 	if ((o = api_path_id(req, p, "jobId", "invalid-job-id")) == NULL)
 		return;
-	if (api_body_none(req) == 0)
+	if (api_body_ok(req, p) == 0)
 		api_ask(req, broker_peer(PROC_SPAWNER), MSG_JOB_CANCEL, o,
 		    MSG_JOB_CANCEL_OK, job_cancel_cb);
 	json_object_put(o);

@@ -165,10 +165,20 @@ mission_id(const struct api_params *p, char out[MISSION_ID_MAX + 1])
 	return 0;
 }
 
+/* PER-8: {} or {"options": {...}}, nothing else. */
+static const struct json_shape run_shape[] = {
+    JS_OBJ("options", JS_OPT),
+};
+static const struct api_body_key run_keys[] = {
+    {"invalid-body", NULL},
+};
+const struct api_body missions_body = {
+    run_shape, run_keys, nitems(run_shape), "invalid-body", 0};
+
 void
 api_mission_run(struct evhttp_request *req, const struct api_params *p)
 {
-	struct json_object *body, *opts = NULL, *o;
+	struct json_object *opts, *o;
 	char id[MISSION_ID_MAX + 1];
 	size_t n;
 
@@ -176,22 +186,12 @@ api_mission_run(struct evhttp_request *req, const struct api_params *p)
 		send_error(req, 400, "mission-id-malformed");
 		return;
 	}
-	if (api_body(req, &body) == -1)
+	if (api_body_ok(req, p) == -1)
 		return;
-	/* PER-8 strict body: {} or {"options": {...}}, nothing else. */
-	n = (size_t)json_object_object_length(body);
-	if (n > 1 ||
-	    (n == 1 && (!json_object_object_get_ex(body, "options", &opts) ||
-			   !json_object_is_type(opts, json_type_object)))) {
-		json_object_put(body);
-		send_error(req, 400, "invalid-body");
-		return;
-	}
 	o = json_object_new_object();
 	json_object_object_add(o, "id", json_object_new_string(id));
-	if (opts != NULL)
+	if (json_object_object_get_ex(p->ap_body, "options", &opts))
 		json_object_object_add(o, "options", json_object_get(opts));
-	json_object_put(body);
 	/* What the spawner's row takes, as the IPC codec will write it. */
 	if (json_object_to_json_string_length(o, IPC_JSON_FLAGS, &n) == NULL ||
 	    n > MSG_MISSION_RUN_MAX) {

@@ -59,7 +59,7 @@ api_worktree_remove(struct evhttp_request *req, const struct api_params *p)
 
 	if ((o = api_path_id(req, p, "id", "invalid-worktree-id")) == NULL)
 		return;
-	if (api_body_none(req) == 0)
+	if (api_body_ok(req, p) == 0)
 		api_ask(req, broker_peer(PROC_SPAWNER), MSG_WORKTREE_REMOVE, o,
 		    MSG_WORKTREE_REMOVE_OK, wt_remove_cb);
 	json_object_put(o);

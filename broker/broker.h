@@ -21,6 +21,7 @@ struct evconnlistener;
 struct event;
 struct event_base;
 struct json_object;
+struct json_shape;
 
 #define BROKER_MAX_BODY	   (1024 * 1024) /* PER-8 */
 #define BROKER_MAX_HEADERS (16 * 1024)	 /* PER-8 */
@@ -106,14 +107,28 @@ void send_redirect(struct evhttp_request *, const char *to);
 void serve_asset_status(struct evhttp_request *, const char *path, int status);
 
 /*
- * The request's JSON body as a strict object (PER-8: Content-Type was
- * checked by the route table).  0, or -1 after answering 400
- * "invalid-body".
+ * PER-8: a route's body, declared in its row of front.c's route table
+ * and checked there, once, before the handler runs: a strict JSON
+ * object (json_parse_object) whose keys fit ab_shape (every required
+ * key there, no leftover; else ab_bad), then each key present, in the
+ * shape's order, of its type and within its bounds and, for a string
+ * with a pattern no shape expresses, accepted by bk_ok (else that key's
+ * bk_bad).  An empty body stands for {} when ab_empty_ok.  A route
+ * without a declared body never has its body looked at.
  */
-int api_body(struct evhttp_request *, struct json_object **out);
-/* A request that takes no input: an empty body or {}.  0, or -1 after
- * answering 400 "invalid-body". */
-int api_body_none(struct evhttp_request *);
+struct api_body_key {
+	const char *bk_bad; /* the code of a value that misfits */
+	int (*bk_ok)(const char *, size_t); /* a string's pattern, or NULL */
+};
+struct api_body {
+	const struct json_shape *ab_shape;
+	const struct api_body_key *ab_keys; /* one per row of ab_shape */
+	size_t ab_n;
+	const char *ab_bad; /* the code of a body that is not such an object */
+	int ab_empty_ok;
+};
+/* A body that takes no input: empty, or {}. */
+extern const struct api_body api_body_none;
 
 /*
  * Path parameters of a route pattern ("/api/agents/{}/run"): raw,
@@ -125,7 +140,19 @@ struct api_params {
 	const char *ap_val[API_MAX_PARAMS];
 	size_t ap_len[API_MAX_PARAMS];
 	size_t ap_n;
+	/* The route's declared body: checked (NULL when absent or empty),
+	 * or the code it was refused with; see api_body_ok. */
+	struct json_object *ap_body;
+	const char *ap_body_bad;
 };
+/*
+ * The verdict on the request's body, answered where the handler's own
+ * checks put it (a path parameter may be refused before the body, or
+ * after: which is the route's, and observable): 0 with p->ap_body the
+ * checked object, which front.c puts once the handler returns, or -1
+ * after answering 400 with the declared code.
+ */
+int api_body_ok(struct evhttp_request *, const struct api_params *);
 
 /*
  * Ask a daemon on behalf of an HTTP request, with an optional payload.
@@ -155,7 +182,6 @@ struct api_code_map {
 	int am_status;
 	const char *am_as; /* NULL: the code as it is */
 };
-struct json_shape;
 struct json_object *api_path_id(struct evhttp_request *,
     const struct api_params *, const char *key, const char *bad);
 void api_answer(struct evhttp_request *, const struct ipc_msg *, uint32_t type,
@@ -202,10 +228,12 @@ void api_agent_get(struct evhttp_request *, const struct api_params *);
 void api_agent_run(struct evhttp_request *, const struct api_params *);
 void api_run_cancel(struct evhttp_request *, const struct api_params *);
 void api_agent_action(struct evhttp_request *, const struct api_params *);
+/* API-3's body: {prompt, session?, via?, worktree?}. */
+extern const struct api_body agents_run_body;
 /*
- * API-3's body for agent p[0] ({prompt, session?, via?, worktree?},
- * strict) as the spawner's MSG_RUN_START / MSG_JOB_START payload: 0, or
- * -1 after answering.  agents_fail answers a spawner's refusal (or none).
+ * That body, for agent p[0], as the spawner's MSG_RUN_START /
+ * MSG_JOB_START payload: 0, or -1 after answering.  agents_fail answers
+ * a spawner's refusal (or none).
  */
 int agents_run_payload(struct evhttp_request *, const struct api_params *,
     struct json_object **out);
@@ -234,11 +262,13 @@ int api_query_int(const char *s, long long min, long long max, long long *out);
 int api_query_each(const char *query, const char *const *names, size_t n,
     int (*fn)(size_t i, const char *val, size_t len, void *arg), void *arg);
 
-/* api_approvals.c: SBX-7 */
+/* api_approvals.c: SBX-7; a decision's body is {decision}. */
+extern const struct api_body approvals_body;
 void api_approvals_list(struct evhttp_request *, const struct api_params *);
 void api_approval_decide(struct evhttp_request *, const struct api_params *);
 
-/* api_missions.c: API-7 */
+/* api_missions.c: API-7; a run's body is {} or {options}. */
+extern const struct api_body missions_body;
 void api_missions_list(struct evhttp_request *, const struct api_params *);
 void api_mission_run(struct evhttp_request *, const struct api_params *);
 

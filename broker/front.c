@@ -462,56 +462,76 @@ api_ask(struct evhttp_request *req, struct ipc_conn *to, uint32_t type,
 	api_ask_wait(req, to, type, payload, reply_type, 3, cb);
 }
 
-int
-api_body(struct evhttp_request *req, struct json_object **out)
+const struct api_body api_body_none = {NULL, NULL, 0, "invalid-body", 1};
+
+/*
+ * PER-8: the request's body against its route's declaration (broker.h):
+ * NULL with *out the checked object (NULL for an empty body that stands
+ * for {}), or the declared code of the first misfit.
+ */
+static const char *
+body_check(struct evhttp_request *req, const struct api_body *ab,
+    struct json_object **out)
 {
 	struct evbuffer *b = evhttp_request_get_input_buffer(req);
-	size_t len = evbuffer_get_length(b);
+	size_t len = evbuffer_get_length(b), i;
+	struct json_object *o, *v;
+	const char *bad = NULL;
 	unsigned char *p;
 
 	*out = NULL;
+	if (len == 0 && ab->ab_empty_ok)
+		return NULL;
 	if (len > BROKER_MAX_BODY ||
 	    (p = evbuffer_pullup(b, (ev_ssize_t)len)) == NULL ||
-	    (*out = json_parse_object((const char *)p, len, JSON_MAX_DEPTH)) ==
-		NULL) {
-		send_error(req, 400, "invalid-body");
-		return -1;
-	}
-	return 0;
+	    (o = json_parse_object((const char *)p, len, JSON_MAX_DEPTH)) ==
+		NULL)
+		return ab->ab_bad;
+	if (!json_shape_keys_ok(o, ab->ab_shape, ab->ab_n))
+		bad = ab->ab_bad;
+	for (i = 0; bad == NULL && i < ab->ab_n; i++)
+		if (!json_shape_row_ok(o, &ab->ab_shape[i]) ||
+		    (ab->ab_keys[i].bk_ok != NULL &&
+			json_object_object_get_ex(
+			    o, ab->ab_shape[i].js_key, &v) &&
+			!ab->ab_keys[i].bk_ok(json_object_get_string(v),
+			    (size_t)json_object_get_string_len(v))))
+			bad = ab->ab_keys[i].bk_bad;
+	if (bad != NULL)
+		json_object_put(o);
+	else
+		*out = o;
+	return bad;
 }
 
 int
-api_body_none(struct evhttp_request *req)
+api_body_ok(struct evhttp_request *req, const struct api_params *p)
 {
-	struct json_object *body;
-	int empty;
-
-	if (evbuffer_get_length(evhttp_request_get_input_buffer(req)) == 0)
+	if (p->ap_body_bad == NULL)
 		return 0;
-	if (api_body(req, &body) == -1)
-		return -1;
-	empty = json_object_object_length(body) == 0;
-	json_object_put(body);
-	if (!empty) {
-		send_error(req, 400, "invalid-body");
-		return -1;
-	}
-	return 0;
+	send_error(req, 400, p->ap_body_bad);
+	return -1;
 }
 
 /*
- * The route table: method, pattern, handler.  "{}" matches one path
+ * The route table: method, pattern, handler, body.  "{}" matches one path
  * segment of 1..128 bytes of [A-Za-z0-9._~%-], handed to the handler
  * undecoded; a handler that needs the decoded value decodes it once and
  * validates it itself.  A route with ar_badparam also claims a non-empty
  * segment outside that charset or length, and answers it 400 with that
- * code where its handler would have run, never calling the handler.
+ * code where its handler would have run, never calling the handler.  A
+ * route that takes a body declares it (ar_body, PER-8): checked here
+ * before the handler runs, its verdict answered by the handler's
+ * api_body_ok; a route that declares none (every GET) never has its
+ * body looked at.
  */
 /* The error codes of a malformed "{}" (BAD_NONE: none claimed). */
 #define BAD_NONE    NULL
 #define BAD_JOB	    "invalid-job-id"
 #define BAD_WT	    "invalid-worktree-id"
 #define BAD_MISSION "mission-id-malformed"
+/* The body of a route that takes no input. */
+#define NOBODY (&api_body_none)
 /* clang-format off */
 static const struct api_route {
 	enum evhttp_cmd_type ar_method;
@@ -519,29 +539,30 @@ static const struct api_route {
 	api_fn ar_fn;
 	int ar_bearer;		 /* the bearer token only, never a cookie */
 	const char *ar_badparam; /* error code of a malformed "{}" */
+	const struct api_body *ar_body; /* NULL: none is looked at */
 } api_routes[] = {
-    {EVHTTP_REQ_GET, "/api/health", api_health, 0, BAD_NONE},
-    {EVHTTP_REQ_POST, "/api/login-code", api_login_code, 1, BAD_NONE},
-    {EVHTTP_REQ_GET, "/api/agents", api_agents_list, 0, BAD_NONE},
-    {EVHTTP_REQ_GET, "/api/agents/{}", api_agent_get, 0, BAD_NONE},
-    {EVHTTP_REQ_POST, "/api/agents/{}/run", api_agent_run, 0, BAD_NONE},
-    {EVHTTP_REQ_POST, "/api/agents/{}/actions/{}", api_agent_action, 0, BAD_NONE},
-    {EVHTTP_REQ_POST, "/api/runs/{}/cancel", api_run_cancel, 0, BAD_NONE},
-    {EVHTTP_REQ_POST, "/api/agents/{}/jobs", api_agent_job, 0, BAD_NONE},
-    {EVHTTP_REQ_GET, "/api/jobs", api_jobs_list, 0, BAD_NONE},
-    {EVHTTP_REQ_GET, "/api/jobs/{}", api_job_get, 0, BAD_JOB},
-    {EVHTTP_REQ_GET, "/api/jobs/{}/events", api_job_events, 0, BAD_JOB},
-    {EVHTTP_REQ_GET, "/api/jobs/{}/wait", api_job_wait, 0, BAD_JOB},
-    {EVHTTP_REQ_POST, "/api/jobs/{}/cancel", api_job_cancel, 0, BAD_JOB},
-    {EVHTTP_REQ_GET, "/api/worktrees", api_worktrees_list, 0, BAD_NONE},
-    {EVHTTP_REQ_POST, "/api/worktrees/{}/remove", api_worktree_remove, 0, BAD_WT},
-    {EVHTTP_REQ_GET, "/api/vault/notes", api_vault_notes, 0, BAD_NONE},
-    {EVHTTP_REQ_GET, "/api/vault/note", api_vault_note, 0, BAD_NONE},
-    {EVHTTP_REQ_GET, "/api/audit", api_audit, 0, BAD_NONE},
-    {EVHTTP_REQ_GET, "/api/approvals", api_approvals_list, 0, BAD_NONE},
-    {EVHTTP_REQ_POST, "/api/approvals/{}", api_approval_decide, 0, BAD_NONE},
-    {EVHTTP_REQ_GET, "/api/missions", api_missions_list, 0, BAD_NONE},
-    {EVHTTP_REQ_POST, "/api/missions/{}/run", api_mission_run, 0, BAD_MISSION},
+    {EVHTTP_REQ_GET, "/api/health", api_health, 0, BAD_NONE, NULL},
+    {EVHTTP_REQ_POST, "/api/login-code", api_login_code, 1, BAD_NONE, NOBODY},
+    {EVHTTP_REQ_GET, "/api/agents", api_agents_list, 0, BAD_NONE, NULL},
+    {EVHTTP_REQ_GET, "/api/agents/{}", api_agent_get, 0, BAD_NONE, NULL},
+    {EVHTTP_REQ_POST, "/api/agents/{}/run", api_agent_run, 0, BAD_NONE, &agents_run_body},
+    {EVHTTP_REQ_POST, "/api/agents/{}/actions/{}", api_agent_action, 0, BAD_NONE, NOBODY},
+    {EVHTTP_REQ_POST, "/api/runs/{}/cancel", api_run_cancel, 0, BAD_NONE, NOBODY},
+    {EVHTTP_REQ_POST, "/api/agents/{}/jobs", api_agent_job, 0, BAD_NONE, &agents_run_body},
+    {EVHTTP_REQ_GET, "/api/jobs", api_jobs_list, 0, BAD_NONE, NULL},
+    {EVHTTP_REQ_GET, "/api/jobs/{}", api_job_get, 0, BAD_JOB, NULL},
+    {EVHTTP_REQ_GET, "/api/jobs/{}/events", api_job_events, 0, BAD_JOB, NULL},
+    {EVHTTP_REQ_GET, "/api/jobs/{}/wait", api_job_wait, 0, BAD_JOB, NULL},
+    {EVHTTP_REQ_POST, "/api/jobs/{}/cancel", api_job_cancel, 0, BAD_JOB, NOBODY},
+    {EVHTTP_REQ_GET, "/api/worktrees", api_worktrees_list, 0, BAD_NONE, NULL},
+    {EVHTTP_REQ_POST, "/api/worktrees/{}/remove", api_worktree_remove, 0, BAD_WT, NOBODY},
+    {EVHTTP_REQ_GET, "/api/vault/notes", api_vault_notes, 0, BAD_NONE, NULL},
+    {EVHTTP_REQ_GET, "/api/vault/note", api_vault_note, 0, BAD_NONE, NULL},
+    {EVHTTP_REQ_GET, "/api/audit", api_audit, 0, BAD_NONE, NULL},
+    {EVHTTP_REQ_GET, "/api/approvals", api_approvals_list, 0, BAD_NONE, NULL},
+    {EVHTTP_REQ_POST, "/api/approvals/{}", api_approval_decide, 0, BAD_NONE, &approvals_body},
+    {EVHTTP_REQ_GET, "/api/missions", api_missions_list, 0, BAD_NONE, NULL},
+    {EVHTTP_REQ_POST, "/api/missions/{}/run", api_mission_run, 0, BAD_MISSION, &missions_body},
 };
 /* clang-format on */
 
@@ -647,7 +668,11 @@ serve_api(struct evhttp_request *req, const char *path)
 			send_error(req, 400, api_routes[i].ar_badparam);
 			return;
 		}
+		if (api_routes[i].ar_body != NULL)
+			params.ap_body_bad = body_check(
+			    req, api_routes[i].ar_body, &params.ap_body);
 		api_routes[i].ar_fn(req, &params);
+		json_object_put(params.ap_body);
 		return;
 	}
 	if (known)

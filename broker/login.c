@@ -127,7 +127,7 @@ api_login_code(struct evhttp_request *req, const struct api_params *p)
 {
 	struct json_object *o;
 
-	if (api_body_none(req) == -1)
+	if (api_body_ok(req, p) == -1)
 		return;
 	if (random_hex(broker.b_minted, sizeof(broker.b_minted), 16) == -1) {
 		broker.b_minted[0] = '\0';

@@ -230,30 +230,49 @@ json_shape_value(struct json_object *v, const struct json_shape *js)
 }
 
 int
-json_shape_ok(struct json_object *o, const struct json_shape *shape, size_t n)
+json_shape_keys_ok(
+    struct json_object *o, const struct json_shape *shape, size_t n)
 {
-	struct json_object *v;
 	size_t i, seen = 0;
 	int rest = 0;
 
 	if (o == NULL || !json_object_is_type(o, json_type_object))
 		return 0;
 	for (i = 0; i < n; i++) {
-		if (shape[i].js_type == JSON_SHAPE_REST) {
+		if (shape[i].js_type == JSON_SHAPE_REST)
 			rest = 1;
-			continue;
-		}
-		if (!json_object_object_get_ex(o, shape[i].js_key, &v)) {
-			if (shape[i].js_required)
-				return 0;
-			continue;
-		}
-		if (!json_shape_value(v, &shape[i]))
+		else if (json_object_object_get_ex(o, shape[i].js_key, NULL))
+			seen++;
+		else if (shape[i].js_required)
 			return 0;
-		seen++;
 	}
 	/* Leftovers: a key the shape does not declare. */
 	return rest || (size_t)json_object_object_length(o) == seen;
+}
+
+int
+json_shape_row_ok(struct json_object *o, const struct json_shape *js)
+{
+	struct json_object *v;
+
+	if (js->js_type == JSON_SHAPE_REST)
+		return 1;
+	if (!json_object_object_get_ex(o, js->js_key, &v))
+		return !js->js_required;
+	return json_shape_value(v, js);
+}
+
+int
+json_shape_ok(struct json_object *o, const struct json_shape *shape, size_t n)
+{
+	size_t i;
+
+	if (!json_shape_keys_ok(o, shape, n))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!json_shape_row_ok(o, &shape[i]))
+			return 0;
+	return 1;
 }
 
 const char *

@@ -60,6 +60,15 @@ struct json_shape {
 int json_shape_ok(
     struct json_object *o, const struct json_shape *shape, size_t n);
 /*
+ * json_shape_ok in its two steps, for a caller that answers each with
+ * its own code (the broker's routes): the keys (o an object, every
+ * required key there, no leftover), then one row (its key's value, if
+ * there, of its type and within its bounds).  1 if it fits, else 0.
+ */
+int json_shape_keys_ok(
+    struct json_object *o, const struct json_shape *shape, size_t n);
+int json_shape_row_ok(struct json_object *o, const struct json_shape *js);
+/*
  * After json_shape_ok: the string (and its length into *len, if len is
  * not NULL) or the integer at key, which the shape typed and bounded;
  * NULL or dflt when an optional key is absent.
