@@ -217,6 +217,52 @@ test_su3_shape(void **state)
 	json_object_put(o);
 }
 
+/*
+ * PER-8: json_shape_ok in its two steps, as the broker's routes answer
+ * them: the keys (required, leftovers), then the first row that misfits.
+ */
+static void
+test_per8_shape_steps(void **state)
+{
+	static const struct json_shape sh[] = {
+	    JS_STR("via", JS_OPT, 0, 3),
+	    JS_INT("n", JS_OPT, 0, 9),
+	    JS_STR("prompt", JS_REQ, 1, 8),
+	};
+	static const struct {
+		const char *in;
+		int keys;   /* json_shape_keys_ok */
+		size_t bad; /* the first row that misfits, 3: none */
+	} cases[] = {
+	    {"{\"prompt\":\"hi\"}", 1, 3},
+	    {"{\"via\":\"mcp\",\"n\":9,\"prompt\":\"hi\"}", 1, 3},
+	    {"{\"via\":\"mcp\"}", 0, 2},		 /* required */
+	    {"{\"prompt\":\"hi\",\"x\":1}", 0, 3},	 /* leftover */
+	    {"{\"prompt\":1,\"via\":1}", 1, 0},		 /* order */
+	    {"{\"prompt\":1,\"n\":10}", 1, 1},		 /* bounds */
+	    {"{\"prompt\":\"\",\"via\":\"mcp\"}", 1, 2}, /* too short */
+	    {"{\"prompt\":\"a\\u0000\"}", 1, 2},	 /* NUL */
+	};
+	struct json_object *o;
+	size_t i, r;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		o = json_parse_object(cases[i].in, strlen(cases[i].in), 16);
+		assert_non_null(o);
+		if (json_shape_keys_ok(o, sh, 3) != cases[i].keys)
+			fail_msg("keys, case %zu", i);
+		for (r = 0; r < 3 && json_shape_row_ok(o, &sh[r]); r++)
+			;
+		if (r != cases[i].bad)
+			fail_msg("row, case %zu", i);
+		assert_int_equal(json_shape_ok(o, sh, 3),
+		    cases[i].keys && cases[i].bad == 3);
+		json_object_put(o);
+	}
+	assert_int_equal(json_shape_keys_ok(NULL, sh, 3), 0);
+}
+
 int
 main(void)
 {
@@ -226,6 +272,7 @@ main(void)
 	    cmocka_unit_test(test_depth),
 	    cmocka_unit_test(test_wipe),
 	    cmocka_unit_test(test_su3_shape),
+	    cmocka_unit_test(test_per8_shape_steps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
