@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "audit_schema.h"
+#include "charset.h"
 #include "util.h"
 
 /* clang-format off */
@@ -181,65 +182,13 @@ audit_kind_lookup(const char *kind)
 	return NULL;
 }
 
-static int
-c_lower(char c)
-{
-	return c >= 'a' && c <= 'z';
-}
-
-static int
-c_lower_digit(char c)
-{
-	return c_lower(c) || (c >= '0' && c <= '9');
-}
-
-static int
-c_alnum(char c)
-{
-	return c_lower_digit(c) || (c >= 'A' && c <= 'Z');
-}
-
-static int
-c_hex(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
-static int
-c_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* first: class of s[0]; rest: class of the others; lengths inclusive. */
-static int
-shape(const char *s, size_t len, int (*first)(char), const char *fextra,
-    int (*rest)(char), const char *rextra, size_t min, size_t max)
-{
-	size_t i;
-
-	if (len < min || len > max)
-		return 0;
-	for (i = 0; i < len; i++) {
-		int (*cls)(char) = i == 0 ? first : rest;
-		const char *extra = i == 0 ? fextra : rextra;
-
-		if (s[i] == '\0')
-			return 0;
-		if (!cls(s[i]) &&
-		    (extra == NULL || strchr(extra, s[i]) == NULL))
-			return 0;
-	}
-	return 1;
-}
-
 /* Vault-relative path: no empty, "." or ".." component. */
 static int
 vpath_ok(const char *s, size_t len)
 {
 	size_t i, start = 0;
 
-	if (!shape(s, len, c_alnum, "._/-", c_alnum, "._/-", 1, 512))
+	if (!charset_shape(s, len, "a-zA-Z0-9._/-", "a-zA-Z0-9._/-", 1, 512))
 		return 0;
 	for (i = 0; i <= len; i++) {
 		if (i < len && s[i] != '/')
@@ -260,7 +209,8 @@ date_ok(const char *s, size_t len)
 	if (len != 10)
 		return 0;
 	for (i = 0; i < len; i++)
-		if ((i == 4 || i == 7) ? s[i] != '-' : !c_digit(s[i]))
+		if ((i == 4 || i == 7) ? s[i] != '-'
+				       : !charset_has("0-9", s[i]))
 			return 0;
 	return 1;
 }
@@ -270,34 +220,32 @@ audit_pattern_ok(enum audit_pat p, const char *s, size_t len)
 {
 	switch (p) {
 	case AP_NAME:
-		return shape(
-		    s, len, c_lower_digit, NULL, c_lower_digit, "-", 1, 64);
+		return charset_shape(s, len, "a-z0-9", "a-z0-9-", 1, 64);
 	case AP_ACTIONID:
-		return shape(
-		    s, len, c_lower_digit, NULL, c_lower_digit, "-", 1, 32);
+		return charset_shape(s, len, "a-z0-9", "a-z0-9-", 1, 32);
 	case AP_RUNID:
-		return shape(s, len, c_hex, NULL, c_hex, NULL, 16, 16);
+		return charset_shape(s, len, "0-9a-f", "0-9a-f", 16, 16);
 	case AP_HEX8:
-		return shape(s, len, c_hex, NULL, c_hex, NULL, 8, 8);
+		return charset_shape(s, len, "0-9a-f", "0-9a-f", 8, 8);
 	case AP_BIN:
-		return shape(s, len, c_alnum, "._+-", c_alnum, "._+-", 1, 64);
+		return charset_shape(
+		    s, len, "a-zA-Z0-9._+-", "a-zA-Z0-9._+-", 1, 64);
 	case AP_VPATH:
 		return vpath_ok(s, len);
 	case AP_VERSION:
-		return shape(s, len, c_alnum, ".+-", c_alnum, ".+-", 1, 32);
+		return charset_shape(
+		    s, len, "a-zA-Z0-9.+-", "a-zA-Z0-9.+-", 1, 32);
 	case AP_ROUTE:
-		return shape(s, len, c_lower_digit, "/{}._-", c_lower_digit,
-		    "/{}._-", 1, 64);
+		return charset_shape(
+		    s, len, "a-z0-9/{}._-", "a-z0-9/{}._-", 1, 64);
 	case AP_RULE:
-		return shape(
-		    s, len, c_lower_digit, NULL, c_lower_digit, ".-", 1, 64);
+		return charset_shape(s, len, "a-z0-9", "a-z0-9.-", 1, 64);
 	case AP_ERRWORD:
-		return shape(s, len, c_lower, NULL, c_lower, "-", 1, 32);
+		return charset_shape(s, len, "a-z", "a-z-", 1, 32);
 	case AP_DATE:
 		return date_ok(s, len);
 	case AP_HOST:
-		return shape(
-		    s, len, c_lower_digit, ":", c_lower_digit, ".:-", 1, 253);
+		return charset_shape(s, len, "a-z0-9:", "a-z0-9.:-", 1, 253);
 	}
 	return 0;
 }

@@ -16,6 +16,8 @@
 #include <json-c/json.h>
 
 #include "audit_emit.h"
+#include "audit_schema.h"
+#include "charset.h"
 #include "gated.h"
 #include "gated_shapes.h"
 #include "hook.h"
@@ -126,9 +128,7 @@ verb_set(char *dst, size_t dstsz, const char *src)
 {
 	size_t n = strlen(src);
 
-	if (n == 0 || n > 64 || n >= dstsz ||
-	    strspn(src, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			"0123456789._+-") != n)
+	if (n >= dstsz || !audit_pattern_ok(AP_BIN, src, n))
 		src = "-";
 	memmove(dst, src, strlen(src) + 1); /* src may be dst */
 }
@@ -139,11 +139,7 @@ gate_rule_set(char *dst, size_t dstsz, const char *src)
 {
 	size_t n = strlen(src);
 
-	if (n == 0 || n > 64 ||
-	    !((src[0] >= 'a' && src[0] <= 'z') ||
-		(src[0] >= '0' && src[0] <= '9')) ||
-	    n >= dstsz ||
-	    strspn(src, "abcdefghijklmnopqrstuvwxyz0123456789.-") != n)
+	if (n >= dstsz || !audit_pattern_ok(AP_RULE, src, n))
 		src = "internal";
 	memmove(dst, src, strlen(src) + 1); /* src may be dst */
 }
@@ -153,11 +149,8 @@ gate_rule_set(char *dst, size_t dstsz, const char *src)
 static int
 tool_name_ok(const char *s)
 {
-	size_t n = strlen(s);
-
-	return n >= 1 && n <= 64 &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			 "0123456789_.-") == n;
+	return charset_shape(
+	    s, strlen(s), "a-zA-Z0-9_.-", "a-zA-Z0-9_.-", 1, 64);
 }
 
 #define GK_EXEC (-2) /* the plain form's argv */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "charset.h"
 #include "env.h"
 #include "cordon_limits.h"
 #include "manifest.h"
@@ -67,21 +68,6 @@ env_runtime_control(const char *name)
 	return name != NULL && env_runtime_control_n(name, strlen(name));
 }
 
-static int
-env_name_syntax(const char *s, size_t len)
-{
-	size_t i;
-
-	if (len == 0 || len > 128 ||
-	    !((s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
-		return 0;
-	for (i = 1; i < len; i++)
-		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return 0;
-	return 1;
-}
-
 int
 env_name_ok(const char *name)
 {
@@ -90,7 +76,8 @@ env_name_ok(const char *name)
 	if (name == NULL)
 		return 0;
 	len = strlen(name);
-	return env_name_syntax(name, len) && !env_runtime_control_n(name, len);
+	return charset_shape(name, len, "A-Z_", "A-Z0-9_", 1, 128) &&
+	       !env_runtime_control_n(name, len);
 }
 
 static int

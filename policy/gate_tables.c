@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "charset.h"
 #include "gate_impl.h"
 
 /* AutoCoder's 29. */
@@ -191,17 +192,8 @@ gate_dns_ok(const char *h)
 int
 gate_name_ok(const char *s)
 {
-	size_t i, n = strlen(s);
-
-	if (n == 0 || n > 64)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
-			(s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
-			s[i] == '_' || s[i] == '+' || s[i] == '-'))
-			return 0;
-	return 1;
+	return charset_shape(
+	    s, strlen(s), "A-Za-z0-9._+-", "A-Za-z0-9._+-", 1, 64);
 }
 
 const char *

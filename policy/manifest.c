@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "charset.h"
 #include "argv.h"
 #include "text.h"
 #include "env.h"
@@ -124,16 +125,7 @@ manifest_secret_declared(const struct manifest *m, const char *name)
 int
 mp_name_ok(const char *s, size_t maxlen)
 {
-	size_t i, len = strlen(s);
-
-	if (len == 0 || len > maxlen ||
-	    !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
-		return 0;
-	for (i = 1; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-			return 0;
-	return 1;
+	return charset_shape(s, strlen(s), "a-z0-9", "a-z0-9-", 1, maxlen);
 }
 
 /* SEC-3: "$NAME" or "${NAME}" naming a secret mapping or a secret-looking

@@ -16,6 +16,7 @@
 
 #include <json-c/json.h>
 
+#include "charset.h"
 #include "argv.h"
 #include "cordon_limits.h"
 #include "mission.h"
@@ -98,33 +99,15 @@ ms_str(struct schema *p, struct json_object *obj, const char *key,
 static int
 opt_name_ok(const char *s, size_t len)
 {
-	size_t i;
-
-	if (len == 0 || len > MI_OPT_NAME_MAX || s[0] < 'a' || s[0] > 'z')
-		return 0;
-	for (i = 1; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= 'A' && s[i] <= 'Z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return 0;
-	return 1;
+	return charset_shape(s, len, "a-z", "a-zA-Z0-9_", 1, MI_OPT_NAME_MAX);
 }
 
 /* ^[a-z0-9][a-z0-9.-]{0,63}$ */
 static int
 event_ok(const char *s)
 {
-	size_t i, len = strlen(s);
-
-	if (len == 0 || len > MI_EVENT_MAX ||
-	    !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
-		return 0;
-	for (i = 1; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
-			s[i] == '-'))
-			return 0;
-	return 1;
+	return charset_shape(
+	    s, strlen(s), "a-z0-9", "a-z0-9.-", 1, MI_EVENT_MAX);
 }
 
 /* A string option value: 1..maxLength chars, no control characters,

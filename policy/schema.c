@@ -8,6 +8,7 @@
 
 #include <json-c/json.h>
 
+#include "charset.h"
 #include "cordon_limits.h"
 #include "redact.h"
 #include "schema.h"
@@ -211,17 +212,8 @@ schema_finish(struct schema *p, struct json_object *root, size_t *nerrs)
 int
 schema_token_ok(const char *s, size_t max)
 {
-	size_t i, len = strlen(s);
-
-	if (len == 0 || len > max)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= 'A' && s[i] <= 'Z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
-			s[i] == '_' || s[i] == '-'))
-			return 0;
-	return 1;
+	return charset_shape(
+	    s, strlen(s), "a-zA-Z0-9._-", "a-zA-Z0-9._-", 1, max);
 }
 
 int

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "charset.h"
 #include "text.h"
 #include "util.h"
 #include "vaultpath.h"
@@ -146,18 +147,8 @@ vaultpath_hint_name(const char *hint, size_t len, char *out, size_t outsz)
 int
 vaultpath_name_ok(const char *name, size_t len)
 {
-	size_t i;
-	int c;
-
-	if (name == NULL || len == 0 || len > VAULT_NAME_MAX)
-		return 0;
-	for (i = 0; i < len; i++) {
-		c = (unsigned char)name[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			(c == '-' && i > 0)))
-			return 0;
-	}
-	return 1;
+	return name != NULL &&
+	       charset_shape(name, len, "a-z0-9", "a-z0-9-", 1, VAULT_NAME_MAX);
 }
 
 int

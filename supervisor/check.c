@@ -22,6 +22,7 @@
 
 #include <json-c/json.h>
 
+#include "charset.h"
 #include "cli.h"
 #include "cordond.h"
 #include "env.h"
@@ -108,9 +109,8 @@ check_flush(struct check *ck)
 		/* A key path is a run of [A-Za-z0-9_.[]]. */
 		sep = strstr(p->pd_msg, ": ");
 		klen = sep != NULL ? (size_t)(sep - p->pd_msg) : 0;
-		if (klen == 0 || strspn(p->pd_msg, "abcdefghijklmnopqrstuvwxyz"
-						   "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-						   "0123456789_.[]") != klen)
+		if (!charset_shape(p->pd_msg, klen, "A-Za-z0-9_.[]",
+			"A-Za-z0-9_.[]", 1, klen))
 			klen = 0;
 		o = json_object_new_object();
 		json_object_object_add(

@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "charset.h"
 #include "cordon_limits.h"
 #include "cordond.h"
 #include "log.h"
@@ -133,17 +134,10 @@ connector_id_ok(const char *s)
 static const char *
 connector_key_shown(const char *key)
 {
-	size_t i, len = strlen(key);
-
-	if (len == 0 || len > 64)
-		return "?";
-	for (i = 0; i < len; i++)
-		if (!((key[i] >= 'a' && key[i] <= 'z') ||
-			(key[i] >= 'A' && key[i] <= 'Z') ||
-			(key[i] >= '0' && key[i] <= '9') || key[i] == '_' ||
-			key[i] == '-'))
-			return "?";
-	return key;
+	return charset_shape(
+		   key, strlen(key), "a-zA-Z0-9_-", "a-zA-Z0-9_-", 1, 64)
+		   ? key
+		   : "?";
 }
 
 /*
@@ -237,20 +231,12 @@ connector_url_ok(const char *s, size_t len)
 static int
 connector_authref_ok(const char *s, size_t len)
 {
-	size_t i;
-
 	if (strlen(s) != len)
 		return 0;
 	if (strcmp(s, "none") == 0)
 		return 1;
-	if (len < 5 || len > 4 + 64 || strncmp(s, "env:", 4) != 0 ||
-	    !((s[4] >= 'A' && s[4] <= 'Z') || s[4] == '_'))
-		return 0;
-	for (i = 5; i < len; i++)
-		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return 0;
-	return 1;
+	return strncmp(s, "env:", 4) == 0 &&
+	       charset_shape(s + 4, len - 4, "A-Z_", "A-Z0-9_", 1, 64);
 }
 
 /* One connector's string field through check, or a fixed message. */

@@ -33,6 +33,7 @@
 
 #include <json-c/json.h>
 
+#include "charset.h"
 #include "cordond.h"
 #include "hook.h"
 #include "ipc.h"
@@ -241,11 +242,9 @@ gate_verdict_take(
 	    (verdict = json_get_str(v, "verdict", 8)) == NULL ||
 	    (rule = json_get_str(v, "rule", 64)) == NULL ||
 	    (msg = json_get_str(v, "message", 128)) == NULL ||
-	    strspn(rule, "abcdefghijklmnopqrstuvwxyz0123456789.-") !=
-		strlen(rule) ||
-	    strspn(msg,
-		"abcdefghijklmnopqrstuvwxyz"
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,'-") != strlen(msg) ||
+	    !charset_shape(rule, strlen(rule), "a-z0-9.-", "a-z0-9.-", 0, 64) ||
+	    !charset_shape(
+		msg, strlen(msg), "a-zA-Z0-9 .,'-", "a-zA-Z0-9 .,'-", 0, 128) ||
 	    (nonce != NULL && ((non = json_get_str(v, "nonce", 16)) == NULL ||
 				  strcmp(non, nonce) != 0))) {
 		json_object_put(v);

@@ -14,6 +14,7 @@
 #include <event2/buffer.h>
 #include <json-c/json.h>
 
+#include "charset.h"
 #include "json.h"
 #include "mcp.h"
 
@@ -74,8 +75,7 @@ api_code(struct evbuffer *b, const char *key, const char *dflt, char *out,
 		return out;
 	o = json_parse_object((const char *)evbuffer_pullup(b, -1), len, 4);
 	if (o != NULL && (s = json_get_str(o, key, 40)) != NULL &&
-	    s[0] != '\0' &&
-	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(s))
+	    charset_shape(s, strlen(s), "a-z0-9-", "a-z0-9-", 1, 40))
 		snprintf(out, outsz, "%s", s);
 	json_object_put(o);
 	return out;
