@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "charset.h"
 #include "mission.h"
 
 struct cron_field {
@@ -207,8 +208,7 @@ mission_tz_name_ok(const char *s)
 	if (len == 0 || len > MI_TZ_MAX)
 		return 0;
 	for (i = 0; i < len && s[i] != '/'; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_'))
+		if (!charset_has("a-zA-Z_", s[i]))
 			return 0;
 	if (i == 0)
 		return 0;
@@ -218,10 +218,7 @@ mission_tz_name_ok(const char *s)
 		if (++segs > 2)
 			return 0;
 		for (; i < len && s[i] != '/'; i++)
-			if (!((s[i] >= 'a' && s[i] <= 'z') ||
-				(s[i] >= 'A' && s[i] <= 'Z') ||
-				(s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
-				s[i] == '+' || s[i] == '-'))
+			if (!charset_has("a-zA-Z0-9_+-", s[i]))
 				return 0;
 		if (i == st)
 			return 0;

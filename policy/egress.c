@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "charset.h"
 #include "egress.h"
 
 static const char *const reason_names[ER_MAX] = {
@@ -33,13 +34,6 @@ egress_reason_name(enum egress_reason r)
 	return reason_names[r];
 }
 
-static int
-c_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9');
-}
-
 int
 egress_hostname_ok(const char *s, size_t len)
 {
@@ -50,7 +44,7 @@ egress_hostname_ok(const char *s, size_t len)
 		return 0;
 	for (i = 0; i <= len; i++) {
 		if (i < len && s[i] != '.') {
-			if (!c_alnum(s[i]) && s[i] != '-')
+			if (!charset_has("a-zA-Z0-9-", s[i]))
 				return 0;
 			continue;
 		}

@@ -8,18 +8,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "charset.h"
 #include "egress.h"
+#include "http.h"
 
 #define METHOD "CONNECT "
-
-/* RFC 9110 tchar (strchr would find the NUL that ends its set). */
-static int
-tchar(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') ||
-	       (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
 
 /* End of the head: the offset just past "\r\n\r\n", or 0. */
 static size_t
@@ -119,7 +112,7 @@ header_name(const char *s, size_t len, size_t *nlen)
 {
 	size_t i, n = 0;
 
-	while (n < len && tchar((unsigned char)s[n]))
+	while (n < len && charset_has(HTTP_TCHARS, s[n]))
 		n++;
 	if (n == 0 || n == len || s[n] != ':')
 		return -1;
@@ -262,7 +255,7 @@ http_request_line(const char *s, size_t len, struct egress_http *hp)
 {
 	size_t m = 0, i, vl = sizeof(" HTTP/1.1") - 1;
 
-	while (m < len && m <= 16 && tchar((unsigned char)s[m]))
+	while (m < len && m <= 16 && charset_has(HTTP_TCHARS, s[m]))
 		m++;
 	if (m == 0 || m > 16 || m + 2 + vl > len || s[m] != ' ' ||
 	    s[m + 1] != '/')

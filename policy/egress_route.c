@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "charset.h"
 #include "egress.h"
 #include "env.h"
 #include "manifest.h"
@@ -74,9 +75,7 @@ base_ok(const char *s, size_t len)
 			seg = 0;
 			continue;
 		}
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			(c >= '0' && c <= '9') ||
-			(c != '\0' && strchr("._~%-", c) != NULL)))
+		if (!charset_has("a-zA-Z0-9._~%-", c))
 			return 0;
 		seg++;
 	}

@@ -4,11 +4,13 @@
  * names its event BeforeTool, Codex's PreToolUse carries a turn_id,
  * anything else that says PreToolUse (or no event) is Claude Code.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
+#include "charset.h"
 #include "hook.h"
 #include "json.h"
 
@@ -144,11 +146,8 @@ hook_input_key(enum hook_cli cli, const char *tool)
 static int
 tool_name_ok(const char *s)
 {
-	size_t n = strlen(s);
-
-	return n >= 1 && n <= HOOK_TOOL_MAX &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			 "0123456789_.-") == n;
+	return charset_shape(
+	    s, strlen(s), "a-zA-Z0-9_.-", "a-zA-Z0-9_.-", 1, HOOK_TOOL_MAX);
 }
 
 /* Room in hk_buf for a copy of n bytes; NULL if there is none. */
@@ -398,15 +397,11 @@ hook_gemini_settings(
 	size_t n = strlen(name);
 	int w;
 
-	if (n == 0 || n > 64 ||
-	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			 "0123456789-") != n)
+	if (!charset_shape(name, n, "a-zA-Z0-9-", "a-zA-Z0-9-", 1, 64))
 		return -1;
 	/* Written into a JSON string and a shell line as is. */
-	if (cordon == NULL || cordon[0] != '/' ||
-	    strspn(cordon,
-		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		"0123456789/._+-") != strlen(cordon))
+	if (cordon == NULL || !charset_shape(cordon, strlen(cordon), "/",
+				  "a-zA-Z0-9/._+-", 1, SIZE_MAX))
 		return -1;
 	w = snprintf(out, outsz,
 	    "{\"security\":{\"auth\":{\"selectedType\":\"%s\"}},"

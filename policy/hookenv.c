@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "charset.h"
 #include "hookenv.h"
 
 /*
@@ -21,12 +22,7 @@ const char *const hookenv_pinned[] = {"LD_PRELOAD", "LD_AUDIT",
     "GLIBC_TUNABLES", "GCONV_PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS",
     "PS4", "NODE_OPTIONS", "NODE_PATH", NULL};
 
-static int
-name_char(char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
-}
+#define NAME_CHARS "A-Za-z0-9_.-"
 
 static int
 pinned(const char *s, size_t n)
@@ -46,11 +42,11 @@ hookenv_dotenv_bad(const char *buf, size_t len)
 	size_t i = 0, j;
 
 	while (i < len) {
-		if (!name_char(buf[i])) {
+		if (!charset_has(NAME_CHARS, buf[i])) {
 			i++;
 			continue;
 		}
-		for (j = i; j < len && name_char(buf[j]); j++)
+		for (j = i; j < len && charset_has(NAME_CHARS, buf[j]); j++)
 			;
 		if (j - i >= 3 && memcmp(buf + i, "LD_", 3) == 0 &&
 		    !pinned(buf + i, j - i))

@@ -4,8 +4,10 @@
  * the syntax and framing headers libevent is lenient about.
  * Touches nothing but its arguments; anything unexpected is refused.
  */
+#include <stdint.h>
 #include <string.h>
 
+#include "charset.h"
 #include "text.h"
 
 #include "http.h"
@@ -201,14 +203,6 @@ http_target_ok(const char *uri, size_t len)
 	return 1;
 }
 
-static int
-bearer_char(int c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '~' ||
-	       c == '+' || c == '/' || c == '=' || c == '-';
-}
-
 int
 http_bearer_parse(const char *authz, const char **tok, size_t *toklen)
 {
@@ -227,7 +221,8 @@ http_bearer_parse(const char *authz, const char **tok, size_t *toklen)
 		return 0;
 	t = authz + 7;
 	for (n = 0; t[n] != '\0'; n++)
-		if (n >= HTTP_BEARER_MAX || !bearer_char((unsigned char)t[n]))
+		if (n >= HTTP_BEARER_MAX ||
+		    !charset_has("a-zA-Z0-9._~+/=-", t[n]))
 			return 0;
 	if (n == 0)
 		return 0;
@@ -311,26 +306,11 @@ http_cookie_get(
 	return 1;
 }
 
-/* RFC 9110 5.6.2 tchar. */
-static int
-tchar(int c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') ||
-	       (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
 int
 http_header_name_ok(const char *name, size_t len)
 {
-	size_t i;
-
-	if (name == NULL || len == 0)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (!tchar((unsigned char)name[i]))
-			return 0;
-	return 1;
+	return name != NULL &&
+	       charset_shape(name, len, HTTP_TCHARS, HTTP_TCHARS, 1, SIZE_MAX);
 }
 
 int

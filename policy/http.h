@@ -11,6 +11,8 @@
 
 #define HTTP_TARGET_MAX 8192 /* PER-8: URI <= 8 KiB */
 #define HTTP_BEARER_MAX 256  /* longest token accepted */
+/* RFC 9110 5.6.2 tchar, as a charset.h set ('-' last is itself). */
+#define HTTP_TCHARS "a-zA-Z0-9!#$%&'*+.^_`|~-"
 
 /* PER-2: Host is 127.0.0.1:PORT, localhost:PORT or [::1]:PORT. */
 int http_host_ok(const char *host, unsigned port);

@@ -139,10 +139,8 @@ refs_secret(const struct manifest *m, const char *s)
 
 	for (q = strchr(s, '$'); q != NULL; q = strchr(q + 1, '$')) {
 		e = q + 1 + (q[1] == '{');
-		for (n = 0; n < sizeof(name) - 1 &&
-			    ((e[n] >= 'A' && e[n] <= 'Z') ||
-				(e[n] >= 'a' && e[n] <= 'z') ||
-				(e[n] >= '0' && e[n] <= '9') || e[n] == '_');
+		for (n = 0;
+		     n < sizeof(name) - 1 && charset_has("A-Za-z0-9_", e[n]);
 		     n++)
 			name[n] = e[n];
 		name[n] = '\0';
@@ -339,10 +337,7 @@ mp_secrets(struct schema *p, struct manifest *m, struct json_object *root)
 		ok = s[0] != '.' && s[strlen(s) - 1] != '.' &&
 		     strstr(s, "..") == NULL;
 		for (q = s; ok && *q != '\0'; q++)
-			ok = (*q >= 'A' && *q <= 'Z') ||
-			     (*q >= 'a' && *q <= 'z') ||
-			     (*q >= '0' && *q <= '9') || *q == '_' ||
-			     *q == '-' || *q == '.';
+			ok = charset_has("A-Za-z0-9_.-", *q);
 		if (!ok) {
 			schema_err(p, pv, v, "secrets", "invalid dotted path");
 			continue;

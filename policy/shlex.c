@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "charset.h"
 #include "shlex.h"
 
 enum { T_WORD, T_SEP, T_AND, T_OR, T_PIPE, T_BG, T_NL, T_REDIR, T_BAD };
@@ -112,13 +113,13 @@ lx_endword(struct glex *lx)
 static int
 sh_name1(char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+	return charset_has("A-Za-z_", c);
 }
 
 static int
 sh_namec(char c)
 {
-	return sh_name1(c) || (c >= '0' && c <= '9');
+	return charset_has("A-Za-z0-9_", c);
 }
 
 /*

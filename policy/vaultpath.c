@@ -109,25 +109,12 @@ vaultpath_dir_ok(const char *path, size_t len)
 	return read_segs_ok(path, len);
 }
 
-static int
-write_char(int c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-}
-
 /* A write segment (VA-3): [A-Za-z0-9._-]{1,max}, no leading dot. */
 static int
 write_seg_ok(const char *s, size_t len, size_t max)
 {
-	size_t i;
-
-	if (len == 0 || len > max || s[0] == '.')
-		return 0;
-	for (i = 0; i < len; i++)
-		if (!write_char((unsigned char)s[i]))
-			return 0;
-	return 1;
+	return len > 0 && s[0] != '.' &&
+	       charset_shape(s, len, "A-Za-z0-9._-", "A-Za-z0-9._-", 1, max);
 }
 
 int

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include <json-c/json.h>
 #include <linux/filter.h>
 
+#include "charset.h"
 #include "config.h"
 #include "confine.h"
 #include "log.h"
@@ -84,9 +86,8 @@ sandbox_helpers_dir(const char *dir)
 static int
 cordon_path_ok(const char *p)
 {
-	return p[0] == '/' &&
-	       strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			 "0123456789/._+-") == strlen(p) &&
+	return charset_shape(
+		   p, strlen(p), "/", "a-zA-Z0-9/._+-", 1, SIZE_MAX) &&
 	       access(p, X_OK) == 0;
 }
 

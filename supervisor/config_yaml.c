@@ -218,11 +218,7 @@ connector_url_ok(const char *s, size_t len)
 		if ((unsigned char)s[i] <= 0x20 || s[i] == 0x7f || s[i] == '\\')
 			return 0;
 	for (a = 8; a < len && s[a] != '/' && s[a] != '?' && s[a] != '#'; a++)
-		if (!((s[a] >= 'a' && s[a] <= 'z') ||
-			(s[a] >= 'A' && s[a] <= 'Z') ||
-			(s[a] >= '0' && s[a] <= '9') || s[a] == '.' ||
-			s[a] == '-' || s[a] == ':' || s[a] == '[' ||
-			s[a] == ']'))
+		if (!charset_has("a-zA-Z0-9.:[]-", s[a]))
 			return 0; /* '@' (userinfo), '%' and the rest */
 	return a > 8 && s[8] != ':';
 }
