@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "charset.h"
 #include "util.h"
 
 /*
@@ -363,11 +364,6 @@ all_digits(const char *s)
 int
 hex_lower_n(const char *s, size_t len)
 {
-	size_t i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') ||
-			(s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return i == len;
+	return strlen(s) == len &&
+	       charset_shape(s, len, "0-9a-f", "0-9a-f", len, len);
 }

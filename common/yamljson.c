@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 #include <yaml.h>
 
+#include "charset.h"
 #include "util.h"
 #include "yamljson.h"
 
@@ -66,21 +67,9 @@ yj_markerr(struct yj *y, const yaml_mark_t *m, const char *msg)
 static int
 yj_phrase_ok(const char *s)
 {
-	size_t i;
-
-	if (s == NULL || *s == '\0')
-		return 0;
-	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= 100)
-			return 0;
-		if ((s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= 'A' && s[i] <= 'Z') ||
-		    (s[i] >= '0' && s[i] <= '9') ||
-		    strchr(" ,.:;'%-()[]{}<>!", s[i]))
-			continue;
-		return 0;
-	}
-	return 1;
+	return s != NULL &&
+	       charset_shape(s, strnlen(s, 101), "a-zA-Z0-9 ,.:;'%()[]{}<>!-",
+		   "a-zA-Z0-9 ,.:;'%()[]{}<>!-", 1, 100);
 }
 
 /* Reader errors carry a byte offset, not a mark: count lines ourselves. */

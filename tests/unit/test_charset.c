@@ -26,6 +26,7 @@
 #include "manifest.h"
 #include "mission.h"
 #include "schema.h"
+#include "util.h"
 #include "vaultpath.h"
 
 /* Each set's first and last byte, their outer neighbours, and bytes no
@@ -815,6 +816,78 @@ new_cordon_path(const char *p, size_t n)
 	return charset_shape(p, strlen(p), "/", "a-zA-Z0-9/._+-", 1, SIZE_MAX);
 }
 
+/* common/util.c hex_lower_n, at lengths 2 and 8. */
+static int
+old_hex_lower_n(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+			(s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return i == len;
+}
+
+static int
+old_hex2(const char *s, size_t len)
+{
+	(void)len;
+	return old_hex_lower_n(s, 2);
+}
+
+static int
+new_hex2(const char *s, size_t len)
+{
+	(void)len;
+	return hex_lower_n(s, 2);
+}
+
+static int
+old_hex8(const char *s, size_t len)
+{
+	(void)len;
+	return old_hex_lower_n(s, 8);
+}
+
+static int
+new_hex8(const char *s, size_t len)
+{
+	(void)len;
+	return hex_lower_n(s, 8);
+}
+
+/* common/yamljson.c yj_phrase_ok. */
+static int
+old_phrase_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	(void)len;
+	if (s == NULL || *s == '\0')
+		return 0;
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= 100)
+			return 0;
+		if ((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9') ||
+		    strchr(" ,.:;'%-()[]{}<>!", s[i]))
+			continue;
+		return 0;
+	}
+	return 1;
+}
+
+static int
+new_phrase_ok(const char *s, size_t len)
+{
+	(void)len;
+	return s != NULL &&
+	       charset_shape(s, strnlen(s, 101), "a-zA-Z0-9 ,.:;'%()[]{}<>!-",
+		   "a-zA-Z0-9 ,.:;'%()[]{}<>!-", 1, 100);
+}
+
 /* ---- byte predicates replaced by a set ---- */
 
 static int
@@ -981,6 +1054,9 @@ static const struct pair pairs[] = {
     {"hook tool_name_ok", old_hook_tool, new_hook_tool, 64, "a", 0, 0},
     {"hook gemini name", old_hook_name, new_hook_name, 64, "a", 0, 0},
     {"cordon path", old_cordon_path, new_cordon_path, 500, "/a", 1, 0},
+    {"hex_lower_n 2", old_hex2, new_hex2, 2, "0f", 0, 0},
+    {"hex_lower_n 8", old_hex8, new_hex8, 8, "0123abcd", 0, 0},
+    {"yj_phrase_ok", old_phrase_ok, new_phrase_ok, 100, "a", 0, 0},
 };
 
 static void
