@@ -86,18 +86,9 @@ http_host_ok(const char *host, unsigned port)
 static int
 listen_addr_usable(const char *addr, size_t len)
 {
-	size_t i;
-	int c;
-
-	if (len == 0 || len > HTTP_HOSTNAME_MAX)
+	if (!charset_shape(addr, len, "a-zA-Z0-9.:[]-", "a-zA-Z0-9.:[]-", 1,
+		HTTP_HOSTNAME_MAX))
 		return 0;
-	for (i = 0; i < len; i++) {
-		c = (unsigned char)addr[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			(c >= '0' && c <= '9') || c == '.' || c == ':' ||
-			c == '-' || c == '[' || c == ']'))
-			return 0;
-	}
 	if (addr[len - 1] == '.')
 		return 0;
 	/* Brackets only as one pair around the whole address. */

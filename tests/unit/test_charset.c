@@ -888,6 +888,32 @@ new_phrase_ok(const char *s, size_t len)
 		   "a-zA-Z0-9 ,.:;'%()[]{}<>!-", 1, 100);
 }
 
+/* policy/http.c listen_addr_usable's byte and length test. */
+static int
+old_listen_addr(const char *addr, size_t len)
+{
+	size_t i;
+	int c;
+
+	if (len == 0 || len > 253)
+		return 0;
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)addr[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			(c >= '0' && c <= '9') || c == '.' || c == ':' ||
+			c == '-' || c == '[' || c == ']'))
+			return 0;
+	}
+	return 1;
+}
+
+static int
+new_listen_addr(const char *addr, size_t len)
+{
+	return charset_shape(
+	    addr, len, "a-zA-Z0-9.:[]-", "a-zA-Z0-9.:[]-", 1, 253);
+}
+
 /* ---- byte predicates replaced by a set ---- */
 
 static int
@@ -1057,6 +1083,7 @@ static const struct pair pairs[] = {
     {"hex_lower_n 2", old_hex2, new_hex2, 2, "0f", 0, 0},
     {"hex_lower_n 8", old_hex8, new_hex8, 8, "0123abcd", 0, 0},
     {"yj_phrase_ok", old_phrase_ok, new_phrase_ok, 100, "a", 0, 0},
+    {"listen_addr_usable", old_listen_addr, new_listen_addr, 253, "a", 0, 0},
 };
 
 static void
