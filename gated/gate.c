@@ -17,7 +17,6 @@
 
 #include "audit_emit.h"
 #include "audit_schema.h"
-#include "charset.h"
 #include "gated.h"
 #include "gated_shapes.h"
 #include "hook.h"
@@ -146,13 +145,6 @@ gate_rule_set(char *dst, size_t dstsz, const char *src)
 
 /* ---- one call ---- */
 
-static int
-tool_name_ok(const char *s)
-{
-	return charset_shape(
-	    s, strlen(s), "a-zA-Z0-9_.-", "a-zA-Z0-9_.-", 1, 64);
-}
-
 #define GK_EXEC (-2) /* the plain form's argv */
 
 /*
@@ -180,7 +172,7 @@ gate_call_parse(struct json_object *o, struct gate_call *k)
 	k->gk_cwd = json_shape_str(o, "cwd", NULL);
 	k->gk_path = json_shape_str(o, "filePath", NULL);
 	k->gk_line = json_shape_str(o, "line", NULL);
-	if (k->gk_kind == -1 || !tool_name_ok(k->gk_tool) ||
+	if (k->gk_kind == -1 || !hook_tool_name_ok(k->gk_tool) ||
 	    k->gk_cwd[0] != '/')
 		return -1;
 	if (k->gk_path != NULL && k->gk_kind != HK_READ &&

@@ -143,8 +143,8 @@ hook_input_key(enum hook_cli cli, const char *tool)
 	return t->ht_keys[0];
 }
 
-static int
-tool_name_ok(const char *s)
+int
+hook_tool_name_ok(const char *s)
 {
 	return charset_shape(
 	    s, strlen(s), "a-zA-Z0-9_.-", "a-zA-Z0-9_.-", 1, HOOK_TOOL_MAX);
@@ -346,7 +346,7 @@ hook_decode(struct json_object *in, struct hook_call *hc)
 		hc->hk_cli = HOOK_CLAUDE;
 	if ((hc->hk_tool = json_get_str(in, "tool_name", HOOK_TOOL_MAX)) ==
 		NULL ||
-	    !tool_name_ok(hc->hk_tool) ||
+	    !hook_tool_name_ok(hc->hk_tool) ||
 	    !json_object_object_get_ex(in, "tool_input", &input) ||
 	    !json_object_is_type(input, json_type_object))
 		return -1;

@@ -66,6 +66,8 @@ const char *hook_input_key(enum hook_cli cli, const char *tool);
 const char *hook_kind_name(enum hook_kind);
 /* The kind of a name hook_kind_name gives; -1 for anything else. */
 int hook_kind_parse(const char *);
+/* 1 if a tool's name is [A-Za-z0-9_.-]{1,HOOK_TOOL_MAX}. */
+int hook_tool_name_ok(const char *);
 /* "claude" "codex" "gemini" */
 const char *hook_cli_name(enum hook_cli);
 

@@ -21,6 +21,7 @@
 #include "env.h"
 #include "egress.h"
 #include "gate_impl.h"
+#include "hook.h"
 #include "hookenv.h"
 #include "http.h"
 #include "manifest.h"
@@ -312,7 +313,7 @@ new_rule_kept(const char *src, size_t n)
 	return audit_pattern_ok(AP_RULE, src, n);
 }
 
-/* gated/gate.c tool_name_ok. */
+/* gated/gate.c tool_name_ok, against hook_tool_name_ok. */
 static int
 old_tool_name_ok(const char *s, size_t n)
 {
@@ -326,8 +327,7 @@ static int
 new_tool_name_ok(const char *s, size_t n)
 {
 	(void)n;
-	return charset_shape(
-	    s, strlen(s), "a-zA-Z0-9_.-", "a-zA-Z0-9_.-", 1, 64);
+	return hook_tool_name_ok(s);
 }
 
 /* supervisor/mcp_result.c: an error word (json_get_str bounds it to 40). */
@@ -779,8 +779,7 @@ static int
 new_hook_tool(const char *s, size_t n)
 {
 	(void)n;
-	return charset_shape(
-	    s, strlen(s), "a-zA-Z0-9_.-", "a-zA-Z0-9_.-", 1, 64);
+	return hook_tool_name_ok(s);
 }
 
 static int
