@@ -40,6 +40,14 @@ static const char alpha[] = {'\0', '\x01', '\x1f', ' ', '\'', '+', ',', '-',
 /* A checker over (s, len); s is NUL-terminated at len as well. */
 typedef int (*check_fn)(const char *, size_t);
 
+/* A checker of a C string, over the (s, len) of the comparison. */
+#define BY_STR(fn, expr)                                                       \
+	static int fn(const char *s, size_t len)                               \
+	{                                                                      \
+		(void)len;                                                     \
+		return expr;                                                   \
+	}
+
 /* ---- the replaced loops, as they were ---- */
 
 static int
@@ -65,12 +73,7 @@ old_env_name_ok(const char *name, size_t len)
 	return old_env_name_syntax(name, len) && !env_runtime_control(name);
 }
 
-static int
-new_env_name_ok(const char *s, size_t len)
-{
-	(void)len;
-	return env_name_ok(s);
-}
+BY_STR(new_env_name_ok, env_name_ok(s))
 
 static int
 old_mp_name_ok(const char *s, size_t maxlen)
@@ -87,19 +90,9 @@ old_mp_name_ok(const char *s, size_t maxlen)
 	return 1;
 }
 
-static int
-old_mp_name_16(const char *s, size_t len)
-{
-	(void)len;
-	return old_mp_name_ok(s, 16);
-}
+BY_STR(old_mp_name_16, old_mp_name_ok(s, 16))
 
-static int
-new_mp_name_16(const char *s, size_t len)
-{
-	(void)len;
-	return mp_name_ok(s, 16);
-}
+BY_STR(new_mp_name_16, mp_name_ok(s, 16))
 
 static int
 old_vaultpath_name_ok(const char *name, size_t len)
@@ -159,12 +152,7 @@ old_event_ok(const char *s, size_t len)
 	return 1;
 }
 
-static int
-new_event_ok(const char *s, size_t len)
-{
-	(void)len;
-	return charset_shape(s, strlen(s), "a-z0-9", "a-z0-9.-", 1, 64);
-}
+BY_STR(new_event_ok, charset_shape(s, strlen(s), "a-z0-9", "a-z0-9.-", 1, 64))
 
 static int
 old_schema_token_ok(const char *s, size_t max)
@@ -182,19 +170,9 @@ old_schema_token_ok(const char *s, size_t max)
 	return 1;
 }
 
-static int
-old_token_20(const char *s, size_t len)
-{
-	(void)len;
-	return old_schema_token_ok(s, 20);
-}
+BY_STR(old_token_20, old_schema_token_ok(s, 20))
 
-static int
-new_token_20(const char *s, size_t len)
-{
-	(void)len;
-	return schema_token_ok(s, 20);
-}
+BY_STR(new_token_20, schema_token_ok(s, 20))
 
 static int
 old_gate_name_ok(const char *s, size_t len)
@@ -213,12 +191,7 @@ old_gate_name_ok(const char *s, size_t len)
 	return 1;
 }
 
-static int
-new_gate_name_ok(const char *s, size_t len)
-{
-	(void)len;
-	return gate_name_ok(s);
-}
+BY_STR(new_gate_name_ok, gate_name_ok(s))
 
 /* supervisor/config_yaml.c connector_key_shown, as 1 for "shown". */
 static int
@@ -313,7 +286,8 @@ new_rule_kept(const char *src, size_t n)
 	return audit_pattern_ok(AP_RULE, src, n);
 }
 
-/* gated/gate.c tool_name_ok, against hook_tool_name_ok. */
+/* gated/gate.c and policy/hook.c tool_name_ok (HOOK_TOOL_MAX 64), against
+ * hook_tool_name_ok. */
 static int
 old_tool_name_ok(const char *s, size_t n)
 {
@@ -323,12 +297,7 @@ old_tool_name_ok(const char *s, size_t n)
 			 "0123456789_.-") == n;
 }
 
-static int
-new_tool_name_ok(const char *s, size_t n)
-{
-	(void)n;
-	return hook_tool_name_ok(s);
-}
+BY_STR(new_tool_name_ok, hook_tool_name_ok(s))
 
 /* supervisor/mcp_result.c: an error word (json_get_str bounds it to 40). */
 static int
@@ -709,12 +678,7 @@ old_tz_name_ok(const char *s, size_t len)
 	return 1;
 }
 
-static int
-new_tz_name_ok(const char *s, size_t len)
-{
-	(void)len;
-	return mission_tz_name_ok(s);
-}
+BY_STR(new_tz_name_ok, mission_tz_name_ok(s))
 
 /* policy/hookenv.c hookenv_dotenv_bad with its name_char. */
 static int
@@ -764,24 +728,8 @@ new_dotenv_bad(const char *buf, size_t len)
 	return hookenv_dotenv_bad(b, len + 3);
 }
 
-/* policy/hook.c: tool_name_ok (HOOK_TOOL_MAX 64), the Gemini hook's name
- * and the cordon path; sandbox/sandbox_host.c cordon_path_ok's test. */
-static int
-old_hook_tool(const char *s, size_t n)
-{
-	n = strlen(s);
-	return n >= 1 && n <= 64 &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			 "0123456789_.-") == n;
-}
-
-static int
-new_hook_tool(const char *s, size_t n)
-{
-	(void)n;
-	return hook_tool_name_ok(s);
-}
-
+/* policy/hook.c: the Gemini hook's name and the cordon path;
+ * sandbox/sandbox_host.c cordon_path_ok's test. */
 static int
 old_hook_name(const char *name, size_t n)
 {
@@ -828,33 +776,13 @@ old_hex_lower_n(const char *s, size_t len)
 	return i == len;
 }
 
-static int
-old_hex2(const char *s, size_t len)
-{
-	(void)len;
-	return old_hex_lower_n(s, 2);
-}
+BY_STR(old_hex2, old_hex_lower_n(s, 2))
 
-static int
-new_hex2(const char *s, size_t len)
-{
-	(void)len;
-	return hex_lower_n(s, 2);
-}
+BY_STR(new_hex2, hex_lower_n(s, 2))
 
-static int
-old_hex8(const char *s, size_t len)
-{
-	(void)len;
-	return old_hex_lower_n(s, 8);
-}
+BY_STR(old_hex8, old_hex_lower_n(s, 8))
 
-static int
-new_hex8(const char *s, size_t len)
-{
-	(void)len;
-	return hex_lower_n(s, 8);
-}
+BY_STR(new_hex8, hex_lower_n(s, 8))
 
 /* common/yamljson.c yj_phrase_ok. */
 static int
@@ -1050,7 +978,7 @@ static const struct pair pairs[] = {
     {"connector_authref_ok", old_authref_ok, new_authref_ok, 68, "env:A", 0, 0},
     {"verb_set", old_verb_kept, new_verb_kept, 64, "a", 0, 0},
     {"gate_rule_set", old_rule_kept, new_rule_kept, 64, "a", 0, 0},
-    {"tool_name_ok", old_tool_name_ok, new_tool_name_ok, 64, "a", 0, 0},
+    {"hook_tool_name_ok", old_tool_name_ok, new_tool_name_ok, 64, "a", 0, 0},
     {"mcp error word", old_mcp_word, new_mcp_word, 40, "a", 0, 0},
     {"gate_cli rule", old_cli_rule, new_cli_rule, 64, "a", 0, 0},
     {"gate_cli message", old_cli_msg, new_cli_msg, 128, "a", 0, 0},
@@ -1076,7 +1004,6 @@ static const struct pair pairs[] = {
     {"mission_tz_name_ok", old_tz_name_ok, new_tz_name_ok, MI_TZ_MAX,
 	"Europe/Paris", 0, 0},
     {"hookenv_dotenv_bad", old_dotenv_bad, new_dotenv_bad, 12, "a", 1, 0},
-    {"hook tool_name_ok", old_hook_tool, new_hook_tool, 64, "a", 0, 0},
     {"hook gemini name", old_hook_name, new_hook_name, 64, "a", 0, 0},
     {"cordon path", old_cordon_path, new_cordon_path, 500, "/a", 1, 0},
     {"hex_lower_n 2", old_hex2, new_hex2, 2, "0f", 0, 0},
