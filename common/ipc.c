@@ -264,6 +264,13 @@ ipc_enqueue(struct ipc_conn *c, uint32_t type, uint32_t id, uint16_t flags,
 	const char *body;
 	size_t blen;
 
+	/*
+	 * Frames with descriptors started in one loop pass (a burst of runs
+	 * handing their channels on): send what is queued now rather than
+	 * refuse the next one; only a peer that does not read fills it.
+	 */
+	if (fd >= 0 && c->c_noutfd == IPC_MAX_OUTFD)
+		ipc_flush(c);
 	if (c->c_dead || (fd >= 0 && c->c_noutfd == IPC_MAX_OUTFD))
 		goto fail;
 	if (payload != NULL)

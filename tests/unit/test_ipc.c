@@ -1873,6 +1873,46 @@ test_send_fd_ownership(void **state)
 	close(pp[1]);
 }
 
+/*
+ * More frames with descriptors than the out queue holds, queued in one
+ * loop pass on a live channel: each is sent, none refused, and the peer
+ * receives every descriptor.
+ */
+static void
+test_send_fd_burst(void **state)
+{
+	struct event_base *base = *state;
+	struct ipc_conn *c;
+	struct rec r;
+	uint8_t buf[4096];
+	int sv[2], pp[2], fds[IPC_MAX_FDQ], i, got = 0, fd;
+	size_t nfds, k;
+	ssize_t n;
+
+	rec_init(&r);
+	mkpair(sv);
+	assert_non_null(
+	    c = ipc_conn_new(base, sv[0], PROC_PARENT, tbl_rec, on_close, &r));
+	r.self = c;
+	assert_int_equal(pipe2(pp, O_CLOEXEC), 0);
+	for (i = 0; i < 64; i++) {
+		assert_true((fd = dup(pp[0])) >= 0);
+		assert_int_equal(ipc_send(c, MSG_PEER_FD, NULL, fd), 0);
+	}
+	ipc_flush(c);
+	while (got < 64 && (n = ipc_recvmsg_fds(sv[1], buf, sizeof(buf), fds,
+				&nfds, IPC_MAX_FDQ)) > 0) {
+		for (k = 0; k < nfds; k++)
+			close(fds[k]);
+		got += (int)nfds;
+	}
+	assert_int_equal(got, 64);
+	close(pp[0]);
+	close(pp[1]);
+	close(sv[1]);
+	rec_done(&r);
+}
+
 static void
 send_rights(int sock, const int *fds, size_t n)
 {
@@ -2181,6 +2221,7 @@ main(void)
 	    T(test_fd_unannounced_cuts_SU3),
 	    T(test_fd_queue_bound),
 	    T(test_send_fd_ownership),
+	    T(test_send_fd_burst),
 	    T(test_recvmsg_fds),
 	    T(test_free_in_handler),
 	    T(test_free_in_close_cb),
