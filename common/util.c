@@ -194,6 +194,20 @@ strv_wipe(char **v, size_t n)
 	}
 }
 
+void
+strv_free(char **v)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++) {
+		explicit_bzero_str(v[i]);
+		free(v[i]);
+	}
+	free(v);
+}
+
 int64_t
 now_ms_real(void)
 {

@@ -23,6 +23,9 @@ int set_nonblock(int fd, int on);
 void explicit_bzero_str(char *s);
 /* Each of v[0..n) (NULL is fine) wiped, freed and set to NULL. */
 void strv_wipe(char **v, size_t n);
+/* A NULL-terminated vector (NULL is fine): each string wiped and freed,
+ * then the vector. */
+void strv_free(char **v);
 uint64_t now_ms_mono(void);
 int64_t now_ms_real(void); /* wall clock, ms since the epoch */
 /* Strict UTF-8 (RFC 3629): no overlongs, surrogates or > U+10FFFF. */

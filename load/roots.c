@@ -17,12 +17,13 @@
 #include "argv.h"
 #include "manifest.h"
 #include "roots.h"
+#include "util.h"
 
 void
 roots_free(struct roots *r)
 {
-	argv_free(r->r_read);
-	argv_free(r->r_write);
+	strv_free(r->r_read);
+	strv_free(r->r_write);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -34,20 +34,6 @@ argv_prompt_ok(const char *prompt, size_t len)
 	return 0;
 }
 
-void
-argv_free(char **v)
-{
-	size_t i;
-
-	if (v == NULL)
-		return;
-	for (i = 0; v[i] != NULL; i++) {
-		explicit_bzero(v[i], strlen(v[i]));
-		free(v[i]);
-	}
-	free(v);
-}
-
 /* s with its one "{prompt}" replaced by prompt. */
 static char *
 fill(const char *s, const char *prompt)
@@ -162,7 +148,7 @@ argv_build(const struct manifest *m, const char *prompt, const char *cordon,
 	*errcode = NULL;
 	return 0;
 oom:
-	argv_free(v);
+	strv_free(v);
 	*errcode = "invalid-argument";
 	return -1;
 }
@@ -212,7 +198,7 @@ argv_redacted(const struct manifest *m, char ***out)
 		else
 			r = s;
 		if ((v[i] = strdup(r)) == NULL) {
-			argv_free(v);
+			strv_free(v);
 			return -1;
 		}
 	}
@@ -307,7 +293,7 @@ argv_login(const struct manifest *m, char *const *args, size_t nargs,
 		    (v[k] = strdup(s)) == NULL) {
 			if (k > 0 && *errcode == NULL)
 				*errcode = "invalid-argument";
-			argv_free(v);
+			strv_free(v);
 			return -1;
 		}
 	}

@@ -36,7 +36,7 @@ int argv_prompt_ok(const char *prompt, size_t len);
  *   no-cordon         an element names {cordon} and cordon is NULL;
  *   invalid-argument  any other element bad (NUL-free by construction,
  *                     > 32 KiB), or out of memory.
- * Returns 0 and a NULL-terminated malloc'd vector (argv_free), or -1.
+ * Returns 0 and a NULL-terminated malloc'd vector (strv_free), or -1.
  */
 int argv_build(const struct manifest *, const char *prompt, const char *cordon,
     char ***argv_out, int *prompt_stdin, const char **errcode);
@@ -52,7 +52,6 @@ int argv_redacted(const struct manifest *, char ***out);
 /* "--api-key", "-token": a flag whose name looks like a secret, without
  * "=": the next element is its value.  1 yes, 0 no. */
 int argv_secret_flag(const char *arg);
-void argv_free(char **);
 
 /*
  * SBX-9: the argv of `cordon agent login`: the manifest's `login:`, else
@@ -62,7 +61,7 @@ void argv_free(char **);
  * (nargs of them), when not NULL, replace the login's arguments; the
  * program stays the manifest's.  Each argument within
  * SP-2's bounds and holding no secret (SEC-3).  0 and a NULL-terminated
- * vector (argv_free), or -1 and *errcode: "no-login" (no `login:` and
+ * vector (strv_free), or -1 and *errcode: "no-login" (no `login:` and
  * an unknown CLI), "secret-argument", "invalid-argument".
  */
 int argv_login(const struct manifest *, char *const *args, size_t nargs,

@@ -12,6 +12,7 @@
 #include "cordon_limits.h"
 #include "manifest.h"
 #include "redact.h"
+#include "util.h"
 
 const char *const env_allowlist[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL",
     "TERM", "COLORTERM", "LANG", "LC_ALL", "LC_CTYPE", "LC_COLLATE",
@@ -281,7 +282,7 @@ env_build(const char *const *parent_env, const struct manifest *m,
 	}
 	for (i = 0; i < m->m_nenv; i++)
 		if (env_set_manifest(&e, &m->m_env[i]) == -1) {
-			env_free(e.v);
+			strv_free(e.v);
 			return -1;
 		}
 	envv_set(&e, "PWD", 3, cwd);
@@ -293,27 +294,13 @@ env_build(const char *const *parent_env, const struct manifest *m,
 						   : secret_values[i]);
 	env_route_urls(&e, m);
 	if (e.oom) {
-		env_free(e.v);
+		strv_free(e.v);
 		*errcode = "out-of-memory";
 		return -1;
 	}
 	*envp_out = e.v;
 	*errcode = NULL;
 	return 0;
-}
-
-void
-env_free(char **envp)
-{
-	size_t i;
-
-	if (envp == NULL)
-		return;
-	for (i = 0; envp[i] != NULL; i++) {
-		explicit_bzero(envp[i], strlen(envp[i]));
-		free(envp[i]);
-	}
-	free(envp);
 }
 
 /*
@@ -351,7 +338,7 @@ envv_close(struct envv *e, char ***envp)
 {
 	*envp = e->v;
 	if (e->oom) {
-		env_free(e->v);
+		strv_free(e->v);
 		*envp = NULL;
 		return -1;
 	}

@@ -45,14 +45,13 @@ int env_shared(const char *name);
  * each route's baseUrlEnv its URL on the run's proxy: EG-3).  A secret value
  * with \n or \r, a secret name the manifest's secrets: does not map, or a cwd
  * that is not absolute fails.  Returns 0 and a NULL-terminated malloc'd envp
- * (free with env_free), or -1 with *errcode one of "invalid-argument",
+ * (free with strv_free), or -1 with *errcode one of "invalid-argument",
  * "out-of-memory".
  */
 int env_build(const char *const *parent_env, const struct manifest *,
     const char *cwd, const char *const *secret_names,
     const char *const *secret_values, size_t nsecrets, char ***envp_out,
     const char **errcode);
-void env_free(char **envp);
 
 /*
  * SBX-9: the agent's private home in an env env_build made: HOME, the

@@ -218,18 +218,6 @@ mp_command(struct schema *p, const struct manifest *m, struct json_object *v,
 	return c;
 }
 
-static void
-strv_free(char **v)
-{
-	size_t i;
-
-	if (v == NULL)
-		return;
-	for (i = 0; v[i] != NULL; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* Occurrences of "{prompt}" in s. */
 size_t
 mp_prompt_refs(const char *s)

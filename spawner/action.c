@@ -49,7 +49,7 @@ static void
 action_scrap(struct action *x)
 {
 	secrets_clear(&x->x_ss);
-	env_free(x->x_envp);
+	strv_free(x->x_envp);
 	x->x_envp = NULL;
 	aproc_release(&x->x_proc);
 }

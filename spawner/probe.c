@@ -16,6 +16,7 @@
 #include "redact.h"
 #include "sanitize.h"
 #include "spawner.h"
+#include "util.h"
 
 #define PROBE_OUT_MAX 4096
 
@@ -30,7 +31,7 @@ struct probe {
 static void
 probe_free(struct probe *pr)
 {
-	env_free(pr->pr_envp);
+	strv_free(pr->pr_envp);
 	free(pr->pr_argv);
 	if (pr->pr_out)
 		evbuffer_free(pr->pr_out);

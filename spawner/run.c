@@ -89,8 +89,8 @@ run_free(struct run *r)
 	r->r_agent->ag_running--;
 	sp.sp_nruns--;
 	secrets_clear(&r->r_ss); /* and the keys r_redact used */
-	argv_free(r->r_argv);
-	env_free(r->r_envp);
+	strv_free(r->r_argv);
+	strv_free(r->r_envp);
 	if (r->r_redact != NULL)
 		redact_free(r->r_redact);
 	if (r->r_prompt != NULL) {

@@ -209,7 +209,7 @@ run_invoke_record(struct run *r)
 	args = json_object_new_array();
 	for (i = 0; red[i] != NULL; i++)
 		json_object_array_add(args, json_object_new_string(red[i]));
-	argv_free(red);
+	strv_free(red);
 	json_object_object_add(o, "argsRedacted", args);
 	json_object_object_add(o, "promptSha256", json_object_new_string(hex));
 	json_object_object_add(o, "promptChars",

@@ -557,8 +557,8 @@ static void
 login_free(struct login *lg)
 {
 	login_cgroup_end(lg);
-	argv_free(lg->lg_argv);
-	env_free(lg->lg_envp);
+	strv_free(lg->lg_argv);
+	strv_free(lg->lg_envp);
 	if (lg->lg_have_plan)
 		sandbox_plan_free(&lg->lg_plan);
 	if (lg->lg_have_mf)

@@ -14,6 +14,7 @@
 #include "env.h"
 #include "manifest.h"
 #include "yamljson.h"
+#include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -50,15 +51,15 @@ check_valid(const struct manifest *m)
 				if (j == i)
 					abort();
 			}
-		argv_free(v);
+		strv_free(v);
 	}
 	if (argv_redacted(m, &v) == 0)
-		argv_free(v);
+		strv_free(v);
 	if (env_build(penv, m, "/w", NULL, NULL, 0, &v, &err) == 0) {
 		for (i = 0; v[i] != NULL; i++)
 			if (strncmp(v[i], "GITHUB_TOKEN=", 13) == 0)
 				abort();
-		env_free(v);
+		strv_free(v);
 	}
 }
 

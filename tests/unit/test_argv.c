@@ -18,6 +18,7 @@
 #include "text.h"
 #include "manifest.h"
 #include "yamljson.h"
+#include "util.h"
 
 static void
 load(const char *args, const char *extra, struct manifest *m)
@@ -66,12 +67,12 @@ test_sp1_prompt_one_element(void **state)
 	assert_string_equal(v[0], "agent");
 	assert_string_equal(v[1], "-z");
 	assert_string_equal(v[2], "hello; rm -rf / $(id) `x` * 'q'");
-	argv_free(v);
+	strv_free(v);
 	/* a prompt holding "{prompt}" is not expanded again */
 	assert_int_equal(
 	    argv_build(&m, "{prompt} {prompt}", NULL, &v, &in, &err), 0);
 	assert_string_equal(v[2], "{prompt} {prompt}");
-	argv_free(v);
+	strv_free(v);
 	manifest_free(&m);
 }
 
@@ -95,7 +96,7 @@ test_sbx8_cordon_placeholder(void **state)
 				  "gate\",\"d\":\"/opt/c/bin/cordon\"}");
 	/* a prompt holding "{cordon}" is not expanded */
 	assert_string_equal(v[3], "{cordon}");
-	argv_free(v);
+	strv_free(v);
 	assert_int_equal(argv_build(&m, "hi", NULL, &v, &in, &err), -1);
 	assert_string_equal(err, "no-cordon");
 	assert_null(v);
@@ -103,7 +104,7 @@ test_sbx8_cordon_placeholder(void **state)
 	/* no {cordon}: no path needed */
 	load("[\"{prompt}\"]", "", &m);
 	assert_int_equal(argv_build(&m, "hi", NULL, &v, &in, &err), 0);
-	argv_free(v);
+	strv_free(v);
 	manifest_free(&m);
 }
 
@@ -126,7 +127,7 @@ test_sp3_prompt_flag_like_refused(void **state)
 	assert_int_equal(argv_build(&m, "-x", NULL, &v, &in, &err), -1);
 	assert_string_equal(err, "prompt-flag-like");
 	assert_int_equal(argv_build(&m, " -x", NULL, &v, &in, &err), 0);
-	argv_free(v);
+	strv_free(v);
 	manifest_free(&m);
 	/* "{prompt}suffix" still starts the element */
 	load("[\"{prompt}.txt\"]", "", &m);
@@ -148,18 +149,18 @@ test_sp3_prompt_fused_dashdash_stdin_ok(void **state)
 	load("[\"--prompt={prompt}\"]", "", &m);
 	assert_int_equal(argv_build(&m, "-rf", NULL, &v, &in, &err), 0);
 	assert_string_equal(v[1], "--prompt=-rf");
-	argv_free(v);
+	strv_free(v);
 	manifest_free(&m);
 	load("[\"-p\", \"--\", \"{prompt}\"]", "", &m);
 	assert_int_equal(argv_build(&m, "--help", NULL, &v, &in, &err), 0);
 	assert_string_equal(v[3], "--help");
-	argv_free(v);
+	strv_free(v);
 	manifest_free(&m);
 	load("[\"-p\"]", "promptVia: stdin\n", &m);
 	assert_int_equal(argv_build(&m, "--help", NULL, &v, &in, &err), 0);
 	assert_int_equal(in, 1);
 	assert_int_equal(count(v), 2);
-	argv_free(v);
+	strv_free(v);
 	manifest_free(&m);
 }
 
@@ -188,7 +189,7 @@ test_sp2_prompt_bounds(void **state)
 	memset(big, 'a', 32768);
 	big[32768] = '\0';
 	assert_int_equal(argv_build(&m, big, NULL, &v, &in, &err), 0);
-	argv_free(v);
+	strv_free(v);
 	big[32768] = 'a';
 	big[32769] = '\0';
 	assert_int_equal(argv_build(&m, big, NULL, &v, &in, &err), -1);
@@ -226,7 +227,7 @@ test_au4_argv_redacted(void **state)
 	assert_string_equal(v[3], "x");
 	assert_string_equal(v[4], "[PROMPT_REDACTED]");
 	assert_string_equal(v[5], "[REDACTED]"); /* not printable ASCII */
-	argv_free(v);
+	strv_free(v);
 	manifest_free(&m);
 	/* the flag itself stays; its value would be redacted (and a
 	 * manifest giving one is refused, see test_manifest) */
@@ -234,7 +235,7 @@ test_au4_argv_redacted(void **state)
 	assert_int_equal(argv_redacted(&m, &v), 0);
 	assert_string_equal(v[0], "--token");
 	assert_string_equal(v[1], "[PROMPT_REDACTED]");
-	argv_free(v);
+	strv_free(v);
 	manifest_free(&m);
 	assert_int_equal(argv_secret_flag("--api-key"), 1);
 	assert_int_equal(argv_secret_flag("-password"), 1);
@@ -298,7 +299,7 @@ test_sbx9_login_defaults(void **state)
 		assert_int_equal(load_yaml(y, &m), 0);
 		assert_int_equal(argv_login(&m, NULL, 0, &v, &err), 0);
 		assert_argv(v, cases[i].want);
-		argv_free(v);
+		strv_free(v);
 		manifest_free(&m);
 	}
 	/* SBX-8: node and the CLI's script: the login follows the script. */
@@ -311,7 +312,7 @@ test_sbx9_login_defaults(void **state)
 	    0);
 	assert_int_equal(argv_login(&m, NULL, 0, &v, &err), 0);
 	assert_argv(v, node_want);
-	argv_free(v);
+	strv_free(v);
 	manifest_free(&m);
 	/* An unknown CLI has none: the manifest must say. */
 	load("[\"{prompt}\"]", "", &m);
@@ -336,10 +337,10 @@ test_sbx9_login_manifest_and_args(void **state)
 	load("[\"{prompt}\"]", "login: [fakecli, --login, x]\n", &m);
 	assert_int_equal(argv_login(&m, NULL, 0, &v, &err), 0);
 	assert_argv(v, want1);
-	argv_free(v);
+	strv_free(v);
 	assert_int_equal(argv_login(&m, args, 1, &v, &err), 0);
 	assert_argv(v, want2);
-	argv_free(v);
+	strv_free(v);
 	manifest_free(&m);
 }
 

@@ -22,6 +22,7 @@
 #include "env.h"
 #include "manifest.h"
 #include "yamljson.h"
+#include "util.h"
 
 static int
 rule_ok(const char *s, struct egress_rule *r)
@@ -807,7 +808,7 @@ test_eg3_env_placeholder(void **state)
 		    0;
 	}
 	assert_true(placeholder && url);
-	env_free(envp);
+	strv_free(envp);
 	manifest_free(&m);
 }
 

@@ -17,6 +17,7 @@
 #include "env.h"
 #include "manifest.h"
 #include "yamljson.h"
+#include "util.h"
 
 static void
 load(const char *yaml, struct manifest *m)
@@ -114,7 +115,7 @@ test_sp4_env_built_not_inherited(void **state)
 	/* PATH HOME LANG LC_ALL XDG_CONFIG_HOME TERM CORDON_DEBUG NO_COLOR
 	 * FORCE_COLOR HTTPS_PROXY PWD OPENROUTER_API_KEY */
 	assert_int_equal(count(envp), 12);
-	env_free(envp);
+	strv_free(envp);
 	manifest_free(&m);
 }
 
@@ -147,7 +148,7 @@ test_sp4_env_home_relative(void **state)
 	    "/home/op/.local/state/cordon/claude");
 	assert_string_equal(get(envp, "MID"), "a~/b");
 	assert_string_equal(get(envp, "BARE"), "~");
-	env_free(envp);
+	strv_free(envp);
 	envp = NULL;
 	assert_int_equal(
 	    env_build(nohome, &m, "/w", NULL, NULL, 0, &envp, &err), -1);
@@ -276,7 +277,7 @@ test_sp2_env_build_refusals(void **state)
 	assert_int_equal(
 	    env_build(NULL, &m, "/w", names, ok, 1, &envp, &err), 0);
 	assert_int_equal(count(envp), 6);
-	env_free(envp);
+	strv_free(envp);
 	manifest_free(&m);
 }
 

@@ -15,6 +15,7 @@
 
 #include "env.h"
 #include "hookenv.h"
+#include "util.h"
 
 static int
 bad(const char *s)
@@ -73,7 +74,7 @@ test_sbx8_env_pin(void **state)
 		;
 	assert_int_equal(n, 2 + i - 1);
 	assert_string_equal(e[0], "PATH=/usr/bin");
-	env_free(e);
+	strv_free(e);
 }
 
 int
