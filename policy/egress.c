@@ -10,6 +10,7 @@
 
 #include "charset.h"
 #include "egress.h"
+#include "text.h"
 
 static const char *const reason_names[ER_MAX] = {
     [ER_NONE] = "",
@@ -100,17 +101,6 @@ port_parse(const char *s, size_t len, unsigned int *port)
 	return 0;
 }
 
-static void
-lower_copy(char *dst, const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		dst[i] =
-		    (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] + 32) : s[i];
-	dst[len] = '\0';
-}
-
 int
 egress_rule_parse(const char *s, size_t len, struct egress_rule *r)
 {
@@ -135,7 +125,7 @@ egress_rule_parse(const char *s, size_t len, struct egress_rule *r)
 		if (egress_ip_parse(host, hlen, r->er_addr) != 6)
 			return -1;
 		r->er_kind = EK_IP6;
-		lower_copy(r->er_host, host, hlen);
+		text_lower_copy(r->er_host, host, hlen);
 		return 0;
 	}
 	hlen = len;
@@ -158,7 +148,7 @@ egress_rule_parse(const char *s, size_t len, struct egress_rule *r)
 		r->er_kind = EK_NAME;
 	else
 		return -1;
-	lower_copy(r->er_host, host, hlen);
+	text_lower_copy(r->er_host, host, hlen);
 	return 0;
 }
 

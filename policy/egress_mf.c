@@ -13,6 +13,7 @@
 #include "egress.h"
 #include "manifest.h"
 #include "schema.h"
+#include "text.h"
 
 static const char *const eg_keys[] = {"allow", "maxConnections", "maxBytes",
     "idleTimeoutSec", "testResolve", "testAllowAddress", "routes", NULL};
@@ -95,10 +96,7 @@ eg_test(struct schema *p, struct mf_egress *e, struct json_object *eg)
 			    "must map host names to addresses");
 			continue;
 		}
-		for (size_t i = 0; k[i] != '\0'; i++)
-			t->et_host[i] = (k[i] >= 'A' && k[i] <= 'Z')
-					    ? (char)(k[i] + 32)
-					    : k[i];
+		text_lower_copy(t->et_host, k, strlen(k));
 		memcpy(t->et_addr, s, len + 1);
 		e->eg_ntest++;
 	}

@@ -11,6 +11,7 @@
 #include "charset.h"
 #include "egress.h"
 #include "http.h"
+#include "text.h"
 
 #define METHOD "CONNECT "
 
@@ -68,11 +69,7 @@ authority_parse(const char *s, size_t len, struct egress_req *rq)
 	if (port < 1 || port > 65535 || hlen > EGRESS_HOST_MAX)
 		return -1;
 	rq->rq_port = port;
-	for (i = 0; i < hlen; i++)
-		rq->rq_host[i] = (host[i] >= 'A' && host[i] <= 'Z')
-				     ? (char)(host[i] + 32)
-				     : host[i];
-	rq->rq_host[hlen] = '\0';
+	text_lower_copy(rq->rq_host, host, hlen);
 	return 0;
 }
 

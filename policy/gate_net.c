@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "gate_impl.h"
+#include "text.h"
 
 /* A curl/wget URL: http(s) only, a host that parses; ask unless listed. */
 static int
@@ -15,7 +16,7 @@ check_url(struct gctx *x, const char *u, struct gres *r)
 {
 	char host[256];
 	const char *a, *e, *at, *h, *p;
-	size_t i, hl;
+	size_t hl;
 
 	if ((p = strstr(u, "://")) != NULL) {
 		if (!((p - u == 4 && strncasecmp(u, "http", 4) == 0) ||
@@ -51,10 +52,7 @@ check_url(struct gctx *x, const char *u, struct gres *r)
 		    strspn(p + 1, "0123456789") != (size_t)(e - p - 1))
 			goto bad;
 	}
-	for (i = 0; i < hl; i++)
-		host[i] =
-		    (h[i] >= 'A' && h[i] <= 'Z') ? h[i] - 'A' + 'a' : h[i];
-	host[hl] = '\0';
+	text_lower_copy(host, h, hl);
 	if (hl > 1 && host[hl - 1] == '.' && host[0] != '[')
 		host[hl - 1] = '\0';
 	if (host[0] != '[' && !gate_dns_ok(host))

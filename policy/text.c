@@ -25,6 +25,16 @@ text_span_ci_eq(const char *s, size_t len, const char *lit)
 	return 1;
 }
 
+void
+text_lower_copy(char *dst, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		dst[i] = (char)text_lower((unsigned char)s[i]);
+	dst[len] = '\0';
+}
+
 size_t
 text_utf8_chars(const char *s, size_t len)
 {

@@ -11,6 +11,9 @@
 
 /* Span [s, s + len) equals the literal lit, ignoring ASCII case. */
 int text_span_ci_eq(const char *s, size_t len, const char *lit);
+/* dst = [s, s + len) with ASCII upper case lowered, then a NUL (dst holds
+ * len + 1 bytes): the one way a host name is folded. */
+void text_lower_copy(char *dst, const char *s, size_t len);
 /* Code points in a valid UTF-8 span (the bytes that are not continuations). */
 size_t text_utf8_chars(const char *s, size_t len);
 /* Bytes of the longest head of the span holding at most chars code
