@@ -36,6 +36,21 @@ res_verb(struct gres *r, const char *name)
 	    name != NULL && gate_name_ok(name) ? name : "?");
 }
 
+/* The wrapped command's index: past the wrapper at k and its options,
+ * assignments and durations. */
+size_t
+gate_wrapper_skip(const struct sh_cmd *c, size_t k)
+{
+	for (k++; k < c->c_nw; k++) {
+		const char *s = c->c_w[k].w_s;
+
+		if (s[0] != '-' && strchr(s, '=') == NULL &&
+		    strspn(s, "0123456789.smhd") != strlen(s))
+			break;
+	}
+	return k;
+}
+
 /* The first word after assignments, and after wrappers when unwrap. */
 size_t
 gate_cmd_start(const struct sh_cmd *c, int unwrap)
@@ -46,15 +61,8 @@ gate_cmd_start(const struct sh_cmd *c, int unwrap)
 		k++;
 	for (lvl = 0; unwrap && lvl < 4 && k < c->c_nw &&
 		      schema_in_list(g_wrappers, gate_base_name(c->c_w[k].w_s));
-	     lvl++) {
-		for (k++; k < c->c_nw; k++) {
-			const char *s = c->c_w[k].w_s;
-
-			if (s[0] != '-' && strchr(s, '=') == NULL &&
-			    strspn(s, "0123456789.smhd") != strlen(s))
-				break;
-		}
-	}
+	     lvl++)
+		k = gate_wrapper_skip(c, k);
 	return k;
 }
 

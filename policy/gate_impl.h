@@ -84,6 +84,9 @@ int gate_path_within(const char *, const char *);
 
 /* Raise r to v (deny beats ask beats allow); the first rule sticks. */
 void gate_res_set(struct gres *, enum gate_verdict, const char *);
+/* The word after the wrapper at k (sudo, env, timeout, ...) and its
+ * options, assignments and durations: the wrapped command's index. */
+size_t gate_wrapper_skip(const struct sh_cmd *, size_t k);
 /* The first word after assignments, and after wrappers when unwrap. */
 size_t gate_cmd_start(const struct sh_cmd *, int unwrap);
 /* Decide a shell line (sh -c recurses here with depth + 1). */

@@ -210,13 +210,7 @@ gate_shape_cmd(struct gctx *x, const struct sh_cmd *c)
 		if (strcmp(name, "sudo") == 0 || strcmp(name, "doas") == 0 ||
 		    strcmp(name, "su") == 0)
 			priv = 1;
-		for (k++; k < c->c_nw; k++) {
-			const char *s = c->c_w[k].w_s;
-
-			if (s[0] != '-' && strchr(s, '=') == NULL &&
-			    strspn(s, "0123456789.smhd") != strlen(s))
-				break;
-		}
+		k = gate_wrapper_skip(c, k);
 	}
 	return 0;
 }
