@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "charset.h"
 #include "egress.h"
 #include "text.h"
 
@@ -38,29 +37,7 @@ egress_reason_name(enum egress_reason r)
 int
 egress_hostname_ok(const char *s, size_t len)
 {
-	size_t i, start = 0;
-	int digits = 1;
-
-	if (len == 0 || len > EGRESS_HOST_MAX)
-		return 0;
-	for (i = 0; i <= len; i++) {
-		if (i < len && s[i] != '.') {
-			if (!charset_has("a-zA-Z0-9-", s[i]))
-				return 0;
-			continue;
-		}
-		/* A label: 1..63, no '-' at either end. */
-		if (i == start || i - start > 63 || s[start] == '-' ||
-		    s[i - 1] == '-')
-			return 0;
-		digits = 1;
-		for (size_t k = start; k < i; k++)
-			if (s[k] < '0' || s[k] > '9')
-				digits = 0;
-		start = i + 1;
-	}
-	/* An all-digit last label would read as an address to some. */
-	return !digits;
+	return text_dns_name(s, len, TEXT_DNS_NAMED);
 }
 
 int

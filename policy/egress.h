@@ -76,7 +76,8 @@ int egress_rule_parse(const char *s, size_t len, struct egress_rule *);
 /* The canonical text of a rule (re-parses to the same rule). */
 int egress_rule_format(const struct egress_rule *, char *buf, size_t sz);
 
-/* A DNS name per RFC 1123, as above (either case). */
+/* A DNS name (either case) that cannot read as an address: text_dns_name
+ * with TEXT_DNS_NAMED. */
 int egress_hostname_ok(const char *s, size_t len);
 /* A dotted-quad IPv4 or an IPv6 address (no brackets): 4 or 6, else 0. */
 int egress_ip_parse(const char *s, size_t len, unsigned char addr[16]);

@@ -76,7 +76,6 @@ int gate_has_prefix(const char *, const char *);
 int gate_prefix_list(const char *const *, const char *);
 int gate_caseprefix_list(const char *const *, const char *);
 int gate_name_ok(const char *);
-int gate_dns_ok(const char *);
 const char *gate_base_name(const char *);
 int gate_path_within(const char *, const char *);
 

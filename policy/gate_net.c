@@ -55,7 +55,8 @@ check_url(struct gctx *x, const char *u, struct gres *r)
 	text_lower_copy(host, h, hl);
 	if (hl > 1 && host[hl - 1] == '.' && host[0] != '[')
 		host[hl - 1] = '\0';
-	if (host[0] != '[' && !gate_dns_ok(host))
+	if (host[0] != '[' &&
+	    !text_dns_name(host, strlen(host), TEXT_DNS_LOWER))
 		goto bad;
 	if (!gate_in_vec(x->gp->gp_hosts, x->gp->gp_nhosts, host))
 		gate_res_set(r, GATE_ASK, "ask-host");

@@ -11,6 +11,7 @@
 
 #include "gate_impl.h"
 #include "schema.h"
+#include "text.h"
 
 /* A name the gate would refuse whatever the allowlist says. */
 static int
@@ -54,7 +55,8 @@ gpp_list(struct schema *p, struct json_object *parent, const char *key,
 		}
 		s = json_object_get_string(el);
 		if (strlen(s) != (size_t)json_object_get_string_len(el) ||
-		    (hosts ? !gate_dns_ok(s) : !gate_name_ok(s))) {
+		    (hosts ? !text_dns_name(s, strlen(s), TEXT_DNS_LOWER)
+			   : !gate_name_ok(s))) {
 			schema_err(p, el, v, path,
 			    hosts ? "invalid host name"
 				  : "invalid command name");

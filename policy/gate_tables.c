@@ -162,32 +162,6 @@ gate_caseprefix_list(const char *const *l, const char *s)
 	return 0;
 }
 
-/* A host name of `commands.hosts` (the manifest's check too):
- * ^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.that)*$, <= 253 */
-int
-gate_dns_ok(const char *h)
-{
-	size_t i, lab = 0, n = strlen(h);
-
-	if (n == 0 || n > 253)
-		return 0;
-	for (i = 0; i < n; i++) {
-		char c = h[i];
-
-		if (c == '.') {
-			if (lab == 0 || h[i - 1] == '-')
-				return 0;
-			lab = 0;
-		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			   (c == '-' && lab > 0)) {
-			if (++lab > 63)
-				return 0;
-		} else
-			return 0;
-	}
-	return lab > 0 && h[n - 1] != '-';
-}
-
 /* ^[A-Za-z0-9._+-]{1,64}$ */
 int
 gate_name_ok(const char *s)

@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "charset.h"
 #include "text.h"
 
 static int
@@ -33,6 +34,32 @@ text_lower_copy(char *dst, const char *s, size_t len)
 	for (i = 0; i < len; i++)
 		dst[i] = (char)text_lower((unsigned char)s[i]);
 	dst[len] = '\0';
+}
+
+int
+text_dns_name(const char *s, size_t len, unsigned flags)
+{
+	const char *set = (flags & TEXT_DNS_LOWER) ? "a-z0-9-" : "a-zA-Z0-9-";
+	size_t i, k, start = 0;
+	int digits = 1;
+
+	if (len == 0 || len > TEXT_DNS_MAX)
+		return 0;
+	for (i = 0; i <= len; i++) {
+		if (i < len && s[i] != '.') {
+			if (!charset_has(set, s[i]))
+				return 0;
+			continue;
+		}
+		if (i == start || i - start > 63 || s[start] == '-' ||
+		    s[i - 1] == '-')
+			return 0;
+		for (k = start, digits = 1; k < i; k++)
+			if (s[k] < '0' || s[k] > '9')
+				digits = 0;
+		start = i + 1;
+	}
+	return !(flags & TEXT_DNS_NAMED) || !digits;
 }
 
 size_t

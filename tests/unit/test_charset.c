@@ -27,6 +27,7 @@
 #include "manifest.h"
 #include "mission.h"
 #include "schema.h"
+#include "text.h"
 #include "util.h"
 #include "vaultpath.h"
 
@@ -646,6 +647,35 @@ old_hostname_ok(const char *s, size_t len)
 	return !digits;
 }
 
+/* policy/gate_tables.c gate_dns_ok: the lower-case DNS rule of
+ * `commands.hosts` and of a curl/wget URL host. */
+static int
+old_gate_dns_ok_str(const char *h)
+{
+	size_t i, lab = 0, n = strlen(h);
+
+	if (n == 0 || n > 253)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = h[i];
+
+		if (c == '.') {
+			if (lab == 0 || h[i - 1] == '-')
+				return 0;
+			lab = 0;
+		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			   (c == '-' && lab > 0)) {
+			if (++lab > 63)
+				return 0;
+		} else
+			return 0;
+	}
+	return lab > 0 && h[n - 1] != '-';
+}
+
+BY_STR(old_gate_dns_ok, old_gate_dns_ok_str(s))
+BY_STR(new_gate_dns_ok, text_dns_name(s, strlen(s), TEXT_DNS_LOWER))
+
 /* policy/cron.c mission_tz_name_ok. */
 static int
 old_tz_name_ok(const char *s, size_t len)
@@ -1001,6 +1031,8 @@ static const struct pair pairs[] = {
     {"http_bearer_parse", old_bearer, new_bearer, HTTP_BEARER_MAX, "a", 0, 0},
     {"egress_hostname_ok", old_hostname_ok, egress_hostname_ok, EGRESS_HOST_MAX,
 	"b.a", 0, 2},
+    {"gate_dns_ok", old_gate_dns_ok, new_gate_dns_ok, TEXT_DNS_MAX, "b.a", 0,
+	2},
     {"mission_tz_name_ok", old_tz_name_ok, new_tz_name_ok, MI_TZ_MAX,
 	"Europe/Paris", 0, 0},
     {"hookenv_dotenv_bad", old_dotenv_bad, new_dotenv_bad, 12, "a", 1, 0},
