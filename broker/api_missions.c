@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "broker.h"
+#include "charset.h"
 #include "json.h"
 #include "manifest.h"
 #include "mission.h"
@@ -88,10 +89,10 @@ mission_result(struct json_object *in)
 	struct json_object *o, *v;
 	const char *run_id, *status, *ec = NULL;
 	long long dur, persisted, emitted;
-	size_t i;
 
 	if ((run_id = json_get_str(in, "runId", 64)) == NULL ||
-	    run_id[0] == '\0' ||
+	    !charset_shape(
+		run_id, strlen(run_id), "0-9a-z-", "0-9a-z-", 1, 64) ||
 	    (status = json_get_str(in, "status", 16)) == NULL ||
 	    !word_in(status, statuses, nitems(statuses)) ||
 	    json_get_int(in, "durationMs", 0, INT64_MAX / 2, &dur) == -1 ||
@@ -100,11 +101,6 @@ mission_result(struct json_object *in)
 	    json_get_int(in, "outputsEmitted", 0, MI_OUTPUTS_MAX, &emitted) ==
 		-1)
 		return NULL;
-	for (i = 0; run_id[i] != '\0'; i++)
-		if (!((run_id[i] >= '0' && run_id[i] <= '9') ||
-			(run_id[i] >= 'a' && run_id[i] <= 'z') ||
-			run_id[i] == '-'))
-			return NULL;
 	if (json_object_object_get_ex(in, "errorClass", &v) &&
 	    !json_object_is_type(v, json_type_null) &&
 	    ((ec = json_get_str(in, "errorClass", 32)) == NULL ||

@@ -23,6 +23,7 @@
 #include <json-c/json.h>
 
 #include "broker.h"
+#include "charset.h"
 #include "http.h"
 #include "json.h"
 #include "log.h"
@@ -566,14 +567,6 @@ static const struct api_route {
 };
 /* clang-format on */
 
-static int
-param_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '~' ||
-	       c == '%' || c == '-';
-}
-
 /*
  * 1 if path matches pattern, filling params; -1 if it has the pattern's
  * shape but a "{}" segment is outside the charset or too long (params
@@ -590,7 +583,7 @@ route_match(const char *pattern, const char *path, struct api_params *ap)
 		if (p[0] == '{' && p[1] == '}') {
 			start = s;
 			for (; *s != '\0' && *s != '/'; s++)
-				if (!param_char(*s))
+				if (!charset_has("a-zA-Z0-9._~%-", *s))
 					bad = 1;
 			if (s == start || ap->ap_n == API_MAX_PARAMS)
 				return 0;
