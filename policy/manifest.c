@@ -135,7 +135,7 @@ refs_secret(const struct manifest *m, const char *s)
 {
 	const char *q, *e;
 	char name[129];
-	size_t i, n;
+	size_t n;
 
 	for (q = strchr(s, '$'); q != NULL; q = strchr(q + 1, '$')) {
 		e = q + 1 + (q[1] == '{');
@@ -146,11 +146,8 @@ refs_secret(const struct manifest *m, const char *s)
 		name[n] = '\0';
 		if (n == 0)
 			continue;
-		if (env_secretish(name))
+		if (env_secretish(name) || manifest_secret_declared(m, name))
 			return 1;
-		for (i = 0; i < m->m_nsecrets; i++)
-			if (strcmp(m->m_secrets[i].s_env, name) == 0)
-				return 1;
 	}
 	return 0;
 }
@@ -343,7 +340,6 @@ mp_env(struct schema *p, struct manifest *m, struct json_object *tc)
 	const char *s;
 	char num[32];
 	void *arr;
-	size_t i;
 
 	v = mp_map(p, tc, "env", "transportConfig.env", LIM_ENV_MAX_ENTRIES,
 	    sizeof(*m->m_env), &arr);
@@ -356,10 +352,7 @@ mp_env(struct schema *p, struct manifest *m, struct json_object *tc)
 			    "environment name refused");
 			continue;
 		}
-		for (i = 0; i < m->m_nsecrets; i++)
-			if (strcmp(m->m_secrets[i].s_env, k) == 0)
-				break;
-		if (i < m->m_nsecrets || env_secretish(k)) {
+		if (manifest_secret_declared(m, k) || env_secretish(k)) {
 			schema_err(p, ev, v, "transportConfig.env",
 			    "secret-looking name: map it under secrets");
 			continue;
