@@ -9,10 +9,11 @@ import os
 import signal
 import time
 
-from agents_util import GRACE, Stream, post_json, run, wait_audit
+from agents_util import (GRACE, Stream, make_agents_home, post_json, run,
+                         server_env, wait_audit)
 from conftest import HTTP_S, RESTART_S
-from test_gate import (approvals, decide, gate, results,  # noqa: F401
-                       verb_runs, wait_approval)
+from test_gate import (approvals, decide, gate, gate_manifest,  # noqa: F401
+                       results, verb_runs, wait_approval)
 
 
 def gate_status(c):
@@ -94,3 +95,29 @@ def test_sbx7_an_approval_is_decided_once(gate):
     time.sleep(GRACE)
     recs = [x for x in verb_runs(gate.home) if x["verb"] == "git"]
     assert [x["verdict"] for x in recs] == ["ask-deny"], recs
+
+
+def test_sbx6_a_burst_of_runs_each_gets_its_gate(tmp_path, monkeypatch,
+                                                 cordon_factory):
+    """Runs started together hand gated their channels in one go, more
+    descriptors than the IPC codec queues on a channel: each run's gate
+    still answers (a refused handoff left that run's calls unanswered
+    until the hook's timeout denied them)."""
+    server_env(monkeypatch)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    n = 32
+    home = make_agents_home(tmp_path, extra={
+        "gateburst": gate_manifest("gateburst", ws)})
+    (home / "cordon.yaml").write_text(
+        f"spawner:\n  maxRuns: {n}\n  maxRunsPerAgent: {n}\n")
+    c = cordon_factory(home=home)
+    streams = [Stream(c, "gateburst", json.dumps([{"bash": "ls -la"}]))
+               for _ in range(n)]
+    for s in streams:
+        s.start()
+    for s in streams:
+        ev = s.finish(bound=HTTP_S * 4)
+        s.close()
+        res = results(ev)
+        assert res[0]["exit"] == 0, res[0]
