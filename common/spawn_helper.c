@@ -35,10 +35,6 @@
 
 #include "spawn_helper.h"
 
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
-
 #define SPAWN_MAX_FDS 16
 
 /* ASan: gcc says __SANITIZE_ADDRESS__, clang __has_feature. */
@@ -78,18 +74,6 @@ static void __attribute__((noreturn)) spawn_fail(int sfd, int step)
 	st.ss_errno = errno != 0 ? errno : EIO;
 	(void)!write(sfd, &st, sizeof(st));
 	_exit(127);
-}
-
-static void
-close_from(int lo, int hi)
-{
-	int fd;
-
-	if (lo > hi)
-		return;
-	if (syscall(SYS_close_range, (unsigned)lo, (unsigned)hi, 0) == -1)
-		for (fd = lo; fd <= hi && fd < 65536; fd++)
-			close(fd);
 }
 
 /* Is fd a destination in the request's map? */
@@ -186,8 +170,8 @@ spawn_map_fds(const struct spawn_req *r, int sfd)
 	for (fd = 3; fd <= maxdst; fd++)
 		if (!fd_named(r, fd))
 			close(fd);
-	close_from(maxdst + 1, sfd - 1);
-	close_from(sfd + 1, (int)(~0U >> 1));
+	fd_close_range(maxdst + 1, sfd - 1);
+	fd_close_range(sfd + 1, (int)(~0U >> 1));
 	return sfd;
 }
 

@@ -97,4 +97,7 @@ pid_t spawn_exec(const struct spawn_req *);
 /* "setsid", "exec", ...; NULL for hook steps. */
 const char *spawn_step_name(int step);
 
+/* Close every descriptor from lo to hi (common/fdclose.c). */
+void fd_close_range(int lo, int hi);
+
 #endif

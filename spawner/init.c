@@ -72,7 +72,7 @@ main(int argc, char **argv)
 	sigset_t set, none;
 	siginfo_t si;
 	pid_t agent;
-	int sfd, xfd, st = 0, fd;
+	int sfd, xfd, st = 0;
 
 	if (argc < 5 || (sfd = fd_arg(argv[1])) < 0 ||
 	    (xfd = fd_arg(argv[2])) < -1 || argv[3][0] != '/')
@@ -99,9 +99,11 @@ main(int argc, char **argv)
 		_exit(127);
 	}
 	/* Hold nothing of the run's: its pipes close when the agent's do. */
-	for (fd = 0; fd < 1024; fd++)
-		if (fd != xfd)
-			close(fd);
+	if (xfd >= 0) {
+		fd_close_range(0, xfd - 1);
+		fd_close_range(xfd + 1, (int)(~0U >> 1));
+	} else
+		fd_close_range(0, (int)(~0U >> 1));
 	for (;;) {
 		if (sigwaitinfo(&set, &si) == -1)
 			continue;

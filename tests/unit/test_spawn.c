@@ -164,6 +164,33 @@ test_sp6_unnamed_fds_under_the_map_closed(void **state)
 	assert_string_equal(out, "9\n");
 }
 
+/*
+ * fd_close_range, shared by the helper's child and cordon-init: the
+ * range goes, open or not, and the descriptors on either side stay.
+ */
+static void
+test_sp6_close_range_closes_exactly_the_range(void **state)
+{
+	int fd, nul;
+
+	assert_true((nul = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0);
+	for (fd = 200; fd <= 204; fd++)
+		assert_int_equal(dup2(nul, fd), fd);
+	assert_int_equal(dup2(nul, 230), 230);
+	fd_close_range(201, 229);
+	assert_true(fcntl(200, F_GETFD) != -1);
+	for (fd = 201; fd <= 204; fd++)
+		assert_int_equal(fcntl(fd, F_GETFD), -1);
+	assert_true(fcntl(230, F_GETFD) != -1);
+	/* An empty range closes nothing. */
+	fd_close_range(230, 229);
+	assert_true(fcntl(230, F_GETFD) != -1);
+	fd_close_range(230, (int)(~0U >> 1));
+	assert_int_equal(fcntl(230, F_GETFD), -1);
+	close(200);
+	close(nul);
+}
+
 static void
 test_sp6_new_session(void **state)
 {
@@ -447,6 +474,7 @@ main(void)
 	    cmocka_unit_test(test_sp4_env_is_built),
 	    cmocka_unit_test(test_sp6_other_fds_closed),
 	    cmocka_unit_test(test_sp6_unnamed_fds_under_the_map_closed),
+	    cmocka_unit_test(test_sp6_close_range_closes_exactly_the_range),
 	    cmocka_unit_test(test_sp6_new_session),
 	    cmocka_unit_test(test_sp1_exec_failure_reported),
 	    cmocka_unit_test(test_sbx1_hook_step_reported),
