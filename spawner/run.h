@@ -17,8 +17,9 @@
 #include "streamjson.h"
 #include "worktree.h"
 
-#define RUN_WINDOW     (128 * 1024) /* text relayed ahead of credits */
-#define RUN_ETAIL_KEEP (4 * SPAWNER_TAIL_MAX) /* stderr window kept */
+#define RUN_NOTES_SENDING 2	       /* notes out to vaultd at once */
+#define RUN_WINDOW	  (128 * 1024) /* text relayed ahead of credits */
+#define RUN_ETAIL_KEEP	  (4 * SPAWNER_TAIL_MAX) /* stderr window kept */
 
 /* RS_WT: its worktree is being made (MC-2), or its diff read. */
 enum run_state { RS_WT, RS_AUDIT, RS_RUNNING, RS_NOTE };
@@ -61,6 +62,7 @@ struct run {
 	char r_fail_code[32]; /* the fixed code of a failure after that */
 	const char *r_endec;  /* its end's error class, while the diff runs */
 	LIST_ENTRY(run) r_entry;
+	TAILQ_ENTRY(run) r_note_entry; /* its note waits to be sent */
 };
 
 /* run.c: the run's life */

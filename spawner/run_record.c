@@ -4,6 +4,7 @@
  * event's fixed words (SP-12), and the chat note to vaultd (VA-5).
  * Touches nothing: it builds and sends.
  */
+#include <sys/queue.h>
 #include <sys/wait.h>
 
 #include <signal.h>
@@ -64,10 +65,22 @@ run_audit_error(struct run *r, const char *ec, int exitcode)
 	json_object_put(o);
 }
 
+/*
+ * Notes go to vaultd RUN_NOTES_SENDING at a time; the others wait here,
+ * in the order their runs ended, each holding only its own transcript.
+ * vaultd writes one note at a time anyway, and a burst of runs ending
+ * together would otherwise queue every transcript, serialized, on its
+ * channel at once (docs/PERFORMANCE.md, the spawner's memory bound).
+ */
+static TAILQ_HEAD(, run) notes_waiting = TAILQ_HEAD_INITIALIZER(notes_waiting);
+static unsigned int notes_sending;
+
+static int run_note_send(struct run *);
+
+/* vaultd's answer, or none (m NULL): saved or unsaved, and the run over. */
 static void
-run_note_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+run_note_end(struct run *r, struct ipc_msg *m)
 {
-	struct run *r = arg;
 	struct json_object *o;
 	const char *path;
 	long long bytes;
@@ -86,6 +99,28 @@ run_note_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	run_over(r, NULL);
 }
 
+/* The waiting notes, while fewer than RUN_NOTES_SENDING are out. */
+static void
+run_notes_next(void)
+{
+	struct run *r;
+
+	while (notes_sending < RUN_NOTES_SENDING &&
+	       (r = TAILQ_FIRST(&notes_waiting)) != NULL) {
+		TAILQ_REMOVE(&notes_waiting, r, r_note_entry);
+		if (run_note_send(r) == -1)
+			run_note_end(r, NULL);
+	}
+}
+
+static void
+run_note_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	notes_sending--;
+	run_note_end(arg, m);
+	run_notes_next();
+}
+
 /*
  * The transcript to vaultd; 0 if a reply will come, and then the run's
  * agent.invoke.complete is sent with the answer (run_note_cb), so that
@@ -94,8 +129,8 @@ run_note_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
  * takes the first 8 hex of SHA-256 of the prompt as sent (VA-5), hashed
  * here so that vaultd needs no libcrypto.
  */
-int
-run_note(struct run *r)
+static int
+run_note_send(struct run *r)
 {
 	struct timeval tv = {5, 0};
 	struct ipc_conn *v = sp.sp_d.d_peers[PROC_VAULTD];
@@ -135,7 +170,21 @@ run_note(struct run *r)
 	    &tv, run_note_cb, r);
 	json_object_put(o);
 	evbuffer_free(pb);
+	if (rc == 0)
+		notes_sending++;
 	return rc;
+}
+
+/* A run's note: sent now, or queued behind the ones being sent. */
+int
+run_note(struct run *r)
+{
+	if (sp.sp_d.d_peers[PROC_VAULTD] == NULL)
+		return -1;
+	if (notes_sending < RUN_NOTES_SENDING && TAILQ_EMPTY(&notes_waiting))
+		return run_note_send(r);
+	TAILQ_INSERT_TAIL(&notes_waiting, r, r_note_entry);
+	return 0;
 }
 
 /*
