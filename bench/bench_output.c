@@ -2,8 +2,8 @@
  * bench_output: a chat run's output path, as the spawner drives it
  * (spawner/run_out.c): MB megabytes of text written into a pipe by a
  * child process, read in SPAWNER_READ_CHUNK pieces and put through the
- * cleaner (SP-10, clean_feed) and the scrubber (SP-11, redact_feed and
- * redact_flush_partial, as a streaming chat does) into an evbuffer that
+ * cleaner (SP-10) and the scrubber (SP-11): redact_clean_feed and
+ * redact_flush_partial, as a streaming chat does into an evbuffer that
  * is drained as the broker's relay would.  Twice: with no known values,
  * and with the keys of four resolved secrets of 40 characters (a run's
  * API keys).  The floor, in the same run and interleaved with it: the
@@ -124,14 +124,8 @@ pass(size_t total, int scrub, const struct redact_keys *keys)
 		if (!scrub)
 			continue;
 		/* run_text(): clean, scrub, let the settled head out. */
-		clean_feed(&cl, buf, (size_t)r, tmp);
-		if ((n = evbuffer_get_length(tmp)) > 0) {
-			redact_feed(rd,
-			    (const char *)evbuffer_pullup(tmp, (ev_ssize_t)n),
-			    n, text);
-			evbuffer_drain(tmp, n);
-			redact_flush_partial(rd, text);
-		}
+		redact_clean_feed(rd, &cl, buf, (size_t)r, tmp, text);
+		redact_flush_partial(rd, text);
 		evbuffer_drain(text, evbuffer_get_length(text));
 	}
 	if (scrub) {

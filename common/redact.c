@@ -14,6 +14,7 @@
 
 #include "redact.h"
 #include "redact_int.h"
+#include "sanitize.h"
 
 #ifndef RD_HOLD_MAX /* the differential fuzzer builds with a small one */
 #define RD_HOLD_MAX (64 * 1024) /* a line longer than this is cut */
@@ -88,16 +89,9 @@ rd_sb_wipe(struct sbuf *s)
 
 static void line_feed(struct redact *, const char *, size_t, struct evbuffer *);
 
-/* Bit s[1] of k_pair[s[0]]: some form may start with these two bytes. */
-static unsigned
-kv_pair(const struct redact_keys *ks, const unsigned char *s)
-{
-	return ks->k_pair[s[0]][s[1] >> 3] >> (s[1] & 7) & 1u;
-}
-
 /*
  * The first place at or after i, before the last byte, where a form may
- * start (kv_pair), or the last byte: four places a step, their first
+ * start (rd_kv_pair), or the last byte: four places a step, their first
  * bytes (k_nbucket) before their pairs, without a branch between them.
  */
 static size_t
@@ -109,12 +103,12 @@ kv_next(const struct redact_keys *ks, const char *s, size_t i, size_t n)
 		if ((ks->k_nbucket[u[i]] | ks->k_nbucket[u[i + 1]] |
 			ks->k_nbucket[u[i + 2]] | ks->k_nbucket[u[i + 3]]) == 0)
 			continue;
-		if (kv_pair(ks, u + i) | kv_pair(ks, u + i + 1) |
-		    kv_pair(ks, u + i + 2) | kv_pair(ks, u + i + 3))
+		if (rd_kv_pair(ks, u + i) | rd_kv_pair(ks, u + i + 1) |
+		    rd_kv_pair(ks, u + i + 2) | rd_kv_pair(ks, u + i + 3))
 			break;
 	}
 	for (; i + 1 < n; i++)
-		if (kv_pair(ks, u + i))
+		if (rd_kv_pair(ks, u + i))
 			break;
 	return i;
 }
@@ -621,6 +615,90 @@ void
 redact_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
 {
 	kv_feed(r, in, len, out);
+}
+
+/*
+ * The lane is open where the scrubber holds nothing and stands at a
+ * line's start (and the cleaner does too, clean_at_line): a line rd_lane
+ * lets by then leaves both stages as it came, and both are where they
+ * would be after it.
+ */
+static int
+lane_open(const struct redact *r)
+{
+	return r->r_kv.len == 0 && r->r_kvnext == 0 && r->r_hold.len == 0 &&
+	       r->r_done == 0 && !r->r_in_pem;
+}
+
+/*
+ * The known-value stage on the lane's lines s[0..n): at each place rd_lane
+ * found, every form the stage would try there, knowing only these bytes
+ * (the stage's own, as the cleaner sends them on).  The lines end before
+ * the first line where one says anything but no.
+ */
+static size_t
+lane_kv(const struct redact_keys *ks, const char *s, size_t n,
+    const struct rd_lane_kv *kv)
+{
+	size_t j, k, p, e;
+	unsigned char c;
+
+	for (j = 0; j < kv->n && kv->at[j] < n; j++) {
+		p = kv->at[j];
+		c = (unsigned char)s[p];
+		for (k = 0; k < ks->k_nbucket[c]; k++) {
+			if (rd_kv_try(&ks->k_form[ks->k_bucket[c][k]], s, n, p,
+				&e) == 0)
+				continue;
+			while (p > 0 && s[p - 1] != '\n')
+				p--;
+			return p;
+		}
+	}
+	return n;
+}
+
+void
+redact_clean_feed(struct redact *r, struct clean *c, const char *in, size_t len,
+    struct evbuffer *tmp, struct evbuffer *out)
+{
+	struct rd_lane_kv kv;
+	size_t off = 0, n, k, lmax, min = 0;
+	const char *nl;
+	int fits;
+
+	/* Pieces may end at any line when every cleaned line (each byte
+	 * up to 4, a one-byte value's mask 3 of them) fits the hold: no
+	 * line is then cut where the pieces would decide.  Else one piece. */
+	(void)clean_at_line(c, &lmax);
+	fits = lmax <= (RD_HOLD_MAX - 64) / 12;
+	while (off < len) {
+		if (fits && clean_at_line(c, &lmax) && lane_open(r) &&
+		    (n = rd_lane(in + off, len - off, lmax, r->r_keys, &kv)) >
+			0 &&
+		    (n = lane_kv(r->r_keys, in + off, n, &kv)) > 0) {
+			(void)evbuffer_add(out, in + off, n);
+			clean_passed(c, n);
+			r->r_retry = 0; /* as line_feed after whole lines */
+			off += n;
+			min = 0;
+			continue;
+		}
+		/* Through both stages: to the end of the line, and after
+		 * each miss in a row twice as far before the next try. */
+		n = len - off < min || !fits ? len - off : min;
+		nl = memchr(in + off + n, '\n', len - off - n);
+		n = nl != NULL ? (size_t)(nl - in) + 1 - off : len - off;
+		clean_feed(c, in + off, n, tmp);
+		if ((k = evbuffer_get_length(tmp)) > 0) {
+			redact_feed(r,
+			    (const char *)evbuffer_pullup(tmp, (ev_ssize_t)k),
+			    k, out);
+			evbuffer_drain(tmp, k);
+		}
+		off += n;
+		min = min == 0 ? 256 : min * 2;
+	}
 }
 
 void

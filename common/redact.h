@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+struct clean;
 struct evbuffer;
 struct redact;
 struct redact_keys;
@@ -37,6 +38,15 @@ void redact_keys_free(struct redact_keys *);
 struct redact *redact_new(const struct redact_keys *keys);
 void redact_feed(
     struct redact *, const char *in, size_t len, struct evbuffer *out);
+/*
+ * clean_feed (SP-10) of in into tmp, then redact_feed of what came out,
+ * as one: the same bytes in out, whatever the chunks.  Complete lines of
+ * plain text that neither changes, found in one pass over in (rd_lane),
+ * go straight to out; the rest goes through the two, a line or more at a
+ * time.  tmp is the cleaner's scratch buffer, empty between calls.
+ */
+void redact_clean_feed(struct redact *, struct clean *, const char *in,
+    size_t len, struct evbuffer *tmp, struct evbuffer *out);
 /*
  * Early flush (streaming): emit the scrubbed head of the held partial line
  * when no continuation can change how that head is scrubbed (it ends in a

@@ -13,6 +13,7 @@
 #include <threads.h>
 
 #include "redact_int.h"
+#include "sanitize.h"
 
 /* --- the line gate ----------------------------------------------------- */
 
@@ -51,6 +52,7 @@
  * 29, '/' 30, '.' 31, any other byte 0 (digits too: a superset). */
 static unsigned char rd_gcls[256];
 static unsigned char rd_gtab[1u << (3 * G_CLS_BITS)];
+static unsigned char rd_lcls[256]; /* rd_lane's table, no known values */
 static once_flag rd_gonce = ONCE_FLAG_INIT;
 
 static unsigned
@@ -93,8 +95,15 @@ rd_gate_init(void)
 	size_t k;
 	char t[3];
 
-	for (k = 0; k < 256; k++)
+	for (k = 0; k < 256; k++) {
 		rd_gcls[k] = (unsigned char)gcls((unsigned char)k);
+		rd_lcls[k] =
+		    (unsigned char)(rd_gcls[k] |
+				    (k == '\n' ? RD_L_NL
+					: clean_plain_byte((unsigned char)k)
+					    ? 0
+					    : RD_L_STOP));
+	}
 	for (k = 0; word[k] != NULL; k++)
 		gadd(word[k], G_WORD);
 	for (p = rd_prefixes; p->p != NULL; p++)
@@ -204,6 +213,21 @@ rd_named_assign(const char *s, size_t len)
 	return 0;
 }
 
+/*
+ * Does the gate stop at the line s[0..n) with the windows acc?  The
+ * named matchers by the line's windows first, then by the key runs
+ * before its assignments; and the clamp marker's end.
+ */
+static int
+line_stops(unsigned acc, const char *s, size_t n)
+{
+	return (acc & (G_PEM | G_WORD | G_HOME)) ||
+	       (rd_gate_named(acc, (const unsigned char *)s, n) &&
+		   rd_named_assign(s, n)) ||
+	       (n >= 7 && s[n - 1] == ']' &&
+		   memcmp(s + n - 7, " chars]", 7) == 0);
+}
+
 size_t
 rd_plain_lines(const char *s, size_t len)
 {
@@ -219,17 +243,82 @@ rd_plain_lines(const char *s, size_t len)
 			acc |= rd_gtab[h & G_MASK];
 			continue;
 		}
-		/* The named matchers: the line's windows first, then the
-		 * key runs before its assignments. */
-		if ((acc & (G_PEM | G_WORD | G_HOME)) ||
-		    (rd_gate_named(acc, u + start, i - start) &&
-			rd_named_assign(s + start, i - start)) ||
-		    (i - start >= 7 && u[i - 1] == ']' &&
-			memcmp(s + i - 7, " chars]", 7) == 0))
+		if (line_stops(acc, s + start, i - start))
 			return start;
 		start = i + 1;
 		h = 0;
 		acc = 0;
+	}
+	return start;
+}
+
+void
+rd_lane_table(unsigned char t[256])
+{
+	call_once(&rd_gonce, rd_gate_init);
+	memcpy(t, rd_lcls, sizeof(rd_lcls));
+}
+
+/*
+ * rd_plain_lines' walk on the bytes before the cleaner, with its test
+ * and the known-value stage's first one in the same table look-up: one
+ * read of each byte.  The window is built from the last two classes
+ * held apart, so no step waits on the one before.
+ */
+/* One byte of class c into the window h and acc. */
+#define LANE_WIN(c)                                                            \
+	do {                                                                   \
+		h = h << G_CLS_BITS | ((c)&RD_L_CLS);                          \
+		acc |= rd_gtab[h & G_MASK];                                    \
+	} while (0)
+
+/*
+ * rd_plain_lines' walk on the bytes before the cleaner, with its test
+ * and the known-value stage's first one in the same table look-up: one
+ * read of each byte.  Four bytes that hold no flag go without a branch
+ * between them; a byte with one is looked at alone.
+ */
+size_t
+rd_lane(const char *s, size_t len, size_t line_max,
+    const struct redact_keys *ks, struct rd_lane_kv *kv)
+{
+	const unsigned char *u = (const unsigned char *)s, *t;
+	unsigned acc = 0, c;
+	uint32_t h = 0;
+	size_t i, start = 0, n = 0;
+
+	call_once(&rd_gonce, rd_gate_init);
+	t = ks->k_nform > 0 ? ks->k_lane : rd_lcls;
+	kv->n = 0;
+	/* The last byte's pair is not known: it is taken only as a line's
+	 * end that no form may start with (below). */
+	for (i = 0; i + 1 < len; i++) {
+		c = t[u[i]];
+		if (c <= RD_L_CLS) {
+			h = h << G_CLS_BITS | c;
+			acc |= rd_gtab[h & G_MASK];
+			continue;
+		}
+		if (c & RD_L_KV && rd_kv_pair(ks, u + i)) {
+			if (n == RD_LANE_KV)
+				return start;
+			kv->at[n++] = i;
+		}
+		if (!(c & (RD_L_STOP | RD_L_NL))) {
+			LANE_WIN(c);
+			continue;
+		}
+		if ((c & RD_L_STOP) || i - start > line_max ||
+		    line_stops(acc, s + start, i - start))
+			return start;
+		kv->n = n;
+		start = i + 1;
+		acc = h = 0;
+	}
+	if (i < len && (t[u[i]] & ~RD_L_CLS) == RD_L_NL &&
+	    i - start <= line_max && !line_stops(acc, s + start, i - start)) {
+		kv->n = n;
+		start = len;
 	}
 	return start;
 }

@@ -69,7 +69,15 @@ struct redact_keys {
 	size_t k_nbucket[256];
 	/* Bit d of k_pair[c]: some form may start with the bytes c, d. */
 	uint8_t k_pair[256][32];
+	unsigned char k_lane[256]; /* rd_lane's table, with RD_L_KV */
 };
+
+/* Bit s[1] of k_pair[s[0]]: some form may start with these two bytes. */
+static inline unsigned
+rd_kv_pair(const struct redact_keys *ks, const unsigned char *s)
+{
+	return ks->k_pair[s[0]][s[1] >> 3] >> (s[1] & 7) & 1u;
+}
 
 /* Form f at s[i]: 1 with *end, 0 no, -1 undecided (the buffer ends). */
 int rd_kv_try(
@@ -155,6 +163,33 @@ unsigned rd_may(const char *s, size_t len);
  * either.
  */
 size_t rd_plain_lines(const char *s, size_t len);
+/*
+ * The lane (redact_clean_feed): one pass over bytes as they come from the
+ * agent, before the cleaner.  Its table holds per byte the gate's class
+ * (the low five bits) and these flags.
+ */
+#define RD_L_CLS  0x1f
+#define RD_L_STOP 0x20 /* the cleaner changes it: not clean_plain_byte */
+#define RD_L_NL	  0x40 /* '\n' */
+#define RD_L_KV	  0x80 /* a known value's form may start with it */
+/* The table without RD_L_KV (a keys' k_lane adds it). */
+void rd_lane_table(unsigned char t[256]);
+/*
+ * The complete lines at the head of s[0..len) that the cleaner and the
+ * line stage send as they are, when each stands at a line's start with
+ * nothing held: every byte clean_plain_byte, at most line_max of them a
+ * line, the line gate lets each by (as rd_plain_lines).  Their length
+ * with their '\n's; conservative.  kv gets the places among them where a
+ * form of ks may start (RD_L_KV, then rd_kv_pair); when it is full, the
+ * lines end before the line that has one more.
+ */
+#define RD_LANE_KV 64
+struct rd_lane_kv {
+	size_t n;
+	size_t at[RD_LANE_KV];
+};
+size_t rd_lane(const char *s, size_t len, size_t line_max,
+    const struct redact_keys *ks, struct rd_lane_kv *kv);
 /*
  * One pass of m over in: 1 with the result in out, 0 if m matched
  * nowhere (out untouched: in is the result).

@@ -360,6 +360,10 @@ kv_buckets(struct redact_keys *ks)
 					ks->k_pair[c][d >> 3] |=
 					    (uint8_t)(1u << (d & 7));
 			}
+	rd_lane_table(ks->k_lane);
+	for (c = 0; c < 256; c++)
+		if (ks->k_nbucket[c] > 0)
+			ks->k_lane[c] |= RD_L_KV;
 	return 0;
 }
 

@@ -383,8 +383,8 @@ w_stops(uint64_t w)
 	return (w | ~ok) & W_HIGHS;
 }
 
-static int
-plain_byte(unsigned char b)
+int
+clean_plain_byte(unsigned char b)
 {
 	return (b >= 0x20 && b < 0x7f) || b == '\t';
 }
@@ -406,7 +406,7 @@ plain_run(const char *s, size_t n)
 		break;
 #endif
 	}
-	while (k < n && plain_byte((unsigned char)s[k]))
+	while (k < n && clean_plain_byte((unsigned char)s[k]))
 		k++;
 	return k;
 }
@@ -471,6 +471,21 @@ clean_finish(struct clean *c, struct evbuffer *out)
 	c->c_state = CS_GROUND;
 	c->c_line_chars = 0;
 	out_flush(&o);
+}
+
+int
+clean_at_line(const struct clean *c, size_t *line_max)
+{
+	*line_max = c->c_line_max;
+	return c->c_state == CS_GROUND && c->c_need == 0 &&
+	       c->c_line_chars == 0 && c->c_dropped == 0;
+}
+
+void
+clean_passed(struct clean *c, size_t n)
+{
+	c->c_out_chars += n;
+	c->c_out_bytes += n;
 }
 
 uint64_t

@@ -50,6 +50,18 @@ void clean_finish(struct clean *, struct evbuffer *out);
 uint64_t clean_chars(const struct clean *);
 uint64_t clean_bytes(const struct clean *);
 
+/*
+ * The lane around the cleaner (redact_clean_feed): clean_plain_byte is 1
+ * for printable ASCII and '\t', the bytes plain text keeps as they are.
+ * clean_at_line: 1 with *line_max when the cleaner stands at a line's
+ * start in plain text, so that complete lines of such bytes, each of at
+ * most *line_max, would come out as they went in; clean_passed counts n
+ * bytes of such lines that went around it.
+ */
+int clean_plain_byte(unsigned char);
+int clean_at_line(const struct clean *, size_t *line_max);
+void clean_passed(struct clean *, size_t n);
+
 /* One-shot helper: clean buf into out.  0, or -1 on allocation failure. */
 int clean_buf(
     const char *in, size_t len, size_t line_max, struct evbuffer *out);

@@ -56,19 +56,12 @@ run_emit_text(struct run *r)
 static void
 run_text(struct run *r, const char *s, size_t len)
 {
-	size_t n;
-
-	clean_feed(&r->r_clean, s, len, r->r_tmp);
-	if ((n = evbuffer_get_length(r->r_tmp)) > 0) {
-		redact_feed(r->r_redact,
-		    (const char *)evbuffer_pullup(r->r_tmp, (ev_ssize_t)n), n,
-		    r->r_text);
-		evbuffer_drain(r->r_tmp, n);
-		/* A stream: the held line's settled head goes now
-		 * (the same bytes as line by line, only sooner). */
-		if (r->r_sink->rs_events)
-			redact_flush_partial(r->r_redact, r->r_text);
-	}
+	redact_clean_feed(
+	    r->r_redact, &r->r_clean, s, len, r->r_tmp, r->r_text);
+	/* A stream: the held line's settled head goes now (the same
+	 * bytes as line by line, only sooner). */
+	if (r->r_sink->rs_events)
+		redact_flush_partial(r->r_redact, r->r_text);
 	run_emit_text(r);
 }
 

@@ -3,7 +3,9 @@
  * bytes and however they are split, the cleaner emits valid UTF-8 with no
  * ESC, no C0 but \n \t, no C1, no invisible or reordering code point
  * (SBX-7: shown as <U+XXXX>), the same output for any split; the scrubber
- * never lets a known secret through.
+ * never lets a known secret through; and redact_clean_feed, whose lane
+ * sends plain lines around both, gives the bytes and counts of
+ * clean_feed then redact_feed on the same chunks.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +42,75 @@ run_clean(const uint8_t *d, size_t len, size_t cut, size_t *outlen)
 	return s;
 }
 
+/*
+ * d through the cleaner and the scrubber (with the secret) in chunks of
+ * the sizes its bytes name, flushing early after some; lane: as one call.
+ */
+static char *
+run_both(
+    const uint8_t *d, size_t len, int lane, size_t *outlen, uint64_t *chars)
+{
+	static const char *const sec[] = {"S3cr3t!Value"};
+	struct evbuffer *tmp = evbuffer_new(), *b = evbuffer_new();
+	struct redact_keys *ks = redact_keys_new(sec, len % 2);
+	struct redact *r = ks != NULL ? redact_new(ks) : NULL;
+	struct clean c;
+	size_t off = 0, k, n, step = 0;
+	char *s;
+
+	if (tmp == NULL || b == NULL || r == NULL)
+		abort();
+	clean_init(&c, 1 + d[0] % 48);
+	for (; off < len; off += k) {
+		k = 1 + d[step++ % len] % 97;
+		if (k > len - off)
+			k = len - off;
+		if (lane) {
+			redact_clean_feed(
+			    r, &c, (const char *)d + off, k, tmp, b);
+		} else {
+			clean_feed(&c, (const char *)d + off, k, tmp);
+			if ((n = evbuffer_get_length(tmp)) > 0) {
+				redact_feed(r,
+				    (const char *)evbuffer_pullup(tmp, -1), n,
+				    b);
+				evbuffer_drain(tmp, n);
+			}
+		}
+		if (k % 3 == 0)
+			redact_flush_partial(r, b);
+	}
+	clean_finish(&c, tmp);
+	if ((n = evbuffer_get_length(tmp)) > 0)
+		redact_feed(r, (const char *)evbuffer_pullup(tmp, -1), n, b);
+	redact_finish(r, b);
+	redact_free(r);
+	redact_keys_free(ks);
+	*chars = clean_chars(&c) ^ clean_bytes(&c) << 32;
+	*outlen = evbuffer_get_length(b);
+	if ((s = malloc(*outlen + 1)) == NULL)
+		abort();
+	evbuffer_remove(b, s, *outlen);
+	evbuffer_free(tmp);
+	evbuffer_free(b);
+	return s;
+}
+
+/* The lane changes nothing: the same bytes and counts as without. */
+static void
+check_lane(const uint8_t *d, size_t len)
+{
+	size_t al, zl;
+	uint64_t ac, zc;
+	char *a = run_both(d, len, 0, &al, &ac);
+	char *z = run_both(d, len, 1, &zl, &zc);
+
+	if (al != zl || ac != zc || memcmp(a, z, al) != 0)
+		abort();
+	free(a);
+	free(z);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -52,6 +123,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 
 	if (len == 0)
 		return 0;
+	check_lane(data, len);
 	cut = data[0] % len;
 	a = run_clean(data, len, 0, &al);
 	z = run_clean(data, len, cut, &zl);

@@ -1,0 +1,236 @@
+/*
+ * Unit tests for redact_clean_feed (SP-10 + SP-11): the cleaner and the
+ * scrubber as one call, whose lane sends complete plain lines straight
+ * out, must give the same bytes and the same counts as clean_feed then
+ * redact_feed, whatever the chunks, the clamp, the known values and the
+ * early flushes; and no known value may pass through the lane.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <event2/buffer.h>
+
+#include "redact.h"
+#include "sanitize.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Lines of every kind the two stages treat apart. */
+static const char *const frag[] = {
+    "static int\n",
+    "\tsize_t i, n = 0;\n",
+    "/* a comment: plain */\n",
+    "return a == b;\n",
+    "x = 1\n",
+    "token = 'abc'\n",
+    "password: hunter22\n",
+    "Authorization: Bearer abcdefghijklmnop1234\n",
+    "api_key=sk-abcdefghijklmnopqrstuvwx\n",
+    "see /home/alice/x.c\n",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijkl\n",
+    "-----BEGIN RSA PRIVATE KEY-----\n",
+    "MIIEpAIBAAKCAQEA12345678\n",
+    "-----END RSA PRIVATE KEY-----\n",
+    "AKIAIOSFODNN7EXAMPLE\n",
+    "\x1b[31mred\x1b[0m\n",
+    "cr\r\n",
+    "caf\xc3\xa9 \xe2\x80\xa6\n",
+    "bad \xff\xc3\n",
+    "zw\xe2\x80\x8bsp\n",
+    "ab \xe2\x80\xa6 [+3 chars]\n",
+    " chars]\n",
+    "\n",
+    "\t\n",
+    "printf(\"%d %s\", n, s);\n",
+    "key bq0Xk3f9ZtLw0PvRa7sYc20HnDmJe5uGi8oQ end\n",
+    "say hunter2 now\n",
+    "p@ss word\n",
+    "p%40ss+word\n",
+    "Lw0PvRa7\n",
+    "bq0Xk3f9Zt\n",
+    "Q8oiG5eJmDnH\n",
+    "62713058 6b33663939\n",
+    "YnEwWGszZjlaVH\n",
+    "%62%71%30\n",
+    "bq0Xk3f9ZtLw0PvRa7sYc2\n",
+    "b q 0 X k 3 f 9\n",
+    "b\nq\n0\nX\nk\n3\n",
+    "DATABASE_URL=postgres://u:p@h/db\n",
+    "a_key_name_is_long = 1\n",
+};
+
+/* A text of n fragments and, now and then, a line over the clamp. */
+static char *
+corpus(size_t n, size_t *len)
+{
+	struct evbuffer *b = evbuffer_new();
+	size_t i, k;
+	char *s;
+
+	assert_non_null(b);
+	for (i = 0; i < n; i++) {
+		if (rnd() % 50 == 0) {
+			for (k = 40 + rnd() % 1200; k > 0; k--)
+				evbuffer_add(b, &"abc =_-./"[rnd() % 9], 1);
+			evbuffer_add(b, "\n", 1);
+		}
+		k = rnd() % (sizeof(frag) / sizeof(frag[0]));
+		evbuffer_add(b, frag[k], strlen(frag[k]));
+	}
+	*len = evbuffer_get_length(b);
+	s = malloc(*len);
+	assert_non_null(s);
+	evbuffer_remove(b, s, *len);
+	evbuffer_free(b);
+	return s;
+}
+
+/* in through both stages in random chunks; lane: as one call. */
+static char *
+run(const struct redact_keys *ks, size_t line_max, const char *in, size_t len,
+    uint64_t seed, int lane, size_t *outlen, uint64_t *chars)
+{
+	struct evbuffer *tmp = evbuffer_new(), *out = evbuffer_new();
+	struct redact *r = redact_new(ks);
+	struct clean c;
+	size_t off = 0, k, n;
+	char *s;
+
+	assert_non_null(tmp);
+	assert_non_null(out);
+	assert_non_null(r);
+	rng = seed;
+	clean_init(&c, line_max);
+	for (; off < len; off += k) {
+		k = rnd() % 4 == 0 ? 1 + rnd() % 7 : 1 + rnd() % 3000;
+		if (k > len - off)
+			k = len - off;
+		if (lane) {
+			redact_clean_feed(r, &c, in + off, k, tmp, out);
+		} else {
+			clean_feed(&c, in + off, k, tmp);
+			if ((n = evbuffer_get_length(tmp)) > 0) {
+				redact_feed(r,
+				    (const char *)evbuffer_pullup(tmp, -1), n,
+				    out);
+				evbuffer_drain(tmp, n);
+			}
+		}
+		if (rnd() % 3 == 0)
+			redact_flush_partial(r, out);
+	}
+	clean_finish(&c, tmp);
+	if ((n = evbuffer_get_length(tmp)) > 0)
+		redact_feed(r, (const char *)evbuffer_pullup(tmp, -1), n, out);
+	redact_finish(r, out);
+	redact_free(r);
+	*chars = clean_chars(&c) ^ clean_bytes(&c) << 32;
+	*outlen = evbuffer_get_length(out);
+	s = malloc(*outlen + 1);
+	assert_non_null(s);
+	evbuffer_remove(out, s, *outlen);
+	s[*outlen] = '\0';
+	evbuffer_free(tmp);
+	evbuffer_free(out);
+	return s;
+}
+
+/* SP-10, SP-11: the same bytes and counts with the lane as without. */
+static void
+test_sp11_lane_same_bytes(void **state)
+{
+	static const char *const sec[] = {
+	    "bq0Xk3f9ZtLw0PvRa7sYc20HnDmJe5uGi8oQ", "hunter2", "p@ss word"};
+	static const size_t clamp[] = {1, 7, 40, 1000};
+	size_t nk, ci, len, al, bl, round;
+	uint64_t ac, bc, seed;
+	char *in, *a, *b;
+
+	(void)state;
+	for (round = 0; round < 6; round++)
+		for (nk = 0; nk <= 3; nk += 3) {
+			struct redact_keys *ks = redact_keys_new(sec, nk);
+
+			assert_non_null(ks);
+			rng = 0x1234567ull + round;
+			in = corpus(1500, &len);
+			for (ci = 0; ci < 4; ci++) {
+				seed = rnd() | 1;
+				a = run(
+				    ks, clamp[ci], in, len, seed, 0, &al, &ac);
+				b = run(
+				    ks, clamp[ci], in, len, seed, 1, &bl, &bc);
+				assert_int_equal(al, bl);
+				assert_memory_equal(a, b, al);
+				assert_int_equal(ac, bc);
+				free(a);
+				free(b);
+			}
+			free(in);
+			redact_keys_free(ks);
+		}
+}
+
+/*
+ * SP-11: a known value in plain lines, whole, across lines with a line
+ * break between its characters, and cut by the end of a chunk, never
+ * leaves through the lane.
+ */
+static void
+test_sp11_lane_known_values(void **state)
+{
+	static const char *const sec[] = {"Zq9vK2mPw7Lx"};
+	static const char *const in[] = {
+	    "plain line\nvalue Zq9vK2mPw7Lx here\nmore\n",
+	    "plain\nZq9vK2\nmPw7Lx\nafter\n",
+	    "a\nZ\nq\n9\nv\nK\n2\nm\nP\nw\n7\nL\nx\nb\n",
+	    "one\ntwo Zq9vK2mPw7Lx\n",
+	};
+	struct redact_keys *ks = redact_keys_new(sec, 1);
+	size_t i, cut, len, al, bl;
+	uint64_t ac, bc;
+	char *a, *b;
+
+	(void)state;
+	assert_non_null(ks);
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		len = strlen(in[i]);
+		for (cut = 1; cut < 8; cut++) {
+			a = run(ks, 0, in[i], len, cut, 0, &al, &ac);
+			b = run(ks, 0, in[i], len, cut, 1, &bl, &bc);
+			assert_int_equal(al, bl);
+			assert_memory_equal(a, b, al);
+			assert_null(strstr(b, "Zq9v"));
+			assert_null(strstr(b, "mPw7"));
+			free(a);
+			free(b);
+		}
+	}
+	redact_keys_free(ks);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sp11_lane_same_bytes),
+	    cmocka_unit_test(test_sp11_lane_known_values),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
