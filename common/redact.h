@@ -40,10 +40,11 @@ void redact_feed(
     struct redact *, const char *in, size_t len, struct evbuffer *out);
 /*
  * clean_feed (SP-10) of in into tmp, then redact_feed of what came out,
- * as one: the same bytes in out, whatever the chunks.  Complete lines of
- * plain text that neither changes, found in one pass over in (rd_lane),
- * go straight to out; the rest goes through the two, a line or more at a
- * time.  tmp is the cleaner's scratch buffer, empty between calls.
+ * as one: the same bytes in out as those two calls on the same chunks
+ * (and the same early flushes).  Complete lines of plain text that
+ * neither changes, found in one pass over in (rd_lane), go straight to
+ * out; the rest goes through the two, a line or more at a time.  tmp is
+ * the cleaner's scratch buffer, empty between calls.
  */
 void redact_clean_feed(struct redact *, struct clean *, const char *in,
     size_t len, struct evbuffer *tmp, struct evbuffer *out);

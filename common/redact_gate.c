@@ -260,23 +260,11 @@ rd_lane_table(unsigned char t[256])
 }
 
 /*
- * rd_plain_lines' walk on the bytes before the cleaner, with its test
- * and the known-value stage's first one in the same table look-up: one
- * read of each byte.  The window is built from the last two classes
- * held apart, so no step waits on the one before.
- */
-/* One byte of class c into the window h and acc. */
-#define LANE_WIN(c)                                                            \
-	do {                                                                   \
-		h = h << G_CLS_BITS | ((c)&RD_L_CLS);                          \
-		acc |= rd_gtab[h & G_MASK];                                    \
-	} while (0)
-
-/*
- * rd_plain_lines' walk on the bytes before the cleaner, with its test
- * and the known-value stage's first one in the same table look-up: one
- * read of each byte.  Four bytes that hold no flag go without a branch
- * between them; a byte with one is looked at alone.
+ * rd_plain_lines' walk on the bytes before the cleaner, with the
+ * cleaner's test and the known-value stage's first one in the same table
+ * look-up: one read of each byte.  A byte with no flag takes the gate's
+ * step alone; one that may start a form has its pair looked at, then
+ * takes the step; a '\n' gets its line's verdict, a stop ends the walk.
  */
 size_t
 rd_lane(const char *s, size_t len, size_t line_max,
@@ -305,7 +293,8 @@ rd_lane(const char *s, size_t len, size_t line_max,
 			kv->at[n++] = i;
 		}
 		if (!(c & (RD_L_STOP | RD_L_NL))) {
-			LANE_WIN(c);
+			h = h << G_CLS_BITS | (c & RD_L_CLS);
+			acc |= rd_gtab[h & G_MASK];
 			continue;
 		}
 		if ((c & RD_L_STOP) || i - start > line_max ||
