@@ -4,7 +4,8 @@
  * was not given, so a daemon or an agent starts with exactly the fds its
  * table names.  A close-on-exec status pipe tells the parent how far the
  * child got: a {step, errno} record for the first step that failed, or a
- * zero record just before execve and then EOF once execve succeeded.  A
+ * zero record just before execve and then EOF once execve succeeded (an
+ * init, spawner/init.c, adds its own record between: it runs).  A
  * child killed by a signal before execve (a seccomp kill in the hook, a
  * stray SIGKILL) leaves EOF without the zero record, and is a failure.
  *
@@ -318,50 +319,100 @@ spawn_stack_top(void)
 	return top;
 }
 
-/*
- * The child's records off the status pipe fd (closed here), once it has
- * reached execve or died (CLONE_VFORK: or is dying, in a sanitized
- * build).  A zero record then EOF: execve succeeded, pid is returned.
- * Else the child is reaped and -1 returned, errno and r's status set.
- */
-static pid_t
-spawn_outcome(const struct spawn_req *r, pid_t pid, int fd)
+/* One record off the status pipe: 1, 0 at EOF, -1 for a torn one. */
+static int
+spawn_rec(int fd, struct spawn_status *st)
 {
-	struct spawn_status st[2]; /* the zero record, then execve's failure */
 	size_t got = 0;
 	ssize_t n;
-	int wst;
 
-	memset(st, 0, sizeof(st));
-	while (got < sizeof(st)) {
-		n = read(fd, (char *)st + got, sizeof(st) - got);
+	memset(st, 0, sizeof(*st));
+	while (got < sizeof(*st)) {
+		n = read(fd, (char *)st + got, sizeof(*st) - got);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
 	}
+	return got == sizeof(*st) ? 1 : got == 0 ? 0 : -1;
+}
+
+/* The child did not reach execve: reaped, *out and errno say why. */
+static pid_t
+spawn_failed(pid_t pid, int fd, int n, const struct spawn_status *st,
+    struct spawn_status *out)
+{
+	struct spawn_status why = {SPAWN_STEP_EXEC, EIO};
+	int wst;
+
 	close(fd);
-	if (got == sizeof(st[0]) && st[0].ss_step == SPAWN_STEP_NONE &&
-	    st[0].ss_errno == 0)
-		return pid;
 	while (waitpid(pid, &wst, 0) == -1 && errno == EINTR)
 		;
-	if (got == 0) {
-		/* No record at all: a signal ended it before execve. */
-		st[1].ss_step = SPAWN_STEP_DIED;
-		st[1].ss_errno = EINTR;
-	} else if (got == sizeof(st[0]) && st[0].ss_errno > 0)
-		st[1] = st[0]; /* a step failed before execve */
-	else if (got != sizeof(st) || st[0].ss_step != SPAWN_STEP_NONE ||
-		 st[1].ss_errno <= 0) {
-		st[1].ss_step = SPAWN_STEP_EXEC;
-		st[1].ss_errno = EIO;
-	}
-	if (r->sr_status != NULL)
-		*r->sr_status = st[1];
-	errno = st[1].ss_errno;
+	if (n == 1 && st->ss_errno > 0)
+		why = *st; /* a step said where and why */
+	if (out != NULL)
+		*out = why;
+	errno = why.ss_errno;
 	return -1;
+}
+
+/* The last of the status pipe (closed here): EOF once execve succeeded. */
+static pid_t
+spawn_last(pid_t pid, int fd, struct spawn_status *out)
+{
+	struct spawn_status st;
+	int n = spawn_rec(fd, &st);
+
+	if (n == 0) {
+		close(fd);
+		return pid;
+	}
+	if (n == 1 && st.ss_errno <= 0)
+		n = -1; /* only a failure may come here */
+	return spawn_failed(pid, fd, n, &st, out);
+}
+
+pid_t
+spawn_held_exec(pid_t pid, int fd, struct spawn_status *st)
+{
+	if (st != NULL)
+		memset(st, 0, sizeof(*st));
+	return spawn_last(pid, fd, st);
+}
+
+/*
+ * The child's records off the status pipe fd, once it has reached execve
+ * or died (CLONE_VFORK: or is dying, in a sanitized build).  A zero
+ * record, with an init its SPAWN_STEP_INIT record, then EOF: execve
+ * succeeded, pid is returned (held: at the init's record, the pipe kept
+ * in *sr_held).  Else the child is reaped and -1 returned, errno and r's
+ * status set.
+ */
+static pid_t
+spawn_outcome(const struct spawn_req *r, pid_t pid, int fd)
+{
+	struct spawn_status st;
+	int n = spawn_rec(fd, &st);
+
+	if (n == 0) {
+		/* No record at all: a signal ended it before execve. */
+		st.ss_step = SPAWN_STEP_DIED;
+		st.ss_errno = EINTR;
+		return spawn_failed(pid, fd, 1, &st, r->sr_status);
+	}
+	if (n != 1 || st.ss_step != SPAWN_STEP_NONE || st.ss_errno != 0)
+		return spawn_failed(pid, fd, n, &st, r->sr_status);
+	if (r->sr_init != NULL) {
+		n = spawn_rec(fd, &st);
+		if (n != 1 || st.ss_step != SPAWN_STEP_INIT || st.ss_errno != 0)
+			return spawn_failed(pid, fd, n, &st, r->sr_status);
+		if (r->sr_held != NULL) {
+			*r->sr_held = fd;
+			return pid;
+		}
+	}
+	return spawn_last(pid, fd, r->sr_status);
 }
 
 pid_t
@@ -379,7 +430,8 @@ spawn_exec(const struct spawn_req *r)
 	    r->sr_envp == NULL || r->sr_nfds > SPAWN_MAX_FDS ||
 	    (r->sr_clone_flags & ~SPAWN_CLONE_NEW) != 0 ||
 	    (r->sr_init != NULL && (r->sr_init[0] != '/' ||
-				       !(r->sr_clone_flags & CLONE_NEWPID)))) {
+				       !(r->sr_clone_flags & CLONE_NEWPID))) ||
+	    (r->sr_held != NULL && r->sr_init == NULL)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -438,7 +490,7 @@ const char *
 spawn_step_name(int step)
 {
 	static const char *const names[] = {"none", "fork", "setsid",
-	    "pdeathsig", "fds", "rlimit", "chdir", "execve", "died"};
+	    "pdeathsig", "fds", "rlimit", "chdir", "execve", "died", "init"};
 
 	if (step >= 0 && step < (int)(sizeof(names) / sizeof(names[0])))
 		return names[step];

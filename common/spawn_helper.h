@@ -35,6 +35,7 @@ enum spawn_step {
 	SPAWN_STEP_CWD,
 	SPAWN_STEP_EXEC,
 	SPAWN_STEP_DIED, /* killed by a signal before execve (EINTR) */
+	SPAWN_STEP_INIT, /* not a failure: sr_init runs, awaiting its go */
 	SPAWN_STEP_HOOK_BASE = 100,
 };
 
@@ -79,10 +80,19 @@ struct spawn_req {
 	 * program (spawner/init.c) forks and execs sr_path.  The status pipe
 	 * stays open across the init's execve, so the agent's execve still
 	 * decides what spawn_exec returns.  sr_init_fd: a destination of the
-	 * map for the init's own report, or -1.
+	 * map, a socket: the init reads its go there (SPAWN_INIT_GO) before
+	 * it forks the agent, and writes its own report there.  Without
+	 * sr_held the go must be in the socket before spawn_exec.
 	 */
 	const char *sr_init;
 	int sr_init_fd;
+	/*
+	 * With sr_init: non-NULL to return as soon as the init runs (its
+	 * SPAWN_STEP_INIT record), holding the agent until its go; the rest
+	 * of the status pipe is put here, for spawn_held_exec once the go
+	 * is sent.  The agent has not run when spawn_exec returns.
+	 */
+	int *sr_held;
 	struct spawn_status *sr_status; /* NULL, or filled when -1 */
 };
 
@@ -93,6 +103,16 @@ struct spawn_req {
  * (cordond, the spawner and the benches all are).
  */
 pid_t spawn_exec(const struct spawn_req *);
+
+/* The byte that releases a held cordon-init to fork the agent. */
+#define SPAWN_INIT_GO 'g'
+
+/*
+ * A held init's agent, after its go: pid once the agent reached execve,
+ * or -1 with *st and errno saying why (pid, the init, is then reaped).
+ * Reads and closes fd, what spawn_exec left in *sr_held.
+ */
+pid_t spawn_held_exec(pid_t pid, int fd, struct spawn_status *st);
 
 /* "setsid", "exec", ...; NULL for hook steps. */
 const char *spawn_step_name(int step);

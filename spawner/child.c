@@ -181,12 +181,12 @@ aproc_finish_cb(evutil_socket_t fd, short ev, void *arg)
 	ap->ap_ops->ao_done(ap);
 }
 
+/* The child is over for us: its group killed, its fds and timers gone. */
 static void
-aproc_finish(struct aproc *ap)
+aproc_detach(struct aproc *ap)
 {
-	if (ap->ap_done)
-		return;
 	ap->ap_done = 1;
+	ap->ap_held = 0;
 	/* SP-17: nothing of the run's group outlives it. */
 	aproc_signal(ap, SIGKILL);
 	/* SP-7: nor what left the group (setsid) but not the cgroup. */
@@ -200,10 +200,39 @@ aproc_finish(struct aproc *ap)
 	if (ap->ap_grace != NULL)
 		event_del(ap->ap_grace);
 	TAILQ_REMOVE(&sp.sp_procs, ap, ap_entry);
+}
+
+static void
+aproc_finish(struct aproc *ap)
+{
+	if (ap->ap_done)
+		return;
+	aproc_detach(ap);
 	if (ap->ap_end_ms == 0)
 		ap->ap_end_ms = now_ms_mono();
 	/* The owner may free itself: run it from the loop, not from here. */
 	event_active(ap->ap_finish, EV_TIMEOUT, 0);
+}
+
+/*
+ * AU-6: a held child its owner gives up (or whose go failed): killed and
+ * reaped here, before its agent was ever forked, and detached without
+ * ao_done.  The owner then frees it (aproc_release: tmp, pids group).
+ */
+static void
+aproc_drop(struct aproc *ap, int reaped)
+{
+	int st;
+
+	if (ap->ap_done)
+		return;
+	if (!reaped && !ap->ap_exited) {
+		aproc_signal(ap, SIGKILL);
+		while (waitpid(ap->ap_pid, &st, 0) == -1 && errno == EINTR)
+			;
+		ap->ap_exited = 1;
+	}
+	aproc_detach(ap);
 }
 
 static void
@@ -273,6 +302,16 @@ static void
 aproc_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	aproc_stop(arg, AP_END_TIMEOUT, LIM_KILL_GRACE_MS);
+}
+
+static void
+aproc_arm_deadline(struct aproc *ap)
+{
+	struct timeval tv = {
+	    ap->ap_timeout_ms / 1000, (ap->ap_timeout_ms % 1000) * 1000};
+
+	if (ap->ap_timeout_ms > 0)
+		evtimer_add(ap->ap_deadline, &tv);
 }
 
 void
@@ -424,6 +463,8 @@ aproc_exit_code(const struct aproc *ap)
 void
 aproc_release(struct aproc *ap)
 {
+	if (ap->ap_held)
+		aproc_drop(ap, 0); /* AU-6: never released: never forked */
 	if (ap->ap_deadline != NULL)
 		event_free(ap->ap_deadline);
 	if (ap->ap_grace != NULL)
@@ -440,7 +481,9 @@ aproc_release(struct aproc *ap)
 			close(ap->ap_initst);
 		if (ap->ap_gatedir != -1)
 			close(ap->ap_gatedir);
-		ap->ap_initst = ap->ap_gatedir = -1;
+		if (ap->ap_spawnfd != -1)
+			close(ap->ap_spawnfd);
+		ap->ap_initst = ap->ap_gatedir = ap->ap_spawnfd = -1;
 		egress_run_close(ap);
 	}
 	aproc_cgroup_end(ap);
@@ -519,7 +562,7 @@ aproc_init(struct aproc *ap, const struct aproc_spec *as,
 
 	memset(ap, 0, sizeof(*ap));
 	ap->ap_out = ap->ap_err = ap->ap_in = ap->ap_notify = ap->ap_initst =
-	    ap->ap_gatedir = ap->ap_egress_fd = -1;
+	    ap->ap_gatedir = ap->ap_egress_fd = ap->ap_spawnfd = -1;
 	ap->ap_inited = 1;
 	if (sp.sp_stopping) {
 		log_warnx("agent %s: the spawner is stopping; not started",
@@ -600,6 +643,29 @@ aproc_boot_sandbox(
 	return 0;
 }
 
+/*
+ * SP-17, AU-6: cordon-init's socket.  Held, the spawn returns once the
+ * init runs and the go is aproc_go's; else the go is in the socket
+ * before the spawn, and the init forks the agent at once.  0, or -1.
+ */
+static int
+aproc_boot_init(struct aproc *ap, struct aproc_boot *ab, int hold)
+{
+	static const char go = SPAWN_INIT_GO;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ab->ab_xs) ==
+		-1 ||
+	    set_nonblock(ab->ab_xs[0], 1) == -1 ||
+	    (!hold && write(ab->ab_xs[0], &go, 1) != 1))
+		return -1;
+	aproc_boot_fd(ab, ab->ab_xs[1], SBX_INIT_FD);
+	ab->ab_req.sr_init = ap->ap_sbx->sx_init;
+	ab->ab_req.sr_init_fd = SBX_INIT_FD;
+	if (hold)
+		ab->ab_req.sr_held = &ap->ap_spawnfd;
+	return 0;
+}
+
 /* The spawn request: the sandbox's hook, the channels the child hands
  * its fds back on (SBX-8, seccomp) and cordon-init's (SP-17).  0, or -1. */
 static int
@@ -627,13 +693,14 @@ aproc_boot_req(
 		aproc_boot_fd(ab, ab->ab_ns[1], SBX_NOTIFY_FD);
 	}
 	/* SP-17: a run in a pid namespace starts as cordon-init. */
-	if (ap->ap_sbx->sx_init != NULL) {
-		if (pipe2(ab->ab_xs, O_CLOEXEC) == -1 ||
-		    set_nonblock(ab->ab_xs[0], 1) == -1)
-			return -1;
-		aproc_boot_fd(ab, ab->ab_xs[1], SBX_INIT_FD);
-		req->sr_init = ap->ap_sbx->sx_init;
-		req->sr_init_fd = SBX_INIT_FD;
+	if (ap->ap_sbx->sx_init != NULL &&
+	    aproc_boot_init(ap, ab, as->as_hold) == -1)
+		return -1;
+	/* AU-6: a hold needs an init to hold the agent: else no spawn. */
+	if (as->as_hold && ap->ap_sbx->sx_init == NULL) {
+		snprintf(ap->ap_reason, sizeof(ap->ap_reason),
+		    "spawn: no cordon-init to hold the agent");
+		return -1;
 	}
 	req->sr_fds = ab->ab_fds;
 	req->sr_nfds = ab->ab_nfd;
@@ -741,11 +808,50 @@ aproc_boot_input(
 		memcpy(ap->ap_stdin, as->as_stdin, as->as_stdin_len);
 		ap->ap_stdin_len = as->as_stdin_len;
 	}
-	if (as->as_timeout_ms > 0) {
-		struct timeval tv = {as->as_timeout_ms / 1000,
-		    (as->as_timeout_ms % 1000) * 1000};
-		evtimer_add(ap->ap_deadline, &tv);
+	ap->ap_timeout_ms = as->as_timeout_ms;
+	if (!ap->ap_held)
+		aproc_arm_deadline(ap);
+	return 0;
+}
+
+/* Is a spawn of this plan held by cordon-init (its pid namespace)? */
+int
+aproc_can_hold(const struct sandbox_plan *pl)
+{
+	return (pl->pl_layers & (SBX_L_USERNS | SBX_L_PIDNS)) ==
+	       (SBX_L_USERNS | SBX_L_PIDNS);
+}
+
+/*
+ * AU-6: the held agent is forked now, its execve awaited as spawn_exec
+ * would.  0: it runs, its deadline armed.  -1 with ap_reason: it never
+ * ran, and ap is detached (no ao_done); the owner releases it.
+ */
+int
+aproc_go(struct aproc *ap)
+{
+	static const char go = SPAWN_INIT_GO;
+	struct spawn_status st;
+	int fd = ap->ap_spawnfd;
+
+	ap->ap_spawnfd = -1;
+	if (!ap->ap_held || ap->ap_done || ap->ap_exited ||
+	    send(ap->ap_initst, &go, 1, MSG_NOSIGNAL) != 1) {
+		if (fd != -1)
+			close(fd);
+		snprintf(ap->ap_reason, sizeof(ap->ap_reason),
+		    "spawn: the held child ended before its go");
+		aproc_drop(ap, 0);
+		return -1;
 	}
+	ap->ap_held = 0;
+	ap->ap_start_ms = now_ms_mono();
+	if (spawn_held_exec(ap->ap_pid, fd, &st) == -1) {
+		aproc_start_failed(ap, &st);
+		aproc_drop(ap, 1);
+		return -1;
+	}
+	aproc_arm_deadline(ap);
 	return 0;
 }
 
@@ -764,7 +870,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 	    aproc_boot_sandbox(ap, &ab, as) == -1 ||
 	    aproc_boot_req(ap, &ab, as) == -1)
 		goto fail;
-	ap->ap_start_ms = now_ms_mono();
+	ap->ap_start_ms = as->as_hold ? 0 : now_ms_mono(); /* held: at go */
 	ap->ap_pid = spawn_exec(&ab.ab_req);
 	if (ab.ab_cgp != -1) {
 		close(ab.ab_cgp);
@@ -774,6 +880,7 @@ aproc_start(struct aproc *ap, const struct aproc_spec *as,
 		aproc_start_failed(ap, &ab.ab_sst);
 		goto fail;
 	}
+	ap->ap_held = as->as_hold;
 	/* From here a failure ends the run at once via ao_done. */
 	if (aproc_boot_watch(ap, &ab) == -1 ||
 	    aproc_boot_notify(ap, &ab, as) == -1 ||

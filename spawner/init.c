@@ -10,10 +10,16 @@
  *
  *   cordon-init SPAWNFD STATUSFD PATH ARGV0 [ARGS...]
  *
- * SPAWNFD is the spawn helper's status pipe: the agent's execve closes it
- * (or its failure is written there, as the helper itself would), so the
- * spawner learns that the agent started exactly as without an init.
- * STATUSFD (or -1) receives the agent's raw wait status, one int, just
+ * SPAWNFD is the spawn helper's status pipe: the init says there that it
+ * runs (SPAWN_STEP_INIT), then the agent's execve closes it (or its
+ * failure is written there, as the helper itself would), so the spawner
+ * learns that the agent started exactly as without an init.
+ *
+ * STATUSFD is a socket.  AU-6: the agent is forked only once one go byte
+ * (SPAWN_INIT_GO) was read there, which the spawner sends once the run's
+ * agent.invoke is acknowledged (at once for children with no record to
+ * wait for); EOF or anything else, and the init exits without ever
+ * forking.  It then receives the agent's raw wait status, one int, just
  * before exit: pid 1 cannot die of the agent's signal (a namespace init
  * ignores even its own default-action signals), so the spawner reads the
  * agent's status there and the init's own exit code is only a fallback
@@ -68,21 +74,26 @@ reap(pid_t agent, int *st)
 int
 main(int argc, char **argv)
 {
-	struct spawn_status ss;
+	struct spawn_status ss = {SPAWN_STEP_INIT, 0};
 	sigset_t set, none;
 	siginfo_t si;
 	pid_t agent;
 	int sfd, xfd, st = 0;
+	char go = 0;
 
 	if (argc < 5 || (sfd = fd_arg(argv[1])) < 0 ||
-	    (xfd = fd_arg(argv[2])) < -1 || argv[3][0] != '/')
+	    (xfd = fd_arg(argv[2])) < 0 || argv[3][0] != '/')
 		return 127;
 	/* Every signal waits for sigwaitinfo: no handler ever runs here. */
 	sigfillset(&set);
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1 ||
 	    fcntl(sfd, F_SETFD, FD_CLOEXEC) == -1 ||
-	    (xfd >= 0 && fcntl(xfd, F_SETFD, FD_CLOEXEC) == -1))
+	    fcntl(xfd, F_SETFD, FD_CLOEXEC) == -1)
+		return 127;
+	/* AU-6: running, and nothing forked until the go (fail closed). */
+	if (write(sfd, &ss, sizeof(ss)) != (ssize_t)sizeof(ss) ||
+	    read(xfd, &go, 1) != 1 || go != SPAWN_INIT_GO)
 		return 127;
 	if ((agent = fork()) == -1) {
 		ss.ss_step = SPAWN_STEP_FORK;
@@ -99,11 +110,8 @@ main(int argc, char **argv)
 		_exit(127);
 	}
 	/* Hold nothing of the run's: its pipes close when the agent's do. */
-	if (xfd >= 0) {
-		fd_close_range(0, xfd - 1);
-		fd_close_range(xfd + 1, (int)(~0U >> 1));
-	} else
-		fd_close_range(0, (int)(~0U >> 1));
+	fd_close_range(0, xfd - 1);
+	fd_close_range(xfd + 1, (int)(~0U >> 1));
 	for (;;) {
 		if (sigwaitinfo(&set, &si) == -1)
 			continue;
@@ -118,8 +126,7 @@ main(int argc, char **argv)
 	(void)kill(-1, SIGKILL);
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
-	if (xfd >= 0)
-		(void)!write(xfd, &st, sizeof(st));
+	(void)!write(xfd, &st, sizeof(st));
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);

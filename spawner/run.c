@@ -170,6 +170,10 @@ run_done(struct aproc *ap)
 	const char *ec = NULL;
 	int code = aproc_exit_code(ap);
 
+	/* AU-6: a held child gone before its go: the acknowledgement ends
+	 * the run (aproc_go fails). */
+	if (r->r_state == RS_AUDIT)
+		return;
 	/* SBX-7: the run is over; whatever it still had held is denied. */
 	gate_chan_close(r->r_gate);
 	r->r_gate = NULL;
@@ -297,6 +301,7 @@ run_end_unstarted(struct run *r, const char *code)
 	} else if (r->r_state == RS_AUDIT) {
 		/* API-4: agent.invoke was recorded; its end says cancelled */
 		r->r_proc.ap_end = AP_END_CANCEL;
+		r->r_proc.ap_start_ms = r->r_proc.ap_end_ms = 0; /* never ran */
 		run_audit_end(r);
 	}
 	r->r_state = RS_NOTE;
@@ -335,13 +340,78 @@ run_fail(struct run *r, const char *code)
 	run_over(r, code);
 }
 
-/* AU-6: the spawn waits for auditd's acknowledgement of agent.invoke. */
+/*
+ * The run's child, with its gate channel (SBX-6, SBX-8), proxy (EG-1)
+ * and deadline.  hold (AU-6): made while auditd syncs agent.invoke, its
+ * agent forked only at aproc_go.  0, or -1 with r_reason set.
+ */
+static int
+run_spawn(struct run *r, int hold)
+{
+	struct aproc_spec as;
+	int gatefd, rc;
+
+	aproc_spec_agent(
+	    &as, r->r_agent, r->r_path, r->r_argv, r->r_envp, r->r_cwd);
+	if (r->r_prompt_stdin) {
+		as.as_stdin = r->r_prompt;
+		as.as_stdin_len = r->r_prompt_len;
+	}
+	as.as_timeout_ms = r->r_timeout_ms;
+	as.as_hold = hold;
+	/* MC-2: a worktree run's plan writes its worktree only */
+	if (r->r_wt != NULL)
+		as.as_sandbox = &r->r_wt->w_plan;
+	as.as_run_id = r->r_id;	  /* EG-1: its proxy, if it has one */
+	as.as_secrets = &r->r_ss; /* EG-3: its routes' keys */
+	/* SBX-6: the gate channel, the child's fd 3 (CORDON_GATE_FD). */
+	if (gate_chan_open(&r->r_gate, r->r_agent, r->r_id, r->r_cwd,
+		r->r_ss.ss_keys, &gatefd) == -1) {
+		snprintf(r->r_reason, sizeof(r->r_reason),
+		    "the run's gate channel could not be made");
+		return -1;
+	}
+	as.as_gate_fd = gatefd;
+	as.as_gate_dir = 1; /* SBX-8: and by path, where the view allows */
+	rc = aproc_start(&r->r_proc, &as, &run_ops, r);
+	close(gatefd); /* the child has its copy */
+	if (rc == 0 && r->r_proc.ap_gatedir != -1) {
+		(void)gate_chan_fifo(r->r_gate, r->r_proc.ap_gatedir);
+		r->r_proc.ap_gatedir = -1;
+	}
+	if (rc == -1)
+		snprintf(r->r_reason, sizeof(r->r_reason), "%s",
+		    r->r_proc.ap_reason[0] != '\0'
+			? r->r_proc.ap_reason
+			: "the child could not be made");
+	return rc;
+}
+
+/* AU-6: a plan with cordon-init is spawned while agent.invoke syncs. */
+static void
+run_spawn_ahead(struct run *r)
+{
+	const struct sandbox_plan *pl =
+	    r->r_wt != NULL ? &r->r_wt->w_plan : &r->r_agent->ag_sb;
+
+	if (!aproc_can_hold(pl))
+		return;
+	/* The record leaves now, not on the next loop pass. */
+	ipc_flush(sp.sp_d.d_peers[PROC_AUDITD]);
+	r->r_held = run_spawn(r, 1) == 0 ? 1 : -1;
+}
+
+/*
+ * AU-6: the agent's execve waits for auditd's acknowledgement of
+ * agent.invoke: a held child gets its go now (else the spawn is made
+ * now); refused, cancelled or unheard, the held child is killed and
+ * reaped unforked (run_free).
+ */
 static void
 run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct run *r = arg;
-	struct aproc_spec as;
-	int gatefd, rc, listening;
+	int listening;
 
 	if (!spawner_audit_acked(m)) {
 		run_fail(r, "audit-unavailable");
@@ -358,40 +428,11 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		run_over(r, NULL); /* nobody to answer: never started */
 		return;
 	}
-	aproc_spec_agent(
-	    &as, r->r_agent, r->r_path, r->r_argv, r->r_envp, r->r_cwd);
-	if (r->r_prompt_stdin) {
-		as.as_stdin = r->r_prompt;
-		as.as_stdin_len = r->r_prompt_len;
-	}
-	as.as_timeout_ms = r->r_timeout_ms;
-	/* MC-2: a worktree run's plan writes its worktree only */
-	if (r->r_wt != NULL)
-		as.as_sandbox = &r->r_wt->w_plan;
-	as.as_run_id = r->r_id;	  /* EG-1: its proxy, if it has one */
-	as.as_secrets = &r->r_ss; /* EG-3: its routes' keys */
-	/* SBX-6: the gate channel, the child's fd 3 (CORDON_GATE_FD). */
-	if (gate_chan_open(&r->r_gate, r->r_agent, r->r_id, r->r_cwd,
-		r->r_ss.ss_keys, &gatefd) == -1) {
-		snprintf(r->r_reason, sizeof(r->r_reason),
-		    "the run's gate channel could not be made");
-		run_audit_error(r, "spawn-failed", -1);
-		run_fail(r, "spawn-failed");
-		return;
-	}
-	as.as_gate_fd = gatefd;
-	as.as_gate_dir = 1; /* SBX-8: and by path, where the view allows */
-	rc = aproc_start(&r->r_proc, &as, &run_ops, r);
-	close(gatefd); /* the child has its copy */
-	if (rc == 0 && r->r_proc.ap_gatedir != -1) {
-		(void)gate_chan_fifo(r->r_gate, r->r_proc.ap_gatedir);
-		r->r_proc.ap_gatedir = -1;
-	}
-	if (rc == -1) {
-		snprintf(r->r_reason, sizeof(r->r_reason), "%s",
-		    r->r_proc.ap_reason[0] != '\0'
-			? r->r_proc.ap_reason
-			: "the child could not be made");
+	if (r->r_held == -1 ||
+	    (r->r_held == 0 ? run_spawn(r, 0) : aproc_go(&r->r_proc)) == -1) {
+		if (r->r_held == 1)
+			snprintf(r->r_reason, sizeof(r->r_reason), "%s",
+			    r->r_proc.ap_reason);
 		run_audit_error(r, "spawn-failed", -1);
 		run_fail(r, "spawn-failed");
 		return;
@@ -579,6 +620,7 @@ run_prepare_rest(struct run *r, const char **code, const char **ec)
 		return -1;
 	}
 	json_object_put(rec);
+	run_spawn_ahead(r);
 	return 0;
 }
 

@@ -59,6 +59,8 @@ struct run {
 	int r_ran;	 /* its child started (MC-2: the worktree is kept) */
 	int r_answered;	 /* MC-2: its id answered before the child ran */
 	int r_cancel;	 /* cancelled while agent.invoke was pending */
+	int r_held;	 /* AU-6: made while agent.invoke syncs: 1 held
+			  * child, -1 its spawn failed, 0 not tried */
 	char r_fail_code[32]; /* the fixed code of a failure after that */
 	const char *r_endec;  /* its end's error class, while the diff runs */
 	LIST_ENTRY(run) r_entry;

@@ -91,8 +91,12 @@ struct aproc {
 	const char *ap_agent;	    /* name, for log lines */
 	struct sandbox_run *ap_sbx; /* this run's sandbox state */
 	int ap_notify;		    /* seccomp listener, or -1 */
-	int ap_initst;	/* cordon-init's report of the agent's status, or -1 */
-	int ap_gatedir; /* SBX-8: the run's GATE_FIFO_DIR, for its owner */
+	int ap_initst;	    /* cordon-init's socket: the go, then the agent's
+			     * status; or -1 */
+	int ap_held;	    /* AU-6: cordon-init waits for aproc_go */
+	int ap_spawnfd;	    /* held: the rest of the spawn's status pipe */
+	long ap_timeout_ms; /* held: the deadline, armed at the go */
+	int ap_gatedir;	    /* SBX-8: the run's GATE_FIFO_DIR, for its owner */
 	struct event *ap_ev_notify;
 	char ap_killed_by[48]; /* "seccomp: ptrace", or "" */
 	int ap_fail_step;      /* spawn failed: spawn_step / sbx_step */
@@ -130,6 +134,8 @@ struct aproc_spec {
 	const char *as_run_id; /* a chat run's id: its proxy (EG-1); NULL:
 				* none (actions, probes) */
 	const struct secret_set *as_secrets; /* its routes' keys (EG-3) */
+	int as_hold; /* AU-6: the agent forked only at aproc_go (a plan
+		      * aproc_can_hold says yes for); else at once */
 };
 
 struct spawner {
@@ -192,6 +198,8 @@ void aproc_spec_agent(struct aproc_spec *, const struct agent *,
     const char *path, char **argv, char **envp, const char *cwd);
 int aproc_start(struct aproc *, const struct aproc_spec *,
     const struct aproc_ops *, void *arg);
+int aproc_can_hold(const struct sandbox_plan *);
+int aproc_go(struct aproc *);
 void aproc_stop(struct aproc *, enum aproc_end, long grace_ms);
 void aproc_kill(struct aproc *, enum aproc_end);
 /* Stopping: every run is killed and ends as any killed run does. */

@@ -40,13 +40,13 @@ def agent_started(c, rid):
             if x["kind"] == "agent.invoke" and x.get("runId") == rid]
 
 
-def stream_start(c):
+def stream_start(c, agent="wt", prompt="x"):
     """A streamed worktree run on its own socket: (socket, runId, bytes
     read so far), once its start line arrived, its checkout under way."""
     repo = make_repo(os.path.join(c.repos, "main"))
-    body = json.dumps({"prompt": "x", "worktree": repo}).encode()
+    body = json.dumps({"prompt": prompt, "worktree": repo}).encode()
     s = socket.create_connection(("127.0.0.1", c.port), timeout=5)
-    s.sendall((f"POST /api/agents/wt/run HTTP/1.1\r\n"
+    s.sendall((f"POST /api/agents/{agent}/run HTTP/1.1\r\n"
                f"Host: 127.0.0.1:{c.port}\r\n"
                f"Authorization: Bearer {c.token}\r\n"
                f"Content-Type: application/json\r\n"
