@@ -4,11 +4,13 @@
  * SP-1 (absolute path, argv only), SP-6 (new session, other fds closed).
  */
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -406,6 +408,98 @@ test_sp1_clone_flags_only_namespaces(void **state)
 	assert_int_equal(errno, ECHILD);
 }
 
+/*
+ * AU-6: a held init.  A stand-in for cordon-init (a script, so that the
+ * helper's side is what is proven): it says it runs, reads the go on
+ * its socket and execs the agent; anything but the go and it exits.
+ */
+static const char held_init[] =
+    "#!/bin/sh\n"
+    "printf '\\011\\000\\000\\000\\000\\000\\000\\000' >&$1\n"
+    "[ \"$(head -c1 <&$2)\" = g ] || exit 127\n"
+    "p=$3; shift 4; exec \"$p\" \"$@\"\n";
+
+/* A held spawn of sh -c script; its stdout in *out, the go in *go. */
+static pid_t
+held_spawn(const char *init, const char *script, int *out, int *go, int *sfd)
+{
+	char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+	struct spawn_fd fds[2];
+	struct spawn_req req = {.sr_path = argv[0],
+	    .sr_argv = argv,
+	    .sr_envp = envp,
+	    .sr_fds = fds,
+	    .sr_nfds = 2,
+	    .sr_clone_flags = CLONE_NEWUSER | CLONE_NEWPID,
+	    .sr_pdeathsig = SIGKILL,
+	    .sr_init = init,
+	    .sr_init_fd = 6,
+	    .sr_held = sfd};
+	int p[2], xs[2];
+	pid_t pid;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, xs), 0);
+	fds[0] = (struct spawn_fd){p[1], 1};
+	fds[1] = (struct spawn_fd){xs[1], 6};
+	pid = spawn_exec(&req);
+	close(p[1]);
+	close(xs[1]);
+	*out = p[0];
+	*go = xs[0];
+	return pid;
+}
+
+static void
+test_au6_held_init_waits_for_its_go(void **state)
+{
+	char dir[] = "/tmp/cordon-test-held.XXXXXX", init[64], buf[64];
+	struct pollfd pf;
+	int fd, out, go, sfd = -1, st;
+	ssize_t n;
+	pid_t pid;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(init, sizeof(init), "%s/init", dir);
+	fd = open(init, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+	assert_true(fd != -1);
+	assert_int_equal(write(fd, held_init, sizeof(held_init) - 1),
+	    (ssize_t)sizeof(held_init) - 1);
+	close(fd);
+	/* Held: spawn_exec returns with the init running, no agent yet. */
+	pid = held_spawn(init, "echo ran", &out, &go, &sfd);
+	assert_true(pid > 0 && sfd != -1);
+	pf.fd = out;
+	pf.events = POLLIN;
+	assert_int_equal(poll(&pf, 1, 200), 0);
+	assert_int_equal(write(go, "g", 1), 1);
+	assert_int_equal(spawn_held_exec(pid, sfd, NULL), pid);
+	n = read(out, buf, sizeof(buf) - 1);
+	assert_int_equal(n, 4);
+	assert_memory_equal(buf, "ran\n", 4);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	close(out);
+	close(go);
+	/* EOF instead of the go: the agent never runs. */
+	pid = held_spawn(init, "echo ran", &out, &go, &sfd);
+	assert_true(pid > 0);
+	close(go);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 127);
+	assert_int_equal(read(out, buf, sizeof(buf)), 0);
+	close(out);
+	close(sfd);
+	/* Held without an init is refused. */
+	assert_int_equal(held_spawn(NULL, "true", &out, &go, &sfd), -1);
+	assert_int_equal(errno, EINVAL);
+	close(out);
+	close(go);
+	unlink(init);
+	rmdir(dir);
+}
+
 static volatile sig_atomic_t usr1_seen;
 
 static void
@@ -485,6 +579,7 @@ main(void)
 	    cmocka_unit_test(test_sp1_too_many_fds_refused),
 	    cmocka_unit_test(test_sp1_clone_flags_only_namespaces),
 	    cmocka_unit_test(test_sp6_parent_handlers_not_in_child),
+	    cmocka_unit_test(test_au6_held_init_waits_for_its_go),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
