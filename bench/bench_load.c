@@ -334,7 +334,7 @@ find_pids(pid_t *pids)
 static long
 memory(const char *what, const pid_t *pids)
 {
-	long rss, sum = 0, pss = 0;
+	long rss, sum = 0, pss = 0, p;
 	int i;
 
 	printf("%s RSS KiB (anon):", what);
@@ -344,10 +344,16 @@ memory(const char *what, const pid_t *pids)
 		    bench_proc_kb(pids[i], "status", "RssAnon"),
 		    i == NPROCS - 1 ? "" : ",");
 		sum += rss;
-		pss += bench_proc_kb(pids[i], "smaps_rollup", "Pss");
+		/* A daemon that is not dumpable hides its smaps from a user. */
+		p = bench_proc_kb(pids[i], "smaps_rollup", "Pss");
+		pss = p < 0 || pss < 0 ? -1 : pss + p;
 	}
-	printf("\n%s: RSS sum %ld KiB (%.2f MiB), PSS sum %ld KiB (%.2f MiB)\n",
-	    what, sum, (double)sum / 1024, pss, (double)pss / 1024);
+	printf("\n%s: RSS sum %ld KiB (%.2f MiB), ", what, sum,
+	    (double)sum / 1024);
+	if (pss < 0)
+		printf("PSS not readable (run as root)\n");
+	else
+		printf("PSS sum %ld KiB (%.2f MiB)\n", pss, (double)pss / 1024);
 	return sum;
 }
 
