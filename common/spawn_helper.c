@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -371,6 +372,28 @@ spawn_last(pid_t pid, int fd, struct spawn_status *out)
 	if (n == 1 && st.ss_errno <= 0)
 		n = -1; /* only a failure may come here */
 	return spawn_failed(pid, fd, n, &st, out);
+}
+
+int
+spawn_init_go(int fd)
+{
+	static const char go = SPAWN_INIT_GO;
+
+	return send(fd, &go, 1, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+int
+spawn_init_channel(int xs[2], int go)
+{
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, xs) == -1)
+		return -1;
+	if (go && spawn_init_go(xs[0]) == -1) {
+		close(xs[0]);
+		close(xs[1]);
+		xs[0] = xs[1] = -1;
+		return -1;
+	}
+	return 0;
 }
 
 pid_t

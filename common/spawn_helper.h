@@ -108,6 +108,15 @@ pid_t spawn_exec(const struct spawn_req *);
 #define SPAWN_INIT_GO 'g'
 
 /*
+ * cordon-init's socket pair, close-on-exec: xs[1] goes to the init as
+ * sr_init_fd, xs[0] stays.  go: its go already in it (nothing to wait
+ * for); else spawn_init_go sends it later.  0, or -1 with errno.
+ */
+int spawn_init_channel(int xs[2], int go);
+/* The go on xs[0] of spawn_init_channel.  0, or -1 with errno. */
+int spawn_init_go(int fd);
+
+/*
  * A held init's agent, after its go: pid once the agent reached execve,
  * or -1 with *st and errno saying why (pid, the init, is then reaped).
  * Reads and closes fd, what spawn_exec left in *sr_held.

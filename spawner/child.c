@@ -651,12 +651,8 @@ aproc_boot_sandbox(
 static int
 aproc_boot_init(struct aproc *ap, struct aproc_boot *ab, int hold)
 {
-	static const char go = SPAWN_INIT_GO;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ab->ab_xs) ==
-		-1 ||
-	    set_nonblock(ab->ab_xs[0], 1) == -1 ||
-	    (!hold && write(ab->ab_xs[0], &go, 1) != 1))
+	if (spawn_init_channel(ab->ab_xs, !hold) == -1 ||
+	    set_nonblock(ab->ab_xs[0], 1) == -1)
 		return -1;
 	aproc_boot_fd(ab, ab->ab_xs[1], SBX_INIT_FD);
 	ab->ab_req.sr_init = ap->ap_sbx->sx_init;
@@ -830,13 +826,12 @@ aproc_can_hold(const struct sandbox_plan *pl)
 int
 aproc_go(struct aproc *ap)
 {
-	static const char go = SPAWN_INIT_GO;
 	struct spawn_status st;
 	int fd = ap->ap_spawnfd;
 
 	ap->ap_spawnfd = -1;
 	if (!ap->ap_held || ap->ap_done || ap->ap_exited ||
-	    send(ap->ap_initst, &go, 1, MSG_NOSIGNAL) != 1) {
+	    spawn_init_go(ap->ap_initst) == -1) {
 		if (fd != -1)
 			close(fd);
 		snprintf(ap->ap_reason, sizeof(ap->ap_reason),

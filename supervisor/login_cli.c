@@ -349,18 +349,6 @@ login_started(pid_t pid, const struct spawn_status *st, int sock, int *notify)
 		close(gate);
 }
 
-/* SP-17, AU-6: cordon-init's socket, its go already in it: a login has
- * no record to wait for.  0, or -1. */
-static int
-login_init_sock(int *xs)
-{
-	static const char go = SPAWN_INIT_GO;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, xs) == -1)
-		return -1;
-	return write(xs[0], &go, 1) == 1 ? 0 : -1;
-}
-
 /* Start it: the sandbox, the fds, the one spawn helper.  Its pid or -1. */
 static pid_t
 login_spawn(struct login *lg, struct sandbox_run *sx, int *notify, int *xs)
@@ -398,7 +386,8 @@ login_spawn(struct login *lg, struct sandbox_run *sx, int *notify, int *xs)
 	}
 	/* SP-17: pid 1 of its namespace is cordon-init, as in a run. */
 	if (sx->sx_init != NULL) {
-		if (login_init_sock(xs) == -1)
+		/* its go already in it: a login has no record to wait for */
+		if (spawn_init_channel(xs, 1) == -1)
 			goto fail;
 		fds[nfd].sf_src = xs[1];
 		fds[nfd++].sf_dst = SBX_INIT_FD;

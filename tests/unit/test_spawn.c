@@ -440,8 +440,7 @@ held_spawn(const char *init, const char *script, int *out, int *go, int *sfd)
 	pid_t pid;
 
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	assert_int_equal(
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, xs), 0);
+	assert_int_equal(spawn_init_channel(xs, 0), 0);
 	fds[0] = (struct spawn_fd){p[1], 1};
 	fds[1] = (struct spawn_fd){xs[1], 6};
 	pid = spawn_exec(&req);
@@ -474,7 +473,7 @@ test_au6_held_init_waits_for_its_go(void **state)
 	pf.fd = out;
 	pf.events = POLLIN;
 	assert_int_equal(poll(&pf, 1, 200), 0);
-	assert_int_equal(write(go, "g", 1), 1);
+	assert_int_equal(spawn_init_go(go), 0);
 	assert_int_equal(spawn_held_exec(pid, sfd, NULL), pid);
 	n = read(out, buf, sizeof(buf) - 1);
 	assert_int_equal(n, 4);
