@@ -41,6 +41,14 @@
 
 static struct bench_cordon bc;
 
+/* Says what failed and stops the cordon it started: never leaves one. */
+static void __attribute__((noreturn)) fail(const char *what)
+{
+	fprintf(stderr, "bench_agents: %s\n", what);
+	bench_stop(&bc);
+	exit(1);
+}
+
 static void
 stats(const char *what, double *v, long n, double *median)
 {
@@ -191,10 +199,8 @@ streams(void)
 	t0 = bench_now();
 	for (i = 0; i < n; i++) {
 		pfd[i].events = POLLIN;
-		if ((pfd[i].fd = stream_start(i, &tail[i], &total)) == -1) {
-			fprintf(stderr, "bench_agents: stream %d failed\n", i);
-			exit(1);
-		}
+		if ((pfd[i].fd = stream_start(i, &tail[i], &total)) == -1)
+			fail("a stream did not start");
 	}
 	for (open_n = n; open_n > 0;) {
 		if (poll(pfd, (nfds_t)n, 60000) <= 0)
@@ -225,7 +231,7 @@ streams(void)
 	if (ended != n) {
 		fprintf(
 		    stderr, "bench_agents: %d of %d streams ended\n", ended, n);
-		exit(1);
+		fail("not every stream ended");
 	}
 }
 
@@ -238,6 +244,8 @@ main(int argc, char **argv)
 	char prompt[64];
 	long i, n = 300;
 	double *a, *b, *c, *d, *e, t, ma, mb, mc, md, me;
+	struct stat sb;
+	const char *home;
 	pid_t pid;
 	int st, fd, actions_only = 0, k;
 
@@ -253,30 +261,32 @@ main(int argc, char **argv)
 	    (b = calloc((size_t)n, sizeof(double))) == NULL ||
 	    (c = calloc((size_t)n, sizeof(double))) == NULL ||
 	    (d = calloc((size_t)n, sizeof(double))) == NULL ||
-	    (e = calloc((size_t)n, sizeof(double))) == NULL ||
-	    make_home() == -1 || bench_start(&bc, argv[0], NULL) == -1) {
-		fprintf(stderr, "bench_agents: cannot start cordon\n");
-		return 1;
-	}
+	    (e = calloc((size_t)n, sizeof(double))) == NULL)
+		fail("out of memory");
+	/* Agents run in the operator's home: without one, every spawn
+	 * fails. */
+	if ((home = getenv("HOME")) == NULL || stat(home, &sb) == -1 ||
+	    !S_ISDIR(sb.st_mode))
+		fail("HOME must be a directory");
+	if (make_home() == -1 || bench_start(&bc, argv[0], NULL) == -1)
+		fail("cannot start cordon");
 	usleep(300 * 1000); /* start-up probes */
 	for (i = 0; i < n; i++) {
 		t = bench_now();
 		if (posix_spawn(&pid, "/bin/true", NULL, NULL, cargv, cenv))
-			return 1;
+			fail("floor (a) failed");
 		waitpid(pid, &st, 0);
 		a[i] = bench_now() - t;
 	}
 	if ((fd = bench_connect(bc.bc_port)) == -1)
-		return 1;
+		fail("cannot connect");
 	for (i = 0; i < n; i++) {
 		t = bench_now();
 		if (bench_request(fd, &bc, "POST", "/api/agents/x/actions/noop",
 			"{}", 1) == -1 ||
 		    bench_answer(fd, buf, sizeof(buf)) != 200 ||
-		    strstr(buf, "\"ok\":true") == NULL) {
-			fprintf(stderr, "bench_agents: action failed\n");
-			return 1;
-		}
+		    strstr(buf, "\"ok\":true") == NULL)
+			fail("action failed");
 		b[i] = bench_now() - t;
 	}
 	close(fd);
@@ -289,19 +299,15 @@ main(int argc, char **argv)
 		    bench_request(fd, &bc, "POST", "/api/agents/e/run", prompt,
 			0) == -1 ||
 		    bench_chat_answer(fd, buf, sizeof(buf)) == -1 ||
-		    strstr(buf, "\"kind\":\"saved\"") == NULL) {
-			fprintf(stderr, "bench_agents: chat run failed\n");
-			return 1;
-		}
+		    strstr(buf, "\"kind\":\"saved\"") == NULL)
+			fail("chat run failed");
 		close(fd);
 		e[i] = bench_now() - t;
 	}
 	log_init("bench_agents", 0);
 	if (bench_sandbox_spawns(MF_ISO_LANDLOCK, n, c) == -1 ||
-	    sync_floor(n, d) == -1) {
-		fprintf(stderr, "bench_agents: floors (c), (d) failed\n");
-		return 1;
-	}
+	    sync_floor(n, d) == -1)
+		fail("floors (c), (d) failed");
 	printf("bench_agents: %ld iterations\n", n);
 	stats("(a) posix_spawn+waitpid /bin/true", a, n, &ma);
 	stats("(b) POST /api/agents/x/actions/noop", b, n, &mb);
