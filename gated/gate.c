@@ -32,14 +32,6 @@ gate_scpy(char *dst, size_t dstsz, const char *src)
 
 /* ---- the policy ---- */
 
-long
-gate_ask_timeout(const struct gate_policy *gp)
-{
-	if (gp->gp_ask_timeout_sec >= 5 && gp->gp_ask_timeout_sec <= 600)
-		return gp->gp_ask_timeout_sec;
-	return GATE_ASK_TIMEOUT;
-}
-
 /*
  * path (relative to cwd unless absolute; "~" and "~/" against the
  * operator's home) resolved component by component: every prefix that

@@ -102,7 +102,6 @@ extern struct gated gd;
 
 /* gate.c */
 int gate_scpy(char *dst, size_t dstsz, const char *src); /* -1: cut */
-long gate_ask_timeout(const struct gate_policy *);
 void gate_rule_set(char *dst, size_t dstsz, const char *src);
 void gate_answer(struct gate_item *, int allow, const char *rule);
 /* verb.run to auditd; the answer once it is acknowledged. */

@@ -104,4 +104,18 @@
 #define LIM_ROOTS_MAX	     16
 #define LIM_PATH_MAX	     4096
 
+/* SBX-7: how long an ask waits for the operator by default. */
+#define GATE_ASK_TIMEOUT 60 /* seconds */
+/*
+ * SBX-8: an agent CLI lets a tool call through when its gate hook times
+ * out or fails, so the gate must answer first.  `cordon gate` refuses
+ * (no-verdict) once the ask's bound and GATE_ANSWER_MARGIN have passed
+ * without a verdict (gate_answer_sec), and a hook's own timeout must
+ * exceed that by GATE_HOOK_MARGIN: Gemini CLI's is cordon's own, the
+ * manifest sets Claude Code's and Codex's (docs/agents.md).
+ */
+#define GATE_ANSWER_MARGIN 10 /* seconds */
+#define GATE_HOOK_MARGIN   10 /* seconds */
+#define GATE_ANSWER_MAX	   (600 + GATE_ANSWER_MARGIN)
+
 #endif

@@ -12,17 +12,17 @@
 
 #include <stddef.h>
 
+#include "cordon_limits.h"
 #include "policy.h"
 #include "protect.h"
 
 struct json_object;
 
-#define GATE_LINE_MAX	 16384 /* bytes of one shell line */
-#define GATE_CMDS_MAX	 32    /* simple commands in one line */
-#define GATE_WORDS_MAX	 256   /* words in one simple command */
-#define GATE_NAMES_MAX	 64    /* entries in a manifest list */
-#define GATE_HOSTS_MAX	 32
-#define GATE_ASK_TIMEOUT 60 /* seconds (SBX-7) */
+#define GATE_LINE_MAX  16384 /* bytes of one shell line */
+#define GATE_CMDS_MAX  32    /* simple commands in one line */
+#define GATE_WORDS_MAX 256   /* words in one simple command */
+#define GATE_NAMES_MAX 64    /* entries in a manifest list */
+#define GATE_HOSTS_MAX 32
 
 enum gate_verdict { GATE_ALLOW = 0, GATE_DENY, GATE_ASK };
 
@@ -56,6 +56,10 @@ struct gate_policy {
 int gate_policy_parse(struct json_object *node, struct gate_policy *out,
     struct policy_err *errs, size_t maxerrs, size_t *nerrs);
 void gate_policy_free(struct gate_policy *);
+/* SBX-7: how long an ask waits for the operator, in seconds. */
+long gate_ask_timeout(const struct gate_policy *);
+/* SBX-8: how long `cordon gate` waits for any verdict, in seconds. */
+long gate_answer_sec(const struct gate_policy *);
 /* The policy as a `commands:` node gate_policy_parse takes back. */
 struct json_object *gate_policy_json(const struct gate_policy *);
 

@@ -187,6 +187,20 @@ fail:
 	return -1;
 }
 
+long
+gate_ask_timeout(const struct gate_policy *gp)
+{
+	if (gp->gp_ask_timeout_sec >= 5 && gp->gp_ask_timeout_sec <= 600)
+		return gp->gp_ask_timeout_sec;
+	return GATE_ASK_TIMEOUT;
+}
+
+long
+gate_answer_sec(const struct gate_policy *gp)
+{
+	return gate_ask_timeout(gp) + GATE_ANSWER_MARGIN;
+}
+
 static struct json_object *
 strv_json(char *const *v, size_t n)
 {

@@ -391,8 +391,8 @@ hook_answer(enum hook_cli cli, int allow, const char *rule, const char *msg,
 }
 
 int
-hook_gemini_settings(
-    const char *name, const char *cordon, int oauth, char *out, size_t outsz)
+hook_gemini_settings(const char *name, const char *cordon, int oauth,
+    long timeout_ms, char *out, size_t outsz)
 {
 	size_t n = strlen(name);
 	int w;
@@ -408,8 +408,9 @@ hook_gemini_settings(
 	    "\"hooksConfig\":{\"enabled\":true},\"hooks\":{\"BeforeTool\":"
 	    "[{\"matcher\":\".*\",\"hooks\":[{\"type\":\"command\","
 	    "\"name\":\"%s\",\"command\":\"%s gate\","
-	    "\"timeout\":120000}]}]}}\n",
-	    oauth ? "oauth-personal" : "gemini-api-key", name, cordon);
+	    "\"timeout\":%ld}]}]}}\n",
+	    oauth ? "oauth-personal" : "gemini-api-key", name, cordon,
+	    timeout_ms);
 	return w < 0 || (size_t)w >= outsz ? -1 : 0;
 }
 

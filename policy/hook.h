@@ -86,12 +86,13 @@ int hook_answer(enum hook_cli cli, int allow, const char *rule, const char *msg,
  * run, so a hooksConfig.disabled entry written for one run names no
  * later one), run as cordon (the absolute path of the binary, never a
  * PATH lookup), hooks on, and the way in (oauth: the login the agent
- * made with `cordon agent login`, else the API key).  0, or -1 if name
+ * made with `cordon agent login`, else the API key), waiting timeout_ms
+ * (above the gate's own bound: SBX-8).  0, or -1 if name
  * is not ^[A-Za-z0-9-]{1,64}$, cordon not an absolute path of
  * [A-Za-z0-9/._+-], or out is short.
  */
-int hook_gemini_settings(
-    const char *name, const char *cordon, int oauth, char *out, size_t outsz);
+int hook_gemini_settings(const char *name, const char *cordon, int oauth,
+    long timeout_ms, char *out, size_t outsz);
 
 /*
  * SBX-8: Gemini CLI's project settings (.gemini/settings.json in its

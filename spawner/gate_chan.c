@@ -421,35 +421,42 @@ gate_chan_close(struct gate_chan *ch)
 }
 
 int
-gate_env(char ***envp, int fifo)
+gate_env(char ***envp, int fifo, long wait_sec)
 {
-	static const char var[] = "CORDON_GATE_FD=", pvar[] = "CORDON_GATE=";
-	char **e = *envp, **ne, *s, *p = NULL;
-	size_t i, j, n;
+	static const char *const vars[] = {
+	    "CORDON_GATE_FD=", "CORDON_GATE=", "CORDON_GATE_WAIT="};
+	char **e = *envp, **ne, *s, *w = NULL, *p = NULL;
+	size_t i, j, k, n;
 
 	if ((s = strdup("CORDON_GATE_FD=3")) == NULL ||
+	    asprintf(&w, "CORDON_GATE_WAIT=%ld", wait_sec) == -1 ||
 	    (fifo && (p = strdup("CORDON_GATE=" GATE_FIFO_DIR)) == NULL)) {
 		free(s);
+		free(w);
 		return -1;
 	}
 	for (n = 0; e != NULL && e[n] != NULL; n++)
 		;
 	for (i = j = 0; i < n; i++) {
-		if (strncmp(e[i], var, sizeof(var) - 1) == 0 ||
-		    strncmp(e[i], pvar, sizeof(pvar) - 1) == 0) {
+		for (k = 0; k < sizeof(vars) / sizeof(vars[0]); k++)
+			if (strncmp(e[i], vars[k], strlen(vars[k])) == 0)
+				break;
+		if (k < sizeof(vars) / sizeof(vars[0])) {
 			free(e[i]);
 			continue;
 		}
 		e[j++] = e[i];
 	}
-	if ((ne = reallocarray(e, j + 3, sizeof(char *))) == NULL) {
+	if ((ne = reallocarray(e, j + 4, sizeof(char *))) == NULL) {
 		if (e != NULL)
 			e[j] = NULL;
 		free(s);
+		free(w);
 		free(p);
 		return -1;
 	}
 	ne[j++] = s;
+	ne[j++] = w;
 	if (p != NULL)
 		ne[j++] = p;
 	ne[j] = NULL;

@@ -53,10 +53,11 @@ void gate_chan_close(struct gate_chan *);
 int gate_chan_fifo(struct gate_chan *, int dirfd);
 
 /*
- * Set CORDON_GATE_FD=3 and, with fifo, CORDON_GATE=GATE_FIFO_DIR in a
- * built env, replacing any other value.
+ * Set CORDON_GATE_FD=3, CORDON_GATE_WAIT=wait_sec (how long `cordon
+ * gate` waits for a verdict, SBX-8) and, with fifo,
+ * CORDON_GATE=GATE_FIFO_DIR in a built env, replacing any other value.
  */
-int gate_env(char ***envp, int fifo);
+int gate_env(char ***envp, int fifo, long wait_sec);
 
 /* gated's channel is (again) up: hand it every live run's channels. */
 void gate_peer_up(void);

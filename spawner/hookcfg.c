@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gate.h"
 #include "hook.h"
 #include "hookproj.h"
 #include "log.h"
@@ -118,7 +119,7 @@ hookcfg_mountdir(int dfd, const char *name)
 
 /* Gemini CLI's settings: the gate hook under a fresh name (SBX-8). */
 static int
-hookcfg_gemini(int cfd, int gfd, char *buf, size_t bufsz)
+hookcfg_gemini(int cfd, int gfd, char *buf, size_t bufsz, long hook_ms)
 {
 	char name[32] = "cordon-gate-";
 	size_t n = strlen(name);
@@ -128,7 +129,7 @@ hookcfg_gemini(int cfd, int gfd, char *buf, size_t bufsz)
 	    hook_gemini_settings(name, sandbox_cordon(),
 		fstatat(gfd, HOOKCFG_OAUTH, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode),
-		buf, bufsz) == -1)
+		hook_ms, buf, bufsz) == -1)
 		return -1;
 	return atomic_write_at(
 	    cfd, "settings.json", buf, strlen(buf), 0600, (uid_t)-1, (gid_t)-1);
@@ -139,7 +140,8 @@ hookcfg_gemini(int cfd, int gfd, char *buf, size_t bufsz)
 static char hookcfg_rel[64];
 
 static int
-hookcfg_files(enum agent_cli cli, int cfd, int gfd, const char **file)
+hookcfg_files(
+    enum agent_cli cli, int cfd, int gfd, const char **file, long hook_ms)
 {
 	char *rel = hookcfg_rel;
 	const struct sbx_cfg_entry *f = sandbox_cfg_files(cli);
@@ -159,7 +161,8 @@ hookcfg_files(enum agent_cli cli, int cfd, int gfd, const char **file)
 			continue;
 		}
 		if (cli == AGENT_CLI_GEMINI) {
-			if (hookcfg_gemini(cfd, gfd, buf, sizeof(buf)) == -1 ||
+			if (hookcfg_gemini(
+				cfd, gfd, buf, sizeof(buf), hook_ms) == -1 ||
 			    hookcfg_mountpoint(gfd, n, buf) == -1)
 				return -1;
 			continue;
@@ -234,7 +237,10 @@ hookcfg_run(const struct agent *ag, const char **file)
 		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) != -1)
 		gfd = hookcfg_dir(hfd, dir);
 	if (gfd != -1)
-		r = hookcfg_files(pl->pl_cfgcli, cfd, gfd, file);
+		r = hookcfg_files(pl->pl_cfgcli, cfd, gfd, file,
+		    (gate_answer_sec(&ag->ag_mf.m_commands) +
+			GATE_HOOK_MARGIN) *
+			1000);
 	e = errno;
 	if (gfd != -1)
 		close(gfd);

@@ -579,7 +579,8 @@ run_prepare_rest(struct run *r, const char **code, const char **ec)
 	/* SBX-6: the gate channel's fd, set by us only (never the manifest). */
 	*code = "internal";
 	if (gate_env(&r->r_envp,
-		(r->r_agent->ag_sb.pl_layers & SBX_L_MOUNTNS) != 0) == -1)
+		(r->r_agent->ag_sb.pl_layers & SBX_L_MOUNTNS) != 0,
+		gate_answer_sec(&ag->ag_mf.m_commands)) == -1)
 		return -1;
 	/* SBX-8: a fresh name for the gate hook the CLI reads from a file. */
 	if (hookcfg_run(ag, &cfg) == -1) {

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 #include <json-c/json.h>
 
 #include "charset.h"
+#include "cordon_limits.h"
 #include "cordond.h"
 #include "hook.h"
 #include "ipc.h"
@@ -44,9 +46,11 @@
 #define GATE_STDIN_MAX (16 * 1024 * 1024) /* a Write carries its file */
 #define GATE_SEND_MAX  (64 * 1024)	  /* the spawner's datagram bound */
 #define GATE_REPLY_MAX 1024
-#define GATE_WAIT_MS   (660 * 1000) /* the longest ask (600 s) + margin */
 #define GATE_FD_MAXNUM 1023
 #define GATE_OPEN_MS   5000 /* the spawner reopens N.in between calls */
+
+/* SBX-8: when this call refuses if no verdict came (gate_deadline_set). */
+static int64_t gate_end;
 
 /* The plain form, or the hook protocol of one CLI. */
 struct gate_form {
@@ -87,6 +91,55 @@ static int
 gate_fail(const struct gate_form *form, const char *rule, const char *msg)
 {
 	return gate_out(form, 0, rule, msg);
+}
+
+static volatile sig_atomic_t gate_late_status = 2;
+
+/* The backstop: whatever this process waits on, it refuses in time. */
+static void
+gate_late(int sig)
+{
+	static const char msg[] =
+	    "cordon gate: no verdict in time (no-verdict)\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(gate_late_status); /* refused all the same */
+	_exit(gate_late_status);
+}
+
+/*
+ * SBX-8: the call's deadline, before anything can wait.  The agent CLI
+ * lets the call through if its hook times out, so every wait ends by
+ * $CORDON_GATE_WAIT seconds (the spawner sets it from the agent's ask
+ * bound: gate_answer_sec; at most GATE_ANSWER_MAX, else the default
+ * ask's), and an alarm a second later refuses whatever still waits.
+ */
+static void
+gate_deadline_set(const struct gate_form *form)
+{
+	const char *s = getenv("CORDON_GATE_WAIT");
+	struct sigaction sa;
+	sigset_t set;
+	long secs = GATE_ASK_TIMEOUT + GATE_ANSWER_MARGIN, v;
+	char *end;
+
+	if (s != NULL && *s >= '1' && *s <= '9') {
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (errno == 0 && *end == '\0' && v <= GATE_ANSWER_MAX)
+			secs = v;
+	}
+	gate_end = (int64_t)now_ms_mono() + secs * 1000;
+	gate_late_status = form->gf_plain ? 1 : 2;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = gate_late;
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGALRM, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	(void)sigprocmask(SIG_UNBLOCK, &set, NULL);
+	alarm((unsigned)secs + 1);
 }
 
 /* $CORDON_GATE_FD: a decimal fd that is a SOCK_SEQPACKET socket. */
@@ -342,7 +395,7 @@ gate_ask_fifo(int dir, struct json_object *req, struct gate_verdict *gv)
 	static uint8_t buf[GATE_SEND_MAX];
 	uint8_t rbuf[4 * GATE_REPLY_MAX], rnd[8];
 	char nonce[17], name[16];
-	int64_t end = (int64_t)now_ms_mono() + GATE_WAIT_MS, left;
+	int64_t end = gate_end, left;
 	size_t i;
 	ssize_t n;
 	int ofd, ifd = -1, slot;
@@ -395,6 +448,7 @@ gate_ask(int chan, struct json_object *req, struct gate_verdict *gv)
 	static uint8_t buf[GATE_SEND_MAX];
 	uint8_t rbuf[GATE_REPLY_MAX + 1];
 	struct pollfd pfd;
+	int64_t left;
 	ssize_t n;
 	int sv[2], rc;
 
@@ -417,7 +471,8 @@ gate_ask(int chan, struct json_object *req, struct gate_verdict *gv)
 	pfd.fd = sv[0];
 	pfd.events = POLLIN;
 	do {
-		rc = poll(&pfd, 1, GATE_WAIT_MS);
+		left = gate_end - (int64_t)now_ms_mono();
+		rc = left > 0 ? poll(&pfd, 1, (int)left) : 0;
 	} while (rc == -1 && errno == EINTR);
 	n = rc == 1 ? recv(sv[0], rbuf, sizeof(rbuf), 0) : -1;
 	close(sv[0]);
@@ -477,6 +532,7 @@ cmd_gate(int argc, char **argv)
 		fprintf(stderr, "usage: cordon gate [-- CMD ARGS...]\n");
 		return 2;
 	}
+	gate_deadline_set(&form);
 	/* Outside a cordon run there is nobody to ask: refuse. */
 	if ((dir = gate_fifo_dir()) == -2)
 		return gate_fail(&form, "bad-gate-dir",

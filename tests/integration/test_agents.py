@@ -362,13 +362,14 @@ def test_sp4_child_env_is_built(agents):
     # Python's own locale coercion may add LC_CTYPE (an allowlisted name).
     env.pop("LC_CTYPE", None)
     # CORDON_GATE_FD: the run's gate channel (SBX-6), set by the spawner;
-    # CORDON_GATE: the same by path, in the run's own /tmp (SBX-8).
+    # CORDON_GATE: the same by path, in the run's own /tmp (SBX-8), and
+    # CORDON_GATE_WAIT: how long `cordon gate` waits for a verdict.
     # TMPDIR, TMP, TEMP: the run's private tmp (SBX-1).  HOME, the XDG
     # dirs and each CLI's own dir: the agent's private home (SBX-9).
     assert set(env) == {"PATH", "HOME", "LANG", "TZ", "PWD", "NO_COLOR",
                         "FORCE_COLOR", "MANIFEST_VAR", "FAKE_API_KEY",
-                        "CORDON_GATE_FD", "CORDON_GATE", "TMPDIR", "TMP",
-                        "TEMP", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+                        "CORDON_GATE_FD", "CORDON_GATE", "CORDON_GATE_WAIT",
+                        "TMPDIR", "TMP", "TEMP", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
                         "XDG_DATA_HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR",
                         "CODEX_HOME", "GEMINI_CLI_HOME"}
     assert env["CORDON_GATE"] == "/tmp/.cordon-gate"
@@ -377,6 +378,7 @@ def test_sp4_child_env_is_built(agents):
     # Every run sees its private tmp as /tmp (SBX-4), where the host allows.
     assert env["TMPDIR"] == "/tmp"
     assert env["CORDON_GATE_FD"] == "3"
+    assert env["CORDON_GATE_WAIT"] == "70"  # the default ask's 60 s + 10
     assert env["NO_COLOR"] == "1" and env["FORCE_COLOR"] == "0"
     assert env["MANIFEST_VAR"] == "hello"
     # The declared secret reached the child (and is scrubbed on the way

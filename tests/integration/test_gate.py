@@ -6,6 +6,7 @@
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import time
 import uuid
@@ -634,6 +635,51 @@ def test_sbx8_no_channel_message_names_what_is_missing(gate):
     assert p.returncode == 2, p
     assert b"not reachable from this process" in p.stderr, p
     assert b"no CORDON_GATE" not in p.stderr, p
+
+
+def gate_direct(env_extra, stdin, fds=()):
+    """`cordon gate` on its own with env_extra, stdin a file object or
+    bytes: (exit, stderr, seconds)."""
+    env = dict(child_env(), **env_extra)
+    env.pop("CORDON_GATE", None)
+    t0 = time.monotonic()
+    p = subprocess.Popen([cordon_bin(), "gate"], env=env, pass_fds=fds,
+                         stdin=subprocess.PIPE if isinstance(stdin, bytes)
+                         else stdin, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    out, err = p.communicate(stdin if isinstance(stdin, bytes) else None,
+                             timeout=60)
+    return p.returncode, err, time.monotonic() - t0
+
+
+def test_sbx8_gate_refuses_at_its_bound_whatever_it_waits_on():
+    """A CLI runs a call whose hook timed out: `cordon gate` refuses at
+    its own bound, $CORDON_GATE_WAIT, instead.  A channel that never
+    answers, and a stdin that never ends (the backstop), both refuse;
+    the old wait was 660 s."""
+    hook = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "ls"}, "cwd": "/"})
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        os.set_inheritable(b.fileno(), True)
+        env = {"CORDON_GATE_FD": str(b.fileno()), "CORDON_GATE_WAIT": "2"}
+        rc, err, secs = gate_direct(env, hook.encode(), fds=(b.fileno(),))
+        assert rc == 2 and b"(no-verdict)" in err, (rc, err)
+        assert secs < 30, secs
+        assert a.recv(65536)  # the call was sent, and nobody answered
+        r, w = os.pipe()
+        try:
+            env["CORDON_GATE_WAIT"] = "1"
+            rc, err, secs = gate_direct(env, r, fds=(b.fileno(),))
+        finally:
+            os.close(r)
+            os.close(w)
+        assert rc == 2 and b"no verdict in time (no-verdict)" in err, \
+            (rc, err)
+        assert secs < 30, secs
+    finally:
+        a.close()
+        b.close()
 
 
 def test_sbx8_gate_dir_only_the_runs_read_only_copy():

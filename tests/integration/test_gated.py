@@ -13,7 +13,7 @@ from agents_util import (GRACE, Stream, make_agents_home, post_json, run,
                          server_env, wait_audit)
 from conftest import HTTP_S, RESTART_S
 from test_gate import (approvals, decide, gate, gate_manifest,  # noqa: F401
-                       results, verb_runs, wait_approval)
+                       hook_input, results, verb_runs, wait_approval)
 
 
 def gate_status(c):
@@ -76,6 +76,32 @@ def test_sbx7_gated_killed_while_held_never_allows(gate):
     assert not [x for x in verb_runs(gate.home)
                 if x["verb"] == "git" and x["verdict"] in
                 ("allow", "ask-allow")], verb_runs(gate.home)
+
+
+def test_sbx8_gated_stopped_calls_refused_at_the_gates_bound(gate):
+    """gated stopped (hung) while calls wait, by fd 3 and by the named
+    pipes: each call is refused at `cordon gate`'s bound (askTimeoutSec
+    5 s + 10 s here), before a CLI's hook would time out and run it; the
+    run goes on. The calls never reached a verdict."""
+    hook = hook_input("claude-bash.json", gate.ws)
+    pid = gate.daemon_pids()["gated"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        s = Stream(gate, "gatequick", json.dumps([{"bash": "ls -la"},
+                                                  {"closed": hook}]))
+        s.start()
+        ev = s.finish(bound=60)
+        s.close()
+        secs = time.monotonic() - t0
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    res = results(ev)
+    for i in (0, 1):
+        assert res[i]["exit"] == 2, res[i]
+        assert "(no-verdict)" in res[i]["stderr"], res[i]
+    assert [e for e in ev if e["kind"] == "done"], ev
+    assert secs < 55, secs  # two bounds of 15 s, not the CLI's 120 s
 
 
 def test_sbx7_an_approval_is_decided_once(gate):

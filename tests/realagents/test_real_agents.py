@@ -259,6 +259,15 @@ def setup(tmp_path_factory, clis, mock, pki):
                          str(work), drop=NOHOOK_DROP[agent],
                          subst=dict(url, **NOHOOK_SUBST.get(agent, {})),
                          resolve=api_resolve())
+    c = start_cordon(home, op, clis, pki)
+    yield c, {"op": op, "work": work, "home": home}
+    finish(c)
+
+
+def start_cordon(home, op, clis, pki):
+    """A started cordon on home, as an operator whose HOME is op starts
+    it: the CLIs on PATH, the API keys only in secrets.yaml, the egress
+    test hooks on."""
     sec = home / "secrets.yaml"
     sec.write_text("".join(f"{ns}:\n  apiKey: {val}\n"
                            for _, ns, val in SECRETS.values()))
@@ -280,8 +289,7 @@ def setup(tmp_path_factory, clis, mock, pki):
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    yield c, {"op": op, "work": work, "home": home}
-    finish(c)
+    return c
 
 
 def wait_live(c, agent, bound=60.0):

@@ -642,6 +642,27 @@ refused_at(
 	pt_expect(errs, nerrs, MAXE, line, col, msg);
 }
 
+/* SBX-8: the gate's own bound follows the ask's, and stays under it. */
+static void
+test_sbx8_gate_answer_bound(void **state)
+{
+	struct gate_policy gp;
+
+	(void)state;
+	memset(&gp, 0, sizeof(gp));
+	gp.gp_ask_timeout_sec = 5;
+	assert_int_equal(gate_answer_sec(&gp), 5 + GATE_ANSWER_MARGIN);
+	gp.gp_ask_timeout_sec = 600;
+	assert_int_equal(gate_answer_sec(&gp), GATE_ANSWER_MAX);
+	/* Out of range (a policy never parsed): the default ask's. */
+	gp.gp_ask_timeout_sec = 0;
+	assert_int_equal(
+	    gate_answer_sec(&gp), GATE_ASK_TIMEOUT + GATE_ANSWER_MARGIN);
+	gp.gp_ask_timeout_sec = 100000;
+	assert_int_equal(
+	    gate_answer_sec(&gp), GATE_ASK_TIMEOUT + GATE_ANSWER_MARGIN);
+}
+
 static void
 test_sbx6_policy_parse(void **state)
 {
@@ -758,6 +779,7 @@ main(void)
 	    cmocka_unit_test(test_sbx6_argv),
 	    cmocka_unit_test(test_sbx6_bad_args),
 	    cmocka_unit_test(test_sbx6_policy_parse),
+	    cmocka_unit_test(test_sbx8_gate_answer_bound),
 	    cmocka_unit_test(test_sbx7_manifest_lists),
 	};
 

@@ -327,7 +327,7 @@ test_sbx8_gemini_settings(void **state)
 	char buf[512];
 
 	assert_int_equal(hook_gemini_settings("cordon-gate-0a1b",
-			     "/usr/bin/cordon", 0, buf, sizeof(buf)),
+			     "/usr/bin/cordon", 0, 80000, buf, sizeof(buf)),
 	    0);
 	o = json_parse_object(buf, strlen(buf), 16);
 	assert_non_null(o);
@@ -339,30 +339,34 @@ test_sbx8_gemini_settings(void **state)
 	    "[{\"matcher\":\".*\",\"hooks\":[{\"type\":\"command\","
 	    "\"name\":\"cordon-gate-0a1b\",\"command\":\"/usr/bin/cordon "
 	    "gate\","
-	    "\"timeout\":120000}]}]}}");
+	    "\"timeout\":80000}]}]}}");
 	json_object_put(o);
 	assert_int_equal(
-	    hook_gemini_settings("n", "/c", 1, buf, sizeof(buf)), 0);
+	    hook_gemini_settings("n", "/c", 1, 1000, buf, sizeof(buf)), 0);
 	o = json_parse_object(buf, strlen(buf), 16);
 	assert_true(json_object_object_get_ex(o, "security", &h));
 	assert_non_null(
 	    strstr(json_object_to_json_string(h), "oauth-personal"));
 	json_object_put(o);
 	assert_int_equal(
-	    hook_gemini_settings("", "/c", 0, buf, sizeof(buf)), -1);
+	    hook_gemini_settings("", "/c", 0, 1000, buf, sizeof(buf)), -1);
 	assert_int_equal(
-	    hook_gemini_settings("a\"b", "/c", 0, buf, sizeof(buf)), -1);
+	    hook_gemini_settings("a\"b", "/c", 0, 1000, buf, sizeof(buf)), -1);
 	assert_int_equal(
-	    hook_gemini_settings("a b", "/c", 0, buf, sizeof(buf)), -1);
-	assert_int_equal(hook_gemini_settings("ok", "/c", 0, buf, 16), -1);
+	    hook_gemini_settings("a b", "/c", 0, 1000, buf, sizeof(buf)), -1);
 	assert_int_equal(
-	    hook_gemini_settings("ok", NULL, 0, buf, sizeof(buf)), -1);
+	    hook_gemini_settings("ok", "/c", 0, 1000, buf, 16), -1);
 	assert_int_equal(
-	    hook_gemini_settings("ok", "cordon", 0, buf, sizeof(buf)), -1);
+	    hook_gemini_settings("ok", NULL, 0, 1000, buf, sizeof(buf)), -1);
 	assert_int_equal(
-	    hook_gemini_settings("ok", "/a b/cordon", 0, buf, sizeof(buf)), -1);
-	assert_int_equal(
-	    hook_gemini_settings("ok", "/a\"/cordon", 0, buf, sizeof(buf)), -1);
+	    hook_gemini_settings("ok", "cordon", 0, 1000, buf, sizeof(buf)),
+	    -1);
+	assert_int_equal(hook_gemini_settings(
+			     "ok", "/a b/cordon", 0, 1000, buf, sizeof(buf)),
+	    -1);
+	assert_int_equal(hook_gemini_settings(
+			     "ok", "/a\"/cordon", 0, 1000, buf, sizeof(buf)),
+	    -1);
 }
 
 /* SBX-8: project settings that could unwire the hook are named. */

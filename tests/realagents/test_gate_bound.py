@@ -1,0 +1,88 @@
+# SBX-8 with the real agent CLIs: each runs a tool call whose gate hook
+# timed out, so the gate must refuse first.  A cordon of its own (the
+# shipped manifests with askTimeoutSec 5, so `cordon gate`'s bound is
+# 15 s), gated stopped while a shell call waits: the call never runs.
+# And Claude Code's own switch: with its hook timeout below the gate's
+# bound, the shipped `onFailure: block` blocks the call, and without it
+# the call runs (the CLI's behaviour the rule is built on).
+# Talks only to 127.0.0.1; touches only the temp dirs it makes.
+import os
+import signal
+import uuid
+
+import pytest
+
+from test_real_agents import (EXAMPLES, api_resolve,  # noqa: F401
+                              api_subst, chat, clis, finish,
+                              install_manifest, kinds, mock, pki,
+                              shell_turns, start_cordon, tool_results,
+                              wait_live)
+
+ASK = "commands:\n  askTimeoutSec: 5\n"
+# Claude Code's hook timeout (seconds) below the gate's bound of 15 s.
+SHORT = {'"timeout":120': '"timeout":3'}
+NOBLOCK = {'"timeout":120,"onFailure":"block"': '"timeout":3'}
+
+
+@pytest.fixture(scope="module")
+def bound(tmp_path_factory, clis, mock, pki):  # noqa: F811
+    base = tmp_path_factory.mktemp("bound")
+    op = base / "operator"
+    work = op / "work"
+    work.mkdir(parents=True)
+    home = base / "home"
+    (home / "agents").mkdir(parents=True)
+    url = api_subst(mock)
+    agents = {"claude-code": ("claude-code", {}),
+              "codex": ("codex", {}), "gemini": ("gemini", {}),
+              "claude-short": ("claude-code", SHORT),
+              "claude-noblock": ("claude-code", NOBLOCK)}
+    for name, (src, sub) in agents.items():
+        dst = home / "agents" / f"{name}.yaml"
+        install_manifest(os.path.join(EXAMPLES, f"{src}.yaml"), dst, name,
+                         {}, str(work), subst=dict(url, **sub),
+                         resolve=api_resolve())
+        with open(dst, "a") as f:
+            f.write(ASK)
+    c = start_cordon(home, op, clis, pki)
+    yield c, work
+    finish(c)
+
+
+def touch_with_gated_stopped(bound, mock, agent, cli):
+    """A shell call that touches a file, made while gated is stopped:
+    whether the file appeared, and the tool results the model got."""
+    c, work = bound
+    wait_live(c, agent)
+    word = uuid.uuid4().hex[:10]
+    marker = work / f"marker-{word}"
+    mock.script(*shell_turns(cli, f"touch marker-{word}", "Done."))
+    pid = c.daemon_pids()["gated"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        _, ev = chat(c, agent, f"touch {word}")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert "done" in kinds(ev), ev
+    return marker.exists(), tool_results(mock, cli)
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini"])
+def test_sbx8_real_cli_call_refused_at_the_gates_bound(bound, mock, agent):
+    ran, results = touch_with_gated_stopped(bound, mock, agent, agent)
+    assert not ran, results
+
+
+def test_sbx8_real_claude_on_failure_block_holds(bound, mock):
+    ran, results = touch_with_gated_stopped(bound, mock, "claude-short",
+                                            "claude-code")
+    assert not ran, results
+
+
+def test_sbx8_real_claude_timed_out_hook_runs_the_call(bound, mock):
+    """What the rule guards against: Claude Code's hook timed out, no
+    onFailure, and the call ran.  If this starts failing, the CLI
+    changed: reread docs/agents.md's account of it."""
+    ran, results = touch_with_gated_stopped(bound, mock, "claude-noblock",
+                                            "claude-code")
+    assert ran, results
