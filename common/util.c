@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -260,6 +261,24 @@ now_ms_mono(void)
 	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int
+reap_within(pid_t pid, int *status, uint64_t ms)
+{
+	static const struct timespec one_ms = {0, 1000000};
+	uint64_t end = now_ms_mono() + ms;
+	pid_t r;
+
+	for (;;) {
+		if ((r = waitpid(pid, status, WNOHANG)) == pid)
+			return 1;
+		if (r == -1 && errno != EINTR)
+			return -1;
+		if (now_ms_mono() >= end)
+			return 0;
+		(void)nanosleep(&one_ms, NULL);
+	}
 }
 
 int

@@ -27,6 +27,11 @@ void strv_wipe(char **v, size_t n);
  * then the vector. */
 void strv_free(char **v);
 uint64_t now_ms_mono(void);
+/*
+ * Wait up to ms for the child pid to exit, and reap it: 1 reaped (its
+ * wait status in *status), 0 still there at the bound, -1 no such child.
+ */
+int reap_within(pid_t pid, int *status, uint64_t ms);
 int64_t now_ms_real(void); /* wall clock, ms since the epoch */
 /* Strict UTF-8 (RFC 3629): no overlongs, surrogates or > U+10FFFF. */
 int utf8_valid(const void *buf, size_t len);

@@ -119,4 +119,26 @@ const char *hook_gemini_project(const char *buf, size_t len);
 #define HOOK_CLAUDE_MAX (1024 * 1024) /* bytes of the global config read */
 const char *hook_claude_config(const char *buf, size_t len);
 
+/*
+ * SBX-8: the gate hook a Claude Code or Codex manifest wires in its args
+ * (Claude Code's --settings JSON, Codex's -c/--config
+ * hooks.PreToolUse=...): found, its timeout in seconds (Claude Code's
+ * default when it sets none; 0 for a Codex hook without one), and
+ * whether it blocks the call when it fails (Claude Code's onFailure).
+ */
+struct hook_gate_wiring {
+	int hg_found;
+	long hg_timeout;
+	int hg_blocks;
+};
+struct manifest;
+/* 1 and *w filled when the args wire a gate hook, else 0. */
+int hook_gate_wiring(const struct manifest *, struct hook_gate_wiring *w);
+/*
+ * 0, or -1 with why (fixed words and numbers) when that hook's timeout
+ * is shorter than `cordon gate`'s bound plus GATE_HOOK_MARGIN: the CLI
+ * would run a call the gate had not answered.
+ */
+int hook_gate_check(const struct manifest *, char *why, size_t whysz);
+
 #endif

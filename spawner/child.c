@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -223,25 +222,15 @@ aproc_finish(struct aproc *ap)
 static void
 aproc_drop(struct aproc *ap, int reaped)
 {
-	static const struct timespec one_ms = {0, 1000000};
-	pid_t r;
-	int st, ms;
+	int st;
 
 	if (ap->ap_done)
 		return;
+	/* SP-17's bound: a held init blocks in read and dies at once; one
+	 * that does not is left to aproc_reap. */
 	if (!reaped && !ap->ap_exited) {
-		/*
-		 * SP-17's bound: a held init blocks in read and dies at
-		 * once; one that does not is left to aproc_reap.
-		 */
 		aproc_signal(ap, SIGKILL);
-		for (ms = 0; ms < LIM_REAP_GRACE_MS; ms++) {
-			if ((r = waitpid(ap->ap_pid, &st, WNOHANG)) != 0 &&
-			    (r != -1 || errno != EINTR))
-				break;
-			(void)nanosleep(&one_ms, NULL);
-		}
-		if (ms == LIM_REAP_GRACE_MS)
+		if (reap_within(ap->ap_pid, &st, LIM_REAP_GRACE_MS) == 0)
 			log_warnx("a dropped child has not exited; it is "
 				  "reaped when it goes");
 		ap->ap_exited = 1;

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "env.h"
+#include "hook.h"
 #include "log.h"
 #include "spawner.h"
 #include "util.h"
@@ -115,6 +116,11 @@ agent_load_file(const char *dir, const char *file)
 	}
 	/* SBX-8, SBX-9: no CLI dir cordon neither writes nor checks. */
 	if (env_home_foreign(&ag->ag_mf, home, why, sizeof(why)) == -1) {
+		log_warnx("agents/%s: %s; agent disabled", file, why);
+		goto disable;
+	}
+	/* SBX-8: a gate hook the CLI would give up on first, no agent. */
+	if (hook_gate_check(&ag->ag_mf, why, sizeof(why)) == -1) {
 		log_warnx("agents/%s: %s; agent disabled", file, why);
 		goto disable;
 	}

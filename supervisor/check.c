@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "cordond.h"
 #include "env.h"
+#include "hook.h"
 #include "hookproj.h"
 #include "manifest.h"
 #include "mission_load.h"
@@ -296,6 +297,37 @@ check_git(struct check *ck, const char *file, const struct manifest *m,
 }
 
 /*
+ * SBX-8: the spawner's load check of the gate hook's timeout, in its
+ * words; and a warning for a Claude Code gate hook that lets a call
+ * through when it fails (no onFailure: block).
+ */
+static void
+check_gate_hook(struct check *ck, const char *file, const struct manifest *m,
+    struct json_object *root)
+{
+	struct hook_gate_wiring w;
+	char why[AGENT_REASON_MAX], msg[CHECK_MSG_MAX];
+	struct json_object *at =
+	    check_node(root, "transportConfig", "args", -1);
+	unsigned long l = 0, c = 0;
+
+	if (hook_gate_check(m, why, sizeof(why)) == -1) {
+		snprintf(
+		    msg, sizeof(msg), "%s; the agent would be disabled", why);
+		check_report_at(ck, file, at, "hook-timeout", msg);
+	}
+	if (agent_cli_mf(m) == AGENT_CLI_CLAUDE &&
+	    hook_gate_wiring(m, &w) == 1 && !w.hg_blocks) {
+		(void)yaml_mark(at, &l, &c);
+		check_note(ck, file, l, c, "hook-fails-open",
+		    "transportConfig.args: the gate hook has no \"onFailure\": "
+		    "\"block\"; Claude Code runs a call whose hook could not "
+		    "start or failed",
+		    1);
+	}
+}
+
+/*
  * SBX-8: what would refuse each run of a Gemini CLI agent before it
  * starts, by the spawner's own check, in the same words: project
  * settings or a .env file that could unwire its gate hook.  The cwd is
@@ -320,6 +352,7 @@ check_hooks(struct check *ck, const char *file, const struct manifest *m,
 		    msg, sizeof(msg), "%s; the agent would be disabled", why);
 		check_report_at(ck, file, at, "home-env", msg);
 	}
+	check_gate_hook(ck, file, m, root);
 	if (hookproj_check(agent_cli_mf(m), cwd, home, why, sizeof(why)) == 0)
 		return;
 	at = check_node(root, "transportConfig", "cwd", -1);

@@ -552,29 +552,17 @@ audit_system(const char *kind, const char *key, const char *val)
 static void
 child_stop(struct child *ch)
 {
-	uint64_t deadline;
-	struct timespec ts = {0, 10 * 1000 * 1000};
 	int status;
-	pid_t r;
 
 	if (ch->ch_timer)
 		evtimer_del(ch->ch_timer);
 	if (ch->ch_pid <= 0)
 		return;
 	kill(ch->ch_pid, SIGTERM);
-	deadline = now_ms_mono() + STOP_GRACE_MS;
-	for (;;) {
-		r = waitpid(ch->ch_pid, &status, WNOHANG);
-		if (r == ch->ch_pid || (r == -1 && errno == ECHILD))
-			break;
-		if (now_ms_mono() >= deadline) {
-			log_warnx(
-			    "%s did not stop; killing", proc_name(ch->ch_id));
-			kill(ch->ch_pid, SIGKILL);
-			waitpid(ch->ch_pid, &status, 0);
-			break;
-		}
-		nanosleep(&ts, NULL);
+	if (reap_within(ch->ch_pid, &status, STOP_GRACE_MS) == 0) {
+		log_warnx("%s did not stop; killing", proc_name(ch->ch_id));
+		kill(ch->ch_pid, SIGKILL);
+		waitpid(ch->ch_pid, &status, 0);
 	}
 	ch->ch_pid = 0;
 	if (ch->ch_conn != NULL) {

@@ -512,3 +512,37 @@ def test_sbx8_check_warns_unrecognised_cli(tmp_path, bin_, args, warn):
         f"{warn}: runs get none of gemini's read-only hook config nor its "
         "hook checks; name its command (gemini) or its npm package's "
         "script, as docs/agents.md says"), got
+
+
+# SBX-8: each CLI runs a call whose gate hook timed out, so a hook wired
+# with a timeout under `cordon gate`'s bound (askTimeoutSec + 10 s) plus
+# 10 s is a problem (the spawner disables the agent, in the same words),
+# and a Claude Code gate hook without onFailure: block a warning.
+CLAUDE_HOOK = ("'--settings={\"hooks\":{\"PreToolUse\":[{\"hooks\":[{"
+               "\"type\":\"command\",\"command\":\"{cordon} gate\","
+               "\"timeout\":%d%s}]}]}}'")
+
+
+@pytest.mark.parametrize("timeout,extra,problem,warn", [
+    (120, ',"onFailure":"block"', False, False),
+    (120, "", False, True),
+    (79, ',"onFailure":"block"', True, False),
+])
+def test_sbx8_check_gate_hook_timeout(tmp_path, timeout, extra, problem,
+                                      warn):
+    args = CLAUDE_HOOK % (timeout, extra)
+    home = home_with(tmp_path, {"c.yaml": (
+        "name: c\ntransport: streamJson\ntransportConfig:\n"
+        f"  bin: claude\n  args: [\"-p\", {args}, \"{{prompt}}\"]\n")})
+    r = check(home, "--json")
+    doc = json.loads(r.stdout)
+    got = [p for p in doc["problems"] if p["code"] == "hook-timeout"]
+    assert len(got) == int(problem), doc
+    if problem:
+        assert r.returncode == 1
+        assert f"{got[0]['key']}: {got[0]['message']}" == (
+            "hooks: the gate hook's timeout (79 s) is under askTimeoutSec"
+            " + 20 s (80 s): the CLI would run a call the gate had not "
+            "yet answered; the agent would be disabled"), got
+    warned = [w for w in doc["warnings"] if w["code"] == "hook-fails-open"]
+    assert len(warned) == int(warn), doc

@@ -637,6 +637,29 @@ def test_sbx8_no_channel_message_names_what_is_missing(gate):
     assert b"no CORDON_GATE" not in p.stderr, p
 
 
+def test_sbx8_gate_hook_shorter_than_the_gates_bound_disables(
+        tmp_path, monkeypatch, cordon_factory):
+    """A Claude Code manifest whose gate hook would time out before
+    `cordon gate` refuses (the CLI then runs the call) is not loaded,
+    saying why; the same hook with time to spare is."""
+    server_env(monkeypatch)
+    hook = ("'--settings={\"hooks\":{\"PreToolUse\":[{\"hooks\":[{"
+            "\"type\":\"command\",\"command\":\"{cordon} gate\","
+            "\"timeout\":%d,\"onFailure\":\"block\"}]}]}}'")
+    mf = ("name: %s\ntransport: streamJson\ntransportConfig:\n"
+          "  bin: claude\n  args: [\"-p\", %s, \"{prompt}\"]\n%s")
+    home = make_agents_home(tmp_path, extra={
+        "short": mf % ("short", hook % 100,
+                       "commands:\n  askTimeoutSec: 90\n"),
+        "long": mf % ("long", hook % 120, "")})
+    c = cordon_factory(home=home)
+    assert c.request("GET", "/api/agents/short").status == 404
+    assert c.request("GET", "/api/agents/long").status == 200
+    assert ("agents/short.yaml: hooks: the gate hook's timeout (100 s) is "
+            "under askTimeoutSec + 20 s (110 s): the CLI would run a call "
+            "the gate had not yet answered; agent disabled") in c.stderr()
+
+
 def gate_direct(env_extra, stdin, fds=()):
     """`cordon gate` on its own with env_extra, stdin a file object or
     bytes: (exit, stderr, seconds)."""

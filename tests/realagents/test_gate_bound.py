@@ -2,9 +2,10 @@
 # timed out, so the gate must refuse first.  A cordon of its own (the
 # shipped manifests with askTimeoutSec 5, so `cordon gate`'s bound is
 # 15 s), gated stopped while a shell call waits: the call never runs.
-# And Claude Code's own switch: with its hook timeout below the gate's
-# bound, the shipped `onFailure: block` blocks the call, and without it
-# the call runs (the CLI's behaviour the rule is built on).
+# And Claude Code's own switch, on a hook that only sleeps past its
+# timeout (a gate hook that short is not loaded): with the shipped
+# `onFailure: block` the call is blocked, and without it the call runs
+# (the CLI's behaviour the rule is built on).
 # Talks only to 127.0.0.1; touches only the temp dirs it makes.
 import os
 import signal
@@ -19,9 +20,10 @@ from test_real_agents import (EXAMPLES, api_resolve,  # noqa: F401
                               wait_live)
 
 ASK = "commands:\n  askTimeoutSec: 5\n"
-# Claude Code's hook timeout (seconds) below the gate's bound of 15 s.
-SHORT = {'"timeout":120': '"timeout":3'}
-NOBLOCK = {'"timeout":120,"onFailure":"block"': '"timeout":3'}
+GATE = '"command":"{cordon} gate","timeout":120,"onFailure":"block"'
+# Claude Code's only hook sleeps past its 3 s timeout.
+SLEEPY = {GATE: '"command":"/bin/sleep 30","timeout":3,"onFailure":"block"'}
+NOBLOCK = {GATE: '"command":"/bin/sleep 30","timeout":3'}
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +37,7 @@ def bound(tmp_path_factory, clis, mock, pki):  # noqa: F811
     url = api_subst(mock)
     agents = {"claude-code": ("claude-code", {}),
               "codex": ("codex", {}), "gemini": ("gemini", {}),
-              "claude-short": ("claude-code", SHORT),
+              "claude-sleepy": ("claude-code", SLEEPY),
               "claude-noblock": ("claude-code", NOBLOCK)}
     for name, (src, sub) in agents.items():
         dst = home / "agents" / f"{name}.yaml"
@@ -74,7 +76,9 @@ def test_sbx8_real_cli_call_refused_at_the_gates_bound(bound, mock, agent):
 
 
 def test_sbx8_real_claude_on_failure_block_holds(bound, mock):
-    ran, results = touch_with_gated_stopped(bound, mock, "claude-short",
+    """A hook that timed out, with onFailure: block: the call is
+    blocked."""
+    ran, results = touch_with_gated_stopped(bound, mock, "claude-sleepy",
                                             "claude-code")
     assert not ran, results
 
