@@ -249,8 +249,8 @@ test_eg2_connect_refused(void **state)
 	    "CONNECT a.com:443 HTTP/1.1\r\nX: a\rb\r\n\r\n",
 	    "CONNECT a.com%0d%0a:443 HTTP/1.1\r\n\r\n",
 	    /* duplicate or foreign Host */
-	    "CONNECT a.com:443 HTTP/1.1\r\nHost: a.com:443\r\n"
-	    "Host: a.com:443\r\n\r\n",
+	    ("CONNECT a.com:443 HTTP/1.1\r\nHost: a.com:443\r\n"
+	     "Host: a.com:443\r\n\r\n"),
 	    "CONNECT a.com:443 HTTP/1.1\r\nHost: b.com:443\r\n\r\n",
 	    "CONNECT a.com:443 HTTP/1.1\r\nHost: a.com\r\n\r\n",
 	    /* obs-fold, space before colon, bodies */
@@ -527,8 +527,8 @@ test_eg3_http_refused(void **state)
 	    "GET /a#x HTTP/1.1\r\n\r\n",
 	    "GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
 	    "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
-	    "POST /a HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: "
-	    "1\r\n\r\n",
+	    ("POST /a HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: "
+	     "1\r\n\r\n"),
 	    "POST /a HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
 	    "POST /a HTTP/1.1\r\nContent-Length: 1,1\r\n\r\n",
 	    "POST /a HTTP/1.1\r\nContent-Length: 99999999999999\r\n\r\n",

@@ -52,8 +52,8 @@ static const char *const corpus[] = {
     "two spaces at end  \nnext",
     "a\r\nb\rc\x1b[31mred\x1b[0m\x07\x7f\xc2\x85",
     "git push \xe2\x80\xaeniam nigiro\xe2\x80\xac",
-    "zero\xe2\x80\x8bwidth soft\xc2\xadhyphen tag\xf3\xa0\x81\x81 bom\xef\xbb"
-    "\xbf",
+    ("zero\xe2\x80\x8bwidth soft\xc2\xadhyphen tag\xf3\xa0\x81\x81 "
+     "bom\xef\xbb\xbf"),
     "line\xe2\x80\xa8sep para\xe2\x80\xa9sep",
     "bad \xff\xfe utf8 \xed\xa0\x80",
     "\n\n\nleading blank lines\n\n\n\ntrailing\n\n\n",
