@@ -153,13 +153,16 @@ hook_gate_check(const struct manifest *m, char *why, size_t whysz)
 {
 	struct hook_gate_wiring w;
 	long need = gate_answer_sec(&m->m_commands) + GATE_HOOK_MARGIN;
+	char t[32] = "none";
 
 	if (hook_gate_wiring(m, &w) == 0 || w.hg_timeout >= need)
 		return 0;
+	if (w.hg_timeout > 0)
+		snprintf(t, sizeof(t), "%ld s", w.hg_timeout);
 	snprintf(why, whysz,
-	    "hooks: the gate hook's timeout (%ld s) is under askTimeoutSec + "
+	    "hooks: the gate hook's timeout (%s) is under askTimeoutSec + "
 	    "%d s (%ld s): the CLI would run a call the gate had not yet "
 	    "answered",
-	    w.hg_timeout, GATE_ANSWER_MARGIN + GATE_HOOK_MARGIN, need);
+	    t, GATE_ANSWER_MARGIN + GATE_HOOK_MARGIN, need);
 	return -1;
 }

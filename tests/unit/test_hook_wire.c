@@ -136,6 +136,7 @@ test_sbx8_codex_gate_hook_read(void **state)
 	    "codex", CODEX("{type=\"command\",command=\"{cordon} gate\"}"), "");
 	assert_int_equal(timeout_of(), 0);
 	assert_int_equal(hook_gate_check(&m, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "timeout (none)"));
 	manifest_free(&m);
 	/* No gate hook wired by the args: nothing to check. */
 	load("codex", "exec, '--config=model=\"o3\"'", "");
