@@ -54,6 +54,8 @@ static unsigned char rd_gcls[256];
 static unsigned char rd_gtab[1u << (3 * G_CLS_BITS)];
 static unsigned char rd_lcls[256]; /* rd_lane's table, no known values */
 static once_flag rd_gonce = ONCE_FLAG_INIT;
+static int rd_lvec;    /* rd_lvec_block may be used */
+static int rd_lscalar; /* rd_lane_force_scalar */
 
 static unsigned
 gcls(unsigned char c)
@@ -126,6 +128,7 @@ rd_gate_init(void)
 	/* Every window that ends in ':' or '=' (each one does, once). */
 	for (k = 0; k < 1u << 2 * G_CLS_BITS; k++)
 		rd_gtab[k << G_CLS_BITS | G_ASSIGN_C] |= G_ASSIGN;
+	rd_lvec = rd_lvec_init(rd_lcls, rd_gtab, G_ASSIGN, G_ASSIGN_C);
 }
 
 /*
@@ -259,57 +262,188 @@ rd_lane_table(unsigned char t[256])
 	memcpy(t, rd_lcls, sizeof(rd_lcls));
 }
 
-/*
- * rd_plain_lines' walk on the bytes before the cleaner, with the
- * cleaner's test and the known-value stage's first one in the same table
- * look-up: one read of each byte.  A byte with no flag takes the gate's
- * step alone; one that may start a form has its pair looked at, then
- * takes the step; a '\n' gets its line's verdict, a stop ends the walk.
- */
-size_t
-rd_lane(const char *s, size_t len, size_t line_max,
-    const struct redact_keys *ks, struct rd_lane_kv *kv)
-{
-	const unsigned char *u = (const unsigned char *)s, *t;
-	unsigned acc = 0, c;
-	uint32_t h = 0;
-	size_t i, start = 0, n = 0;
+/* rd_lane's walk: where it stands. */
+struct lane {
+	const char *s;
+	const unsigned char *t; /* the lane table */
+	const struct redact_keys *ks;
+	struct rd_lane_kv *kv;
+	size_t line_max, start, n;
+	unsigned acc;
+	uint32_t h;
+};
 
-	call_once(&rd_gonce, rd_gate_init);
-	t = ks->k_nform > 0 ? ks->k_lane : rd_lcls;
-	kv->n = 0;
-	/* The last byte's pair is not known: it is taken only as a line's
-	 * end that no form may start with (below). */
-	for (i = 0; i + 1 < len; i++) {
+void
+rd_lane_force_scalar(int on)
+{
+	rd_lscalar = on;
+}
+
+/*
+ * The '\n' at s[i] ends the line: 1 if the lane takes it, 0 if not.
+ * line_stops is asked only when its answer may be yes: it is no for a
+ * line with no window but G_ASSIGN's (so a named matcher only for a name
+ * over RD_KEY_MAX) that does not end in ']'.
+ */
+static inline int
+lane_line(struct lane *l, size_t i)
+{
+	size_t n = i - l->start;
+	unsigned a = l->acc;
+
+	if (n > l->line_max)
+		return 0;
+	if (((a & ~G_ASSIGN) != 0 || (a != 0 && n > RD_KEY_MAX) ||
+		(n >= 7 && l->s[i - 1] == ']')) &&
+	    line_stops(a, l->s + l->start, n))
+		return 0;
+	l->kv->n = l->n;
+	l->start = i + 1;
+	l->acc = l->h = 0;
+	return 1;
+}
+
+/*
+ * s[i..e) a byte at a time, with the cleaner's test and the known-value
+ * stage's first one in the gate's table look-up: one read of each byte.
+ * A byte with no flag takes the gate's step alone; one that may start a
+ * form has its pair looked at, then takes the step; a '\n' gets its
+ * line's verdict, a stop ends the walk.  0 where the lane stops.
+ */
+static int
+lane_bytes(struct lane *l, size_t i, size_t e)
+{
+	const unsigned char *u = (const unsigned char *)l->s, *t = l->t;
+	unsigned acc = l->acc, c;
+	uint32_t h = l->h;
+
+	for (; i < e; i++) {
 		c = t[u[i]];
 		if (c <= RD_L_CLS) {
 			h = h << G_CLS_BITS | c;
 			acc |= rd_gtab[h & G_MASK];
 			continue;
 		}
-		if (c & RD_L_KV && rd_kv_pair(ks, u + i)) {
-			if (n == RD_LANE_KV)
-				return start;
-			kv->at[n++] = i;
+		if (c & RD_L_KV && rd_kv_pair(l->ks, u + i)) {
+			if (l->n == RD_LANE_KV)
+				return 0;
+			l->kv->at[l->n++] = i;
 		}
 		if (!(c & (RD_L_STOP | RD_L_NL))) {
 			h = h << G_CLS_BITS | (c & RD_L_CLS);
 			acc |= rd_gtab[h & G_MASK];
 			continue;
 		}
-		if ((c & RD_L_STOP) || i - start > line_max ||
-		    line_stops(acc, s + start, i - start))
-			return start;
-		kv->n = n;
-		start = i + 1;
+		l->acc = acc;
+		if ((c & RD_L_STOP) || !lane_line(l, i))
+			return 0;
 		acc = h = 0;
 	}
-	if (i < len && (t[u[i]] & ~RD_L_CLS) == RD_L_NL &&
-	    i - start <= line_max && !line_stops(acc, s + start, i - start)) {
-		kv->n = n;
-		start = len;
+	l->acc = acc;
+	l->h = h;
+	return 1;
+}
+
+/* The gate's window that ends at s[i]: its classes from the line's start
+ * on, as the byte walk has them. */
+static inline unsigned
+lane_window(const struct lane *l, size_t i)
+{
+	const unsigned char *u = (const unsigned char *)l->s;
+	size_t k = i - l->start >= 2 ? i - 2 : l->start;
+	unsigned w = 0;
+
+	for (; k <= i; k++)
+		w = w << G_CLS_BITS | rd_gcls[u[k]];
+	return rd_gtab[w];
+}
+
+/*
+ * The block s[i..i+RD_LBLK) by its masks b (no stop in it), as lane_bytes
+ * would take it: in order, the places where a form may start, the '\n's,
+ * and the windows that may have a bit but G_ASSIGN's, looked up as the
+ * byte walk would; G_ASSIGN where the line has a ':' or '='.  Every other
+ * window has no bit or G_ASSIGN's alone (rd_lvec_block).  0 where the
+ * lane stops.
+ */
+static int
+lane_block(struct lane *l, size_t i, const struct rd_lblk *b)
+{
+	const unsigned char *u = (const unsigned char *)l->s + i;
+	uint32_t ev = b->nl | b->kv | b->win;
+	uint64_t from = ~0ull; /* the line's part of the block */
+	unsigned q;
+
+	while (ev != 0) {
+		q = (unsigned)__builtin_ctz(ev);
+		ev &= ev - 1;
+		if ((b->kv >> q & 1u) && (l->t[u[q]] & RD_L_KV) &&
+		    rd_kv_pair(l->ks, u + q)) {
+			if (l->n == RD_LANE_KV)
+				return 0;
+			l->kv->at[l->n++] = i + q;
+		}
+		if (!(b->nl >> q & 1u)) {
+			if (b->win >> q & 1u)
+				l->acc |= lane_window(l, i + q);
+			continue;
+		}
+		if (b->asg & from & ((1ull << q) - 1))
+			l->acc |= G_ASSIGN;
+		if (!lane_line(l, i + q))
+			return 0;
+		from = ~0ull << (q + 1);
 	}
-	return start;
+	if (b->asg & from)
+		l->acc |= G_ASSIGN;
+	/* The window the next byte ends: the last two here, after a '\n'. */
+	l->h = b->nl >> (RD_LBLK - 1) ? 0 : rd_gcls[u[RD_LBLK - 1]];
+	if (!(b->nl >> (RD_LBLK - 2) & 3u))
+		l->h |= (uint32_t)rd_gcls[u[RD_LBLK - 2]] << G_CLS_BITS;
+	return 1;
+}
+
+/*
+ * rd_plain_lines' walk on the bytes before the cleaner.  Where the vector
+ * test may be used, a block with no stop in it is taken by its masks
+ * (lane_block), any other byte by byte (lane_bytes); the two take the
+ * same lines, with the same places in kv (test_outlane, fuzz_cleaner).
+ */
+size_t
+rd_lane(const char *s, size_t len, size_t line_max,
+    const struct redact_keys *ks, struct rd_lane_kv *kv)
+{
+	struct lane l = {s, NULL, ks, kv, line_max, 0, 0, 0, 0};
+	const unsigned char *kvlo;
+	struct rd_lblk b;
+	size_t i = 0, e;
+	int vec;
+
+	call_once(&rd_gonce, rd_gate_init);
+	l.t = ks->k_nform > 0 ? ks->k_lane : rd_lcls;
+	kvlo = ks->k_nform > 0 ? ks->k_kvlo : NULL;
+	vec = rd_lvec && !rd_lscalar;
+	kv->n = 0;
+	/* The last byte's pair is not known: it is taken only as a line's
+	 * end that no form may start with (below). */
+	while (i + 1 < len) {
+		if (vec && i >= 2 && len - i > RD_LBLK) {
+			rd_lvec_block((const unsigned char *)s + i, kvlo, &b);
+			if (b.bad == 0) {
+				if (!lane_block(&l, i, &b))
+					return l.start;
+				i += RD_LBLK;
+				continue;
+			}
+		}
+		e = vec && len - 1 - i > RD_LBLK ? i + RD_LBLK : len - 1;
+		if (!lane_bytes(&l, i, e))
+			return l.start;
+		i = e;
+	}
+	if (i < len && (l.t[(unsigned char)s[i]] & ~RD_L_CLS) == RD_L_NL)
+		(void)lane_line(&l, i);
+	return l.start;
 }
 
 /* --- which passes a line needs ----------------------------------------- */

@@ -70,6 +70,7 @@ struct redact_keys {
 	/* Bit d of k_pair[c]: some form may start with the bytes c, d. */
 	uint8_t k_pair[256][32];
 	unsigned char k_lane[256]; /* rd_lane's table, with RD_L_KV */
+	unsigned char k_kvlo[16];  /* its RD_L_KV bytes, for rd_lvec_block */
 };
 
 /* Bit s[1] of k_pair[s[0]]: some form may start with these two bytes. */
@@ -190,6 +191,27 @@ struct rd_lane_kv {
 };
 size_t rd_lane(const char *s, size_t len, size_t line_max,
     const struct redact_keys *ks, struct rd_lane_kv *kv);
+/* With 1, rd_lane walks byte by byte only (for tests and fuzzers). */
+void rd_lane_force_scalar(int);
+/*
+ * rd_lane's block test (redact_lane_x86.c): for the RD_LBLK bytes at p
+ * (reading p[-2..RD_LBLK)), bit i of each mask for the byte p[i].  bad:
+ * a byte the cleaner changes; win: a window of the gate ending there
+ * that may have a bit but G_ASSIGN (every other has that one or none);
+ * nl: '\n'; asg: the class G_ASSIGN_C; kv: a byte that may have RD_L_KV
+ * in the keys' table (kvlo from rd_lvec_kv, or NULL).
+ */
+#define RD_LBLK 32
+struct rd_lblk {
+	uint32_t bad, win, nl, asg, kv;
+};
+/* 1 if rd_lvec_block may be used, with the lane table (no RD_L_KV), the
+ * gate's window table, its bit of ':' and '=' and their class. */
+int rd_lvec_init(const unsigned char lane[256], const unsigned char *tab,
+    unsigned abit, unsigned acls);
+void rd_lvec_block(
+    const unsigned char *p, const unsigned char *kvlo, struct rd_lblk *);
+void rd_lvec_kv(const unsigned char lane[256], unsigned char lo[16]);
 /*
  * One pass of m over in: 1 with the result in out, 0 if m matched
  * nowhere (out untouched: in is the result).

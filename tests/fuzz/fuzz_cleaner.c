@@ -5,7 +5,8 @@
  * (SBX-7: shown as <U+XXXX>), the same output for any split; the scrubber
  * never lets a known secret through; and redact_clean_feed, whose lane
  * sends plain lines around both, gives the bytes and counts of
- * clean_feed then redact_feed on the same chunks.
+ * clean_feed then redact_feed on the same chunks, with the lane's block
+ * test and with its byte walk alone, which take the same lines.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include <event2/buffer.h>
 
 #include "redact.h"
+#include "redact_int.h"
 #include "sanitize.h"
 #include "unicode.h"
 #include "util.h"
@@ -96,19 +98,52 @@ run_both(
 	return s;
 }
 
-/* The lane changes nothing: the same bytes and counts as without. */
+/* rd_lane with its block test and with its byte walk: the same lines
+ * and places, from every start of the first bytes. */
+static void
+check_blocks(const uint8_t *d, size_t len)
+{
+	static const char *const sec[] = {"S3cr3t!Value"};
+	struct redact_keys *ks = redact_keys_new(sec, len % 2);
+	struct rd_lane_kv a, b;
+	size_t off, na, nb, max = d[0] % 3 == 0 ? 1000 : d[0] % 48;
+
+	if (ks == NULL)
+		abort();
+	for (off = 0; off < len && off < 40; off++) {
+		rd_lane_force_scalar(1);
+		na = rd_lane((const char *)d + off, len - off, max, ks, &a);
+		rd_lane_force_scalar(0);
+		nb = rd_lane((const char *)d + off, len - off, max, ks, &b);
+		if (na != nb || a.n != b.n ||
+		    memcmp(a.at, b.at, a.n * sizeof(a.at[0])) != 0)
+			abort();
+	}
+	redact_keys_free(ks);
+}
+
+/* The lane changes nothing: the same bytes and counts as without, with
+ * its block test and with its byte walk alone. */
 static void
 check_lane(const uint8_t *d, size_t len)
 {
-	size_t al, zl;
-	uint64_t ac, zc;
+	size_t al, zl, sl;
+	uint64_t ac, zc, sc;
 	char *a = run_both(d, len, 0, &al, &ac);
 	char *z = run_both(d, len, 1, &zl, &zc);
+	char *s;
 
+	rd_lane_force_scalar(1);
+	s = run_both(d, len, 1, &sl, &sc);
+	rd_lane_force_scalar(0);
 	if (al != zl || ac != zc || memcmp(a, z, al) != 0)
+		abort();
+	if (al != sl || ac != sc || memcmp(a, s, al) != 0)
 		abort();
 	free(a);
 	free(z);
+	free(s);
+	check_blocks(d, len);
 }
 
 int

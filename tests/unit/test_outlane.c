@@ -3,7 +3,9 @@
  * scrubber as one call, whose lane sends complete plain lines straight
  * out, must give the same bytes and the same counts as clean_feed then
  * redact_feed, whatever the chunks, the clamp, the known values and the
- * early flushes; and no known value may pass through the lane.
+ * early flushes; no known value may pass through the lane; and the lane's
+ * block test (where the CPU has one) takes the same lines, with the same
+ * places of forms, as its byte walk.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 #include <event2/buffer.h>
 
 #include "redact.h"
+#include "redact_int.h"
 #include "sanitize.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -72,6 +75,8 @@ static const char *const frag[] = {
     "b\nq\n0\nX\nk\n3\n",
     "DATABASE_URL=postgres://u:p@h/db\n",
     "a_key_name_is_long = 1\n",
+    "the auth token, the redis database url\n",
+    "tok\n",
 };
 
 /* A text of n fragments and, now and then, a line over the clamp. */
@@ -152,7 +157,7 @@ run(const struct redact_keys *ks, size_t line_max, const char *in, size_t len,
 
 /* SP-10, SP-11: the same bytes and counts with the lane as without. */
 static void
-test_sp11_lane_same_bytes(void **state)
+lane_same_bytes(void)
 {
 	static const char *const sec[] = {
 	    "bq0Xk3f9ZtLw0PvRa7sYc20HnDmJe5uGi8oQ", "hunter2", "p@ss word"};
@@ -161,7 +166,6 @@ test_sp11_lane_same_bytes(void **state)
 	uint64_t ac, bc, seed;
 	char *in, *a, *b;
 
-	(void)state;
 	for (round = 0; round < 6; round++)
 		for (nk = 0; nk <= 3; nk += 3) {
 			struct redact_keys *ks = redact_keys_new(sec, nk);
@@ -184,6 +188,155 @@ test_sp11_lane_same_bytes(void **state)
 			free(in);
 			redact_keys_free(ks);
 		}
+}
+
+/* SP-10, SP-11: the same bytes and counts with the lane as without,
+ * with its block test and with its byte walk alone. */
+static void
+test_sp11_lane_same_bytes(void **state)
+{
+	(void)state;
+	lane_same_bytes();
+	rd_lane_force_scalar(1);
+	lane_same_bytes();
+	rd_lane_force_scalar(0);
+}
+
+/* rd_lane on s[0..len) with the block test and with the byte walk: the
+ * same lines and the same places of forms. */
+static void
+lane_both(const struct redact_keys *ks, const char *s, size_t len, size_t max)
+{
+	struct rd_lane_kv a, b;
+	size_t na, nb;
+
+	rd_lane_force_scalar(1);
+	na = rd_lane(s, len, max, ks, &a);
+	rd_lane_force_scalar(0);
+	nb = rd_lane(s, len, max, ks, &b);
+	assert_int_equal(na, nb);
+	assert_int_equal(a.n, b.n);
+	assert_memory_equal(a.at, b.at, a.n * sizeof(a.at[0]));
+}
+
+/*
+ * The bytes of every class of the line gate's windows: each letter (in
+ * either case), '-', '_', ':', '=', '/', '.', and the others (digits,
+ * blanks, punctuation) in turn.
+ */
+static const char gsym[] = "abcdefghijklmnopqrstuvwxyz-_:/.=?";
+static const char gother[] = "0 9\t\"#$%&'()*+,;<>?@[\\]^`{|}~!7";
+
+static char
+gbyte(size_t k, size_t turn)
+{
+	char c = gsym[k];
+
+	if (c == '?')
+		return gother[turn % (sizeof(gother) - 1)];
+	return turn & 1 && c >= 'a' && c <= 'z' ? (char)(c - 32) : c;
+}
+
+/*
+ * buf: lines of 22 bytes of digits, the window w ending at e, a '\n'
+ * before it (cut 0), between its bytes (1, 2) or after it (3), or none
+ * (4); a line's end 3 bytes after it; with stop, a byte the cleaner
+ * changes at 94 (the block after a window at 64 is walked byte by byte).
+ */
+static void
+window_at(
+    char *buf, size_t len, const char w[3], size_t e, size_t cut, int stop)
+{
+	size_t k, pos = e - 2 - (cut < 4);
+
+	memset(buf, '1', len);
+	for (k = 20; k < len; k += 23)
+		buf[k] = '\n';
+	memcpy(buf + pos + (cut < 4), w, 3);
+	if (cut < 4) {
+		memmove(buf + pos, buf + pos + 1, cut);
+		buf[pos + cut] = '\n';
+	}
+	buf[e + 3] = '\n';
+	if (stop)
+		buf[94] = '\x01';
+}
+
+/*
+ * SP-11: every window of three bytes of the gate's classes, ending at
+ * every place around the lane's first block ends (31 to 34 and 63 to 66),
+ * cut by a '\n' before it, between its bytes or right after it, and
+ * with the next block walked byte by byte or not: the
+ * block test takes the same lines as the byte walk, with and without
+ * known values, with clamps that stop at the line or let it by.
+ */
+static void
+test_sp11_lane_block_windows(void **state)
+{
+	static const char *const sec[] = {
+	    "bq0Xk3f9ZtLw0PvRa7sYc20HnDmJe5uGi8oQ"};
+	static const size_t end[] = {31, 32, 33, 34, 63, 64, 65, 66};
+	const size_t ns = sizeof(gsym) - 1;
+	struct redact_keys *ks[2];
+	char buf[160], w[3];
+	size_t a, b, c, turn = 0, k;
+
+	(void)state;
+	ks[0] = redact_keys_new(sec, 0);
+	ks[1] = redact_keys_new(sec, 1);
+	assert_non_null(ks[0]);
+	assert_non_null(ks[1]);
+	for (a = 0; a < ns; a++)
+		for (b = 0; b < ns; b++)
+			for (c = 0; c < ns; c++)
+				for (k = 0; k < 8; k++, turn++) {
+					w[0] = gbyte(a, turn);
+					w[1] = gbyte(b, turn / 3);
+					w[2] = gbyte(c, turn / 5);
+					window_at(buf, sizeof(buf), w, end[k],
+					    turn / 7 % 5, turn / 11 % 2);
+					lane_both(ks[turn / 2 % 2], buf,
+					    sizeof(buf), 1000);
+					lane_both(ks[turn / 2 % 2], buf,
+					    sizeof(buf), 22);
+				}
+	redact_keys_free(ks[0]);
+	redact_keys_free(ks[1]);
+}
+
+/*
+ * SP-10, SP-11: the block test and the byte walk on the same chunks of
+ * text of every kind the stages treat apart (and every byte value), at
+ * every start and length, with clamps of 1, 7, 40 and 1000 and with and
+ * without known values.
+ */
+static void
+test_sp11_lane_block_chunks(void **state)
+{
+	static const char *const sec[] = {
+	    "bq0Xk3f9ZtLw0PvRa7sYc20HnDmJe5uGi8oQ", "hunter2", "p@ss word"};
+	static const size_t clamp[] = {1, 7, 40, 1000};
+	size_t nk, len, off, n, i;
+	char *in;
+
+	(void)state;
+	for (nk = 0; nk <= 3; nk += 3) {
+		struct redact_keys *ks = redact_keys_new(sec, nk);
+
+		assert_non_null(ks);
+		rng = 0xabcdefull + nk;
+		in = corpus(3000, &len);
+		for (i = 0; i < 256; i++) /* every byte value, now and then */
+			in[rnd() % len] = (char)i;
+		for (off = 0; off < len; off += 1 + rnd() % 200) {
+			n = rnd() % 4 == 0 ? rnd() % 70 : rnd() % 5000;
+			if (n > len - off)
+				n = len - off;
+			lane_both(ks, in + off, n, clamp[rnd() % 4]);
+		}
+		free(in);
+		redact_keys_free(ks);
+	}
 }
 
 /*
@@ -230,6 +383,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sp11_lane_same_bytes),
 	    cmocka_unit_test(test_sp11_lane_known_values),
+	    cmocka_unit_test(test_sp11_lane_block_windows),
+	    cmocka_unit_test(test_sp11_lane_block_chunks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
