@@ -344,18 +344,78 @@ lane_bytes(struct lane *l, size_t i, size_t e)
 	return 1;
 }
 
-/* The gate's window that ends at s[i]: its classes from the line's start
- * on, as the byte walk has them. */
+/*
+ * The gate's window that ends at u[q] as the byte walk has it: its
+ * classes from the line's start on (after a '\n', or the walk's start,
+ * which is never within two bytes of a block's).
+ */
 static inline unsigned
-lane_window(const struct lane *l, size_t i)
+lane_window(const unsigned char *u, unsigned q)
 {
-	const unsigned char *u = (const unsigned char *)l->s;
-	size_t k = i - l->start >= 2 ? i - 2 : l->start;
-	unsigned w = 0;
+	const unsigned char *p = u + q;
+	unsigned w = rd_gcls[p[0]];
 
-	for (; k <= i; k++)
-		w = w << G_CLS_BITS | rd_gcls[u[k]];
+	if (p[-1] != '\n') {
+		w |= (unsigned)rd_gcls[p[-1]] << G_CLS_BITS;
+		if (p[-2] != '\n')
+			w |= (unsigned)rd_gcls[p[-2]] << 2 * G_CLS_BITS;
+	}
 	return rd_gtab[w];
+}
+
+/* After the block at u: the line's windows so far (acc has them) and the
+ * window the next byte ends (the last two bytes, after a '\n'). */
+static inline void
+lane_block_end(struct lane *l, const unsigned char *u, const struct rd_lblk *b,
+    uint64_t from)
+{
+	if (b->asg & from)
+		l->acc |= G_ASSIGN;
+	l->h = b->nl >> (RD_LBLK - 1) ? 0 : rd_gcls[u[RD_LBLK - 1]];
+	if (!(b->nl >> (RD_LBLK - 2) & 3u))
+		l->h |= (uint32_t)rd_gcls[u[RD_LBLK - 2]] << G_CLS_BITS;
+}
+
+/*
+ * The block s[i..i+RD_LBLK) by its masks b (no stop in it) when it is
+ * plain: no window hit has a bit but G_ASSIGN's, no place where a form
+ * may start has its pair, and every line that ends in it is let by
+ * whatever the windows (with none but G_ASSIGN's: at most line_max and
+ * RD_KEY_MAX bytes, no ']' before its '\n').  Then each ends as
+ * lane_line would end it.  1 if taken so, 0 if lane_block walks it.
+ */
+static int
+lane_plain(struct lane *l, size_t i, const struct rd_lblk *b)
+{
+	const unsigned char *u = (const unsigned char *)l->s + i;
+	size_t lim = l->line_max < RD_KEY_MAX ? l->line_max : RD_KEY_MAX;
+	uint32_t m, nl = b->nl;
+	unsigned acc = 0, q;
+
+	for (m = b->win & ~nl; m != 0; m &= m - 1)
+		acc |= lane_window(u, (unsigned)__builtin_ctz(m));
+	for (m = b->kv; m != 0; m &= m - 1) {
+		q = (unsigned)__builtin_ctz(m);
+		if ((l->t[u[q]] & RD_L_KV) && rd_kv_pair(l->ks, u + q))
+			return 0;
+	}
+	if (acc & ~G_ASSIGN)
+		return 0;
+	if (nl == 0) {
+		lane_block_end(l, u, b, ~0ull);
+		return 1;
+	}
+	q = (unsigned)__builtin_ctz(nl);
+	if ((l->acc & ~G_ASSIGN) || i + q - l->start > lim ||
+	    (lim < RD_LBLK && (nl & (nl - 1))) || (b->rb << 1 & nl) ||
+	    ((nl & 1u) && u[-1] == ']'))
+		return 0;
+	q = 31 - (unsigned)__builtin_clz(nl);
+	l->kv->n = l->n;
+	l->start = i + q + 1;
+	l->acc = 0;
+	lane_block_end(l, u, b, ~0ull << (q + 1));
+	return 1;
 }
 
 /*
@@ -374,6 +434,8 @@ lane_block(struct lane *l, size_t i, const struct rd_lblk *b)
 	uint64_t from = ~0ull; /* the line's part of the block */
 	unsigned q;
 
+	if (lane_plain(l, i, b))
+		return 1;
 	while (ev != 0) {
 		q = (unsigned)__builtin_ctz(ev);
 		ev &= ev - 1;
@@ -385,7 +447,7 @@ lane_block(struct lane *l, size_t i, const struct rd_lblk *b)
 		}
 		if (!(b->nl >> q & 1u)) {
 			if (b->win >> q & 1u)
-				l->acc |= lane_window(l, i + q);
+				l->acc |= lane_window(u, q);
 			continue;
 		}
 		if (b->asg & from & ((1ull << q) - 1))
@@ -394,12 +456,7 @@ lane_block(struct lane *l, size_t i, const struct rd_lblk *b)
 			return 0;
 		from = ~0ull << (q + 1);
 	}
-	if (b->asg & from)
-		l->acc |= G_ASSIGN;
-	/* The window the next byte ends: the last two here, after a '\n'. */
-	l->h = b->nl >> (RD_LBLK - 1) ? 0 : rd_gcls[u[RD_LBLK - 1]];
-	if (!(b->nl >> (RD_LBLK - 2) & 3u))
-		l->h |= (uint32_t)rd_gcls[u[RD_LBLK - 2]] << G_CLS_BITS;
+	lane_block_end(l, u, b, from);
 	return 1;
 }
 

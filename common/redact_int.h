@@ -198,12 +198,12 @@ void rd_lane_force_scalar(int);
  * (reading p[-2..RD_LBLK)), bit i of each mask for the byte p[i].  bad:
  * a byte the cleaner changes; win: a window of the gate ending there
  * that may have a bit but G_ASSIGN (every other has that one or none);
- * nl: '\n'; asg: the class G_ASSIGN_C; kv: a byte that may have RD_L_KV
- * in the keys' table (kvlo from rd_lvec_kv, or NULL).
+ * nl: '\n'; asg: the class G_ASSIGN_C; rb: ']'; kv: a byte that may
+ * have RD_L_KV in the keys' table (kvlo from rd_lvec_kv, or NULL).
  */
 #define RD_LBLK 32
 struct rd_lblk {
-	uint32_t bad, win, nl, asg, kv;
+	uint32_t bad, win, nl, asg, rb, kv;
 };
 /* 1 if rd_lvec_block may be used, with the lane table (no RD_L_KV), the
  * gate's window table, its bit of ':' and '=' and their class. */

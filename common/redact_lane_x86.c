@@ -13,6 +13,7 @@
  * - kv: the bytes that may start a known value's form (RD_L_KV), the same
  *   way from the keys' table (rd_lvec_kv); rd_lane then asks the table
  *   and the pair at each.
+ * - rb: ']', the last byte of the clamp marker that line_stops reads.
  * - nl, asg: '\n', and the bytes of the gate's class of ':' and '=': a
  *   window has the bit G_ASSIGN exactly when it ends in one
  *   (rd_lvec_init checks), whatever its first two bytes.
@@ -287,6 +288,8 @@ block_avx2(const unsigned char *p, const unsigned char *kvlo, struct rd_lblk *b)
 	hib = _mm256_shuffle_epi8(_mm256_loadu_si256((const void *)lv_hib), hi);
 	b->nl = (uint32_t)_mm256_movemask_epi8(
 	    _mm256_cmpeq_epi8(x, _mm256_set1_epi8('\n')));
+	b->rb = (uint32_t)_mm256_movemask_epi8(
+	    _mm256_cmpeq_epi8(x, _mm256_set1_epi8(']')));
 	b->asg = nonzero(_mm256_and_si256(hib,
 	    _mm256_shuffle_epi8(_mm256_loadu_si256((const void *)lv_asg), lo)));
 	b->bad = (uint32_t)_mm256_movemask_epi8(x) |

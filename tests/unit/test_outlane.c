@@ -305,6 +305,32 @@ test_sp11_lane_block_windows(void **state)
 }
 
 /*
+ * SP-10, SP-11: lines of two bytes and one of len bytes at pos, around
+ * the lane's block ends, with every clamp up to 40: the block test stops
+ * at the same line as the byte walk.
+ */
+static void
+test_sp10_lane_block_clamp(void **state)
+{
+	struct redact_keys *ks = redact_keys_new(NULL, 0);
+	char buf[160];
+	size_t clamp, len, pos, k;
+
+	(void)state;
+	assert_non_null(ks);
+	for (clamp = 1; clamp <= 40; clamp++)
+		for (len = 0; len <= 40; len++)
+			for (pos = 30; pos < 72; pos++) {
+				for (k = 0; k < sizeof(buf); k++)
+					buf[k] = k % 3 == 2 ? '\n' : 'a';
+				memset(buf + pos, 'x', len);
+				buf[pos + len] = '\n';
+				lane_both(ks, buf, sizeof(buf), clamp);
+			}
+	redact_keys_free(ks);
+}
+
+/*
  * SP-10, SP-11: the block test and the byte walk on the same chunks of
  * text of every kind the stages treat apart (and every byte value), at
  * every start and length, with clamps of 1, 7, 40 and 1000 and with and
@@ -384,6 +410,7 @@ main(void)
 	    cmocka_unit_test(test_sp11_lane_same_bytes),
 	    cmocka_unit_test(test_sp11_lane_known_values),
 	    cmocka_unit_test(test_sp11_lane_block_windows),
+	    cmocka_unit_test(test_sp10_lane_block_clamp),
 	    cmocka_unit_test(test_sp11_lane_block_chunks),
 	};
 
