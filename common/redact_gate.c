@@ -471,21 +471,21 @@ rd_lane(const char *s, size_t len, size_t line_max,
     const struct redact_keys *ks, struct rd_lane_kv *kv)
 {
 	struct lane l = {s, NULL, ks, kv, line_max, 0, 0, 0, 0};
-	const unsigned char *kvlo;
+	const unsigned char *kvt;
 	struct rd_lblk b;
 	size_t i = 0, e;
 	int vec;
 
 	call_once(&rd_gonce, rd_gate_init);
 	l.t = ks->k_nform > 0 ? ks->k_lane : rd_lcls;
-	kvlo = ks->k_nform > 0 ? ks->k_kvlo : NULL;
+	kvt = ks->k_nform > 0 ? ks->k_kv : NULL;
 	vec = rd_lvec && !rd_lscalar;
 	kv->n = 0;
 	/* The last byte's pair is not known: it is taken only as a line's
 	 * end that no form may start with (below). */
 	while (i + 1 < len) {
 		if (vec && i >= 2 && len - i > RD_LBLK) {
-			rd_lvec_block((const unsigned char *)s + i, kvlo, &b);
+			rd_lvec_block((const unsigned char *)s + i, kvt, &b);
 			if (b.bad == 0) {
 				if (!lane_block(&l, i, &b))
 					return l.start;

@@ -55,6 +55,8 @@ struct kform {
 	int flags;
 };
 
+#define RD_LVEC_KV 64 /* rd_lvec_kv's tables */
+
 /* The known values of one resolution; read-only once made. */
 struct redact_keys {
 	char **k_sec; /* the values, longest first */
@@ -69,8 +71,8 @@ struct redact_keys {
 	size_t k_nbucket[256];
 	/* Bit d of k_pair[c]: some form may start with the bytes c, d. */
 	uint8_t k_pair[256][32];
-	unsigned char k_lane[256]; /* rd_lane's table, with RD_L_KV */
-	unsigned char k_kvlo[16];  /* its RD_L_KV bytes, for rd_lvec_block */
+	unsigned char k_lane[256];	/* rd_lane's table, with RD_L_KV */
+	unsigned char k_kv[RD_LVEC_KV]; /* its pairs, for rd_lvec_block */
 };
 
 /* Bit s[1] of k_pair[s[0]]: some form may start with these two bytes. */
@@ -198,8 +200,9 @@ void rd_lane_force_scalar(int);
  * (reading p[-2..RD_LBLK)), bit i of each mask for the byte p[i].  bad:
  * a byte the cleaner changes; win: a window of the gate ending there
  * that may have a bit but G_ASSIGN (every other has that one or none);
- * nl: '\n'; asg: the class G_ASSIGN_C; rb: ']'; kv: a byte that may
- * have RD_L_KV in the keys' table (kvlo from rd_lvec_kv, or NULL).
+ * nl: '\n'; asg: the class G_ASSIGN_C; rb: ']'; kv: a place where a
+ * form of the keys may start (kv from rd_lvec_kv, or NULL: reads
+ * p[RD_LBLK] too).
  */
 #define RD_LBLK 32
 struct rd_lblk {
@@ -210,8 +213,9 @@ struct rd_lblk {
 int rd_lvec_init(const unsigned char lane[256], const unsigned char *tab,
     unsigned abit, unsigned acls);
 void rd_lvec_block(
-    const unsigned char *p, const unsigned char *kvlo, struct rd_lblk *);
-void rd_lvec_kv(const unsigned char lane[256], unsigned char lo[16]);
+    const unsigned char *p, const unsigned char *kv, struct rd_lblk *);
+void rd_lvec_kv(const unsigned char lane[256], const uint8_t pair[256][32],
+    unsigned char kv[RD_LVEC_KV]);
 /*
  * One pass of m over in: 1 with the result in out, 0 if m matched
  * nowhere (out untouched: in is the result).

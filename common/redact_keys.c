@@ -364,7 +364,7 @@ kv_buckets(struct redact_keys *ks)
 	for (c = 0; c < 256; c++)
 		if (ks->k_nbucket[c] > 0)
 			ks->k_lane[c] |= RD_L_KV;
-	rd_lvec_kv(ks->k_lane, ks->k_kvlo);
+	rd_lvec_kv(ks->k_lane, (const uint8_t(*)[32])ks->k_pair, ks->k_kv);
 	return 0;
 }
 

@@ -10,9 +10,9 @@
  * - bad: the bytes the cleaner would change (RD_L_STOP), exactly: for a
  *   byte below 0x80 one bit of the lane table's own by (high nibble, low
  *   nibble); a byte of 0x80 or more is always one (rd_lvec_init checks).
- * - kv: the bytes that may start a known value's form (RD_L_KV), the same
- *   way from the keys' table (rd_lvec_kv); rd_lane then asks the table
- *   and the pair at each.
+ * - kv: the places where a known value's form may start (RD_L_KV, then
+ *   the pair of bytes: rd_kv_pair), by nibble tables of the keys' own
+ *   (rd_lvec_kv); rd_lane then asks the table and the pair at each.
  * - rb: ']', the last byte of the clamp marker that line_stops reads.
  * - nl, asg: '\n', and the bytes of the gate's class of ':' and '=': a
  *   window has the bit G_ASSIGN exactly when it ends in one
@@ -42,6 +42,39 @@
 #include "redact_int.h"
 
 /*
+ * The keys' places where a form may start: bytes c below 0x80 with
+ * RD_L_KV, one of eight buckets each (in turn), and per bucket the bytes
+ * d for which some c of it has the pair (c, d).  Per place of the pair
+ * the buckets a low and a high nibble pass: a superset of the pairs.
+ */
+void
+rd_lvec_kv(const unsigned char lane[256], const uint8_t pair[256][32],
+    unsigned char kv[RD_LVEC_KV])
+{
+	unsigned c, d, bit, n = 0;
+
+	memset(kv, 0, RD_LVEC_KV);
+	for (c = 0; c < 0x80; c++) {
+		if (!(lane[c] & RD_L_KV))
+			continue;
+		bit = 1u << (n++ % 8);
+		kv[c & 15] |= (unsigned char)bit;
+		kv[16 + (c >> 4)] |= (unsigned char)bit;
+		for (d = 0; d < 256; d++)
+			if (pair[c][d >> 3] >> (d & 7) & 1u) {
+				kv[32 + (d & 15)] |= (unsigned char)bit;
+				kv[48 + (d >> 4)] |= (unsigned char)bit;
+			}
+	}
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define NB   16	 /* buckets: the bits of two bytes */
+#define NWIN 256 /* more windows: no vector test */
+
+/*
  * A lane table's bytes below 0x80 with flag f (with f 0, of class k), as
  * bit h of lo[l] for the byte h * 16 + l.
  */
@@ -56,18 +89,6 @@ lo_table(
 		if (f != 0 ? (lane[x] & f) != 0 : (lane[x] & RD_L_CLS) == k)
 			lo[x & 15] |= (unsigned char)(1u << (x >> 4));
 }
-
-void
-rd_lvec_kv(const unsigned char lane[256], unsigned char lo[16])
-{
-	lo_table(lane, RD_L_KV, 0, lo);
-}
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-#define NB   16	 /* buckets: the bits of two bytes */
-#define NWIN 256 /* more windows: no vector test */
 
 /* Per half of the buckets and window place: the buckets (bits) a low and
  * a high nibble pass. */
@@ -272,8 +293,30 @@ place(const unsigned char *q, int j, __m256i *lo, __m256i *hi, __m256i w[2])
 			_mm256_loadu_si256((const void *)lv_hi[k][j]), *hi));
 }
 
+/* Where a pair of bytes at p may start a form (rd_lvec_kv's tables kv);
+ * lo, hi: the nibbles of the bytes at p. */
+__attribute__((target("avx2"))) static inline uint32_t
+kv_pairs(
+    const unsigned char *p, __m256i lo, __m256i hi, const unsigned char *kv)
+{
+	const __m256i nib = _mm256_set1_epi8(0x0f);
+	__m256i y = _mm256_loadu_si256((const void *)(p + 1));
+
+#define KV(k)                                                                  \
+	_mm256_broadcastsi128_si256(                                           \
+	    _mm_loadu_si128((const void *)(kv + 16 * k)))
+	return nonzero(
+	    _mm256_and_si256(_mm256_and_si256(_mm256_shuffle_epi8(KV(0), lo),
+				 _mm256_shuffle_epi8(KV(1), hi)),
+		_mm256_and_si256(
+		    _mm256_shuffle_epi8(KV(2), _mm256_and_si256(y, nib)),
+		    _mm256_shuffle_epi8(KV(3),
+			_mm256_and_si256(_mm256_srli_epi16(y, 4), nib)))));
+#undef KV
+}
+
 __attribute__((target("avx2"))) static void
-block_avx2(const unsigned char *p, const unsigned char *kvlo, struct rd_lblk *b)
+block_avx2(const unsigned char *p, const unsigned char *kv, struct rd_lblk *b)
 {
 	__m256i x, lo, hi, hib, w0[2], w1[2], w[2];
 
@@ -296,20 +339,14 @@ block_avx2(const unsigned char *p, const unsigned char *kvlo, struct rd_lblk *b)
 		 nonzero(_mm256_and_si256(
 		     hib, _mm256_shuffle_epi8(
 			      _mm256_loadu_si256((const void *)lv_stop), lo)));
-	b->kv = 0;
-	if (kvlo != NULL)
-		b->kv = nonzero(_mm256_and_si256(
-		    hib, _mm256_shuffle_epi8(
-			     _mm256_broadcastsi128_si256(
-				 _mm_loadu_si128((const void *)kvlo)),
-			     lo)));
+	b->kv = kv != NULL ? kv_pairs(p, lo, hi, kv) : 0;
 }
 
 void
 rd_lvec_block(
-    const unsigned char *p, const unsigned char *kvlo, struct rd_lblk *b)
+    const unsigned char *p, const unsigned char *kv, struct rd_lblk *b)
 {
-	block_avx2(p, kvlo, b);
+	block_avx2(p, kv, b);
 }
 #else
 int
@@ -322,9 +359,9 @@ rd_lvec_init(const unsigned char lane[256], const unsigned char *tab,
 
 void
 rd_lvec_block(
-    const unsigned char *p, const unsigned char *kvlo, struct rd_lblk *b)
+    const unsigned char *p, const unsigned char *kv, struct rd_lblk *b)
 {
-	(void)p, (void)kvlo;
+	(void)p, (void)kv;
 	memset(b, 0xff, sizeof(*b));
 }
 #endif
