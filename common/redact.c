@@ -520,24 +520,6 @@ redact_new(const struct redact_keys *keys)
 	return r;
 }
 
-/*
- * A complete line outside a PEM block that scrub_line would send as it
- * is: no clamp marker to end it, no BEGIN of a private key, and no
- * pattern that could match (rd_may).
- */
-static int
-line_plain(const char *s, size_t len)
-{
-	size_t e;
-
-	if (len == 0)
-		return 1;
-	if (len >= 7 && memcmp(s + len - 7, " chars]", 7) == 0)
-		return 0;
-	return rd_pem_find(s, len, "-----BEGIN", &e) == NULL &&
-	       rd_may(s, len) == 0;
-}
-
 /* The line stage: patterns, a line at a time. */
 static void
 line_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
@@ -567,7 +549,7 @@ line_feed(struct redact *r, const char *in, size_t len, struct evbuffer *out)
 			 r->r_hold.b + off, '\n', r->r_hold.len - off)) == NULL)
 			break;
 		n = (size_t)(nl - (r->r_hold.b + off));
-		if (!r->r_in_pem && line_plain(r->r_hold.b + off, n)) {
+		if (!r->r_in_pem && rd_line_plain(r->r_hold.b + off, n)) {
 			off += n + 1;
 			continue;
 		}

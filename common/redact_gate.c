@@ -255,6 +255,19 @@ rd_plain_lines(const char *s, size_t len)
 	return start;
 }
 
+int
+rd_line_plain(const char *s, size_t len)
+{
+	size_t e;
+
+	if (len == 0)
+		return 1;
+	if (len >= 7 && memcmp(s + len - 7, " chars]", 7) == 0)
+		return 0;
+	return rd_pem_find(s, len, "-----BEGIN", &e) == NULL &&
+	       rd_may(s, len) == 0;
+}
+
 void
 rd_lane_table(unsigned char t[256])
 {
@@ -280,7 +293,9 @@ rd_lane_force_scalar(int on)
 }
 
 /*
- * The '\n' at s[i] ends the line: 1 if the lane takes it, 0 if not.
+ * The '\n' at s[i] ends the line: 1 if the lane takes it, 0 if not: a
+ * line within the clamp that the gate lets by, or one it stops at that
+ * the line stage would send as it is all the same (rd_line_plain).
  * line_stops is asked only when its answer may be yes: it is no for a
  * line with no window but G_ASSIGN's (so a named matcher only for a name
  * over RD_KEY_MAX) that does not end in ']'.
@@ -295,7 +310,8 @@ lane_line(struct lane *l, size_t i)
 		return 0;
 	if (((a & ~G_ASSIGN) != 0 || (a != 0 && n > RD_KEY_MAX) ||
 		(n >= 7 && l->s[i - 1] == ']')) &&
-	    line_stops(a, l->s + l->start, n))
+	    line_stops(a, l->s + l->start, n) &&
+	    !rd_line_plain(l->s + l->start, n))
 		return 0;
 	l->kv->n = l->n;
 	l->start = i + 1;

@@ -167,6 +167,12 @@ unsigned rd_may(const char *s, size_t len);
  */
 size_t rd_plain_lines(const char *s, size_t len);
 /*
+ * The complete line s[0..len) (no '\n'), outside a PEM block, is one the
+ * line stage sends as it is: no clamp marker ends it, no BEGIN of a
+ * private key, no pattern that could match (rd_may).
+ */
+int rd_line_plain(const char *s, size_t len);
+/*
  * The lane (redact_clean_feed): one pass over bytes as they come from the
  * agent, before the cleaner.  Its table holds per byte the gate's class
  * (the low five bits) and these flags.
