@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "agentcli.h"
+#include "cordon_limits.h"
 #include "gate.h"
 #include "hook.h"
 #include "json.h"
@@ -97,18 +98,44 @@ claude_gate(const char *v, struct hook_gate_wiring *w)
 }
 
 /*
+ * v without the blanks outside its double-quoted strings (TOML lets a
+ * key and its '=' have them), into buf: NULL if it does not fit.
+ */
+static const char *
+unblank(const char *v, char *buf, size_t bufsz)
+{
+	size_t n = 0;
+	int quoted = 0;
+
+	for (; *v != '\0'; v++) {
+		if (*v == '"' && (!quoted || v[-1] != '\\'))
+			quoted = !quoted;
+		else if (!quoted && (*v == ' ' || *v == '\t'))
+			continue;
+		if (n + 1 == bufsz)
+			return NULL;
+		buf[n++] = *v;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
  * Codex: -c/--config hooks.PreToolUse=[{...hooks=[{...command="...",
- * timeout=N}]}] (TOML).  Only the hook table that holds the gate's
- * command is read: its timeout= digits, between the braces around it.
- * One without a timeout counts as 0 (Codex's default is not ours).
+ * timeout=N}]}] (TOML, blanks aside).  Only the hook table that holds
+ * the gate's command is read: its timeout= digits, between the braces
+ * around it.  One without a timeout counts as 0 (Codex's default is not
+ * ours).
  */
 static void
-codex_gate(const char *v, struct hook_gate_wiring *w)
+codex_gate(const char *val, struct hook_gate_wiring *w)
 {
 	static const char key[] = "hooks.PreToolUse=", cmd[] = "command=\"";
-	const char *p, *q, *open, *close, *t;
+	static char buf[LIM_ARG_MAX_BYTES + 1];
+	const char *v, *p, *q, *open, *close, *t;
 
-	if (strncmp(v, key, sizeof(key) - 1) != 0)
+	if ((v = unblank(val, buf, sizeof(buf))) == NULL ||
+	    strncmp(v, key, sizeof(key) - 1) != 0)
 		return;
 	for (p = v; (p = strstr(p, cmd)) != NULL; p = q + 1) {
 		p += sizeof(cmd) - 1;
@@ -124,8 +151,7 @@ codex_gate(const char *v, struct hook_gate_wiring *w)
 		w->hg_timeout = 0;
 		for (t = open; (t = strstr(t, "timeout=")) != NULL && t < close;
 		     t++)
-			if ((t == open || t[-1] == ',' || t[-1] == ' ' ||
-				t[-1] == '{') &&
+			if ((t == open || t[-1] == ',' || t[-1] == '{') &&
 			    t[8] >= '0' && t[8] <= '9')
 				w->hg_timeout = strtol(t + 8, NULL, 10);
 	}

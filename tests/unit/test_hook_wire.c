@@ -131,6 +131,14 @@ test_sbx8_codex_gate_hook_read(void **state)
 	assert_int_equal(timeout_of(), 30);
 	assert_int_equal(hook_gate_check(&m, why, sizeof(why)), -1);
 	manifest_free(&m);
+	/* TOML's blanks around '=' and after ',' read the same. */
+	load("codex",
+	    "'-c', 'hooks.PreToolUse = [{ matcher = \"*\", hooks = [{ type = "
+	    "\"command\", command = \"{cordon} gate\", timeout = 45 }] }]'",
+	    "");
+	assert_int_equal(timeout_of(), 45);
+	assert_int_equal(hook_gate_check(&m, why, sizeof(why)), -1);
+	manifest_free(&m);
 	/* No timeout: refused (Codex's default is not cordon's to know). */
 	load(
 	    "codex", CODEX("{type=\"command\",command=\"{cordon} gate\"}"), "");
