@@ -425,11 +425,12 @@ gate_env(char ***envp, int fifo, long wait_sec)
 {
 	static const char *const vars[] = {
 	    "CORDON_GATE_FD=", "CORDON_GATE=", "CORDON_GATE_WAIT="};
-	char **e = *envp, **ne, *s, *w = NULL, *p = NULL;
+	char **e = *envp, **ne, *s, *w = NULL, *p = NULL, wv[48];
 	size_t i, j, k, n;
 
+	snprintf(wv, sizeof(wv), "CORDON_GATE_WAIT=%ld", wait_sec);
 	if ((s = strdup("CORDON_GATE_FD=3")) == NULL ||
-	    asprintf(&w, "CORDON_GATE_WAIT=%ld", wait_sec) == -1 ||
+	    (w = strdup(wv)) == NULL ||
 	    (fifo && (p = strdup("CORDON_GATE=" GATE_FIFO_DIR)) == NULL)) {
 		free(s);
 		free(w);
