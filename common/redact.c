@@ -622,20 +622,15 @@ static size_t
 lane_kv(const struct redact_keys *ks, const char *s, size_t n,
     const struct rd_lane_kv *kv)
 {
-	size_t j, k, p, e;
-	unsigned char c;
+	size_t j, p;
 
 	for (j = 0; j < kv->n && kv->at[j] < n; j++) {
 		p = kv->at[j];
-		c = (unsigned char)s[p];
-		for (k = 0; k < ks->k_nbucket[c]; k++) {
-			if (rd_kv_try(&ks->k_form[ks->k_bucket[c][k]], s, n, p,
-				&e) == 0)
-				continue;
-			while (p > 0 && s[p - 1] != '\n')
-				p--;
-			return p;
-		}
+		if (!rd_kv_may(ks, s, n, p))
+			continue;
+		while (p > 0 && s[p - 1] != '\n')
+			p--;
+		return p;
 	}
 	return n;
 }

@@ -281,10 +281,32 @@ struct lane {
 	const unsigned char *t; /* the lane table */
 	const struct redact_keys *ks;
 	struct rd_lane_kv *kv;
-	size_t line_max, start, n;
+	size_t len, line_max, start, n;
 	unsigned acc;
 	uint32_t h;
 };
+
+#define LANE_KV_LOOK 48 /* bytes rd_kv_may reads at most at a place */
+
+/*
+ * The place s[i] whose pair may start a form (RD_L_KV, rd_kv_pair): 1 if
+ * one may match there, knowing only its line up to its '\n' (and
+ * LANE_KV_LOOK bytes at most).  Those bytes are the known-value stage's
+ * own when the lane takes the line, and lane_kv in redact.c knows at
+ * least them: a no here is its no (rd_kv_may).  That keeps a pair that
+ * is open on two bytes alone (a blank after a form's first character, a
+ * '%') from stopping a block or filling kv.
+ */
+static int
+lane_kv_at(const struct lane *l, size_t i)
+{
+	size_t n =
+	    l->len - i - 1 < LANE_KV_LOOK ? l->len - i - 1 : LANE_KV_LOOK;
+	const char *nl = memchr(l->s + i + 1, '\n', n);
+
+	return rd_kv_may(
+	    l->ks, l->s, nl != NULL ? (size_t)(nl - l->s) : i + 1 + n, i);
+}
 
 void
 rd_lane_force_scalar(int on)
@@ -340,7 +362,8 @@ lane_bytes(struct lane *l, size_t i, size_t e)
 			acc |= rd_gtab[h & G_MASK];
 			continue;
 		}
-		if (c & RD_L_KV && rd_kv_pair(l->ks, u + i)) {
+		if (c & RD_L_KV && rd_kv_pair(l->ks, u + i) &&
+		    lane_kv_at(l, i)) {
 			if (l->n == RD_LANE_KV)
 				return 0;
 			l->kv->at[l->n++] = i;
@@ -412,7 +435,8 @@ lane_plain(struct lane *l, size_t i, const struct rd_lblk *b)
 		acc |= lane_window(u, (unsigned)__builtin_ctz(m));
 	for (m = b->kv; m != 0; m &= m - 1) {
 		q = (unsigned)__builtin_ctz(m);
-		if ((l->t[u[q]] & RD_L_KV) && rd_kv_pair(l->ks, u + q))
+		if ((l->t[u[q]] & RD_L_KV) && rd_kv_pair(l->ks, u + q) &&
+		    lane_kv_at(l, i + q))
 			return 0;
 	}
 	if (acc & ~G_ASSIGN)
@@ -456,7 +480,7 @@ lane_block(struct lane *l, size_t i, const struct rd_lblk *b)
 		q = (unsigned)__builtin_ctz(ev);
 		ev &= ev - 1;
 		if ((b->kv >> q & 1u) && (l->t[u[q]] & RD_L_KV) &&
-		    rd_kv_pair(l->ks, u + q)) {
+		    rd_kv_pair(l->ks, u + q) && lane_kv_at(l, i + q)) {
 			if (l->n == RD_LANE_KV)
 				return 0;
 			l->kv->at[l->n++] = i + q;
@@ -486,7 +510,7 @@ size_t
 rd_lane(const char *s, size_t len, size_t line_max,
     const struct redact_keys *ks, struct rd_lane_kv *kv)
 {
-	struct lane l = {s, NULL, ks, kv, line_max, 0, 0, 0, 0};
+	struct lane l = {s, NULL, ks, kv, len, line_max, 0, 0, 0, 0};
 	const unsigned char *kvt;
 	struct rd_lblk b;
 	size_t i = 0, e;

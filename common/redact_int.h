@@ -85,6 +85,13 @@ rd_kv_pair(const struct redact_keys *ks, const unsigned char *s)
 /* Form f at s[i]: 1 with *end, 0 no, -1 undecided (the buffer ends). */
 int rd_kv_try(
     const struct kform *f, const char *s, size_t len, size_t i, size_t *end);
+/*
+ * May some form of ks match at s[i], knowing s[0..len) only: 0 if every
+ * form that may start with s[i] says no there (rd_kv_try), else 1.  An
+ * answer of 0 holds for any longer buffer with the same bytes.
+ */
+int rd_kv_may(
+    const struct redact_keys *ks, const char *s, size_t len, size_t i);
 
 /* A pattern matcher: at position i, the span [*rs, *re) to replace. */
 typedef int (*rd_match)(
@@ -189,8 +196,9 @@ void rd_lane_table(unsigned char t[256]);
  * nothing held: every byte clean_plain_byte, at most line_max of them a
  * line, the line gate lets each by (as rd_plain_lines).  Their length
  * with their '\n's; conservative.  kv gets the places among them where a
- * form of ks may start (RD_L_KV, then rd_kv_pair); when it is full, the
- * lines end before the line that has one more.
+ * form of ks may start (RD_L_KV, then rd_kv_pair, then rd_kv_may on the
+ * place's line); when it is full, the lines end before the line that has
+ * one more.
  */
 #define RD_LANE_KV 64
 struct rd_lane_kv {

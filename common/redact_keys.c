@@ -174,6 +174,19 @@ rd_kv_try(
 	return 1;
 }
 
+int
+rd_kv_may(const struct redact_keys *ks, const char *s, size_t len, size_t i)
+{
+	unsigned char c = (unsigned char)s[i];
+	size_t k, e;
+
+	for (k = 0; k < ks->k_nbucket[c]; k++)
+		if (rd_kv_try(&ks->k_form[ks->k_bucket[c][k]], s, len, i, &e) !=
+		    0)
+			return 1;
+	return 0;
+}
+
 /* --- deriving the forms ------------------------------------------------- */
 
 /* base64 of p[0..n) with alphabet al, no padding; its length. */

@@ -403,6 +403,49 @@ test_sp11_lane_known_values(void **state)
 	redact_keys_free(ks);
 }
 
+/*
+ * SP-11: a place whose first two bytes leave a form open only on them (a
+ * blank after a form's first character, a '%') is no place when the rest
+ * of its line says no: C lines full of them go through the lane whole,
+ * with no place kept, more than RD_LANE_KV of them in a row.  The value
+ * itself, spaced, on the last line is its one place, and the same bytes
+ * leave as through the stages, the value masked.
+ */
+static void
+test_sp11_lane_open_pairs(void **state)
+{
+	static const char *const sec[] = {"ibq0Xk3f9ZtLw0Pv"};
+	static const char line[] = "\tif (i == 0) printf(\"%s %d\", b, i);\n";
+	static const char val[] = "x = i b q 0 X k 3 f 9 Z t L w 0 P v;\n";
+	struct redact_keys *ks = redact_keys_new(sec, 1);
+	struct rd_lane_kv kv;
+	size_t k, len, al, bl;
+	uint64_t ac, bc;
+	char *in, *a, *b;
+
+	(void)state;
+	assert_non_null(ks);
+	len = 3 * RD_LANE_KV * (sizeof(line) - 1) + sizeof(val) - 1;
+	in = malloc(len);
+	assert_non_null(in);
+	for (k = 0; k < 3 * RD_LANE_KV; k++)
+		memcpy(in + k * (sizeof(line) - 1), line, sizeof(line) - 1);
+	memcpy(in + len - (sizeof(val) - 1), val, sizeof(val) - 1);
+	assert_int_equal(rd_lane(in, len, 1000, ks, &kv), len);
+	assert_int_equal(kv.n, 1);
+	assert_int_equal(kv.at[0], len - (sizeof(val) - 1) + 4);
+	lane_both(ks, in, len, 1000);
+	a = run(ks, 0, in, len, 7, 0, &al, &ac);
+	b = run(ks, 0, in, len, 7, 1, &bl, &bc);
+	assert_int_equal(al, bl);
+	assert_memory_equal(a, b, al);
+	assert_null(strstr(b, "i b q 0"));
+	free(a);
+	free(b);
+	free(in);
+	redact_keys_free(ks);
+}
+
 int
 main(void)
 {
@@ -412,6 +455,7 @@ main(void)
 	    cmocka_unit_test(test_sp11_lane_block_windows),
 	    cmocka_unit_test(test_sp10_lane_block_clamp),
 	    cmocka_unit_test(test_sp11_lane_block_chunks),
+	    cmocka_unit_test(test_sp11_lane_open_pairs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
