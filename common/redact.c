@@ -125,9 +125,7 @@ kv_run(struct redact *r, int final, struct evbuffer *out)
 	const struct redact_keys *ks = r->r_keys;
 	struct sbuf *h = &r->r_kv;
 	const char *s = h->b;
-	size_t n = h->len, i = 0, lit = 0, e, best, k;
-	const size_t *bk;
-	int rc, open;
+	size_t n = h->len, i = 0, lit = 0, best;
 
 	while (i < n) {
 		unsigned char c;
@@ -142,17 +140,7 @@ kv_run(struct redact *r, int final, struct evbuffer *out)
 			i++;
 			continue;
 		}
-		bk = ks->k_bucket[c];
-		best = 0;
-		open = 0;
-		for (k = 0; k < ks->k_nbucket[c]; k++) {
-			rc = rd_kv_try(&ks->k_form[bk[k]], s, n, i, &e);
-			if (rc < 0 && !final)
-				open = 1;
-			else if (rc > 0 && e > best)
-				best = e;
-		}
-		if (open)
+		if (rd_kv_at(ks, s, n, i, &best) && !final)
 			break;
 		if (best > 0) {
 			line_feed(r, s + lit, i - lit, out);

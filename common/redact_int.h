@@ -71,6 +71,12 @@ struct redact_keys {
 	size_t k_nbucket[256];
 	/* Bit d of k_pair[c]: some form may start with the bytes c, d. */
 	uint8_t k_pair[256][32];
+	/* Bit e of k_tail[d]: some form from its second character on may
+	 * start with the bytes d, e (rd_kv_at). */
+	uint8_t k_tail[256][32];
+	int k_short;  /* some form is one character */
+	int k_pctlit; /* some form starts with a '%' of its own */
+	int k_blank;  /* some form's second or third character is a blank */
 	unsigned char k_lane[256];	/* rd_lane's table, with RD_L_KV */
 	unsigned char k_kv[RD_LVEC_KV]; /* its pairs, for rd_lvec_block */
 };
@@ -86,12 +92,22 @@ rd_kv_pair(const struct redact_keys *ks, const unsigned char *s)
 int rd_kv_try(
     const struct kform *f, const char *s, size_t len, size_t i, size_t *end);
 /*
- * May some form of ks match at s[i], knowing s[0..len) only: 0 if every
- * form that may start with s[i] says no there (rd_kv_try), else 1.  An
- * answer of 0 holds for any longer buffer with the same bytes.
+ * Every form of ks that may start with s[i] tried there, knowing s[0..len)
+ * only (rd_kv_try): 1 if one is undecided, and *best the end of the
+ * longest match (0 none).  A 0 with *best 0 holds for any longer buffer
+ * with the same bytes.
  */
-int rd_kv_may(
-    const struct redact_keys *ks, const char *s, size_t len, size_t i);
+int rd_kv_at(const struct redact_keys *ks, const char *s, size_t len, size_t i,
+    size_t *best);
+
+/* May some form of ks match at s[i], knowing s[0..len) only. */
+static inline int
+rd_kv_may(const struct redact_keys *ks, const char *s, size_t len, size_t i)
+{
+	size_t e;
+
+	return rd_kv_at(ks, s, len, i, &e) || e > 0;
+}
 
 /* A pattern matcher: at position i, the span [*rs, *re) to replace. */
 typedef int (*rd_match)(

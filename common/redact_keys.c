@@ -174,17 +174,78 @@ rd_kv_try(
 	return 1;
 }
 
+#define KV_BLANK(c)	  ((c) == ' ' || (c) == '\t')
+#define KV_BIT(tab, c, d) ((tab)[c][(d) >> 3] >> ((d)&7) & 1u)
+
+/*
+ * A form's character that is the one byte c, then a run of blanks at
+ * u[j]: 1 if the byte that ends the run may come next by tab (k_pair
+ * after a first character, k_tail after a second), or the run reaches len
+ * or is longer than a form lets stand between two characters.
+ */
+static int
+kv_blanks(const uint8_t tab[256][32], unsigned char c, const unsigned char *u,
+    size_t len, size_t j)
+{
+	size_t k;
+
+	for (k = j; k < len && k - j <= RD_SEP_MAX && KV_BLANK(u[k]); k++)
+		;
+	return k >= len || k - j > RD_SEP_MAX || KV_BIT(tab, c, u[k]);
+}
+
+/*
+ * rd_kv_at's first test, on the bytes at u[i] (i + 2 < len): 0 if every
+ * form says no there.  A '%' starts a form only as %XX or as a '%' of its
+ * own.  Any other byte is a form's first character alone, and the form
+ * goes on at u[i + 1] in one of two ways.  Its second character may be
+ * there: the rest of the form is then a form at u[i + 1] (k_tail; when
+ * u[i + 2] is a blank that no form has for its second or third character,
+ * it can only be a separator, and the byte after the blanks decides: a
+ * '%' before a blank is no %XX, so that character too is one byte).  Or, where
+ * ignorables may stand between characters (KF_SEP), u[i + 1] may start one:
+ * after a run of blanks the byte that ends it must be one the form could take
+ * right after its first character (k_pair); after any other, the test says yes.
+ */
+static int
+kv_may3(
+    const struct redact_keys *ks, const unsigned char *u, size_t len, size_t i)
+{
+	unsigned char d = u[i + 1];
+
+	if (u[i] == '%')
+		return ks->k_pctlit ||
+		       (hex_digit(d) >= 0 && hex_digit(u[i + 2]) >= 0);
+	if (KV_BIT(ks->k_tail, d, u[i + 2]) &&
+	    (ks->k_blank || !KV_BLANK(u[i + 2]) ||
+		kv_blanks(ks->k_tail, d, u, len, i + 2)))
+		return 1;
+	if (!KV_BLANK(d))
+		return kv_ign((const char *)u, len, i + 1) != 0 || d == '+' ||
+		       d == '%';
+	return kv_blanks(ks->k_pair, u[i], u, len, i + 1);
+}
+
 int
-rd_kv_may(const struct redact_keys *ks, const char *s, size_t len, size_t i)
+rd_kv_at(const struct redact_keys *ks, const char *s, size_t len, size_t i,
+    size_t *best)
 {
 	unsigned char c = (unsigned char)s[i];
 	size_t k, e;
+	int rc, open = 0;
 
-	for (k = 0; k < ks->k_nbucket[c]; k++)
-		if (rd_kv_try(&ks->k_form[ks->k_bucket[c][k]], s, len, i, &e) !=
-		    0)
-			return 1;
-	return 0;
+	*best = 0;
+	if (i + 2 < len && !ks->k_short &&
+	    !kv_may3(ks, (const unsigned char *)s, len, i))
+		return 0;
+	for (k = 0; k < ks->k_nbucket[c]; k++) {
+		rc = rd_kv_try(&ks->k_form[ks->k_bucket[c][k]], s, len, i, &e);
+		if (rc < 0)
+			open = 1;
+		else if (rc > 0 && e > *best)
+			*best = e;
+	}
+	return open;
 }
 
 /* --- deriving the forms ------------------------------------------------- */
@@ -337,6 +398,45 @@ kv_starts(const struct kform *f, unsigned char c)
 	       ((f->flags & KF_PCT) && (c == '%' || (c == '+' && f0 == ' ')));
 }
 
+/*
+ * k_tail: each form from its second character on, tried on two bytes as
+ * k_pair (k_short where a form has no second character); k_pctlit and
+ * k_blank.
+ */
+static void
+kv_tails(struct redact_keys *ks)
+{
+	struct kform t;
+	size_t k, d, e, x;
+	char two[2];
+
+	for (k = 0; k < ks->k_nform; k++) {
+		if (ks->k_form[k].f[0] == '%')
+			ks->k_pctlit = 1;
+		for (d = 1; d < 3 && d < ks->k_form[k].len; d++)
+			if (KV_BLANK(ks->k_form[k].f[d]))
+				ks->k_blank = 1;
+		if (ks->k_form[k].len < 2) {
+			ks->k_short = 1;
+			continue;
+		}
+		t.f = ks->k_form[k].f + 1;
+		t.len = ks->k_form[k].len - 1;
+		t.flags = ks->k_form[k].flags;
+		for (d = 0; d < 256; d++) {
+			if (!kv_starts(&t, (unsigned char)d))
+				continue;
+			two[0] = (char)d;
+			for (e = 0; e < 256; e++) {
+				two[1] = (char)e;
+				if (rd_kv_try(&t, two, 2, 0, &x) != 0)
+					ks->k_tail[d][e >> 3] |=
+					    (uint8_t)(1u << (e & 7));
+			}
+		}
+	}
+}
+
 static int
 kv_buckets(struct redact_keys *ks)
 {
@@ -373,6 +473,7 @@ kv_buckets(struct redact_keys *ks)
 					ks->k_pair[c][d >> 3] |=
 					    (uint8_t)(1u << (d & 7));
 			}
+	kv_tails(ks);
 	rd_lane_table(ks->k_lane);
 	for (c = 0; c < 256; c++)
 		if (ks->k_nbucket[c] > 0)
@@ -497,5 +598,6 @@ redact_keys_free(struct redact_keys *ks)
 	for (i = 0; i < 256; i++)
 		free(ks->k_bucket[i]);
 	explicit_bzero(ks->k_pair, sizeof(ks->k_pair));
+	explicit_bzero(ks->k_tail, sizeof(ks->k_tail));
 	free(ks);
 }

@@ -446,6 +446,100 @@ test_sp11_lane_open_pairs(void **state)
 	redact_keys_free(ks);
 }
 
+/* rd_kv_at without its first test: every form of the bucket tried. */
+static int
+kv_at_all(const struct redact_keys *ks, const char *s, size_t len, size_t i,
+    size_t *best)
+{
+	unsigned char c = (unsigned char)s[i];
+	size_t k, e;
+	int rc, open = 0;
+
+	*best = 0;
+	for (k = 0; k < ks->k_nbucket[c]; k++) {
+		rc = rd_kv_try(&ks->k_form[ks->k_bucket[c][k]], s, len, i, &e);
+		if (rc < 0)
+			open = 1;
+		else if (rc > 0 && e > *best)
+			*best = e;
+	}
+	return open;
+}
+
+/* Text near the forms of ks: their pieces with blanks, separators, %XX
+ * and changed bytes between and in them. */
+static size_t
+near_forms(const struct redact_keys *ks, char *o, size_t cap)
+{
+	static const char *const sep[] = {" ", "\t", "  \t ", "\n", "+", "%20",
+	    "<U+200B>", "\xe2\x80\x8b", "%", "%4", "           "};
+	const struct kform *f;
+	size_t n = 0, a, b, k;
+
+	while (n + 64 < cap) {
+		f = &ks->k_form[rnd() % ks->k_nform];
+		if (rnd() % 4 == 0 && f->len < 32) { /* whole */
+			memcpy(o + n, f->f, f->len);
+			n += f->len;
+			continue;
+		}
+		a = rnd() % f->len;
+		b = a + 1 + rnd() % 6;
+		for (k = a; k < b && k < f->len && n + 16 < cap; k++) {
+			if (rnd() % 3 == 0)
+				n += (size_t)snprintf(
+				    o + n, 4, "%%%02X", (unsigned char)f->f[k]);
+			else
+				o[n++] = rnd() % 9 == 0 ? (char)rnd() : f->f[k];
+			if (rnd() % 2 == 0) {
+				const char *x = sep[rnd() % 11];
+
+				memcpy(o + n, x, strlen(x));
+				n += strlen(x);
+			}
+		}
+	}
+	return n;
+}
+
+/*
+ * SP-11: rd_kv_at's first test on three bytes and the blanks after them
+ * says no only where every form says no: at every place of text near the
+ * forms, for every end of the bytes known, its answer is that of every
+ * form tried, for values with blanks, '%', two or one characters.
+ */
+static void
+test_sp11_kv_first_test_exact(void **state)
+{
+	static const char *const sec[][3] = {
+	    {"ibq0Xk3f9ZtLw0Pv", "a b", "%x9"},
+	    {"q\tz1", "Zq9vK2mPw7Lx", "1%"},
+	    {"ab", "c d e f g h i", "p%40ss word"},
+	    {"x", "Zq9vK2mPw7Lx", "i cT"},
+	    {"ab cd", "Zq9vK2mPw7Lx", "bc\tx"},
+	};
+	static char buf[8192];
+	size_t v, n, i, len, ba, bb;
+	int oa, ob;
+
+	(void)state;
+	for (v = 0; v < sizeof(sec) / sizeof(sec[0]); v++) {
+		struct redact_keys *ks = redact_keys_new(sec[v], 3);
+
+		assert_non_null(ks);
+		rng = 0x5eedull + v;
+		n = near_forms(ks, buf, sizeof(buf));
+		for (i = 0; i + 1 < n; i++)
+			for (len = i + 1; len <= n && len <= i + 40; len++) {
+				oa = rd_kv_at(ks, buf, len, i, &ba);
+				ob = kv_at_all(ks, buf, len, i, &bb);
+				assert_int_equal(oa, ob);
+				assert_int_equal(ba, bb);
+			}
+		redact_keys_free(ks);
+	}
+}
+
 int
 main(void)
 {
@@ -456,6 +550,7 @@ main(void)
 	    cmocka_unit_test(test_sp10_lane_block_clamp),
 	    cmocka_unit_test(test_sp11_lane_block_chunks),
 	    cmocka_unit_test(test_sp11_lane_open_pairs),
+	    cmocka_unit_test(test_sp11_kv_first_test_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
