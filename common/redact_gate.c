@@ -22,7 +22,8 @@
  * byte: can any matcher fire at all?  Every match holds one of a few
  * three-byte strings, compared case-folded (a superset):
  *   rd_m_jwt "eyJ", rd_m_bearer "bearer", rd_m_home "/home/", rd_m_prefix a
- * prefix's first three bytes (every prefix has three or more); rd_m_header and
+ * prefix's first three bytes (every prefix has three or more), or for a prefix
+ * that holds one of prefix_rare's, that one; rd_m_header and
  * rd_m_keyval a ':' or '=' (after_assign), and a secret-looking name
  * (redact_key_secretish, which reads '-' and '.' as '_'): every header name
  * holds "aut", "[-._]ke" or "ike"; every name word "tok" (token), "[-._]ke"
@@ -86,6 +87,24 @@ gadd(const char *t, unsigned bit)
 		gcls((unsigned char)t[2])] |= (unsigned char)bit;
 }
 
+/*
+ * Three bytes of a prefix (rd_m_prefix matches it whole): its first three,
+ * or one of these in it where the first three are common in text ("git"
+ * in github_pat_, "aki" and "asi" case-folded in AKIA and ASIA).
+ */
+static const char *
+prefix_rare(const char *p)
+{
+	static const char *const rare[] = {"hub", "KIA", "SIA", NULL};
+	const char *q;
+	size_t k;
+
+	for (k = 0; rare[k] != NULL; k++)
+		if ((q = strstr(p, rare[k])) != NULL)
+			return q;
+	return p;
+}
+
 static void
 rd_gate_init(void)
 {
@@ -109,7 +128,7 @@ rd_gate_init(void)
 	for (k = 0; word[k] != NULL; k++)
 		gadd(word[k], G_WORD);
 	for (p = rd_prefixes; p->p != NULL; p++)
-		gadd(p->p, G_WORD);
+		gadd(prefix_rare(p->p), G_WORD);
 	gadd("/ho", G_HOME);
 	gadd("-be", G_PEM);
 	for (k = 0; name[k] != NULL; k++)

@@ -540,6 +540,39 @@ test_sp11_kv_first_test_exact(void **state)
 	}
 }
 
+/*
+ * SP-11: the gate looks for a key prefix by three bytes of it that text
+ * seldom holds: lines with "git", "digit", "basic" or "akin" go by, and
+ * each prefix whole is still masked.
+ */
+static void
+test_sp11_gate_prefix_windows(void **state)
+{
+	static const char plain[] = "run git log, a digit, basic, akin to it\n";
+	static const char *const key[] = {
+	    "tok github_pat_11ABCDEFG0123456789abcdef end\n",
+	    "id AKIAIOSFODNN7EXAMPLE end\n",
+	    "id ASIAIOSFODNN7EXAMPLE end\n",
+	};
+	struct evbuffer *out = evbuffer_new();
+	size_t k;
+
+	(void)state;
+	assert_non_null(out);
+	assert_int_equal(
+	    rd_plain_lines(plain, sizeof(plain) - 1), sizeof(plain) - 1);
+	for (k = 0; k < sizeof(key) / sizeof(key[0]); k++) {
+		assert_int_equal(rd_plain_lines(key[k], strlen(key[k])), 0);
+		assert_int_equal(
+		    redact_buf(NULL, key[k], strlen(key[k]), 0, out), 0);
+		assert_non_null(evbuffer_pullup(out, -1));
+		assert_non_null(strstr(
+		    (const char *)evbuffer_pullup(out, -1), REDACT_MASK));
+		evbuffer_drain(out, evbuffer_get_length(out));
+	}
+	evbuffer_free(out);
+}
+
 int
 main(void)
 {
@@ -551,6 +584,7 @@ main(void)
 	    cmocka_unit_test(test_sp11_lane_block_chunks),
 	    cmocka_unit_test(test_sp11_lane_open_pairs),
 	    cmocka_unit_test(test_sp11_kv_first_test_exact),
+	    cmocka_unit_test(test_sp11_gate_prefix_windows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
