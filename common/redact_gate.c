@@ -274,8 +274,12 @@ rd_plain_lines(const char *s, size_t len)
 	return start;
 }
 
-int
-rd_line_plain(const char *s, size_t len)
+static unsigned may_acc(const char *, size_t, unsigned);
+
+/* rd_line_plain with the line's windows acc (rd_gate's, or more): a PEM
+ * BEGIN needs the window "-be". */
+static int
+line_plain(const char *s, size_t len, unsigned acc)
 {
 	size_t e;
 
@@ -283,8 +287,15 @@ rd_line_plain(const char *s, size_t len)
 		return 1;
 	if (len >= 7 && memcmp(s + len - 7, " chars]", 7) == 0)
 		return 0;
-	return rd_pem_find(s, len, "-----BEGIN", &e) == NULL &&
-	       rd_may(s, len) == 0;
+	return (!(acc & G_PEM) ||
+		   rd_pem_find(s, len, "-----BEGIN", &e) == NULL) &&
+	       may_acc(s, len, acc) == 0;
+}
+
+int
+rd_line_plain(const char *s, size_t len)
+{
+	return line_plain(s, len, rd_gate(s, len));
 }
 
 void
@@ -336,7 +347,8 @@ rd_lane_force_scalar(int on)
 /*
  * The '\n' at s[i] ends the line: 1 if the lane takes it, 0 if not: a
  * line within the clamp that the gate lets by, or one it stops at that
- * the line stage would send as it is all the same (rd_line_plain).
+ * the line stage would send as it is all the same (rd_line_plain, with
+ * the windows the walk has: rd_gate's).
  * line_stops is asked only when its answer may be yes: it is no for a
  * line with no window but G_ASSIGN's (so a named matcher only for a name
  * over RD_KEY_MAX) that does not end in ']'.
@@ -352,7 +364,7 @@ lane_line(struct lane *l, size_t i)
 	if (((a & ~G_ASSIGN) != 0 || (a != 0 && n > RD_KEY_MAX) ||
 		(n >= 7 && l->s[i - 1] == ']')) &&
 	    line_stops(a, l->s + l->start, n) &&
-	    !rd_line_plain(l->s + l->start, n))
+	    !line_plain(l->s + l->start, n, a))
 		return 0;
 	l->kv->n = l->n;
 	l->start = i + 1;
@@ -682,14 +694,14 @@ may_bits(const struct may *f)
  * a header name and key=value at the run's start, /home/ at a '/'
  * between them.  rd_pass tries the same matcher at a superset of these
  * places on the same input, and a matcher fires nowhere else, so a
- * clear bit is a pass that would copy its input unchanged.
+ * clear bit is a pass that would copy its input unchanged.  acc: the
+ * line's windows (rd_gate's; more only tries more).
  */
-unsigned
-rd_may(const char *s, size_t len)
+static unsigned
+may_acc(const char *s, size_t len, unsigned acc)
 {
 	struct may f;
 	int word, named;
-	unsigned acc = rd_gate(s, len);
 
 	/* The matchers the line's windows leave open; the others count as
 	 * done (not found) from the start. */
@@ -709,4 +721,10 @@ rd_may(const char *s, size_t len)
 	f.keyval &= named;
 	f.home &= (acc & G_HOME) != 0;
 	return may_bits(&f);
+}
+
+unsigned
+rd_may(const char *s, size_t len)
+{
+	return may_acc(s, len, rd_gate(s, len));
 }
