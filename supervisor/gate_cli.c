@@ -49,7 +49,7 @@
 #define GATE_FD_MAXNUM 1023
 #define GATE_OPEN_MS   5000 /* the spawner reopens N.in between calls */
 
-/* SBX-8: when this call refuses if no verdict came (gate_deadline_set). */
+/* SBX-8: when this call refuses if no verdict came (gate_guard_set). */
 static int64_t gate_end;
 
 /* The plain form, or the hook protocol of one CLI. */
@@ -93,20 +93,27 @@ gate_fail(const struct gate_form *form, const char *rule, const char *msg)
 	return gate_out(form, 0, rule, msg);
 }
 
-static volatile sig_atomic_t gate_late_status = 2;
+static volatile sig_atomic_t gate_refuse_status = 2;
 
-/* The backstop: whatever this process waits on, it refuses in time. */
+/*
+ * The backstops: whatever this process waits on, it refuses in time
+ * (SIGALRM), and whatever goes wrong in it, it refuses rather than dies
+ * of a signal, which Codex and Gemini CLI read as no verdict and run the
+ * call (SBX-8).  Only async-signal-safe calls.
+ */
 static void
-gate_late(int sig)
+gate_refuse_now(int sig)
 {
-	static const char msg[] =
+	static const char late[] =
 	    "cordon gate: no verdict in time (no-verdict)\n";
+	static const char failed[] = "cordon gate: failed (internal)\n";
+	const char *m = sig == SIGALRM ? late : failed;
+	size_t n = sig == SIGALRM ? sizeof(late) - 1 : sizeof(failed) - 1;
 
-	(void)sig;
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) == -1) {
+	if (write(STDERR_FILENO, m, n) == -1) {
 		/* unsaid, and refused all the same */
 	}
-	_exit(gate_late_status);
+	_exit(gate_refuse_status);
 }
 
 /*
@@ -114,16 +121,23 @@ gate_late(int sig)
  * lets the call through if its hook times out, so every wait ends by
  * $CORDON_GATE_WAIT seconds (the spawner sets it from the agent's ask
  * bound: gate_answer_sec; at most GATE_ANSWER_MAX, else the default
- * ask's), and an alarm a second later refuses whatever still waits.
+ * ask's), and an alarm a second later refuses whatever still waits.  A
+ * fault (a stack overflow included: an alternate stack) or an abort
+ * refuses too.
  */
 static void
-gate_deadline_set(const struct gate_form *form)
+gate_guard_set(const struct gate_form *form)
 {
+	static const int fatal[] = {
+	    SIGALRM, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
+	static char altstack[64 * 1024];
 	const char *s = getenv("CORDON_GATE_WAIT");
+	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
 	struct sigaction sa;
 	sigset_t set;
 	long secs = GATE_ASK_TIMEOUT + GATE_ANSWER_MARGIN, v;
 	char *end;
+	size_t i;
 
 	if (s != NULL && *s >= '1' && *s <= '9') {
 		errno = 0;
@@ -132,13 +146,17 @@ gate_deadline_set(const struct gate_form *form)
 			secs = v;
 	}
 	gate_end = (int64_t)now_ms_mono() + secs * 1000;
-	gate_late_status = form->gf_plain ? 1 : 2;
+	gate_refuse_status = form->gf_plain ? 1 : 2;
+	(void)sigaltstack(&ss, NULL);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = gate_late;
-	sigemptyset(&sa.sa_mask);
-	(void)sigaction(SIGALRM, &sa, NULL);
+	sa.sa_handler = gate_refuse_now;
+	sa.sa_flags = SA_ONSTACK;
+	sigfillset(&sa.sa_mask);
 	sigemptyset(&set);
-	sigaddset(&set, SIGALRM);
+	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		(void)sigaction(fatal[i], &sa, NULL);
+		sigaddset(&set, fatal[i]);
+	}
 	(void)sigprocmask(SIG_UNBLOCK, &set, NULL);
 	alarm((unsigned)secs + 1);
 }
@@ -533,7 +551,7 @@ cmd_gate(int argc, char **argv)
 		fprintf(stderr, "usage: cordon gate [-- CMD ARGS...]\n");
 		return 2;
 	}
-	gate_deadline_set(&form);
+	gate_guard_set(&form);
 	/* Outside a cordon run there is nobody to ask: refuse. */
 	if ((dir = gate_fifo_dir()) == -2)
 		return gate_fail(&form, "bad-gate-dir",

@@ -6,6 +6,7 @@
 import json
 import os
 import pathlib
+import signal
 import socket
 import subprocess
 import time
@@ -705,6 +706,33 @@ def test_sbx8_gate_refuses_at_its_bound_whatever_it_waits_on():
         assert rc == 2 and b"no verdict in time (no-verdict)" in err, \
             (rc, err)
         assert secs < 30, secs
+    finally:
+        a.close()
+        b.close()
+
+
+@pytest.mark.parametrize("sig", ["SIGSEGV", "SIGBUS", "SIGABRT", "SIGFPE"])
+def test_sbx8_gate_refuses_rather_than_dies_of_a_fault(sig):
+    """Codex and Gemini CLI run a call whose hook died of a signal: a
+    fault in `cordon gate` is a refusal (exit 2) instead."""
+    hook = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "ls"}, "cwd": "/"})
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        env = dict(child_env(), CORDON_GATE_FD=str(b.fileno()),
+                   CORDON_GATE_WAIT="30")
+        env.pop("CORDON_GATE", None)
+        p = subprocess.Popen([cordon_bin(), "gate"], env=env,
+                             pass_fds=(b.fileno(),), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdin.write(hook.encode())
+        p.stdin.close()
+        assert a.recv(65536)  # it waits for its verdict now
+        p.send_signal(getattr(signal, sig))
+        p.wait(timeout=20)
+        out, err = p.stdout.read(), p.stderr.read()
+        assert p.returncode == 2, (p.returncode, err)
+        assert out == b"" and b"cordon gate: failed (internal)" in err, err
     finally:
         a.close()
         b.close()
