@@ -97,9 +97,10 @@ static volatile sig_atomic_t gate_refuse_status = 2;
 
 /*
  * The backstops: whatever this process waits on, it refuses in time
- * (SIGALRM), and whatever goes wrong in it, it refuses rather than dies
- * of a signal, which Codex and Gemini CLI read as no verdict and run the
- * call (SBX-8).  Only async-signal-safe calls.
+ * (SIGALRM), and whatever signal reaches it, it refuses rather than dies
+ * of it or stops, which Codex and Gemini CLI read as no verdict and run
+ * the call, and every CLI runs once the stopped hook times out (SBX-8).
+ * Only async-signal-safe calls.
  */
 static void
 gate_refuse_now(int sig)
@@ -117,19 +118,50 @@ gate_refuse_now(int sig)
 }
 
 /*
+ * What a signal does here: a stop from a terminal is ignored, one that
+ * changes nothing by default (SIGCHLD, SIGCONT, SIGURG, SIGWINCH) is
+ * left so, and every other one (a fault, an abort, SIGTERM, SIGPIPE,
+ * SIGXCPU, a real-time one...) refuses.  SIGKILL and SIGSTOP cannot be
+ * caught: threat-model.md says what they leave.
+ */
+static void
+gate_signal_set(int sig, const struct sigaction *refuse, sigset_t *set)
+{
+	struct sigaction ign;
+
+	switch (sig) {
+	case SIGKILL:
+	case SIGSTOP:
+	case SIGCHLD:
+	case SIGCONT:
+	case SIGURG:
+	case SIGWINCH:
+		return;
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		(void)sigaction(sig, &ign, NULL);
+		return;
+	default:
+		if (sigaction(sig, refuse, NULL) == 0)
+			sigaddset(set, sig);
+	}
+}
+
+/*
  * SBX-8: the call's deadline, before anything can wait.  The agent CLI
  * lets the call through if its hook times out, so every wait ends by
  * $CORDON_GATE_WAIT seconds (the spawner sets it from the agent's ask
  * bound: gate_answer_sec; at most GATE_ANSWER_MAX, else the default
  * ask's), and an alarm a second later refuses whatever still waits.  A
- * fault (a stack overflow included: an alternate stack) or an abort
- * refuses too.
+ * fault (a stack overflow included: an alternate stack), an abort or
+ * any other signal that can be caught refuses too.
  */
 static void
 gate_guard_set(const struct gate_form *form)
 {
-	static const int fatal[] = {
-	    SIGALRM, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
 	static char altstack[64 * 1024];
 	const char *s = getenv("CORDON_GATE_WAIT");
 	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
@@ -137,7 +169,7 @@ gate_guard_set(const struct gate_form *form)
 	sigset_t set;
 	long secs = GATE_ASK_TIMEOUT + GATE_ANSWER_MARGIN, v;
 	char *end;
-	size_t i;
+	int sig;
 
 	if (s != NULL && *s >= '1' && *s <= '9') {
 		errno = 0;
@@ -153,10 +185,8 @@ gate_guard_set(const struct gate_form *form)
 	sa.sa_flags = SA_ONSTACK;
 	sigfillset(&sa.sa_mask);
 	sigemptyset(&set);
-	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
-		(void)sigaction(fatal[i], &sa, NULL);
-		sigaddset(&set, fatal[i]);
-	}
+	for (sig = 1; sig < NSIG; sig++)
+		gate_signal_set(sig, &sa, &set);
 	(void)sigprocmask(SIG_UNBLOCK, &set, NULL);
 	alarm((unsigned)secs + 1);
 }

@@ -711,31 +711,64 @@ def test_sbx8_gate_refuses_at_its_bound_whatever_it_waits_on():
         b.close()
 
 
-@pytest.mark.parametrize("sig", ["SIGSEGV", "SIGBUS", "SIGABRT", "SIGFPE"])
-def test_sbx8_gate_refuses_rather_than_dies_of_a_fault(sig):
-    """Codex and Gemini CLI run a call whose hook died of a signal: a
-    fault in `cordon gate` is a refusal (exit 2) instead."""
+def gate_waiting(wait):
+    """A `cordon gate` (Claude Code hook form) waiting for its verdict
+    on a channel nobody answers: the process and that channel's end."""
     hook = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                        "tool_input": {"command": "ls"}, "cwd": "/"})
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    env = dict(child_env(), CORDON_GATE_FD=str(b.fileno()),
+               CORDON_GATE_WAIT=str(wait))
+    env.pop("CORDON_GATE", None)
+    p = subprocess.Popen([cordon_bin(), "gate"], env=env,
+                         pass_fds=(b.fileno(),), stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    b.close()
+    p.stdin.write(hook.encode())
+    p.stdin.close()
+    msg, fds, _, _ = socket.recv_fds(a, 65536, 1)
+    assert msg and len(fds) == 1  # it waits for its verdict now
+    reply = socket.socket(fileno=fds[0])  # held: no answer, no hang-up
+    return p, reply
+
+
+@pytest.mark.parametrize("sig", ["SIGTSTP", "SIGTTIN", "SIGTTOU"])
+def test_sbx8_gate_is_not_stopped_past_its_bound(sig):
+    """A stop signal that can be ignored does not hold `cordon gate`
+    past its bound, where every CLI would run the call: it refuses in
+    time."""
+    p, reply = gate_waiting(2)
     try:
-        env = dict(child_env(), CORDON_GATE_FD=str(b.fileno()),
-                   CORDON_GATE_WAIT="30")
-        env.pop("CORDON_GATE", None)
-        p = subprocess.Popen([cordon_bin(), "gate"], env=env,
-                             pass_fds=(b.fileno(),), stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        p.stdin.write(hook.encode())
-        p.stdin.close()
-        assert a.recv(65536)  # it waits for its verdict now
+        p.send_signal(getattr(signal, sig))
+        p.wait(timeout=10)
+        assert p.returncode == 2, (p.returncode, p.stderr.read())
+    finally:
+        p.send_signal(signal.SIGCONT)
+        p.kill()
+        p.wait()
+        reply.close()
+
+
+@pytest.mark.parametrize("sig", ["SIGSEGV", "SIGBUS", "SIGABRT", "SIGFPE",
+                                 "SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT",
+                                 "SIGPIPE", "SIGUSR1", "SIGXCPU", "SIGXFSZ",
+                                 "SIGSYS"])
+def test_sbx8_gate_refuses_rather_than_dies_of_a_signal(sig):
+    """Codex and Gemini CLI run a call whose hook died of a signal: a
+    fault in `cordon gate`, or any other signal that can be caught (one
+    a run's process sends, a closed pipe, a resource limit), is a
+    refusal (exit 2) instead."""
+    p, reply = gate_waiting(30)
+    try:
         p.send_signal(getattr(signal, sig))
         p.wait(timeout=20)
         out, err = p.stdout.read(), p.stderr.read()
         assert p.returncode == 2, (p.returncode, err)
         assert out == b"" and b"cordon gate: failed (internal)" in err, err
     finally:
-        a.close()
-        b.close()
+        p.kill()
+        p.wait()
+        reply.close()
 
 
 def test_sbx8_gate_dir_only_the_runs_read_only_copy():
