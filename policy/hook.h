@@ -128,8 +128,9 @@ const char *hook_claude_config(const char *buf, size_t len);
  */
 struct hook_gate_wiring {
 	int hg_found;
-	long hg_timeout;
-	int hg_blocks;
+	long hg_timeout; /* the shortest, if several */
+	int hg_blocks;	 /* each blocks */
+	int hg_unread;	 /* settings the CLI reads and this cannot */
 };
 struct manifest;
 /* 1 and *w filled when the args wire a gate hook, else 0. */

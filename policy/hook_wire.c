@@ -20,31 +20,64 @@
 #include "manifest.h"
 
 #define HOOK_DEFAULT_TIMEOUT 600 /* Claude Code's, for a command hook */
+#define HOOK_TIMEOUT_CAP     1000000000L
 
-/* "... gate": the command of cordon's gate hook, however cordon is named. */
 static int
-is_gate_command(const char *s, size_t n)
+word_byte(char c)
 {
-	return n >= 5 && memcmp(s + n - 5, " gate", 5) == 0;
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.' ||
+	       c == '/';
 }
 
 /*
- * The value of an option given as "OPT=value" or "OPT value" (or, for
- * Codex, "-c value"), from args[*i] on; *i moves past it.  NULL at the
- * end.
+ * The command of cordon's gate hook, however cordon is named and
+ * whatever the shell does around it: "gate" as a word of its own
+ * ("{cordon} gate", "exec /opt/cordon gate 2>>log").  A hook of another
+ * program that has such a word is held to the gate's bound too.
+ */
+static int
+is_gate_command(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 4 <= n; i++)
+		if (memcmp(s + i, "gate", 4) == 0 &&
+		    (i == 0 || !word_byte(s[i - 1])) &&
+		    (i + 4 == n || !word_byte(s[i + 4])))
+			return 1;
+	return 0;
+}
+
+/* One more gate hook: the shortest timeout counts, and blocks if each does. */
+static void
+gate_found(struct hook_gate_wiring *w, long timeout, int blocks)
+{
+	if (!w->hg_found || timeout < w->hg_timeout)
+		w->hg_timeout = timeout;
+	w->hg_blocks = w->hg_found ? w->hg_blocks && blocks : blocks;
+	w->hg_found = 1;
+}
+
+/*
+ * The value of an option given as "OPT=value" or "OPT value" (or, with
+ * a short form, "-c value", "-cvalue" and "-c=value", as Codex's parser
+ * takes them), from args[*i] on; *i moves past it.  NULL at the end.
  */
 static const char *
 opt_value(char *const *args, size_t n, size_t *i, const char *opt,
     const char *shortopt)
 {
-	size_t ol = strlen(opt);
+	size_t ol = strlen(opt), sl = shortopt != NULL ? strlen(shortopt) : 0;
+	const char *a;
 
-	for (; *i < n && args[*i] != NULL; (*i)++) {
-		if (strncmp(args[*i], opt, ol) == 0 && args[*i][ol] == '=')
+	for (; *i < n && (a = args[*i]) != NULL; (*i)++) {
+		if (strncmp(a, opt, ol) == 0 && a[ol] == '=')
 			return args[(*i)++] + ol + 1;
-		if ((strcmp(args[*i], opt) == 0 ||
-			(shortopt != NULL &&
-			    strcmp(args[*i], shortopt) == 0)) &&
+		if (sl > 0 && strncmp(a, shortopt, sl) == 0 && a[sl] != '\0')
+			return args[(*i)++] + sl + (a[sl] == '=');
+		if ((strcmp(a, opt) == 0 ||
+			(sl > 0 && strcmp(a, shortopt) == 0)) &&
 		    *i + 1 < n && args[*i + 1] != NULL) {
 			*i += 2;
 			return args[*i - 1];
@@ -53,15 +86,42 @@ opt_value(char *const *args, size_t n, size_t *i, const char *opt,
 	return NULL;
 }
 
-/* Claude Code: --settings JSON, hooks.PreToolUse[].hooks[]. */
+/* A hook's JSON timeout in whole seconds: a fraction rounds down. */
+static long
+json_timeout(struct json_object *x)
+{
+	double d;
+
+	if (json_object_is_type(x, json_type_int))
+		return (long)json_object_get_int64(x);
+	if (!json_object_is_type(x, json_type_double))
+		return 0;
+	d = json_object_get_double(x);
+	return d >= (double)HOOK_TIMEOUT_CAP ? HOOK_TIMEOUT_CAP
+	       : d > 0			     ? (long)d
+					     : 0;
+}
+
+/*
+ * Claude Code: a --settings value's JSON, hooks.PreToolUse[].hooks[].
+ * Claude Code takes the last one given; each is read here, the
+ * shortest timeout counting.  A file's name (Claude Code reads the
+ * file), or JSON that the strict parser refuses (a duplicate key,
+ * which Claude Code reads, the last one winning), cannot be read here:
+ * unread.
+ */
 static void
 claude_gate(const char *v, struct hook_gate_wiring *w)
 {
 	struct json_object *o, *pre, *hs, *h, *x;
 	size_t i, j;
+	long t;
 
-	if (v[0] != '{' || (o = json_parse_object(v, strlen(v), 16)) == NULL)
+	v += strspn(v, " \t\r\n");
+	if (v[0] != '{' || (o = json_parse_object(v, strlen(v), 16)) == NULL) {
+		w->hg_unread = 1;
 		return;
+	}
 	if (json_object_object_get_ex(o, "hooks", &pre) &&
 	    json_object_object_get_ex(pre, "PreToolUse", &pre) &&
 	    json_object_is_type(pre, json_type_array))
@@ -78,39 +138,38 @@ claude_gate(const char *v, struct hook_gate_wiring *w)
 				    !is_gate_command(json_object_get_string(x),
 					(size_t)json_object_get_string_len(x)))
 					continue;
-				w->hg_found = 1;
-				w->hg_timeout = HOOK_DEFAULT_TIMEOUT;
-				if (json_object_object_get_ex(h, "timeout", &x))
-					w->hg_timeout =
-					    json_object_is_type(
-						x, json_type_int)
-						? (long)json_object_get_int64(x)
-						: 0;
-				w->hg_blocks =
+				t = json_object_object_get_ex(h, "timeout", &x)
+					? json_timeout(x)
+					: HOOK_DEFAULT_TIMEOUT;
+				gate_found(w, t,
 				    json_object_object_get_ex(
 					h, "onFailure", &x) &&
-				    json_object_is_type(x, json_type_string) &&
-				    strcmp(json_object_get_string(x),
-					"block") == 0;
+					json_object_is_type(
+					    x, json_type_string) &&
+					strcmp(json_object_get_string(x),
+					    "block") == 0);
 			}
 		}
 	json_object_put(o);
 }
 
 /*
- * v without the blanks outside its double-quoted strings (TOML lets a
- * key and its '=' have them), into buf: NULL if it does not fit.
+ * v without the blanks outside its quoted strings (TOML lets a key and
+ * its '=' have them; '...' is a literal string, "..." one with
+ * escapes), into buf: NULL if it does not fit.
  */
 static const char *
 unblank(const char *v, char *buf, size_t bufsz)
 {
 	size_t n = 0;
-	int quoted = 0;
+	char quote = 0;
 
 	for (; *v != '\0'; v++) {
-		if (*v == '"' && (!quoted || v[-1] != '\\'))
-			quoted = !quoted;
-		else if (!quoted && (*v == ' ' || *v == '\t'))
+		if (quote == 0 && (*v == '"' || *v == '\''))
+			quote = *v;
+		else if (*v == quote && (quote == '\'' || v[-1] != '\\'))
+			quote = 0;
+		else if (quote == 0 && (*v == ' ' || *v == '\t'))
 			continue;
 		if (n + 1 == bufsz)
 			return NULL;
@@ -120,41 +179,64 @@ unblank(const char *v, char *buf, size_t bufsz)
 	return buf;
 }
 
+/* A -c key that sets hooks: hooks, hooks.X, "hooks".X, 'hooks'.X. */
+static int
+codex_hooks_key(const char *v)
+{
+	v += *v == '"' || *v == '\'';
+	return strncmp(v, "hooks", 5) == 0 &&
+	       (v[5] == '=' || v[5] == '.' || v[5] == '"' || v[5] == '\'');
+}
+
 /*
- * Codex: -c/--config hooks.PreToolUse=[{...hooks=[{...command="...",
- * timeout=N}]}] (TOML, blanks aside).  Only the hook table that holds
- * the gate's command is read: its timeout= digits, between the braces
- * around it.  One without a timeout counts as 0 (Codex's default is not
- * ours).
+ * Codex: a -c/--config value that sets hooks (hooks.PreToolUse=[{...
+ * hooks=[{...command="...",timeout=N}]}], or the same one table up),
+ * TOML, blanks aside.  Only the hook table that holds the gate's
+ * command is read: its timeout= digits, between the braces around it.
+ * One without a timeout counts as 0 (Codex's default is not ours).  A
+ * value that names the gate where no command="..." or command='...'
+ * here does (a multi-line string, an escape) is unread.
  */
 static void
 codex_gate(const char *val, struct hook_gate_wiring *w)
 {
-	static const char key[] = "hooks.PreToolUse=", cmd[] = "command=\"";
+	static const char *const cmds[] = {"command=\"", "command='"};
 	static char buf[LIM_ARG_MAX_BYTES + 1];
 	const char *v, *p, *q, *open, *close, *t;
+	size_t c;
+	long timeout;
+	int found = 0;
 
-	if ((v = unblank(val, buf, sizeof(buf))) == NULL ||
-	    strncmp(v, key, sizeof(key) - 1) != 0)
+	if ((v = unblank(val, buf, sizeof(buf))) == NULL) {
+		w->hg_unread = is_gate_command(val, strlen(val));
 		return;
-	for (p = v; (p = strstr(p, cmd)) != NULL; p = q + 1) {
-		p += sizeof(cmd) - 1;
-		if ((q = strchr(p, '"')) == NULL)
-			break;
-		if (!is_gate_command(p, (size_t)(q - p)))
-			continue;
-		for (open = p; open > v && open[-1] != '{'; open--)
-			;
-		if ((close = strchr(q, '}')) == NULL)
-			break;
-		w->hg_found = 1;
-		w->hg_timeout = 0;
-		for (t = open; (t = strstr(t, "timeout=")) != NULL && t < close;
-		     t++)
-			if ((t == open || t[-1] == ',' || t[-1] == '{') &&
-			    t[8] >= '0' && t[8] <= '9')
-				w->hg_timeout = strtol(t + 8, NULL, 10);
 	}
+	if (!codex_hooks_key(v))
+		return;
+	for (c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++)
+		for (p = v; (p = strstr(p, cmds[c])) != NULL; p = q + 1) {
+			p += strlen(cmds[c]);
+			if ((q = strchr(p, cmds[c][8])) == NULL)
+				break;
+			if (!is_gate_command(p, (size_t)(q - p)))
+				continue;
+			for (open = p; open > v && open[-1] != '{'; open--)
+				;
+			if ((close = strchr(q, '}')) == NULL)
+				break;
+			found = 1;
+			timeout = 0;
+			for (t = open;
+			     (t = strstr(t, "timeout=")) != NULL && t < close;
+			     t++)
+				if ((t == open || t[-1] == ',' ||
+					t[-1] == '{') &&
+				    t[8] >= '0' && t[8] <= '9')
+					timeout = strtol(t + 8, NULL, 10);
+			gate_found(w, timeout, 0);
+		}
+	if (!found && is_gate_command(v, strlen(v)))
+		w->hg_unread = 1;
 }
 
 int
@@ -181,7 +263,16 @@ hook_gate_check(const struct manifest *m, char *why, size_t whysz)
 	long need = gate_answer_sec(&m->m_commands) + GATE_HOOK_MARGIN;
 	char t[32] = "none";
 
-	if (hook_gate_wiring(m, &w) == 0 || w.hg_timeout >= need)
+	(void)hook_gate_wiring(m, &w);
+	if (w.hg_unread) {
+		snprintf(why, whysz,
+		    "hooks: the args give the CLI settings that cordon cannot "
+		    "read for the gate hook's timeout (a --settings file, or "
+		    "a value it does not parse): give them inline, as "
+		    "docs/agents.md shows");
+		return -1;
+	}
+	if (!w.hg_found || w.hg_timeout >= need)
 		return 0;
 	if (w.hg_timeout > 0)
 		snprintf(t, sizeof(t), "%ld s", w.hg_timeout);

@@ -546,3 +546,19 @@ def test_sbx8_check_gate_hook_timeout(tmp_path, timeout, extra, problem,
             "yet answered; the agent would be disabled"), got
     warned = [w for w in doc["warnings"] if w["code"] == "hook-fails-open"]
     assert len(warned) == int(warn), doc
+
+
+def test_sbx8_check_gate_hook_settings_unread(tmp_path):
+    """Settings Claude Code reads and cordon cannot (a file here) could
+    wire a gate hook of any timeout: a problem, never a pass."""
+    home = home_with(tmp_path, {"c.yaml": (
+        "name: c\ntransport: streamJson\ntransportConfig:\n"
+        "  bin: claude\n  args: [\"-p\", \"--settings\", "
+        "\"/etc/cordon/claude.json\", \"{prompt}\"]\n")})
+    r = check(home, "--json")
+    doc = json.loads(r.stdout)
+    got = [p for p in doc["problems"] if p["code"] == "hook-timeout"]
+    assert r.returncode == 1 and len(got) == 1, doc
+    assert f"{got[0]['key']}: {got[0]['message']}".startswith(
+        "hooks: the args give the CLI settings that cordon cannot read "
+        "for the gate hook's timeout"), got

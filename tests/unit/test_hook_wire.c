@@ -160,12 +160,136 @@ test_sbx8_codex_gate_hook_read(void **state)
 	manifest_free(&m);
 }
 
+/* hook_gate_check refuses the loaded manifest. */
+static int
+refused(void)
+{
+	char why[256];
+	int r = hook_gate_check(&m, why, sizeof(why)) == -1;
+
+	manifest_free(&m);
+	return r;
+}
+
+/*
+ * Spellings of a gate hook that Claude Code reads and the check must
+ * read too (or refuse as unread): each with a timeout too short.
+ */
+static void
+test_sbx8_claude_gate_hook_other_spellings(void **state)
+{
+	struct hook_gate_wiring w;
+
+	(void)state;
+	/* JSON after blanks: Claude Code reads it as inline JSON. */
+	load("claude",
+	    "'--settings= {\"hooks\":{\"PreToolUse\":[{\"hooks\":[{\"type\":"
+	    "\"command\",\"command\":\"{cordon} gate\",\"timeout\":5}]}]}}'",
+	    "");
+	assert_true(refused());
+	/* A command that does not end in " gate". */
+	load("claude",
+	    CLAUDE("{\"type\":\"command\",\"command\":\"exec {cordon} gate "
+		   "2>>/tmp/gate.log\",\"timeout\":5}"),
+	    "");
+	assert_true(refused());
+	/* Two gate hooks: the shorter one counts, whichever comes last. */
+	load("claude",
+	    CLAUDE(
+		"{\"type\":\"command\",\"command\":\"{cordon} gate\","
+		"\"timeout\":5},{\"type\":\"command\",\"command\":\"{cordon} "
+		"gate\",\"timeout\":120,\"onFailure\":\"block\"}"),
+	    "");
+	assert_int_equal(timeout_of(), 5);
+	assert_int_equal(hook_gate_wiring(&m, &w), 1);
+	assert_false(w.hg_blocks);
+	assert_true(refused());
+	/* A duplicate key: Claude Code reads the last one, the strict
+	 * parser none, so the settings are unread and refused. */
+	load("claude",
+	    "'--settings={\"hooks\":{\"PreToolUse\":[{\"hooks\":[{\"type\":"
+	    "\"command\",\"command\":\"{cordon} gate\",\"timeout\":120,"
+	    "\"timeout\":5}]}]}}'",
+	    "");
+	assert_true(refused());
+	/* A settings file: Claude Code reads it, the check cannot. */
+	load("claude", "'--settings', '/etc/cordon/claude.json'", "");
+	assert_true(refused());
+	/* --settings twice: each is read. */
+	load("claude",
+	    CLAUDE("{\"type\":\"command\",\"command\":\"{cordon} gate\","
+		   "\"timeout\":5}") ", " CLAUDE("{\"type\":\"command\","
+						 "\"command\":\"{cordon} "
+						 "gate\",\"timeout\":120}"),
+	    "");
+	assert_true(refused());
+	/* A fraction of a second is no reason to refuse: whole seconds. */
+	load("claude",
+	    CLAUDE("{\"type\":\"command\",\"command\":\"{cordon} gate\","
+		   "\"timeout\":120.5}"),
+	    "");
+	assert_int_equal(timeout_of(), 120);
+	assert_false(refused());
+}
+
+static void
+test_sbx8_codex_gate_hook_other_spellings(void **state)
+{
+	(void)state;
+	/* -cVALUE and -c=VALUE: Codex's parser takes both. */
+	load("codex",
+	    "'-chooks.PreToolUse=[{hooks=[{type=\"command\",command=\"{cordon} "
+	    "gate\",timeout=5}]}]'",
+	    "");
+	assert_int_equal(timeout_of(), 5);
+	assert_true(refused());
+	load("codex",
+	    "'-c=hooks.PreToolUse=[{hooks=[{type=\"command\",command=\"{cordon}"
+	    " gate\",timeout=5}]}]'",
+	    "");
+	assert_true(refused());
+	/* The hooks table one level up, and a quoted key. */
+	load("codex",
+	    "'-c', 'hooks = { PreToolUse = [{ hooks = [{ type = \"command\", "
+	    "command = \"{cordon} gate\", timeout = 5 }] }] }'",
+	    "");
+	assert_int_equal(timeout_of(), 5);
+	assert_true(refused());
+	load("codex",
+	    "'-c', '\"hooks\".PreToolUse=[{hooks=[{command=\"{cordon} gate\","
+	    "timeout=5}]}]'",
+	    "");
+	assert_true(refused());
+	/* A TOML literal string, blanks and all. */
+	load("codex",
+	    "'-c', 'hooks.PreToolUse=[{hooks=[{type=''command'', command = "
+	    "''{cordon} gate'', timeout = 5}]}]'",
+	    "");
+	assert_int_equal(timeout_of(), 5);
+	assert_true(refused());
+	/* A multi-line string: the gate named where no command is read. */
+	load("codex",
+	    "'-c', 'hooks.PreToolUse=[{hooks=[{command=\"\"\"{cordon} "
+	    "gate\"\"\",timeout=120}]}]'",
+	    "");
+	assert_true(refused());
+	/* Still long enough in the literal form: loaded. */
+	load("codex",
+	    "'-c', 'hooks.PreToolUse=[{hooks=[{command=''{cordon} gate'', "
+	    "timeout=120}]}]'",
+	    "");
+	assert_int_equal(timeout_of(), 120);
+	assert_false(refused());
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sbx8_claude_gate_hook_read),
 	    cmocka_unit_test(test_sbx8_codex_gate_hook_read),
+	    cmocka_unit_test(test_sbx8_claude_gate_hook_other_spellings),
+	    cmocka_unit_test(test_sbx8_codex_gate_hook_other_spellings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
