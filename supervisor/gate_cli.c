@@ -282,6 +282,10 @@ read_stdin(size_t *lenp)
 			break;
 		len += (size_t)n;
 		if (len > GATE_STDIN_MAX) {
+			/* Too large, and read to its end all the same. */
+			while ((n = read(STDIN_FILENO, buf, cap)) > 0 ||
+			       (n == -1 && errno == EINTR))
+				;
 			free(buf);
 			return NULL;
 		}
@@ -582,6 +586,16 @@ cmd_gate(int argc, char **argv)
 		return 2;
 	}
 	gate_guard_set(&form);
+	/*
+	 * The whole input first, whatever the answer: the CLI never meets
+	 * a closed pipe while it writes the call (SBX-8).
+	 */
+	if (!form.gf_plain) {
+		if ((in = gate_read_hook(&hc)) == NULL)
+			return gate_fail(
+			    &form, "bad-input", "the hook input is not usable");
+		form.gf_cli = hc.hk_cli;
+	}
 	/* Outside a cordon run there is nobody to ask: refuse. */
 	if ((dir = gate_fifo_dir()) == -2)
 		return gate_fail(&form, "bad-gate-dir",
@@ -594,12 +608,6 @@ cmd_gate(int argc, char **argv)
 			? "the run's gate channel is not reachable from "
 			  "this process"
 			: "not inside a cordon run (no CORDON_GATE)");
-	if (!form.gf_plain) {
-		if ((in = gate_read_hook(&hc)) == NULL)
-			return gate_fail(
-			    &form, "bad-input", "the hook input is not usable");
-		form.gf_cli = hc.hk_cli;
-	}
 	if (getcwd(cwd, sizeof(cwd)) == NULL) {
 		json_object_put(in);
 		return gate_fail(&form, "no-cwd", "no working directory");

@@ -749,6 +749,34 @@ def test_sbx8_gate_is_not_stopped_past_its_bound(sig):
         reply.close()
 
 
+@pytest.mark.parametrize("size,gate_env", [
+    (1 << 20, {}),  # no run to ask: refused before any channel is tried
+    (1 << 20, {"CORDON_GATE": "/tmp/not-the-gate"}),
+    (17 << 20, {}),  # over the input bound
+])
+def test_sbx8_gate_reads_the_whole_call_before_it_answers(size, gate_env):
+    """Whatever it answers, `cordon gate` first reads its input to the
+    end, so the CLI writing the call never meets a closed pipe (a
+    failed hook, which Codex and Gemini CLI may let through)."""
+    env = dict(child_env(), **gate_env)
+    for k in ("CORDON_GATE", "CORDON_GATE_FD"):
+        if k not in gate_env:
+            env.pop(k, None)
+    p = subprocess.Popen([cordon_bin(), "gate"], env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    broken = False
+    try:
+        p.stdin.write(b'{"hook_event_name":"PreToolUse","x":"'
+                      + b"a" * size + b'"}')
+        p.stdin.close()
+    except BrokenPipeError:
+        broken = True
+    p.wait(timeout=30)
+    assert not broken
+    assert p.returncode == 2, p.stderr.read()
+
+
 @pytest.mark.parametrize("sig", ["SIGSEGV", "SIGBUS", "SIGABRT", "SIGFPE",
                                  "SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT",
                                  "SIGPIPE", "SIGUSR1", "SIGXCPU", "SIGXFSZ",
