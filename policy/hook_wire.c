@@ -102,6 +102,60 @@ json_timeout(struct json_object *x)
 					     : 0;
 }
 
+/* A JSON string that names the gate. */
+static int
+json_gate_word(struct json_object *x)
+{
+	return json_object_is_type(x, json_type_string) &&
+	       is_gate_command(json_object_get_string(x),
+		   (size_t)json_object_get_string_len(x));
+}
+
+/* A key of h that is there and not false. */
+static int
+json_set(struct json_object *h, const char *key)
+{
+	struct json_object *x;
+
+	return json_object_object_get_ex(h, key, &x) &&
+	       !(json_object_is_type(x, json_type_boolean) &&
+		   !json_object_get_boolean(x));
+}
+
+/*
+ * One Claude Code hook: a gate hook if its command, or an argument of
+ * its exec form ("args"), names the gate.  One that runs in the
+ * background ("async", "asyncRewake": the call runs without waiting) or
+ * only once ("once": the later calls run without it) is no gate.
+ */
+static void
+claude_hook(struct json_object *h, struct hook_gate_wiring *w)
+{
+	struct json_object *x, *args = NULL;
+	size_t k;
+	int gate = 0;
+	long t;
+
+	if (json_object_object_get_ex(h, "command", &x))
+		gate = json_gate_word(x);
+	if (json_object_object_get_ex(h, "args", &args) &&
+	    json_object_is_type(args, json_type_array))
+		for (k = 0; k < json_object_array_length(args); k++)
+			gate |=
+			    json_gate_word(json_object_array_get_idx(args, k));
+	if (!gate)
+		return;
+	if (json_set(h, "async") || json_set(h, "asyncRewake") ||
+	    json_set(h, "once"))
+		w->hg_async = 1;
+	t = json_object_object_get_ex(h, "timeout", &x) ? json_timeout(x)
+							: HOOK_DEFAULT_TIMEOUT;
+	gate_found(w, t,
+	    json_object_object_get_ex(h, "onFailure", &x) &&
+		json_object_is_type(x, json_type_string) &&
+		strcmp(json_object_get_string(x), "block") == 0);
+}
+
 /*
  * Claude Code: a --settings value's JSON, hooks.PreToolUse[].hooks[].
  * Claude Code takes the last one given; each is read here, the
@@ -113,9 +167,8 @@ json_timeout(struct json_object *x)
 static void
 claude_gate(const char *v, struct hook_gate_wiring *w)
 {
-	struct json_object *o, *pre, *hs, *h, *x;
+	struct json_object *o, *pre, *hs, *x;
 	size_t i, j;
-	long t;
 
 	v += strspn(v, " \t\r\n");
 	if (v[0] != '{' || (o = json_parse_object(v, strlen(v), 16)) == NULL) {
@@ -130,25 +183,9 @@ claude_gate(const char *v, struct hook_gate_wiring *w)
 			if (!json_object_object_get_ex(x, "hooks", &hs) ||
 			    !json_object_is_type(hs, json_type_array))
 				continue;
-			for (j = 0; j < json_object_array_length(hs); j++) {
-				h = json_object_array_get_idx(hs, j);
-				if (!json_object_object_get_ex(
-					h, "command", &x) ||
-				    !json_object_is_type(x, json_type_string) ||
-				    !is_gate_command(json_object_get_string(x),
-					(size_t)json_object_get_string_len(x)))
-					continue;
-				t = json_object_object_get_ex(h, "timeout", &x)
-					? json_timeout(x)
-					: HOOK_DEFAULT_TIMEOUT;
-				gate_found(w, t,
-				    json_object_object_get_ex(
-					h, "onFailure", &x) &&
-					json_object_is_type(
-					    x, json_type_string) &&
-					strcmp(json_object_get_string(x),
-					    "block") == 0);
-			}
+			for (j = 0; j < json_object_array_length(hs); j++)
+				claude_hook(
+				    json_object_array_get_idx(hs, j), w);
 		}
 	json_object_put(o);
 }
@@ -189,13 +226,33 @@ codex_hooks_key(const char *v)
 }
 
 /*
+ * A key "async..." (async, asyncRewake) not false, between a Codex hook
+ * table's braces: Codex runs the call without waiting for that hook.
+ */
+static int
+toml_async(const char *open, const char *close)
+{
+	const char *t, *k, *e;
+
+	for (t = open; (t = strstr(t, "async")) != NULL && t < close; t++) {
+		k = t > open && (t[-1] == '"' || t[-1] == '\'') ? t - 1 : t;
+		if ((k == open || k[-1] == ',' || k[-1] == '{') &&
+		    (e = strchr(t, '=')) != NULL && e < close &&
+		    strncmp(e + 1, "false", 5) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * Codex: a -c/--config value that sets hooks (hooks.PreToolUse=[{...
  * hooks=[{...command="...",timeout=N}]}], or the same one table up),
  * TOML, blanks aside.  Only the hook table that holds the gate's
  * command is read: its timeout= digits, between the braces around it.
- * One without a timeout counts as 0 (Codex's default is not ours).  A
- * value that names the gate where no command="..." or command='...'
- * here does (a multi-line string, an escape) is unread.
+ * One without a timeout counts as 0 (Codex's default is not ours); one
+ * with async= other than false is no gate (Codex runs the call without
+ * waiting for it).  A value that names the gate where no command="..." or
+ * command='...' here does (a multi-line string, an escape) is unread.
  */
 static void
 codex_gate(const char *val, struct hook_gate_wiring *w)
@@ -226,6 +283,7 @@ codex_gate(const char *val, struct hook_gate_wiring *w)
 				break;
 			found = 1;
 			timeout = 0;
+			w->hg_async |= toml_async(open, close);
 			for (t = open;
 			     (t = strstr(t, "timeout=")) != NULL && t < close;
 			     t++)
@@ -270,6 +328,13 @@ hook_gate_check(const struct manifest *m, char *why, size_t whysz)
 		    "read for the gate hook's timeout (a --settings file, or "
 		    "a value it does not parse): give them inline, as "
 		    "docs/agents.md shows");
+		return -1;
+	}
+	if (w.hg_async) {
+		snprintf(why, whysz,
+		    "hooks: the gate hook runs in the background or only once "
+		    "(async, asyncRewake, once): the CLI would run a call "
+		    "without its verdict");
 		return -1;
 	}
 	if (!w.hg_found || w.hg_timeout >= need)

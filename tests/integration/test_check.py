@@ -523,6 +523,18 @@ CLAUDE_HOOK = ("'--settings={\"hooks\":{\"PreToolUse\":[{\"hooks\":[{"
                "\"timeout\":%d%s}]}]}}'")
 
 
+def gate_hook_problems(tmp_path, args):
+    """`cordon check --json` of a Claude Code agent with args (YAML
+    flow items): the result, its document and its hook-timeout
+    problems."""
+    home = home_with(tmp_path, {"c.yaml": (
+        "name: c\ntransport: streamJson\ntransportConfig:\n"
+        f"  bin: claude\n  args: [\"-p\", {args}, \"{{prompt}}\"]\n")})
+    r = check(home, "--json")
+    doc = json.loads(r.stdout)
+    return r, doc, [p for p in doc["problems"] if p["code"] == "hook-timeout"]
+
+
 @pytest.mark.parametrize("timeout,extra,problem,warn", [
     (120, ',"onFailure":"block"', False, False),
     (120, "", False, True),
@@ -530,13 +542,7 @@ CLAUDE_HOOK = ("'--settings={\"hooks\":{\"PreToolUse\":[{\"hooks\":[{"
 ])
 def test_sbx8_check_gate_hook_timeout(tmp_path, timeout, extra, problem,
                                       warn):
-    args = CLAUDE_HOOK % (timeout, extra)
-    home = home_with(tmp_path, {"c.yaml": (
-        "name: c\ntransport: streamJson\ntransportConfig:\n"
-        f"  bin: claude\n  args: [\"-p\", {args}, \"{{prompt}}\"]\n")})
-    r = check(home, "--json")
-    doc = json.loads(r.stdout)
-    got = [p for p in doc["problems"] if p["code"] == "hook-timeout"]
+    r, doc, got = gate_hook_problems(tmp_path, CLAUDE_HOOK % (timeout, extra))
     assert len(got) == int(problem), doc
     if problem:
         assert r.returncode == 1
@@ -548,17 +554,18 @@ def test_sbx8_check_gate_hook_timeout(tmp_path, timeout, extra, problem,
     assert len(warned) == int(warn), doc
 
 
-def test_sbx8_check_gate_hook_settings_unread(tmp_path):
-    """Settings Claude Code reads and cordon cannot (a file here) could
-    wire a gate hook of any timeout: a problem, never a pass."""
-    home = home_with(tmp_path, {"c.yaml": (
-        "name: c\ntransport: streamJson\ntransportConfig:\n"
-        "  bin: claude\n  args: [\"-p\", \"--settings\", "
-        "\"/etc/cordon/claude.json\", \"{prompt}\"]\n")})
-    r = check(home, "--json")
-    doc = json.loads(r.stdout)
-    got = [p for p in doc["problems"] if p["code"] == "hook-timeout"]
+@pytest.mark.parametrize("args,why", [
+    # Claude Code reads the file; the check cannot.
+    ('"--settings", "/etc/cordon/claude.json"',
+     "the args give the CLI settings that cordon cannot read"),
+    # Not waited for: the call runs at once, whatever the timeout.
+    (CLAUDE_HOOK % (120, ',"onFailure":"block","async":true'),
+     "the gate hook runs in the background or only once"),
+])
+def test_sbx8_check_gate_hook_unread_or_async(tmp_path, args, why):
+    """Settings that could wire a gate hook of any timeout, or a gate
+    hook the CLI does not wait for: a problem, never a pass."""
+    r, doc, got = gate_hook_problems(tmp_path, args)
     assert r.returncode == 1 and len(got) == 1, doc
     assert f"{got[0]['key']}: {got[0]['message']}".startswith(
-        "hooks: the args give the CLI settings that cordon cannot read "
-        "for the gate hook's timeout"), got
+        f"hooks: {why}"), got

@@ -24,6 +24,13 @@ GATE = '"command":"{cordon} gate","timeout":120,"onFailure":"block"'
 # Claude Code's only hook sleeps past its 3 s timeout.
 SLEEPY = {GATE: '"command":"/bin/sleep 30","timeout":3,"onFailure":"block"'}
 NOBLOCK = {GATE: '"command":"/bin/sleep 30","timeout":3'}
+# A hook that would refuse after 5 s, run in the background: not a gate
+# hook (a gate hook so wired is not loaded), to show what each CLI does.
+CODEX_GATE = 'command="{cordon} gate",timeout=120'
+ASYNC = {"claude-code": {GATE: '"command":"/bin/sleep 5; exit 2",'
+                                '"timeout":120,"async":true'},
+         "codex": {CODEX_GATE: 'command="sleep 5; echo no >&2; exit 2",'
+                               'timeout=120,async=true'}}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +45,9 @@ def bound(tmp_path_factory, clis, mock, pki):  # noqa: F811
     agents = {"claude-code": ("claude-code", {}),
               "codex": ("codex", {}), "gemini": ("gemini", {}),
               "claude-sleepy": ("claude-code", SLEEPY),
-              "claude-noblock": ("claude-code", NOBLOCK)}
+              "claude-noblock": ("claude-code", NOBLOCK),
+              "claude-async": ("claude-code", ASYNC["claude-code"]),
+              "codex-async": ("codex", ASYNC["codex"])}
     for name, (src, sub) in agents.items():
         dst = home / "agents" / f"{name}.yaml"
         install_manifest(os.path.join(EXAMPLES, f"{src}.yaml"), dst, name,
@@ -89,4 +98,15 @@ def test_sbx8_real_claude_timed_out_hook_runs_the_call(bound, mock):
     changed: reread docs/agents.md's account of it."""
     ran, results = touch_with_gated_stopped(bound, mock, "claude-noblock",
                                             "claude-code")
+    assert ran, results
+
+
+@pytest.mark.parametrize("cli", ["claude-code", "codex"])
+def test_sbx8_real_cli_runs_the_call_of_an_async_hook(bound, mock, cli):
+    """What the async check guards against: a PreToolUse hook that runs
+    in the background ("async") is not waited for, and the call runs
+    at once.  If this starts failing, the CLI changed: reread
+    docs/agents.md's account of it."""
+    agent = "claude-async" if cli == "claude-code" else "codex-async"
+    ran, results = touch_with_gated_stopped(bound, mock, agent, cli)
     assert ran, results

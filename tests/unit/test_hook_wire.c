@@ -282,6 +282,58 @@ test_sbx8_codex_gate_hook_other_spellings(void **state)
 	assert_false(refused());
 }
 
+/*
+ * A gate hook the CLI does not wait for (checked with Claude Code and
+ * Codex: the call ran at once) or runs only once is refused, whatever
+ * its timeout; false is no such switch.
+ */
+static void
+test_sbx8_gate_hook_not_waited_for(void **state)
+{
+	static const char *const claude[] = {
+	    "\"async\":true", "\"asyncRewake\":true", "\"once\":true"};
+	char a[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(claude) / sizeof(claude[0]); i++) {
+		snprintf(a, sizeof(a),
+		    CLAUDE(
+			"{\"type\":\"command\",\"command\":\"{cordon} gate\","
+			"\"timeout\":120,\"onFailure\":\"block\",%s}"),
+		    claude[i]);
+		load("claude", a, "");
+		assert_true(refused());
+	}
+	load("claude",
+	    CLAUDE("{\"type\":\"command\",\"command\":\"{cordon} gate\","
+		   "\"timeout\":120,\"async\":false}"),
+	    "");
+	assert_false(refused());
+	/* Claude Code's exec form: the gate is an argument. */
+	load("claude",
+	    CLAUDE("{\"type\":\"command\",\"command\":\"{cordon}\",\"args\":["
+		   "\"gate\"],\"timeout\":5}"),
+	    "");
+	assert_int_equal(timeout_of(), 5);
+	assert_true(refused());
+	load("codex",
+	    CODEX("{type=\"command\",command=\"{cordon} gate\",timeout=120,"
+		  "async=true}"),
+	    "");
+	assert_true(refused());
+	load("codex",
+	    "'-c', 'hooks.PreToolUse=[{hooks=[{async = true, command = "
+	    "\"{cordon} gate\", timeout = 120}]}]'",
+	    "");
+	assert_true(refused());
+	load("codex",
+	    CODEX("{type=\"command\",command=\"{cordon} gate\",timeout=120,"
+		  "async=false}"),
+	    "");
+	assert_false(refused());
+}
+
 int
 main(void)
 {
@@ -290,6 +342,7 @@ main(void)
 	    cmocka_unit_test(test_sbx8_codex_gate_hook_read),
 	    cmocka_unit_test(test_sbx8_claude_gate_hook_other_spellings),
 	    cmocka_unit_test(test_sbx8_codex_gate_hook_other_spellings),
+	    cmocka_unit_test(test_sbx8_gate_hook_not_waited_for),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
