@@ -104,8 +104,11 @@
 #define LIM_ROOTS_MAX	     16
 #define LIM_PATH_MAX	     4096
 
-/* SBX-7: how long an ask waits for the operator by default. */
-#define GATE_ASK_TIMEOUT 60 /* seconds */
+/* SBX-7: how long an ask waits for the operator by default, and the
+ * bounds of an agent's commands.askTimeoutSec. */
+#define GATE_ASK_TIMEOUT     60 /* seconds */
+#define GATE_ASK_TIMEOUT_MIN 5
+#define GATE_ASK_TIMEOUT_MAX 600
 /*
  * SBX-8: an agent CLI lets a tool call through when its gate hook times
  * out or fails, so the gate must answer first.  `cordon gate` refuses
@@ -116,6 +119,6 @@
  */
 #define GATE_ANSWER_MARGIN 10 /* seconds */
 #define GATE_HOOK_MARGIN   10 /* seconds */
-#define GATE_ANSWER_MAX	   (600 + GATE_ANSWER_MARGIN)
+#define GATE_ANSWER_MAX	   (GATE_ASK_TIMEOUT_MAX + GATE_ANSWER_MARGIN)
 
 #endif

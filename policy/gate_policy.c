@@ -172,8 +172,8 @@ gate_policy_parse(struct json_object *node, struct gate_policy *out,
 			schema_err(&p, gpp_find(node, "deny", out->gp_deny[i]),
 			    node, "commands.deny", "also listed in ask");
 	}
-	if (schema_int(&p, node, "askTimeoutSec", "commands.askTimeoutSec", 5,
-		600, &t) == 1)
+	if (schema_int(&p, node, "askTimeoutSec", "commands.askTimeoutSec",
+		GATE_ASK_TIMEOUT_MIN, GATE_ASK_TIMEOUT_MAX, &t) == 1)
 		out->gp_ask_timeout_sec = (long)t;
 	if (p.oom && p.n == 0)
 		schema_err(&p, NULL, node, "commands", "out of memory");
@@ -190,7 +190,8 @@ fail:
 long
 gate_ask_timeout(const struct gate_policy *gp)
 {
-	if (gp->gp_ask_timeout_sec >= 5 && gp->gp_ask_timeout_sec <= 600)
+	if (gp->gp_ask_timeout_sec >= GATE_ASK_TIMEOUT_MIN &&
+	    gp->gp_ask_timeout_sec <= GATE_ASK_TIMEOUT_MAX)
 		return gp->gp_ask_timeout_sec;
 	return GATE_ASK_TIMEOUT;
 }

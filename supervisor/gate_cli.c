@@ -154,8 +154,11 @@ gate_signal_set(int sig, const struct sigaction *refuse, sigset_t *set)
  * SBX-8: the call's deadline, before anything can wait.  The agent CLI
  * lets the call through if its hook times out, so every wait ends by
  * $CORDON_GATE_WAIT seconds (the spawner sets it from the agent's ask
- * bound: gate_answer_sec; at most GATE_ANSWER_MAX, else the default
- * ask's), and an alarm a second later refuses whatever still waits.  A
+ * bound: gate_answer_sec; at most GATE_ANSWER_MAX), and an alarm a
+ * second later refuses whatever still waits.  Without a usable one (a
+ * CLI that drops it from the hook's environment) the bound is the
+ * shortest any agent has, so that no hook timeout the load check lets
+ * through can end first.  A
  * fault (a stack overflow included: an alternate stack), an abort or
  * any other signal that can be caught refuses too.
  */
@@ -167,7 +170,7 @@ gate_guard_set(const struct gate_form *form)
 	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
 	struct sigaction sa;
 	sigset_t set;
-	long secs = GATE_ASK_TIMEOUT + GATE_ANSWER_MARGIN, v;
+	long secs = GATE_ASK_TIMEOUT_MIN + GATE_ANSWER_MARGIN, v;
 	char *end;
 	int sig;
 

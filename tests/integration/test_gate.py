@@ -720,6 +720,8 @@ def gate_waiting(wait):
     env = dict(child_env(), CORDON_GATE_FD=str(b.fileno()),
                CORDON_GATE_WAIT=str(wait))
     env.pop("CORDON_GATE", None)
+    if wait is None:
+        env.pop("CORDON_GATE_WAIT")
     p = subprocess.Popen([cordon_bin(), "gate"], env=env,
                          pass_fds=(b.fileno(),), stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -730,6 +732,23 @@ def gate_waiting(wait):
     assert msg and len(fds) == 1  # it waits for its verdict now
     reply = socket.socket(fileno=fds[0])  # held: no answer, no hang-up
     return p, reply
+
+
+def test_sbx8_gate_without_its_bound_takes_the_shortest():
+    """A CLI that drops CORDON_GATE_WAIT from its hook's environment
+    leaves `cordon gate` the shortest bound any agent has (askTimeoutSec
+    5 + 10 s), never one longer than a hook timeout the load check lets
+    through (askTimeoutSec + 20 s)."""
+    t0 = time.monotonic()
+    p, reply = gate_waiting(None)
+    try:
+        p.wait(timeout=24)
+        assert p.returncode == 2, (p.returncode, p.stderr.read())
+        assert 14 <= time.monotonic() - t0 < 24
+    finally:
+        p.kill()
+        p.wait()
+        reply.close()
 
 
 @pytest.mark.parametrize("sig", ["SIGTSTP", "SIGTTIN", "SIGTTOU"])
