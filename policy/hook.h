@@ -131,7 +131,7 @@ struct hook_gate_wiring {
 	long hg_timeout; /* the shortest, if several */
 	int hg_blocks;	 /* each blocks */
 	int hg_unread;	 /* settings the CLI reads and this cannot */
-	int hg_async;	 /* one runs in the background or only once */
+	int hg_async;	 /* one the CLI would not wait for, or not run */
 };
 struct manifest;
 /* 1 and *w filled when the args wire a gate hook, else 0. */

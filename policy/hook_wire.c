@@ -123,12 +123,12 @@ json_set(struct json_object *h, const char *key)
 }
 
 /*
- * One Claude Code hook: a gate hook if its command, or an argument of
+ * One Claude Code hook: 1, a gate hook, if its command, or an argument of
  * its exec form ("args"), names the gate.  One that runs in the
  * background ("async", "asyncRewake": the call runs without waiting) or
  * only once ("once": the later calls run without it) is no gate.
  */
-static void
+static int
 claude_hook(struct json_object *h, struct hook_gate_wiring *w)
 {
 	struct json_object *x, *args = NULL;
@@ -144,7 +144,7 @@ claude_hook(struct json_object *h, struct hook_gate_wiring *w)
 			gate |=
 			    json_gate_word(json_object_array_get_idx(args, k));
 	if (!gate)
-		return;
+		return 0;
 	if (json_set(h, "async") || json_set(h, "asyncRewake") ||
 	    json_set(h, "once"))
 		w->hg_async = 1;
@@ -154,12 +154,14 @@ claude_hook(struct json_object *h, struct hook_gate_wiring *w)
 	    json_object_object_get_ex(h, "onFailure", &x) &&
 		json_object_is_type(x, json_type_string) &&
 		strcmp(json_object_get_string(x), "block") == 0);
+	return 1;
 }
 
 /*
  * Claude Code: a --settings value's JSON, hooks.PreToolUse[].hooks[].
  * Claude Code takes the last one given; each is read here, the
- * shortest timeout counting.  A file's name (Claude Code reads the
+ * shortest timeout counting.  One that also sets disableAllHooks (not
+ * false) runs no hook at all.  A file's name (Claude Code reads the
  * file), or JSON that the strict parser refuses (a duplicate key,
  * which Claude Code reads, the last one winning), cannot be read here:
  * unread.
@@ -168,7 +170,7 @@ static void
 claude_gate(const char *v, struct hook_gate_wiring *w)
 {
 	struct json_object *o, *pre, *hs, *x;
-	size_t i, j;
+	size_t i, j, gates = 0;
 
 	v += strspn(v, " \t\r\n");
 	if (v[0] != '{' || (o = json_parse_object(v, strlen(v), 16)) == NULL) {
@@ -184,9 +186,11 @@ claude_gate(const char *v, struct hook_gate_wiring *w)
 			    !json_object_is_type(hs, json_type_array))
 				continue;
 			for (j = 0; j < json_object_array_length(hs); j++)
-				claude_hook(
+				gates += claude_hook(
 				    json_object_array_get_idx(hs, j), w);
 		}
+	if (gates > 0 && json_set(o, "disableAllHooks"))
+		w->hg_async = 1; /* the gate hook wired, and no hook runs */
 	json_object_put(o);
 }
 
@@ -332,8 +336,8 @@ hook_gate_check(const struct manifest *m, char *why, size_t whysz)
 	}
 	if (w.hg_async) {
 		snprintf(why, whysz,
-		    "hooks: the gate hook runs in the background or only once "
-		    "(async, asyncRewake, once): the CLI would run a call "
+		    "hooks: the CLI would not wait for the gate hook (async, "
+		    "asyncRewake, once, disableAllHooks): it would run a call "
 		    "without its verdict");
 		return -1;
 	}

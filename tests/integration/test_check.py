@@ -560,7 +560,7 @@ def test_sbx8_check_gate_hook_timeout(tmp_path, timeout, extra, problem,
      "the args give the CLI settings that cordon cannot read"),
     # Not waited for: the call runs at once, whatever the timeout.
     (CLAUDE_HOOK % (120, ',"onFailure":"block","async":true'),
-     "the gate hook runs in the background or only once"),
+     "the CLI would not wait for the gate hook"),
 ])
 def test_sbx8_check_gate_hook_unread_or_async(tmp_path, args, why):
     """Settings that could wire a gate hook of any timeout, or a gate

@@ -310,6 +310,15 @@ test_sbx8_gate_hook_not_waited_for(void **state)
 		   "\"timeout\":120,\"async\":false}"),
 	    "");
 	assert_false(refused());
+	/* A gate hook in settings that turn every hook off. */
+	load("claude",
+	    "'--settings={\"disableAllHooks\":true,\"hooks\":{\"PreToolUse\":[{"
+	    "\"hooks\":[{\"type\":\"command\",\"command\":\"{cordon} gate\","
+	    "\"timeout\":120}]}]}}'",
+	    "");
+	assert_true(refused());
+	load("claude", "'--settings={\"disableAllHooks\":true}'", "");
+	assert_false(refused()); /* no gate hook wired: nothing to check */
 	/* Claude Code's exec form: the gate is an argument. */
 	load("claude",
 	    CLAUDE("{\"type\":\"command\",\"command\":\"{cordon}\",\"args\":["
