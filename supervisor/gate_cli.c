@@ -633,7 +633,9 @@ cmd_gate(int argc, char **argv)
 	}
 	if (hc.hk_cwd == NULL)
 		hc.hk_cwd = cwd;
-	/* Every check must allow; the first refusal is the answer. */
+	/* Every check must allow; the first refusal is the answer, and a
+	 * call with no check at all is refused. */
+	gate_refused(&gv, "bad-input", "the hook input is not usable");
 	for (k = 0; k < hc.hk_nchecks; k++) {
 		req = gate_request(&hc, &hc.hk_checks[k]);
 		gate_call(chan, dir, req, &gv);
