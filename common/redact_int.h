@@ -99,6 +99,10 @@ int rd_kv_try(
  */
 int rd_kv_at(const struct redact_keys *ks, const char *s, size_t len, size_t i,
     size_t *best);
+/* The same, trying every form without rd_kv_at's first test (which
+ * says no only where every form would: test_outlane compares the two). */
+int rd_kv_forms(const struct redact_keys *ks, const char *s, size_t len,
+    size_t i, size_t *best);
 
 /* May some form of ks match at s[i], knowing s[0..len) only. */
 static inline int

@@ -230,14 +230,22 @@ int
 rd_kv_at(const struct redact_keys *ks, const char *s, size_t len, size_t i,
     size_t *best)
 {
+	*best = 0;
+	if (i + 2 < len && !ks->k_short &&
+	    !kv_may3(ks, (const unsigned char *)s, len, i))
+		return 0;
+	return rd_kv_forms(ks, s, len, i, best);
+}
+
+int
+rd_kv_forms(const struct redact_keys *ks, const char *s, size_t len, size_t i,
+    size_t *best)
+{
 	unsigned char c = (unsigned char)s[i];
 	size_t k, e;
 	int rc, open = 0;
 
 	*best = 0;
-	if (i + 2 < len && !ks->k_short &&
-	    !kv_may3(ks, (const unsigned char *)s, len, i))
-		return 0;
 	for (k = 0; k < ks->k_nbucket[c]; k++) {
 		rc = rd_kv_try(&ks->k_form[ks->k_bucket[c][k]], s, len, i, &e);
 		if (rc < 0)

@@ -446,26 +446,6 @@ test_sp11_lane_open_pairs(void **state)
 	redact_keys_free(ks);
 }
 
-/* rd_kv_at without its first test: every form of the bucket tried. */
-static int
-kv_at_all(const struct redact_keys *ks, const char *s, size_t len, size_t i,
-    size_t *best)
-{
-	unsigned char c = (unsigned char)s[i];
-	size_t k, e;
-	int rc, open = 0;
-
-	*best = 0;
-	for (k = 0; k < ks->k_nbucket[c]; k++) {
-		rc = rd_kv_try(&ks->k_form[ks->k_bucket[c][k]], s, len, i, &e);
-		if (rc < 0)
-			open = 1;
-		else if (rc > 0 && e > *best)
-			*best = e;
-	}
-	return open;
-}
-
 /* Text near the forms of ks: their pieces with blanks, separators, %XX
  * and changed bytes between and in them. */
 static size_t
@@ -532,7 +512,7 @@ test_sp11_kv_first_test_exact(void **state)
 		for (i = 0; i + 1 < n; i++)
 			for (len = i + 1; len <= n && len <= i + 40; len++) {
 				oa = rd_kv_at(ks, buf, len, i, &ba);
-				ob = kv_at_all(ks, buf, len, i, &bb);
+				ob = rd_kv_forms(ks, buf, len, i, &bb);
 				assert_int_equal(oa, ob);
 				assert_int_equal(ba, bb);
 			}
