@@ -158,9 +158,9 @@ gate_signal_set(int sig, const struct sigaction *refuse, sigset_t *set)
  * second later refuses whatever still waits.  Without a usable one (a
  * CLI that drops it from the hook's environment) the bound is the
  * shortest any agent has, so that no hook timeout the load check lets
- * through can end first.  A
- * fault (a stack overflow included: an alternate stack), an abort or
- * any other signal that can be caught refuses too.
+ * through can end first.  A fault (a stack overflow included: an
+ * alternate stack), an abort or any other signal that can be caught
+ * refuses too.
  */
 static void
 gate_guard_set(const struct gate_form *form)
