@@ -453,13 +453,19 @@ main(int argc, char **argv)
 		return unknown_command(argv[1]);
 	/*
 	 * SUB --help and SUB -h, before the command parses anything.  The
-	 * gate only alone: its exit 0 is an allow (SBX-6), so no word of a
-	 * command to judge may turn it into help.
+	 * gate's exit status is a verdict, 0 an allow (SBX-6): only its
+	 * flag alone is help, never a word of a command to judge, and that
+	 * help exits 2, a refusal, so a hook written as `cordon gate --help`
+	 * never allows (SBX-8).  `cordon help gate` is the gate's help with
+	 * exit 0.
 	 */
-	if (c->c_fn == cmd_gate
-		? argc == 3 && (strcmp(argv[2], "-h") == 0 ||
-				   strcmp(argv[2], "--help") == 0)
-		: cli_wants_help(argc - 1, argv + 1)) {
+	if (c->c_fn == cmd_gate) {
+		if (argc == 3 && (strcmp(argv[2], "-h") == 0 ||
+				     strcmp(argv[2], "--help") == 0)) {
+			usage_one(stdout, c);
+			return 2;
+		}
+	} else if (cli_wants_help(argc - 1, argv + 1)) {
 		usage_one(stdout, c);
 		return 0;
 	}

@@ -34,7 +34,7 @@ def test_no_arguments_is_usage_exit_2():
     assert help_commands(r.stderr.decode()) == COMMANDS
 
 
-@pytest.mark.parametrize("sub", COMMANDS)
+@pytest.mark.parametrize("sub", [c for c in COMMANDS if c != "gate"])
 @pytest.mark.parametrize("flag", ["--help", "-h"])
 def test_sub_help_exit_0(sub, flag):
     r = cordon(sub, flag)
@@ -48,6 +48,18 @@ def test_help_names_a_command():
     assert r.returncode == 0
     assert r.stdout.decode().startswith("usage: cordon check")
     assert "--json" in r.stdout.decode()
+
+
+# SBX-8: the gate's exit status is a verdict: its help is shown, and
+# refuses, so a hook written as `cordon gate --help` never allows.
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_sbx8_gate_help_refuses(flag):
+    r = cordon("gate", flag)
+    assert r.returncode == 2 and r.stderr == b""
+    assert r.stdout.decode().startswith("usage: cordon gate")
+    r = cordon("help", "gate")
+    assert r.returncode == 0
+    assert r.stdout.decode().startswith("usage: cordon gate")
 
 
 # SBX-6: the gate's exit 0 is an allow: only `cordon gate --help` alone

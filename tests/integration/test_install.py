@@ -110,7 +110,7 @@ def test_completion_offers_every_option_of_each_command():
         if cmd in ("audit", "agent", "job", "worktree"):  # below
             continue
         want = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)",
-                              help_text(cmd, "--help"))) | {"--help"}
+                              help_text("help", cmd))) | {"--help"}
         want.discard("--version")  # `cordon version --help` names it
         got = set(w for w in complete(cmd, "--") if w.startswith("--"))
         if cmd == "token":  # FILE only
