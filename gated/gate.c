@@ -164,6 +164,7 @@ gate_call_parse(struct json_object *o, struct gate_call *k)
 	k->gk_cwd = json_shape_str(o, "cwd", NULL);
 	k->gk_path = json_shape_str(o, "filePath", NULL);
 	k->gk_line = json_shape_str(o, "line", NULL);
+	k->gk_deadline = json_shape_int(o, "deadline", 0);
 	if (k->gk_kind == -1 || !hook_tool_name_ok(k->gk_tool) ||
 	    k->gk_cwd[0] != '/')
 		return -1;
@@ -460,8 +461,18 @@ gate_handle(
 	    gate_call_parse(o, &k) == -1) {
 		log_warnx("gate: run %s: malformed call refused", ch->gc_run);
 		result_set(&res, GATE_DENY, "-", "bad-request");
-	} else
+	} else {
 		gate_decide(ch, &k, cwd, sizeof(cwd), &res);
+		/* SBX-8: an answer its caller would not wait for is none. */
+		if (res.g_verdict != GATE_DENY &&
+		    k.gk_deadline - (int64_t)now_ms_mono() < GATE_LATE_MS) {
+			log_warnx(
+			    "gate: run %s: a call came too late to answer",
+			    ch->gc_run);
+			result_set(
+			    &res, GATE_DENY, res.g_verb, "past-deadline");
+		}
+	}
 	gate_scpy(gi->gi_verb, sizeof(gi->gi_verb), res.g_verb);
 	gate_scpy(gi->gi_rule, sizeof(gi->gi_rule), res.g_rule);
 	if (res.g_verdict == GATE_ASK) {

@@ -74,6 +74,7 @@ struct gate_item {
 	char gi_cwd[PATH_MAX];		/* relative to the workspace */
 	char *gi_args;			/* cleaned, clamped */
 	int64_t gi_created, gi_expires; /* ms since the epoch */
+	int64_t gi_until;		/* gi_expires, monotonic ms */
 	struct event *gi_timer;
 };
 
@@ -85,6 +86,7 @@ struct gate_call {
 	size_t gk_argc;
 	const char *gk_cwd;
 	const char *gk_path;
+	int64_t gk_deadline; /* the caller's bound, monotonic ms (SBX-8) */
 };
 
 TAILQ_HEAD(gate_items, gate_item);

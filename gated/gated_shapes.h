@@ -44,6 +44,7 @@ static const struct json_shape gate_call_shape[] = {
     JS_STR("filePath", JS_OPT, 1, PATH_MAX - 1),
     JS_STR("line", JS_OPT, 0, GATE_LINE_MAX),
     JS_ARR("argv", JS_OPT, GATE_WORDS_MAX),
+    JS_INT("deadline", JS_REQ, 0, INT64_MAX),
 };
 
 #endif

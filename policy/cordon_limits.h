@@ -120,5 +120,13 @@
 #define GATE_ANSWER_MARGIN 10 /* seconds */
 #define GATE_HOOK_MARGIN   10 /* seconds */
 #define GATE_ANSWER_MAX	   (GATE_ASK_TIMEOUT_MAX + GATE_ANSWER_MARGIN)
+/*
+ * SBX-8: each call carries its caller's bound.  gated denies
+ * (past-deadline) a call it would allow or hold with less than
+ * GATE_LATE_MS of that bound left, and holds an ask at most until then:
+ * room for the verb.run record's round trip and the answer, so that the
+ * trail never records an allow its caller did not wait for.
+ */
+#define GATE_LATE_MS 2000
 
 #endif

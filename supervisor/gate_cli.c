@@ -537,10 +537,16 @@ gate_ask(int chan, struct json_object *req, struct gate_verdict *gv)
 		gate_refused(gv, "no-verdict", "no verdict from cordon");
 }
 
-/* By fd 3 where this process still has it, else by the run's pipes. */
+/*
+ * By fd 3 where this process still has it, else by the run's pipes.  The
+ * call carries this process's bound (monotonic ms), so that gated never
+ * records a verdict for a call its caller has already refused (SBX-8).
+ */
 static void
 gate_call(int chan, int dir, struct json_object *req, struct gate_verdict *gv)
 {
+	json_object_object_add(
+	    req, "deadline", json_object_new_int64(gate_end));
 	if (chan != -1)
 		gate_ask(chan, req, gv);
 	else

@@ -7,10 +7,11 @@
 import json
 import os
 import signal
+import threading
 import time
 
-from agents_util import (GRACE, Stream, make_agents_home, post_json, run,
-                         server_env, wait_audit)
+from agents_util import (GRACE, Stream, _dechunk_partial, make_agents_home,
+                         post_json, run, server_env, text_of, wait_audit)
 from conftest import HTTP_S, RESTART_S
 from test_gate import (approvals, decide, gate, gate_manifest,  # noqa: F401
                        hook_input, results, verb_runs, wait_approval)
@@ -78,30 +79,104 @@ def test_sbx7_gated_killed_while_held_never_allows(gate):
                 ("allow", "ask-allow")], verb_runs(gate.home)
 
 
+def lines_out(buf):
+    """The fake agent's whole lines so far in a stream's bytes."""
+    body = _dechunk_partial(buf.partition(b"\r\n\r\n")[2])
+    evs = [json.loads(ln) for ln in body.split(b"\n")[:-1] if ln]
+    return text_of(evs).count("\n")
+
+
 def test_sbx8_gated_stopped_calls_refused_at_the_gates_bound(gate):
     """gated stopped (hung) while calls wait, by fd 3 and by the named
     pipes: each call is refused at `cordon gate`'s bound (askTimeoutSec
     5 s + 10 s here), before a CLI's hook would time out and run it; the
-    run goes on. The calls never reached a verdict."""
+    run goes on. Once gated resumes, with the run still alive, it reads
+    the two calls past their callers' bound: each is recorded as denied
+    (past-deadline), never as the allow nobody waited for."""
     hook = hook_input("claude-bash.json", gate.ws)
     pid = gate.daemon_pids()["gated"]
     os.kill(pid, signal.SIGSTOP)
     try:
         t0 = time.monotonic()
         s = Stream(gate, "gatequick", json.dumps([{"bash": "ls -la"},
-                                                  {"closed": hook}]))
-        s.start()
-        ev = s.finish(bound=60)
-        s.close()
+                                                  {"closed": hook},
+                                                  {"sleep": 10}]))
+        run_id = s.start()
+        s.read_until(lambda b: lines_out(b) >= 2, bound=60)
         secs = time.monotonic() - t0
     finally:
         os.kill(pid, signal.SIGCONT)
+    deadline = time.monotonic() + HTTP_S
+    while len(recs := [x for x in verb_runs(gate.home)
+                       if x.get("runId") == run_id]) < 2:
+        assert time.monotonic() < deadline, recs
+        time.sleep(0.05)
+    assert [(x["verdict"], x["rule"]) for x in recs] == \
+        [("deny", "past-deadline")] * 2, recs
+    ev = s.finish(bound=30)
+    s.close()
     res = results(ev)
     for i in (0, 1):
         assert res[i]["exit"] == 2, res[i]
         assert "(no-verdict)" in res[i]["stderr"], res[i]
+    assert res[2]["slept"], res
     assert [e for e in ev if e["kind"] == "done"], ev
     assert secs < 55, secs  # two bounds of 15 s, not the CLI's 120 s
+    assert not [x for x in verb_runs(gate.home)
+                if x["verdict"] != "deny"], verb_runs(gate.home)
+
+
+def test_sbx8_an_ask_is_held_no_longer_than_its_caller_waits(gate):
+    """An ask that reaches gated late (gated stopped for 11 s of the
+    caller's 15 s) is held only until shortly before the caller's bound,
+    not for the agent's whole askTimeoutSec: it times out while its
+    caller still waits, so its record is the answer the caller got."""
+    pid = gate.daemon_pids()["gated"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        s = Stream(gate, "gatequick",
+                   json.dumps([{"bash": "git push origin"}]))
+        s.start()
+        time.sleep(11)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    a = wait_approval(gate)[0]
+    assert a["expires"] - a["created"] <= 3_000, a
+    res = results(s.finish(bound=30))
+    s.close()
+    # gated's answer (the ask's rule), not the caller's own no-verdict
+    assert res[0]["exit"] == 2 and "(ask-git-push)" in res[0]["stderr"], \
+        res[0]
+    recs = [x for x in verb_runs(gate.home) if x["verb"] == "git"]
+    assert [x["verdict"] for x in recs] == ["ask-timeout"], recs
+
+
+def test_sbx8_an_approval_decided_after_its_time_is_a_timeout(gate):
+    """An allow that reaches gated after the ask's time is up (gated was
+    stopped, so its timer has not run yet) is answered as the timer
+    would have: 404, the call refused and recorded ask-timeout, never
+    ask-allow."""
+    s = Stream(gate, "gatequick", json.dumps([{"bash": "git push origin"}]))
+    s.start()
+    a = wait_approval(gate)[0]
+    pid = gate.daemon_pids()["gated"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        time.sleep((a["expires"] - a["created"]) / 1000 + 1)
+        out = {}
+        t = threading.Thread(target=lambda: out.update(
+            r=decide(gate, a["id"], "allow")))
+        t.start()
+        time.sleep(0.5)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    t.join(HTTP_S)
+    assert out["r"].status == 404, out
+    res = results(s.finish(bound=30))
+    s.close()
+    assert res[0]["exit"] == 2, res[0]
+    recs = [x for x in verb_runs(gate.home) if x["verb"] == "git"]
+    assert [x["verdict"] for x in recs] == ["ask-timeout"], recs
 
 
 def test_sbx7_an_approval_is_decided_once(gate):

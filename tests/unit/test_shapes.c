@@ -121,7 +121,8 @@ static const struct row {
 	"{\"id\":\"0123456789abcdef\",\"decision\":\"allow\"}"),
     ROW("gate call (the gate channel)", gate_call_shape,
 	"{\"tool\":\"Bash\",\"kind\":\"shell\",\"cwd\":\"/w\","
-	"\"filePath\":\"a\",\"line\":\"ls\",\"argv\":[\"ls\"]}"),
+	"\"filePath\":\"a\",\"line\":\"ls\",\"argv\":[\"ls\"],"
+	"\"deadline\":1}"),
 };
 
 /* The shape's verdict on good with key set to v (NULL: JSON null). */
