@@ -248,11 +248,56 @@ toml_async(const char *open, const char *close)
 	return 0;
 }
 
+/* A digit's value in base, or -1. */
+static int
+digit_in(char c, int base)
+{
+	int d = c >= '0' && c <= '9'			 ? c - '0'
+		: (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10
+							 : -1;
+
+	return d < base ? d : -1;
+}
+
+/*
+ * A TOML integer from s to the ',' or '}' that ends it (blanks already
+ * out): decimal with an optional '+', or 0x, 0o, 0b digits, with '_'
+ * only between two digits; clamped at HOOK_TIMEOUT_CAP.  -1 if it is no
+ * such integer (a float, a string, a minus: Codex's unsigned timeout
+ * takes none of them).
+ */
+static long
+toml_uint(const char *s)
+{
+	long v = 0;
+	int base = 10, n = 0, d;
+
+	if (s[0] == '+')
+		s++;
+	else if (s[0] == '0' && (s[1] == 'x' || s[1] == 'o' || s[1] == 'b')) {
+		base = s[1] == 'x' ? 16 : s[1] == 'o' ? 8 : 2;
+		s += 2;
+	}
+	if (base == 10 && s[0] == '0' && s[1] != ',' && s[1] != '}')
+		return -1; /* TOML has no leading zero */
+	for (; *s != ',' && *s != '}'; s++) {
+		if (*s == '_' && n > 0 && digit_in(s[1], base) != -1)
+			continue;
+		if ((d = digit_in(*s, base)) == -1)
+			return -1;
+		v = v > HOOK_TIMEOUT_CAP / base ? HOOK_TIMEOUT_CAP
+						: v * base + d;
+		n++;
+	}
+	return n > 0 ? (v < HOOK_TIMEOUT_CAP ? v : HOOK_TIMEOUT_CAP) : -1;
+}
+
 /*
  * Codex: a -c/--config value that sets hooks (hooks.PreToolUse=[{...
  * hooks=[{...command="...",timeout=N}]}], or the same one table up),
  * TOML, blanks aside.  Only the hook table that holds the gate's
- * command is read: its timeout= digits, between the braces around it.
+ * command is read: its timeout= integer, between the braces around it
+ * (one that is no TOML integer is unread).
  * One without a timeout counts as 0 (Codex's default is not ours); one
  * with async= other than false is no gate (Codex runs the call without
  * waiting for it).  A value that names the gate where no command="..." or
@@ -265,7 +310,7 @@ codex_gate(const char *val, struct hook_gate_wiring *w)
 	static char buf[LIM_ARG_MAX_BYTES + 1];
 	const char *v, *p, *q, *open, *close, *t;
 	size_t c;
-	long timeout;
+	long timeout, n;
 	int found = 0;
 
 	if ((v = unblank(val, buf, sizeof(buf))) == NULL) {
@@ -291,10 +336,12 @@ codex_gate(const char *val, struct hook_gate_wiring *w)
 			for (t = open;
 			     (t = strstr(t, "timeout=")) != NULL && t < close;
 			     t++)
-				if ((t == open || t[-1] == ',' ||
-					t[-1] == '{') &&
-				    t[8] >= '0' && t[8] <= '9')
-					timeout = strtol(t + 8, NULL, 10);
+				if (t == open || t[-1] == ',' || t[-1] == '{') {
+					if ((n = toml_uint(t + 8)) == -1)
+						w->hg_unread = 1;
+					else
+						timeout = n;
+				}
 			gate_found(w, timeout, 0);
 		}
 	if (!found && is_gate_command(v, strlen(v)))

@@ -283,6 +283,48 @@ test_sbx8_codex_gate_hook_other_spellings(void **state)
 }
 
 /*
+ * Codex's timeout is a TOML integer, read as TOML reads it: underscores
+ * between digits and the 0x/0o/0b forms; anything that is no such
+ * integer is settings the check cannot read, refused as such.
+ */
+static void
+test_sbx8_codex_gate_timeout_is_toml(void **state)
+{
+	static const struct {
+		const char *t;
+		long want; /* -1: unread, refused */
+	} c[] = {{"1_000", 1000}, {"+120", 120}, {"0x78", 120}, {"0XFF", -1},
+	    {"0xff", 255}, {"0o170", 120}, {"0b1111000", 120}, {"12_0", 120},
+	    {"0", 0}, {"99999999999999", -2}, {"1__000", -1}, {"_120", -1},
+	    {"120_", -1}, {"0120", -1}, {"120.0", -1}, {"1e3", -1},
+	    {"-120", -1}, {"\"120\"", -1}, {"+0x78", -1}, {"0x", -1},
+	    {"0b2", -1}, {"", -1}};
+	struct hook_gate_wiring w;
+	char args[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		snprintf(args, sizeof(args),
+		    CODEX("{type=\"command\",command=\"{cordon} "
+			  "gate\",timeout=%s}"),
+		    c[i].t);
+		load("codex", args, "");
+		assert_int_equal(hook_gate_wiring(&m, &w), 1);
+		if (c[i].want == -1)
+			assert_true(w.hg_unread);
+		else {
+			assert_false(w.hg_unread);
+			if (c[i].want == -2)
+				assert_true(w.hg_timeout >= 1000000);
+			else
+				assert_int_equal(w.hg_timeout, c[i].want);
+		}
+		assert_int_equal(refused(), c[i].want != -2 && c[i].want < 80);
+	}
+}
+
+/*
  * A gate hook the CLI does not wait for (checked with Claude Code and
  * Codex: the call ran at once) or runs only once is refused, whatever
  * its timeout; false is no such switch.
@@ -351,6 +393,7 @@ main(void)
 	    cmocka_unit_test(test_sbx8_codex_gate_hook_read),
 	    cmocka_unit_test(test_sbx8_claude_gate_hook_other_spellings),
 	    cmocka_unit_test(test_sbx8_codex_gate_hook_other_spellings),
+	    cmocka_unit_test(test_sbx8_codex_gate_timeout_is_toml),
 	    cmocka_unit_test(test_sbx8_gate_hook_not_waited_for),
 	};
 
