@@ -123,8 +123,10 @@ const char *hook_claude_config(const char *buf, size_t len);
  * SBX-8: the gate hook a Claude Code or Codex manifest wires in its args
  * (Claude Code's --settings JSON, Codex's -c/--config
  * hooks.PreToolUse=...): found, its timeout in seconds (Claude Code's
- * default when it sets none; 0 for a Codex hook without one), and
- * whether it blocks the call when it fails (Claude Code's onFailure).
+ * default when it sets none; 0 for a Codex hook without one), whether
+ * it blocks the call when it fails (Claude Code's onFailure), and
+ * whether one sees every tool (no matcher but one that matches all,
+ * no Claude Code "if").
  */
 struct hook_gate_wiring {
 	int hg_found;
@@ -132,6 +134,8 @@ struct hook_gate_wiring {
 	int hg_blocks;	 /* each blocks */
 	int hg_unread;	 /* settings the CLI reads and this cannot */
 	int hg_async;	 /* one the CLI would not wait for, or not run */
+	int hg_covers;	 /* one that every tool call goes through */
+	int hg_off;	 /* Codex's hooks feature turned off */
 };
 struct manifest;
 /* 1 and *w filled when the args wire a gate hook, else 0. */

@@ -18,6 +18,7 @@
 #include "hook.h"
 #include "json.h"
 #include "manifest.h"
+#include "util.h"
 
 #define HOOK_DEFAULT_TIMEOUT 600 /* Claude Code's, for a command hook */
 #define HOOK_TIMEOUT_CAP     1000000000L
@@ -122,6 +123,14 @@ json_set(struct json_object *h, const char *key)
 		   !json_object_get_boolean(x));
 }
 
+/* A matcher every tool name matches: none, "", "*" or ".*". */
+static int
+matcher_all(const char *s, size_t n)
+{
+	return n == 0 || (n == 1 && s[0] == '*') ||
+	       (n == 2 && s[0] == '.' && s[1] == '*');
+}
+
 /*
  * One Claude Code hook: 1, a gate hook, if its command, or an argument of
  * its exec form ("args"), names the gate.  One that runs in the
@@ -169,8 +178,9 @@ claude_hook(struct json_object *h, struct hook_gate_wiring *w)
 static void
 claude_gate(const char *v, struct hook_gate_wiring *w)
 {
-	struct json_object *o, *pre, *hs, *x;
+	struct json_object *o, *pre, *hs, *x, *mt, *h;
 	size_t i, j, gates = 0;
+	int all;
 
 	v += strspn(v, " \t\r\n");
 	if (v[0] != '{' || (o = json_parse_object(v, strlen(v), 16)) == NULL) {
@@ -185,9 +195,19 @@ claude_gate(const char *v, struct hook_gate_wiring *w)
 			if (!json_object_object_get_ex(x, "hooks", &hs) ||
 			    !json_object_is_type(hs, json_type_array))
 				continue;
-			for (j = 0; j < json_object_array_length(hs); j++)
-				gates += claude_hook(
-				    json_object_array_get_idx(hs, j), w);
+			all = !json_object_object_get_ex(x, "matcher", &mt) ||
+			      (json_object_is_type(mt, json_type_string) &&
+				  matcher_all(json_object_get_string(mt),
+				      (size_t)json_object_get_string_len(mt)));
+			for (j = 0; j < json_object_array_length(hs); j++) {
+				h = json_object_array_get_idx(hs, j);
+				if (!claude_hook(h, w))
+					continue;
+				gates++;
+				if (all &&
+				    !json_object_object_get_ex(h, "if", NULL))
+					w->hg_covers = 1;
+			}
 		}
 	if (gates > 0 && json_set(o, "disableAllHooks"))
 		w->hg_async = 1; /* the gate hook wired, and no hook runs */
@@ -246,6 +266,88 @@ toml_async(const char *open, const char *close)
 			return 1;
 	}
 	return 0;
+}
+
+/*
+ * One step of a walk over TOML with its blanks out: *quote is the quote
+ * of the string p is in (0 outside one), updated past p.  1 if p is
+ * outside any string, neither opening nor closing one.
+ */
+static int
+toml_plain(const char *p, const char *start, char *quote)
+{
+	if (*quote == 0 && (*p == '"' || *p == '\'')) {
+		*quote = *p;
+		return 0;
+	}
+	if (*quote != 0) {
+		if (*p == *quote &&
+		    (*quote == '\'' || p == start || p[-1] != '\\'))
+			*quote = 0;
+		return 0;
+	}
+	return 1;
+}
+
+/* The table that holds the one opening at open, in v; NULL if none. */
+static const char *
+toml_parent(const char *v, const char *open)
+{
+	const char *stack[16], *p;
+	char quote = 0;
+	size_t d = 0;
+
+	for (p = v; p < open; p++)
+		if (!toml_plain(p, v, &quote))
+			continue;
+		else if (*p == '{' && d++ < nitems(stack))
+			stack[d - 1] = p;
+		else if (*p == '}' && d > 0)
+			d--;
+	return d > 0 && d <= nitems(stack) ? stack[d - 1] : NULL;
+}
+
+/*
+ * The value of key (bare or quoted) among the keys of the table that
+ * opens at t; NULL if it has none.
+ */
+static const char *
+toml_key(const char *t, const char *key)
+{
+	size_t kl = strlen(key), d = 0;
+	const char *p;
+	char quote = 0;
+
+	for (p = t + 1; *p != '\0'; p++) {
+		if (d == 0 && (p[-1] == '{' || p[-1] == ',') &&
+		    ((strncmp(p, key, kl) == 0 && p[kl] == '=') ||
+			((*p == '"' || *p == '\'') &&
+			    strncmp(p + 1, key, kl) == 0 && p[kl + 1] == *p &&
+			    p[kl + 2] == '=')))
+			return strchr(p, '=') + 1;
+		if (!toml_plain(p, t, &quote))
+			continue;
+		if (*p == '{' || *p == '[')
+			d++;
+		else if ((*p == '}' || *p == ']') && d-- == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* The gate hook's table, whose keys start at open in v, sees every
+ * tool: its group's matcher, if any, is a string that matches all. */
+static int
+codex_covers(const char *v, const char *open)
+{
+	const char *g = open > v ? toml_parent(v, open - 1) : NULL, *mt, *e;
+
+	if (g == NULL || (mt = toml_key(g, "matcher")) == NULL)
+		return 1;
+	if (*mt != '"' && *mt != '\'')
+		return 0;
+	return (e = strchr(mt + 1, *mt)) != NULL &&
+	       matcher_all(mt + 1, (size_t)(e - mt - 1));
 }
 
 /* A digit's value in base, or -1. */
@@ -317,6 +419,13 @@ codex_gate(const char *val, struct hook_gate_wiring *w)
 		w->hg_unread = is_gate_command(val, strlen(val));
 		return;
 	}
+	/* features.hooks=false, or features={hooks=false}: no hook runs. */
+	if (strncmp(v, "features.hooks=", 15) == 0)
+		w->hg_off |= strcmp(v + 15, "true") != 0;
+	else if (strncmp(v, "features={", 10) == 0 &&
+		 (t = toml_key(v + 9, "hooks")) != NULL)
+		w->hg_off |=
+		    strncmp(t, "true", 4) != 0 || (t[4] != ',' && t[4] != '}');
 	if (!codex_hooks_key(v))
 		return;
 	for (c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++)
@@ -343,6 +452,7 @@ codex_gate(const char *val, struct hook_gate_wiring *w)
 						timeout = n;
 				}
 			gate_found(w, timeout, 0);
+			w->hg_covers |= codex_covers(v, open);
 		}
 	if (!found && is_gate_command(v, strlen(v)))
 		w->hg_unread = 1;
@@ -362,6 +472,12 @@ hook_gate_wiring(const struct manifest *m, struct hook_gate_wiring *w)
 	while (cli == AGENT_CLI_CODEX && (v = opt_value(m->m_args, m->m_nargs,
 					      &i, "--config", "-c")) != NULL)
 		codex_gate(v, w);
+	/* Codex's --disable=hooks is features.hooks=false. */
+	for (i = 0;
+	     cli == AGENT_CLI_CODEX && (v = opt_value(m->m_args, m->m_nargs, &i,
+					    "--disable", NULL)) != NULL;)
+		w->hg_off |= strcmp(v, "hooks") == 0;
+	w->hg_async |= w->hg_found && w->hg_off;
 	return w->hg_found;
 }
 
@@ -383,9 +499,10 @@ hook_gate_check(const struct manifest *m, char *why, size_t whysz)
 	}
 	if (w.hg_async) {
 		snprintf(why, whysz,
-		    "hooks: the CLI would not wait for the gate hook (async, "
-		    "asyncRewake, once, disableAllHooks): it would run a call "
-		    "without its verdict");
+		    "hooks: the CLI would not wait for the gate hook, or not "
+		    "run it (async, asyncRewake, once, disableAllHooks, "
+		    "Codex's hooks feature off): it would run a call without "
+		    "its verdict");
 		return -1;
 	}
 	if (!w.hg_found || w.hg_timeout >= need)

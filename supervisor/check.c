@@ -298,8 +298,9 @@ check_git(struct check *ck, const char *file, const struct manifest *m,
 
 /*
  * SBX-8: the spawner's load check of the gate hook's timeout, in its
- * words; and a warning for a Claude Code gate hook that lets a call
- * through when it fails (no onFailure: block).
+ * words; a warning for a Claude Code gate hook that lets a call through
+ * when it fails (no onFailure: block), and one for a gate hook that sees
+ * only some tools (a matcher, Claude Code's "if").
  */
 static void
 check_gate_hook(struct check *ck, const char *file, const struct manifest *m,
@@ -316,15 +317,21 @@ check_gate_hook(struct check *ck, const char *file, const struct manifest *m,
 		    msg, sizeof(msg), "%s; the agent would be disabled", why);
 		check_report_at(ck, file, at, "hook-timeout", msg);
 	}
-	if (agent_cli_mf(m) == AGENT_CLI_CLAUDE &&
-	    hook_gate_wiring(m, &w) == 1 && !w.hg_blocks) {
-		(void)yaml_mark(at, &l, &c);
+	if (hook_gate_wiring(m, &w) != 1)
+		return;
+	(void)yaml_mark(at, &l, &c);
+	if (agent_cli_mf(m) == AGENT_CLI_CLAUDE && !w.hg_blocks)
 		check_note(ck, file, l, c, "hook-fails-open",
 		    "transportConfig.args: the gate hook has no \"onFailure\": "
 		    "\"block\"; Claude Code runs a call whose hook could not "
 		    "start or failed",
 		    1);
-	}
+	if (!w.hg_covers)
+		check_note(ck, file, l, c, "hook-partial",
+		    "transportConfig.args: the gate hook's matcher (or \"if\") "
+		    "lets some tool calls past it; the gate checks only the "
+		    "others, and the sandbox alone holds the rest",
+		    1);
 }
 
 /*

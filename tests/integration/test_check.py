@@ -554,6 +554,33 @@ def test_sbx8_check_gate_hook_timeout(tmp_path, timeout, extra, problem,
     assert len(warned) == int(warn), doc
 
 
+@pytest.mark.parametrize("matcher,hook_if,warn", [
+    (None, None, False), ("*", None, False), ("", None, False),
+    (".*", None, False), ("Bash", None, True), ("Bash|Write", None, True),
+    ("*", "Bash(git *)", True),
+])
+def test_sbx8_check_gate_hook_partial(tmp_path, matcher, hook_if, warn):
+    """A gate hook that only some tool calls go through (a matcher, or
+    Claude Code's "if"): a warning, since the operator may mean it."""
+    group = {"hooks": [{"type": "command", "command": "{cordon} gate",
+                        "timeout": 120, "onFailure": "block"}]}
+    if matcher is not None:
+        group["matcher"] = matcher
+    if hook_if is not None:
+        group["hooks"][0]["if"] = hook_if
+    settings = json.dumps({"hooks": {"PreToolUse": [group]}})
+    r, doc, got = gate_hook_problems(
+        tmp_path, "'--settings=%s'" % settings.replace("'", "''"))
+    assert got == [], doc
+    warned = [w for w in doc["warnings"] if w["code"] == "hook-partial"]
+    assert len(warned) == int(warn), doc
+    if warn:
+        assert f"{warned[0]['key']}: {warned[0]['message']}" == (
+            "transportConfig.args: the gate hook's matcher (or \"if\") "
+            "lets some tool calls past it; the gate checks only the "
+            "others, and the sandbox alone holds the rest"), warned
+
+
 @pytest.mark.parametrize("args,why", [
     # Claude Code reads the file; the check cannot.
     ('"--settings", "/etc/cordon/claude.json"',

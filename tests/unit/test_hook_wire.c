@@ -324,6 +324,110 @@ test_sbx8_codex_gate_timeout_is_toml(void **state)
 	}
 }
 
+/* Whether the gate hook sees every tool call: covers, and not refused. */
+static int
+covers(void)
+{
+	struct hook_gate_wiring w;
+
+	assert_int_equal(hook_gate_wiring(&m, &w), 1);
+	assert_false(refused());
+	return w.hg_covers;
+}
+
+#define GATE_T "{type=\"command\",command=\"{cordon} gate\",timeout=120}"
+#define GATE_J                                                                 \
+	"{\"type\":\"command\",\"command\":\"{cordon} gate\",\"timeout\":120}"
+
+/*
+ * A gate hook behind a matcher other than one that matches every tool,
+ * or with Claude Code's "if", lets other calls past it: `cordon check`
+ * warns (hg_covers), and the agent loads.
+ */
+static void
+test_sbx8_gate_hook_coverage(void **state)
+{
+	(void)state;
+	load("codex", CODEX(GATE_T), "");
+	assert_true(covers());
+	load("codex", "'-c', 'hooks.PreToolUse=[{hooks=[" GATE_T "]}]'", "");
+	assert_true(covers());
+	load("codex",
+	    "'-c', 'hooks.PreToolUse=[{matcher=\"Bash\",hooks=[" GATE_T "]}]'",
+	    "");
+	assert_false(covers());
+	/* The key after the hooks, quoted, with blanks, one table up. */
+	load("codex",
+	    "'-c', 'hooks.PreToolUse=[{hooks=[" GATE_T
+	    "], matcher = ''shell''}]'",
+	    "");
+	assert_false(covers());
+	load("codex",
+	    "'-c', 'hooks.PreToolUse=[{\"matcher\"=\"shell\",hooks=[" GATE_T
+	    "]}]'",
+	    "");
+	assert_false(covers());
+	load("codex",
+	    "'-c', 'hooks={PreToolUse=[{matcher=\"x\",hooks=[" GATE_T "]}]}'",
+	    "");
+	assert_false(covers());
+	/* A matcher of another hook's group is not the gate's. */
+	load("codex",
+	    "'-c', 'hooks.PreToolUse=[{matcher=\"x\",hooks=[{command=\"/bin/"
+	    "log\"}]},{matcher=\".*\",hooks=[" GATE_T "]}]'",
+	    "");
+	assert_true(covers());
+	load("claude", CLAUDE(GATE_J), "");
+	assert_true(covers());
+	load("claude",
+	    "'--settings={\"hooks\":{\"PreToolUse\":[{\"matcher\":\"Bash\","
+	    "\"hooks\":[" GATE_J "]}]}}'",
+	    "");
+	assert_false(covers());
+	load("claude",
+	    CLAUDE("{\"type\":\"command\",\"command\":\"{cordon} gate\","
+		   "\"timeout\":120,\"if\":\"Bash(git *)\"}"),
+	    "");
+	assert_false(covers());
+	/* Two gate hooks: one that sees every call is enough. */
+	load("claude",
+	    "'--settings={\"hooks\":{\"PreToolUse\":[{\"matcher\":\"Bash\","
+	    "\"hooks\":[" GATE_J "]},{\"hooks\":[" GATE_J "]}]}}'",
+	    "");
+	assert_true(covers());
+}
+
+/*
+ * Codex's hooks feature turned off (--disable=hooks, features.hooks =
+ * false) runs no hook: a gate hook wired with it is refused; without a
+ * gate hook there is nothing to refuse.
+ */
+static void
+test_sbx8_codex_hooks_off_refused(void **state)
+{
+	static const char *const off[] = {"'--disable=hooks'",
+	    "'--disable', 'hooks'", "'-c', 'features.hooks=false'",
+	    "'-c', 'features = { hooks = false }'",
+	    "'--config=features.hooks=0'"};
+	struct hook_gate_wiring w;
+	char args[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
+		snprintf(args, sizeof(args), "%s, " CODEX(GATE_T), off[i]);
+		load("codex", args, "");
+		assert_true(refused());
+		load("codex", off[i], "");
+		assert_int_equal(hook_gate_wiring(&m, &w), 0);
+		assert_false(refused());
+	}
+	load("codex",
+	    "'-c', 'features.hooks=true', '--disable=plugins', " CODEX(GATE_T),
+	    "");
+	assert_false(refused());
+}
+
 /*
  * A gate hook the CLI does not wait for (checked with Claude Code and
  * Codex: the call ran at once) or runs only once is refused, whatever
@@ -394,6 +498,8 @@ main(void)
 	    cmocka_unit_test(test_sbx8_claude_gate_hook_other_spellings),
 	    cmocka_unit_test(test_sbx8_codex_gate_hook_other_spellings),
 	    cmocka_unit_test(test_sbx8_codex_gate_timeout_is_toml),
+	    cmocka_unit_test(test_sbx8_gate_hook_coverage),
+	    cmocka_unit_test(test_sbx8_codex_hooks_off_refused),
 	    cmocka_unit_test(test_sbx8_gate_hook_not_waited_for),
 	};
 
