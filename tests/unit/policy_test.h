@@ -1,8 +1,9 @@
 /*
  * What the strict-validator tests (test_manifest, test_mission,
- * test_gate, test_hook) share: a YAML document loaded or the test
- * failed, the search of a validator's problems for one at line:col, and
- * the fixtures under tests/fixtures/.  Header-only,
+ * test_gate, test_hook, and those that read a manifest: test_argv,
+ * test_env, test_hook_wire) share: a YAML document loaded or the test
+ * failed, a manifest parsed from one, the search of a validator's problems for
+ * one at line:col, and the fixtures under tests/fixtures/.  Header-only,
  * included after <cmocka.h>.
  */
 #ifndef CORDON_TEST_POLICY_TEST_H
@@ -12,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
+#include "manifest.h"
 #include "policy.h"
 #include "yamljson.h"
 
@@ -26,6 +30,18 @@ pt_load(const char *yaml)
 	if ((root = yaml_load_buf(yaml, strlen(yaml), &ye)) == NULL)
 		fail_msg("yaml: %lu:%lu %s", ye.ye_line, ye.ye_col, ye.ye_msg);
 	return root;
+}
+
+/* The manifest of a YAML document: manifest_parse's result (0 valid). */
+static inline int
+pt_manifest(const char *yaml, struct manifest *m)
+{
+	struct json_object *root = pt_load(yaml);
+	size_t n = 0;
+	int r = manifest_parse(root, m, NULL, 0, &n);
+
+	json_object_put(root);
+	return r;
 }
 
 static inline void

@@ -17,25 +17,19 @@
 #include "argv.h"
 #include "text.h"
 #include "manifest.h"
-#include "yamljson.h"
+#include "policy_test.h"
 #include "util.h"
 
 static void
 load(const char *args, const char *extra, struct manifest *m)
 {
 	char y[4096];
-	struct yaml_err ye;
-	struct json_object *root;
-	size_t n = 0;
 
 	snprintf(y, sizeof(y),
 	    "name: t\ntransport: subprocess\n%stransportConfig:\n"
 	    "  bin: agent\n  args: %s\n",
 	    extra, args);
-	root = yaml_load_buf(y, strlen(y), &ye);
-	assert_non_null(root);
-	assert_int_equal(manifest_parse(root, m, NULL, 0, &n), 0);
-	json_object_put(root);
+	assert_int_equal(pt_manifest(y, m), 0);
 }
 
 static size_t
@@ -244,22 +238,6 @@ test_au4_argv_redacted(void **state)
 	assert_int_equal(argv_secret_flag("value"), 0);
 }
 
-/* Parse a whole manifest; 0 if valid. */
-static int
-load_yaml(const char *y, struct manifest *m)
-{
-	struct yaml_err ye;
-	struct json_object *root;
-	size_t n = 0;
-	int r;
-
-	root = yaml_load_buf(y, strlen(y), &ye);
-	assert_non_null(root);
-	r = manifest_parse(root, m, NULL, 0, &n);
-	json_object_put(root);
-	return r;
-}
-
 static void
 assert_argv(char **v, const char *const *want)
 {
@@ -296,7 +274,7 @@ test_sbx9_login_defaults(void **state)
 		    "name: t\ntransport: subprocess\ntransportConfig:\n"
 		    "  bin: %s\n  args: [\"{prompt}\"]\n",
 		    cases[i].bin);
-		assert_int_equal(load_yaml(y, &m), 0);
+		assert_int_equal(pt_manifest(y, &m), 0);
 		assert_int_equal(argv_login(&m, NULL, 0, &v, &err), 0);
 		assert_argv(v, cases[i].want);
 		strv_free(v);
@@ -304,10 +282,11 @@ test_sbx9_login_defaults(void **state)
 	}
 	/* SBX-8: node and the CLI's script: the login follows the script. */
 	assert_int_equal(
-	    load_yaml("name: t\ntransport: subprocess\ntransportConfig:\n"
-		      "  bin: node\n  args: [--no-warnings, "
-		      "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js, "
-		      "-p, \"{prompt}\"]\n",
+	    pt_manifest(
+		"name: t\ntransport: subprocess\ntransportConfig:\n"
+		"  bin: node\n  args: [--no-warnings, "
+		"/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js, "
+		"-p, \"{prompt}\"]\n",
 		&m),
 	    0);
 	assert_int_equal(argv_login(&m, NULL, 0, &v, &err), 0);
@@ -396,7 +375,7 @@ test_sbx9_login_key_strict(void **state)
 		    "name: t\ntransport: subprocess\n%stransportConfig:\n"
 		    "  bin: agent\n  args: [\"{prompt}\"]\n",
 		    bad[i]);
-		assert_int_equal(load_yaml(y, &m), -1);
+		assert_int_equal(pt_manifest(y, &m), -1);
 	}
 }
 

@@ -16,19 +16,13 @@
 
 #include "env.h"
 #include "manifest.h"
-#include "yamljson.h"
+#include "policy_test.h"
 #include "util.h"
 
 static void
 load(const char *yaml, struct manifest *m)
 {
-	struct yaml_err ye;
-	struct json_object *root = yaml_load_buf(yaml, strlen(yaml), &ye);
-	size_t n = 0;
-
-	assert_non_null(root);
-	assert_int_equal(manifest_parse(root, m, NULL, 0, &n), 0);
-	json_object_put(root);
+	assert_int_equal(pt_manifest(yaml, m), 0);
 }
 
 static const char *

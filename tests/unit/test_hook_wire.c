@@ -17,7 +17,7 @@
 #include "gate.h"
 #include "hook.h"
 #include "manifest.h"
-#include "yamljson.h"
+#include "policy_test.h"
 
 static struct manifest m;
 
@@ -26,18 +26,12 @@ static void
 load(const char *bin, const char *args, const char *extra)
 {
 	char y[4096];
-	struct yaml_err ye;
-	struct json_object *root;
-	size_t n = 0;
 
 	snprintf(y, sizeof(y),
 	    "name: a\ntransport: subprocess\ntransportConfig:\n"
 	    "  bin: %s\n  args: [%s, '{prompt}']\n%s",
 	    bin, args, extra);
-	root = yaml_load_buf(y, strlen(y), &ye);
-	assert_non_null(root);
-	assert_int_equal(manifest_parse(root, &m, NULL, 0, &n), 0);
-	json_object_put(root);
+	assert_int_equal(pt_manifest(y, &m), 0);
 }
 
 #define CLAUDE(hooks)                                                          \
