@@ -1,7 +1,8 @@
 /*
- * libFuzzer target for policy/manifest.c (+ argv/env builders on what it
- * accepts): any YAML either validates into a manifest whose invariants
- * hold, or fails with NUL-terminated messages; never a crash or leak.
+ * libFuzzer target for policy/manifest.c (+ argv/env builders and the
+ * gate hook's read-back, policy/hook_wire.c, on what it accepts): any YAML
+ * either validates into a manifest whose invariants hold, or fails with
+ * NUL-terminated messages; never a crash or leak.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 
 #include "argv.h"
 #include "env.h"
+#include "hook.h"
 #include "manifest.h"
 #include "yamljson.h"
 #include "util.h"
@@ -23,7 +25,7 @@ check_valid(const struct manifest *m)
 {
 	static const char *const penv[] = {"PATH=/bin", "GITHUB_TOKEN=x", NULL};
 	const char *err;
-	char **v;
+	char **v, why[256];
 	size_t i;
 	int in;
 
@@ -55,6 +57,11 @@ check_valid(const struct manifest *m)
 	}
 	if (argv_redacted(m, &v) == 0)
 		strv_free(v);
+	/* SBX-8: the gate hook read back from the args, a string as why. */
+	why[sizeof(why) - 1] = 'x';
+	if (hook_gate_check(m, why, sizeof(why)) == -1 &&
+	    memchr(why, '\0', sizeof(why)) == NULL)
+		abort();
 	if (env_build(penv, m, "/w", NULL, NULL, 0, &v, &err) == 0) {
 		for (i = 0; v[i] != NULL; i++)
 			if (strncmp(v[i], "GITHUB_TOKEN=", 13) == 0)
