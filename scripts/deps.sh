@@ -40,6 +40,7 @@ test_pkgs=(
 	groff-base               # groff: the installed man pages lint clean
 	curl
 	openssl                  # the egress route tests' test CA
+	jq                       # the admin docs' jq recipes run on a trail
 )
 
 case $mode in
