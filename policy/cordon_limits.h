@@ -125,7 +125,7 @@
  * (past-deadline) a call it would allow or hold with less than
  * GATE_LATE_MS of that bound left, and holds an ask at most until then:
  * room for the verb.run record's round trip and the answer, so that the
- * trail never records an allow its caller did not wait for.
+ * trail does not record an allow its caller had already given up on.
  */
 #define GATE_LATE_MS 2000
 
