@@ -236,6 +236,9 @@ static const struct net_class v6_nets[] = {
     {{0xfe, 0x80}, 10, EA_LINKLOCAL},
     {{0xff}, 8, EA_MULTICAST},
     {{0x01, 0x00}, 64, EA_RESERVED},
+    /* Local-use NAT64 (RFC 8215): the IPv4 address it carries sits where
+     * the local prefix length puts it, so the class cannot be read off. */
+    {{0x00, 0x64, 0xff, 0x9b, 0x00, 0x01}, 48, EA_RESERVED},
     {{0x20, 0x01, 0x0d, 0xb8}, 32, EA_RESERVED},
 };
 
@@ -257,6 +260,8 @@ egress_addr_class(int family, const unsigned char *a)
 	    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	static const unsigned char compat[12] = {0};
 	static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b};
+	static const unsigned char translated[12] = {
+	    0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0};
 
 	if (family == 4)
 		return class_of(
@@ -270,7 +275,7 @@ egress_addr_class(int family, const unsigned char *a)
 		return EA_LOOPBACK;
 	/* Carriers of an IPv4 address are that address's class. */
 	if (memcmp(a, mapped, 12) == 0 || memcmp(a, compat, 12) == 0 ||
-	    memcmp(a, nat64, 12) == 0)
+	    memcmp(a, nat64, 12) == 0 || memcmp(a, translated, 12) == 0)
 		return egress_addr_class(4, a + 12);
 	if (a[0] == 0x20 && a[1] == 0x02)
 		return egress_addr_class(4, a + 2);

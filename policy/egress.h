@@ -103,12 +103,12 @@ enum egress_addr_class {
 	EA_METADATA,	/* 169.254.169.254, fd00:ec2::254 */
 	EA_MULTICAST,	/* 224/4, ff00::/8 */
 	EA_RESERVED,	/* 240/4, 192.0.0/24, 198.18/15, documentation
-			   ranges, 100::/64 */
+			   ranges, 100::/64, 64:ff9b:1::/48 */
 };
 /*
  * family 4 or 6.  An IPv6 address that carries an IPv4 one (mapped
- * ::ffff:0:0/96, compatible ::/96, NAT64 64:ff9b::/96, 6to4 2002::/16)
- * is the class of that IPv4 address.
+ * ::ffff:0:0/96, translated ::ffff:0:0:0/96, compatible ::/96, NAT64
+ * 64:ff9b::/96, 6to4 2002::/16) is the class of that IPv4 address.
  */
 enum egress_addr_class egress_addr_class(int family, const unsigned char *a);
 
@@ -190,7 +190,9 @@ struct egress_http {
 /*
  * Parse a plain request head at buf[0, len): 1 complete and valid, 0
  * not complete yet, -1 refused.  Accepted: "METHOD /target HTTP/1.x"
- * (origin-form only, visible ASCII, no dot segment, at most
+ * (METHOD one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS: never
+ * TRACE, which would echo the key back; origin-form only, visible ASCII
+ * but '#' and backslash, no dot segment plain or percent-encoded, at most
  * EGRESS_TARGET_MAX) then header lines as egress_req_parse takes them,
  * at most one Host, at most one Content-Length (digits, at most
  * EGRESS_BODY_MAX); refused besides: Transfer-Encoding (a body has a

@@ -12,6 +12,7 @@
 #include "egress.h"
 #include "http.h"
 #include "text.h"
+#include "vaultpath.h"
 
 #define METHOD "CONNECT "
 
@@ -225,23 +226,57 @@ egress_req_parse(const char *buf, size_t len, struct egress_req *rq)
 	return 1;
 }
 
-/* A dot segment ("." or ".." between slashes) in target t[0, n)? */
+/*
+ * The methods a routed request may use: what provider APIs take.  Never
+ * TRACE or TRACK (an upstream that honours one echoes the request, the
+ * route's key with it, back to the agent), nor CONNECT or WebDAV's.
+ */
+static const char *const route_methods[] = {
+    "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", NULL};
+
+static int
+method_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; route_methods[i] != NULL; i++)
+		if (strlen(route_methods[i]) == len &&
+		    memcmp(s, route_methods[i], len) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A dot segment in the path of target t[0, n), as an upstream may read
+ * one once it has decoded the path: "." or ".." spelt plain or
+ * percent-encoded ("%2e%2E"), between '/' or '\' (raw or encoded), up to
+ * a ';' (a path parameter: "..;").  A malformed escape or an encoded NUL
+ * counts as one too: refused the same way.
+ */
 static int
 dot_segment(const char *t, size_t n)
 {
-	size_t i, seg;
+	char path[EGRESS_TARGET_MAX + 1];
+	const char *q = memchr(t, '?', n);
+	size_t i, start = 0, name = 0, seg;
+	long len;
 
-	for (i = 0; i < n; i++) {
-		if (t[i] != '/')
+	if ((len = vaultpath_decode(
+		 t, q ? (size_t)(q - t) : n, path, sizeof(path))) < 0)
+		return 1;
+	for (i = 0; i <= (size_t)len; i++) {
+		if (i < (size_t)len && path[i] != '/' && path[i] != '\\') {
+			if (path[i] == ';' && name == 0)
+				name = i - start + 1;
 			continue;
-		for (seg = i + 1; seg < n && t[seg] != '/' && t[seg] != '?';
-		     seg++)
-			;
-		if ((seg - i - 1 == 1 && t[i + 1] == '.') ||
-		    (seg - i - 1 == 2 && t[i + 1] == '.' && t[i + 2] == '.'))
+		}
+		/* The segment's name: up to a ';' if it has one. */
+		seg = name ? name - 1 : i - start;
+		if ((seg == 1 && path[start] == '.') ||
+		    (seg == 2 && path[start] == '.' && path[start + 1] == '.'))
 			return 1;
-		if (seg < n && t[seg] == '?')
-			return 0; /* the query is not a path */
+		start = i + 1;
+		name = 0;
 	}
 	return 0;
 }
@@ -250,7 +285,7 @@ dot_segment(const char *t, size_t n)
 static int
 http_request_line(const char *s, size_t len, struct egress_http *hp)
 {
-	size_t m = 0, i, vl = sizeof(" HTTP/1.1") - 1;
+	size_t m = 0, vl = sizeof(" HTTP/1.1") - 1;
 
 	while (m < len && m <= 16 && charset_has(HTTP_TCHARS, s[m]))
 		m++;
@@ -265,11 +300,10 @@ http_request_line(const char *s, size_t len, struct egress_http *hp)
 	hp->hp_target_len = len - vl - m - 1;
 	if (hp->hp_target_len > EGRESS_TARGET_MAX)
 		return -1;
-	for (i = hp->hp_target_off; i < len - vl; i++)
-		if ((unsigned char)s[i] <= 0x20 ||
-		    (unsigned char)s[i] >= 0x7f || s[i] == '#')
-			return -1;
-	if (dot_segment(s + hp->hp_target_off, hp->hp_target_len))
+	/* Visible ASCII, no '#', no backslash (PER-8's rule for a target). */
+	if (!method_ok(s, m) ||
+	    !http_target_ok(s + hp->hp_target_off, hp->hp_target_len) ||
+	    dot_segment(s + hp->hp_target_off, hp->hp_target_len))
 		return -1;
 	return 0;
 }

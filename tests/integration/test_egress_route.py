@@ -175,8 +175,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_GET = do_POST
 
 
-def serve(cert):
-    srv = Mock((UP_ADDR, 0), Handler)
+def serve(cert, handler=Handler):
+    srv = Mock((UP_ADDR, 0), handler)
     srv.seen = []
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert[1], cert[0])

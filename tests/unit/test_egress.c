@@ -181,6 +181,14 @@ test_eg2_address_classes(void **state)
 	assert_int_equal(cls("64:ff9b::a00:1"), EA_PRIVATE);
 	assert_int_equal(cls("2002:7f00:1::"), EA_LOOPBACK);
 	assert_int_equal(cls("::ffff:93.184.216.34"), EA_PUBLIC);
+	/* IPv4-translated (SIIT) carries its IPv4 address too. */
+	assert_int_equal(cls("::ffff:0:127.0.0.1"), EA_LOOPBACK);
+	assert_int_equal(cls("::ffff:0:169.254.169.254"), EA_METADATA);
+	/* Local-use NAT64: where its IPv4 address sits is the network's
+	 * choice, so none of it is reached. */
+	assert_int_equal(cls("64:ff9b:1::a00:1"), EA_RESERVED);
+	assert_int_equal(cls("64:ff9b:1:ffff::7f00:1"), EA_RESERVED);
+	assert_int_equal(cls("64:ff9b:2::1"), EA_PUBLIC);
 }
 
 static int
@@ -569,6 +577,63 @@ test_eg3_http_refused(void **state)
 	free(big);
 }
 
+/*
+ * EG-3: a routed target an upstream would read as leaving the route's
+ * base once it decodes the path, and methods that echo the request (and
+ * with it the key) back: refused; near misses taken.
+ */
+static void
+test_eg3_http_target_escapes(void **state)
+{
+	static const char *const bad[] = {
+	    "GET /r/%2e%2e/admin HTTP/1.1\r\n\r\n",
+	    "GET /r/%2E%2e/admin HTTP/1.1\r\n\r\n",
+	    "GET /r/.%2e/admin HTTP/1.1\r\n\r\n",
+	    "GET /r/%2e HTTP/1.1\r\n\r\n",
+	    "GET /r/..%2fadmin HTTP/1.1\r\n\r\n",
+	    "GET /r/..%2Fadmin HTTP/1.1\r\n\r\n",
+	    "GET /r/..%5cadmin HTTP/1.1\r\n\r\n",
+	    "GET /r/x%2f..%2f..%2fadmin HTTP/1.1\r\n\r\n",
+	    "GET /r/..\\admin HTTP/1.1\r\n\r\n",
+	    "GET /r/..;/admin HTTP/1.1\r\n\r\n",
+	    "GET /r/.;x/admin HTTP/1.1\r\n\r\n",
+	    "GET /r/%2e%2e;x HTTP/1.1\r\n\r\n",
+	    "GET /r/%00x HTTP/1.1\r\n\r\n",
+	    "GET /r/%zz HTTP/1.1\r\n\r\n",
+	    "GET /r/% HTTP/1.1\r\n\r\n",
+	    "GET //r HTTP/1.1\r\n\r\n",
+	    "TRACE /r/v1 HTTP/1.1\r\n\r\n",
+	    "TRACK /r/v1 HTTP/1.1\r\n\r\n",
+	    "trace /r/v1 HTTP/1.1\r\n\r\n",
+	    "get /r/v1 HTTP/1.1\r\n\r\n",
+	    "PROPFIND /r/v1 HTTP/1.1\r\n\r\n",
+	    "DEBUG /r/v1 HTTP/1.1\r\n\r\n",
+	};
+	static const char *const good[] = {
+	    "GET /r/%2e%2ex HTTP/1.1\r\n\r\n",
+	    "GET /r/...%2f HTTP/1.1\r\n\r\n",
+	    "GET /r/.well-known/x HTTP/1.1\r\n\r\n",
+	    "GET /r/projects/a%2Fb HTTP/1.1\r\n\r\n",
+	    "GET /r/x;a=.. HTTP/1.1\r\n\r\n",
+	    "GET /r/v1?next=/../%2e%2e/&q=%zz HTTP/1.1\r\n\r\n",
+	    "HEAD /r HTTP/1.1\r\n\r\n",
+	    "PUT /r/x HTTP/1.1\r\n\r\n",
+	    "PATCH /r/x HTTP/1.1\r\n\r\n",
+	    "DELETE /r/x HTTP/1.1\r\n\r\n",
+	    "OPTIONS /r/x HTTP/1.1\r\n\r\n",
+	};
+	struct egress_http hp;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (http(bad[i], &hp) != -1)
+			fail_msg("accepted case %zu", i);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (http(good[i], &hp) != 1)
+			fail_msg("refused case %zu", i);
+}
+
 static void
 test_eg3_route_match(void **state)
 {
@@ -828,6 +893,7 @@ main(void)
 	    cmocka_unit_test(test_eg3_upstream_parsed),
 	    cmocka_unit_test(test_eg3_http_parsed),
 	    cmocka_unit_test(test_eg3_http_refused),
+	    cmocka_unit_test(test_eg3_http_target_escapes),
 	    cmocka_unit_test(test_eg3_route_match),
 	    cmocka_unit_test(test_eg3_head_rewritten),
 	    cmocka_unit_test(test_eg3_answer_head_says_close),

@@ -1,0 +1,124 @@
+# EG-3: a hostile agent behind `network: proxy` against its credential
+# route, through the real egressd: request targets an upstream would read
+# as leaving the route's base path once it decodes them (%2e%2e, encoded
+# or back slashes, "..;"), and methods that make an upstream echo the
+# request, the route's key with it, back to the agent (TRACE).  The mock
+# upstream (TLS, a test CA, on 127.0.0.2) honours TRACE as a careless
+# server does.  Each case: a fixed 403 bad-request, nothing reached the
+# upstream, the key nowhere in what the agent got, one egress.request
+# record of the refusal; the module's invariants after it (conftest.py),
+# with the route's key being the file secret they look for.
+import json
+
+import pytest
+
+import test_egress_route as er
+from agents_util import FILE_SECRET, audit_records
+from conftest import run_world
+from test_egress import UP_ADDR
+
+MANIFEST = """name: netbot
+transport: subprocess
+transportConfig:
+  bin: /usr/bin/python3
+  args: ["-c", "{{prompt}}"]
+secrets:
+  ANTHROPIC_API_KEY: fake.apiKey
+sandbox:
+  network: proxy
+egress:
+  allow: ["mock.test:{port}"]
+  idleTimeoutSec: 30
+  routes:
+    anthropic:
+      upstream: https://mock.test:{port}/v1/base
+      secret: ANTHROPIC_API_KEY
+      auth: x-api-key
+  testResolve:
+    mock.test: {addr}
+  testAllowAddress: {addr}
+"""
+
+
+class Echo(er.Handler):
+    def do_TRACE(self):
+        """The request as it came, key and all (RFC 9110 TRACE)."""
+        self.server.seen.append({"path": self.path, "method": "TRACE"})
+        body = (self.requestline + "\r\n" + str(self.headers)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "message/http")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def mock(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pki")
+    ca = er.make_ca(d)
+    srv = er.serve(er.make_cert(d, "good", "mock.test", ca), Echo)
+    yield srv, ca[1]
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, mock):
+    srv, ca = mock
+    yield from run_world(
+        tmp_path_factory,
+        extra={"netbot": MANIFEST.format(port=srv.server_address[1],
+                                         addr=UP_ADDR)},
+        env={"CORDON_TEST_EGRESS": "1", "CORDON_TEST_EGRESS_CA": ca})
+
+
+def req(method, target):
+    return (f"{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:3128\r\n"
+            f"x-api-key: {er.PH}\r\nContent-Length: 0\r\n\r\n")
+
+
+ESCAPES = [
+    ("enc-dotdot", "GET", "/anthropic/%2e%2e/%2e%2e/admin"),
+    ("enc-dotdot-upper", "GET", "/anthropic/%2E%2E/admin"),
+    ("half-enc-dotdot", "POST", "/anthropic/.%2e/admin"),
+    ("enc-dot", "GET", "/anthropic/%2e/x"),
+    ("enc-slash-dotdot", "GET", "/anthropic/x%2f..%2f..%2fadmin"),
+    ("enc-backslash-dotdot", "GET", "/anthropic/..%5cadmin"),
+    ("backslash-dotdot", "GET", "/anthropic/..\\admin"),
+    ("param-dotdot", "GET", "/anthropic/..;/admin"),
+    ("enc-nul", "GET", "/anthropic/%00/admin"),
+    ("bad-escape", "GET", "/anthropic/%zz"),
+    ("trace", "TRACE", "/anthropic/messages"),
+    ("trace-lower", "trace", "/anthropic/messages"),
+    ("track", "TRACK", "/anthropic/messages"),
+]
+
+
+@pytest.mark.parametrize("case,method,target", ESCAPES,
+                         ids=[e[0] for e in ESCAPES])
+def test_eg3_route_escape_refused(c, world, mock, case, method, target):
+    srv, _ = mock
+    srv.seen.clear()
+    before = len(audit_records(world.home, "egress.request"))
+    _, out = er.agent_run(c, [req(method, target)])
+    ans = out[0]
+    assert er.refused(ans, "403", "bad-request"), (case, ans)
+    assert FILE_SECRET not in json.dumps(ans), case
+    assert srv.seen == [], (case, srv.seen)
+    recs = er.wait_audit(world.home, lambda r: r["kind"] ==
+                         "egress.request" and r.get("reason") ==
+                         "bad-request")
+    assert len(audit_records(world.home, "egress.request")) > before, recs
+
+
+def test_eg3_route_near_misses_reach_upstream(c, world, mock):
+    """What looks like them but is not: sent, under the route's base."""
+    srv, _ = mock
+    srv.seen.clear()
+    _, out = er.agent_run(c, [req("GET", "/anthropic/%2e%2ex/a%2Fb"),
+                              req("GET", "/anthropic/v1?next=/../x")])
+    for ans in out:
+        assert ans["head"].startswith("HTTP/1.1 200"), out
+    assert [s["path"] for s in srv.seen] == [
+        "/v1/base/%2e%2ex/a%2Fb", "/v1/base/v1?next=/../x"], srv.seen
+    assert FILE_SECRET not in json.dumps(out)
