@@ -331,6 +331,10 @@ dns_setup(void)
 		if ((eg.eg_dns = evdns_base_new(eg.eg_d.d_base, 0)) == NULL)
 			fatalx("evdns");
 	}
+	/* EG-2: the name resolved is the name the allowlist matched, never
+	 * that name with a search domain of resolv.conf (or of the host's
+	 * own name) appended when it does not resolve. */
+	evdns_base_search_clear(eg.eg_dns);
 	(void)evdns_base_set_option(eg.eg_dns, "timeout:", "3");
 	(void)evdns_base_set_option(eg.eg_dns, "attempts:", "2");
 	(void)evdns_base_set_option(eg.eg_dns, "randomize-case:", "1");
