@@ -4,11 +4,14 @@
  * request) and allowlist entries and upstreams on hostile bytes.  An
  * accepted head must keep the parser's promises: within the bound, a
  * valid host and port, and the same answer for every longer prefix; a
+ * route's target with no dot segment however spelt and no TRACE; a
  * rewritten head has one line per kept header, no credential header but
  * the route's, and no bare CR or LF.
  */
+#include <ctype.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +26,40 @@ check(int cond)
 {
 	if (!cond)
 		abort();
+}
+
+/*
+ * A route's target an upstream would read as leaving its base: a path
+ * (before '?') with a back slash, or a segment of one or two dots, each
+ * '.' or "%2e", between raw or encoded slashes or back slashes, or
+ * before a ';'.  Independent of the parser's own decoding.
+ */
+static int
+escapes(const char *t, size_t n)
+{
+	static const char *const sep[] = {"/", "%2f", "%5c"};
+	static const char *const end[] = {"/", "%2f", "%5c", ";"};
+	static const char *const dots[] = {
+	    ".", "%2e", "..", ".%2e", "%2e.", "%2e%2e"};
+	char path[EGRESS_TARGET_MAX + 2], pat[16];
+	const char *q = memchr(t, '?', n);
+	size_t len = q ? (size_t)(q - t) : n, i, j, k;
+
+	if (len > EGRESS_TARGET_MAX || memchr(t, '\\', len) != NULL)
+		return 1;
+	for (i = 0; i < len; i++)
+		path[i] = (char)tolower((unsigned char)t[i]);
+	path[len] = '/'; /* a last segment ends as any other */
+	path[len + 1] = '\0';
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 6; j++)
+			for (k = 0; k < 4; k++) {
+				snprintf(pat, sizeof(pat), "%s%s%s", sep[i],
+				    dots[j], end[k]);
+				if (strstr(path, pat) != NULL)
+					return 1;
+			}
+	return 0;
 }
 
 int
@@ -66,6 +103,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(s[hp.hp_target_off] == '/');
 		check(egress_http_parse(s, hp.hp_head_len, &hp2) == 1 &&
 		      hp2.hp_clen == hp.hp_clen);
+		check(!escapes(s + hp.hp_target_off, hp.hp_target_len));
+		check(hp.hp_method_len != 5 || memcmp(s, "TRACE", 5) != 0);
 		memset(&ro, 0, sizeof(ro));
 		check(
 		    egress_upstream_parse("https://a.example/b", 19, &ro) == 0);
