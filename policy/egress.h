@@ -209,9 +209,11 @@ struct egress_resp {
 #define EGRESS_RESP_OUT_MAX (EGRESS_HEAD_MAX + 32)
 /*
  * The upstream's response head at buf[0, len), rewritten into out[0, sz)
- * for the agent: its lines as they came but Connection, Keep-Alive and
- * Proxy-Connection, then "Connection: close" (the agent's connection
- * carries one request, and the agent must not reuse it).  Read with the
+ * for the agent: its lines as they came but Connection, Keep-Alive,
+ * Proxy-Connection, Set-Cookie and Set-Cookie2 (a session the route's
+ * key earned is not the agent's), then "Connection: close" (the
+ * agent's connection carries one request, and the agent must not reuse
+ * it).  Read with the
  * request scanner's rules (CRLF only, no obs-fold, no control character,
  * at most EGRESS_HEAD_MAX bytes and EGRESS_HEADERS_MAX lines) under a
  * status line "HTTP/1.x NNN[ reason]", NNN 100 ... 599.  1 complete

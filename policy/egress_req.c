@@ -436,10 +436,14 @@ resp_line(void *arg, const char *s, size_t len, int n)
 		if (header_name(s, len, &nl) == -1)
 			return -1;
 		/* Hop-by-hop: the agent's connection is cordon's, not the
-		 * upstream's. */
+		 * upstream's.  A cookie the route's key earned would be a
+		 * credential the agent could take to the upstream through a
+		 * tunnel (a route never sends one up). */
 		if (name_is(s, nl, "connection") ||
 		    name_is(s, nl, "keep-alive") ||
-		    name_is(s, nl, "proxy-connection"))
+		    name_is(s, nl, "proxy-connection") ||
+		    name_is(s, nl, "set-cookie") ||
+		    name_is(s, nl, "set-cookie2"))
 			return 0;
 	}
 	if (resp_put(c, s, len) == -1 || resp_put(c, "\r\n", 2) == -1)

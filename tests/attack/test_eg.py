@@ -6,8 +6,10 @@
 # upstream (TLS, a test CA, on 127.0.0.2) honours TRACE as a careless
 # server does.  Each case: a fixed 403 bad-request, nothing reached the
 # upstream, the key nowhere in what the agent got, one egress.request
-# record of the refusal; the module's invariants after it (conftest.py),
-# with the route's key being the file secret they look for.
+# record of the refusal; and a session cookie the upstream sets for the
+# key never reaches the agent.  The module's invariants after each case
+# (conftest.py), with the route's key being the file secret they look
+# for.
 import json
 
 import pytest
@@ -50,6 +52,19 @@ class Echo(er.Handler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+    def do_GET(self):
+        if not self.path.endswith("/cookie"):
+            return super().do_GET()
+        # A session handed out for the key: worth as much as the key.
+        self.server.seen.append({"path": self.path, "method": "GET"})
+        self.send_response(200)
+        self.send_header("Set-Cookie", "sess=earned-by-key; Secure")
+        self.send_header("set-cookie2", "old=earned-by-key")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
 
 
 @pytest.fixture(scope="module")
@@ -122,3 +137,15 @@ def test_eg3_route_near_misses_reach_upstream(c, world, mock):
     assert [s["path"] for s in srv.seen] == [
         "/v1/base/%2e%2ex/a%2Fb", "/v1/base/v1?next=/../x"], srv.seen
     assert FILE_SECRET not in json.dumps(out)
+
+
+def test_eg3_route_answer_keeps_no_session(c, world, mock):
+    """A cookie the upstream set for the route's key never reaches the
+    agent, who could take it to the upstream through a tunnel."""
+    srv, _ = mock
+    srv.seen.clear()
+    _, out = er.agent_run(c, [req("GET", "/anthropic/cookie")])
+    assert out[0]["head"].startswith("HTTP/1.1 200"), out
+    assert out[0]["body"] == "ok", out
+    assert "earned-by-key" not in json.dumps(out), out
+    assert [s["path"] for s in srv.seen] == ["/v1/base/cookie"]

@@ -728,7 +728,8 @@ test_eg3_answer_head_says_close(void **state)
 {
 	static const char ka[] =
 	    "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n"
-	    "Keep-Alive: timeout=5\r\nContent-Length: 2\r\n"
+	    "Keep-Alive: timeout=5\r\nSet-Cookie: sess=k3y; Secure\r\n"
+	    "Content-Length: 2\r\nset-cookie2: t=1\r\n"
 	    "\r\nok";
 	static const char want[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
 				   "Connection: close\r\n\r\n";
