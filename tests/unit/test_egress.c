@@ -268,6 +268,25 @@ test_eg2_connect_refused(void **state)
 	    "CONNECT a.com:443 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
 	    "CONNECT a.com:443 HTTP/1.1\r\nX:\x01\r\n\r\n",
 	    "CONNECT a.com:443 HTTP/1.1\r\n: v\r\n\r\n",
+	    /* host and port spellings an allowlist entry might be read as */
+	    "CONNECT a.com:0443 HTTP/1.1\r\n\r\n",
+	    "CONNECT a.com:+443 HTTP/1.1\r\n\r\n",
+	    "CONNECT a.com: HTTP/1.1\r\n\r\n",
+	    "CONNECT a.com:443:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT a.com.:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT %61.com:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT \xc3\xa9.com:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT b.com@a.com:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT 127.1:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT 0177.0.0.1:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT 0x7f.0.0.1:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT 2130706433:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT 0:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT ::1:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT [::1]443 HTTP/1.1\r\n\r\n",
+	    "CONNECT [fe80::1%eth0]:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT [fe80::1%25eth0]:443 HTTP/1.1\r\n\r\n",
+	    "CONNECT [a.com]:443 HTTP/1.1\r\n\r\n",
 	};
 	struct egress_req rq;
 	char *big;
