@@ -236,7 +236,8 @@ int egress_route_match(const struct egress_route *, size_t n,
  * credential header (Authorization, Proxy-Authorization, X-Api-Key,
  * X-Goog-Api-Key, Api-Key, Cookie, ...); then the route's own auth
  * header with key and "Connection: close".  Its length, or -1 (no room
- * in out[0, sz), or a key with a line break).
+ * in out[0, sz), a key with a line break, or a target that would start
+ * "//" upstream).
  */
 int egress_route_head(const char *buf, const struct egress_http *hp,
     const struct egress_route *ro, size_t rest, const char *key, char *out,

@@ -190,6 +190,10 @@ egress_route_head(const char *buf, const struct egress_http *hp,
 	if (key == NULL || key[0] == '\0' || strpbrk(key, "\r\n") != NULL ||
 	    sz == 0)
 		return -1;
+	/* Origin-form upstream too: "//host/..." is read as a host by some
+	 * servers' URL parsers. */
+	if (ro->ro_base[0] == '\0' && tl >= 2 && t[0] == '/' && t[1] == '/')
+		return -1;
 	rc |= put(out, sz, &off, buf, hp->hp_method_len);
 	rc |= puts0(out, sz, &off, " ");
 	rc |= puts0(out, sz, &off, ro->ro_base);

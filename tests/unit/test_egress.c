@@ -727,6 +727,23 @@ test_eg3_head_rewritten(void **state)
 	    KEY, out, sizeof(out));
 	assert_true(n > 0);
 	assert_memory_equal(out, "GET / HTTP/1.1\r\n", 16);
+	/* "//" first upstream (a host to some URL parsers): nothing; under
+	 * a base path it is a path. */
+	assert_int_equal(
+	    http("GET /anthropic//evil.example/x HTTP/1.1\r\n\r\n", &hp), 1);
+	assert_int_equal(
+	    egress_route_head("GET /anthropic//evil.example/x HTTP/1.1\r\n\r\n",
+		&hp, &ro, 10, KEY, out, sizeof(out)),
+	    -1);
+	assert_int_equal(up("https://a.com/v1", &ro), 0);
+	strcpy(ro.ro_name, "anthropic");
+	n = egress_route_head("GET /anthropic//evil.example/x HTTP/1.1\r\n\r\n",
+	    &hp, &ro, 10, KEY, out, sizeof(out));
+	assert_true(n > 0);
+	assert_memory_equal(out, "GET /v1//evil.example/x HTTP/1.1\r\n", 34);
+	assert_int_equal(up("https://a.com", &ro), 0);
+	strcpy(ro.ro_name, "anthropic");
+	assert_int_equal(http("GET /anthropic HTTP/1.1\r\n\r\n", &hp), 1);
 	/* No room, or a key that would split the head: nothing. */
 	assert_int_equal(egress_route_head("GET /anthropic HTTP/1.1\r\n\r\n",
 			     &hp, &ro, 10, KEY, out, 20),
