@@ -12,6 +12,7 @@
 #include "egress.h"
 #include "http.h"
 #include "text.h"
+#include "util.h"
 #include "vaultpath.h"
 
 #define METHOD "CONNECT "
@@ -250,8 +251,9 @@ method_ok(const char *s, size_t len)
  * A dot segment in the path of target t[0, n), as an upstream may read
  * one once it has decoded the path: "." or ".." spelt plain or
  * percent-encoded ("%2e%2E"), between '/' or '\' (raw or encoded), up to
- * a ';' (a path parameter: "..;").  A malformed escape or an encoded NUL
- * counts as one too: refused the same way.
+ * a ';' (a path parameter: "..;").  A malformed escape, an encoded NUL
+ * or bytes that are not UTF-8 (an overlong "%c0%ae" is a '.' to a lax
+ * decoder) count as one too: refused the same way.
  */
 static int
 dot_segment(const char *t, size_t n)
@@ -262,7 +264,8 @@ dot_segment(const char *t, size_t n)
 	long len;
 
 	if ((len = vaultpath_decode(
-		 t, q ? (size_t)(q - t) : n, path, sizeof(path))) < 0)
+		 t, q ? (size_t)(q - t) : n, path, sizeof(path))) < 0 ||
+	    !utf8_valid(path, (size_t)len))
 		return 1;
 	for (i = 0; i <= (size_t)len; i++) {
 		if (i < (size_t)len && path[i] != '/' && path[i] != '\\') {

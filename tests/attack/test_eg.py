@@ -103,6 +103,7 @@ ESCAPES = [
     ("param-dotdot", "GET", "/anthropic/..;/admin"),
     ("enc-nul", "GET", "/anthropic/%00/admin"),
     ("bad-escape", "GET", "/anthropic/%zz"),
+    ("overlong-dotdot", "GET", "/anthropic/%c0%ae%c0%ae/admin"),
     ("trace", "TRACE", "/anthropic/messages"),
     ("trace-lower", "trace", "/anthropic/messages"),
     ("track", "TRACK", "/anthropic/messages"),
