@@ -1,5 +1,11 @@
-# EG-3: a hostile agent behind `network: proxy` against its credential
-# route, through the real egressd: request targets an upstream would read
+# EG-2, EG-3: a hostile agent behind `network: proxy` through the real
+# egressd.  EG-2: names whose answers (the test resolver) carry an
+# internal IPv4 address in IPv6 forms other than "mapped" (local-use
+# NAT64, IPv4-translated), and CONNECT authorities spelt to be read as a
+# listed one (trailing dot, userinfo, port forms, percent-encoding, zone
+# ids, a decimal address, a wildcard's apex or a suffix without its dot):
+# each a fixed 403, no unlisted name in a record.  EG-3, against its
+# credential route: request targets an upstream would read
 # as leaving the route's base path once it decodes them (%2e%2e, encoded
 # or back slashes, "..;"), and methods that make an upstream echo the
 # request, the route's key with it, back to the agent (TRACE).  The mock
@@ -29,7 +35,7 @@ secrets:
 sandbox:
   network: proxy
 egress:
-  allow: ["mock.test:{port}"]
+  allow: ["mock.test:{port}", "nat64.test", "siit.test", "*.wild.test"]
   idleTimeoutSec: 30
   routes:
     anthropic:
@@ -38,6 +44,8 @@ egress:
       auth: x-api-key
   testResolve:
     mock.test: {addr}
+    nat64.test: "64:ff9b:1::7f00:1"
+    siit.test: "::ffff:0:169.254.169.254"
   testAllowAddress: {addr}
 """
 
@@ -150,3 +158,40 @@ def test_eg3_route_answer_keeps_no_session(c, world, mock):
     assert out[0]["body"] == "ok", out
     assert "earned-by-key" not in json.dumps(out), out
     assert [s["path"] for s in srv.seen] == ["/v1/base/cookie"]
+
+
+def connect(authority):
+    return f"CONNECT {authority} HTTP/1.1\r\n\r\n"
+
+
+# EG-2: names whose answers carry an internal IPv4 address in IPv6 forms
+# that are not plainly "mapped", and authority spellings an allowlist
+# entry might be read as.
+CONNECTS = [
+    ("nat64-local", connect("nat64.test:443"), "403", "address-refused"),
+    ("siit-metadata", connect("siit.test:443"), "403", "address-refused"),
+    ("trailing-dot", connect("siit.test.:443"), "403", "bad-request"),
+    ("upper-trailing-dot", connect("NAT64.TEST.:443"), "403",
+     "bad-request"),
+    ("userinfo", connect("evil.example@siit.test:443"), "403",
+     "bad-request"),
+    ("port-zero-lead", connect("siit.test:0443"), "403", "bad-request"),
+    ("port-plus", connect("siit.test:+443"), "403", "bad-request"),
+    ("port-empty", connect("siit.test:"), "403", "bad-request"),
+    ("port-huge", connect("siit.test:4294967739"), "403", "bad-request"),
+    ("pct-host", connect("%73iit.test:443"), "403", "bad-request"),
+    ("wild-apex", connect("wild.test:443"), "403", "host-not-allowed"),
+    ("wild-suffix-trick", connect("evilwild.test:443"), "403",
+     "host-not-allowed"),
+    ("v6-zone", connect("[fe80::1%25lo]:443"), "403", "bad-request"),
+    ("dec-ipv4", connect("2130706433:443"), "403", "bad-request"),
+]
+
+
+@pytest.mark.parametrize("case,raw,code,reason", CONNECTS,
+                         ids=[e[0] for e in CONNECTS])
+def test_eg2_connect_spellings_refused(c, world, case, raw, code, reason):
+    _, out = er.agent_run(c, [raw])
+    assert er.refused(out[0], code, reason), (case, out)
+    assert "evil" not in json.dumps(
+        audit_records(world.home, "egress.connect"))
