@@ -26,14 +26,15 @@ static const char *const auth_names[EGA_MAX] = {
 
 /*
  * Headers never forwarded upstream: Host (the upstream's own is put),
- * the hop-by-hop ones, and every header that carries a credential, so
- * the only key the upstream sees is the route's.
+ * the hop-by-hop ones, every header that carries a credential, so the
+ * only key the upstream sees is the route's, and the method overrides a
+ * framework may honour (a POST read as TRACE echoes the key back).
  */
 static const char *const dropped[] = {"host", "connection", "keep-alive",
     "proxy-connection", "te", "trailer", "upgrade", "expect", "authorization",
     "proxy-authorization", "cookie", "x-api-key", "x-goog-api-key", "api-key",
     "apikey", "x-auth-token", "x-auth-key", "x-openai-key", "x-anthropic-key",
-    NULL};
+    "x-http-method-override", "x-http-method", "x-method-override", NULL};
 
 const char *
 egress_auth_name(enum egress_auth a)

@@ -687,6 +687,8 @@ test_eg3_head_rewritten(void **state)
 	    "Authorization: Bearer stolen\r\n"
 	    "X-Goog-Api-Key: g\r\nProxy-Authorization: p\r\nCookie: c\r\n"
 	    "Connection: keep-alive\r\nanthropic-version: 2023-06-01\r\n"
+	    "X-HTTP-Method-Override: TRACE\r\nx-http-method: TRACE\r\n"
+	    "X-Method-Override: TRACE\r\n"
 	    "Content-Length: 2\r\n\r\n{}";
 	struct egress_route ro;
 	struct egress_http hp;
