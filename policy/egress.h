@@ -196,9 +196,17 @@ struct egress_http {
  * EGRESS_TARGET_MAX) then header lines as egress_req_parse takes them,
  * at most one Host, at most one Content-Length (digits, at most
  * EGRESS_BODY_MAX); refused besides: Transfer-Encoding (a body has a
- * length, or none: no request smuggling by chunking).
+ * length, or none: no request smuggling by chunking), and either name
+ * spelt with '_' (egress_header_like).
  */
 int egress_http_parse(const char *buf, size_t len, struct egress_http *hp);
+
+/*
+ * A header name s[0, len) that a server may read as name (lower case,
+ * '-' separated): ASCII case ignored, and '_' for '-', as CGI and WSGI
+ * servers fold both to one.  1, or 0.
+ */
+int egress_header_like(const char *s, size_t len, const char *name);
 
 /* A routed request's response head, as egressd passes it on (EG-3). */
 struct egress_resp {

@@ -101,6 +101,22 @@ name_is(const char *s, size_t len, const char *name)
 	return strlen(name) == len && strncasecmp(s, name, len) == 0;
 }
 
+int
+egress_header_like(const char *s, size_t len, const char *name)
+{
+	size_t i;
+
+	if (strlen(name) != len)
+		return 0;
+	for (i = 0; i < len; i++) {
+		char c = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
+
+		if (c != name[i] && !(c == '_' && name[i] == '-'))
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * A header line s[0, len) (no CRLF): a name, then at once a colon (no
  * obs-fold, no space before it), no control character in the value.
@@ -352,7 +368,10 @@ http_line(void *arg, const char *s, size_t len, int n)
 		return http_request_line(s, len, hp);
 	if (header_name(s, len, &nl) == -1)
 		return -1;
-	if (name_is(s, nl, "transfer-encoding"))
+	/* Framing an upstream may read off "_" spellings too (CGI, WSGI). */
+	if (egress_header_like(s, nl, "transfer-encoding") ||
+	    (egress_header_like(s, nl, "content-length") &&
+		!name_is(s, nl, "content-length")))
 		return -1;
 	if (name_is(s, nl, "host") && ++c->hosts > 1)
 		return -1;

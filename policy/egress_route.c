@@ -171,9 +171,9 @@ header_dropped(const char *line, size_t len)
 	const char *colon = memchr(line, ':', len);
 	size_t i, n = colon ? (size_t)(colon - line) : len;
 
+	/* "X_Api_Key" too: a CGI or WSGI upstream reads it as X-Api-Key. */
 	for (i = 0; dropped[i] != NULL; i++)
-		if (strlen(dropped[i]) == n &&
-		    strncasecmp(line, dropped[i], n) == 0)
+		if (egress_header_like(line, n, dropped[i]))
 			return 1;
 	return 0;
 }

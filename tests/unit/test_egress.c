@@ -554,6 +554,10 @@ test_eg3_http_refused(void **state)
 	    "GET /a#x HTTP/1.1\r\n\r\n",
 	    "GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
 	    "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+	    "POST /a HTTP/1.1\r\nTransfer_Encoding: chunked\r\n\r\n",
+	    "POST /a HTTP/1.1\r\ntransfer_encoding: chunked\r\n\r\n",
+	    ("POST /a HTTP/1.1\r\nContent-Length: 1\r\nContent_Length: "
+	     "9\r\n\r\n"),
 	    ("POST /a HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: "
 	     "1\r\n\r\n"),
 	    "POST /a HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
@@ -688,7 +692,8 @@ test_eg3_head_rewritten(void **state)
 	    "X-Goog-Api-Key: g\r\nProxy-Authorization: p\r\nCookie: c\r\n"
 	    "Connection: keep-alive\r\nanthropic-version: 2023-06-01\r\n"
 	    "X-HTTP-Method-Override: TRACE\r\nx-http-method: TRACE\r\n"
-	    "X-Method-Override: TRACE\r\n"
+	    "X-Method-Override: TRACE\r\nX_Api_Key: agents-own\r\n"
+	    "proxy_authorization: p\r\nX_HTTP_METHOD_OVERRIDE: TRACE\r\n"
 	    "Content-Length: 2\r\n\r\n{}";
 	struct egress_route ro;
 	struct egress_http hp;
