@@ -623,12 +623,23 @@ lane_kv(const struct redact_keys *ks, const char *s, size_t n,
 	return n;
 }
 
+/* The UTF-8 continuation bytes of s[0..n). */
+static size_t
+lane_cont(const char *s, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += ((unsigned char)s[i] & 0xC0) == 0x80;
+	return k;
+}
+
 void
 redact_clean_feed(struct redact *r, struct clean *c, const char *in, size_t len,
     struct evbuffer *tmp, struct evbuffer *out)
 {
 	struct rd_lane_kv kv;
-	size_t off = 0, n, k, lmax, min = 0;
+	size_t off = 0, n, k, lmax, min = 0, cont, all;
 	const char *nl;
 	int fits;
 
@@ -639,11 +650,14 @@ redact_clean_feed(struct redact *r, struct clean *c, const char *in, size_t len,
 	fits = lmax <= (RD_HOLD_MAX - 64) / 12;
 	while (off < len) {
 		if (fits && clean_at_line(c, &lmax) && lane_open(r) &&
-		    (n = rd_lane(in + off, len - off, lmax, r->r_keys, &kv)) >
-			0 &&
-		    (n = lane_kv(r->r_keys, in + off, n, &kv)) > 0) {
+		    (all = rd_lane(in + off, len - off, lmax, r->r_keys, &kv,
+			 &cont)) > 0 &&
+		    (n = lane_kv(r->r_keys, in + off, all, &kv)) > 0) {
 			(void)evbuffer_add(out, in + off, n);
-			clean_passed(c, n);
+			/* Each character one byte and its continuation
+			 * bytes (counted again for fewer lines). */
+			clean_passed(c, n,
+			    n - (n == all ? cont : lane_cont(in + off, n)));
 			r->r_retry = 0; /* as line_feed after whole lines */
 			off += n;
 			min = 0;

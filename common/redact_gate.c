@@ -314,6 +314,10 @@ struct lane {
 	size_t len, line_max, start, n;
 	unsigned acc;
 	uint32_t h;
+	/* UTF-8 continuation bytes: of the line so far, of the lines taken,
+	 * and of the sequence the walk is in still to come. */
+	size_t cont, taken_cont;
+	unsigned seq;
 };
 
 #define LANE_KV_LOOK 48 /* bytes rd_kv_may reads at most at a place */
@@ -359,7 +363,7 @@ lane_line(struct lane *l, size_t i)
 	size_t n = i - l->start;
 	unsigned a = l->acc;
 
-	if (n > l->line_max)
+	if (n - l->cont > l->line_max) /* in characters, as the cleaner */
 		return 0;
 	if (((a & ~G_ASSIGN) != 0 || (a != 0 && n > RD_KEY_MAX) ||
 		(n >= 7 && l->s[i - 1] == ']')) &&
@@ -369,6 +373,30 @@ lane_line(struct lane *l, size_t i)
 	l->kv->n = l->n;
 	l->start = i + 1;
 	l->acc = l->h = 0;
+	l->taken_cont += l->cont;
+	l->cont = 0;
+	return 1;
+}
+
+/*
+ * The byte s[i] the cleaner does not keep alone: 1 if it is in a UTF-8
+ * sequence the cleaner keeps as it is (clean_kept: one character, which
+ * the line counts as such), 0 if the lane stops.  The sequence is read
+ * whole where it starts; its later bytes only count down.
+ */
+static int
+lane_utf8(struct lane *l, size_t i)
+{
+	size_t k;
+
+	if (l->seq > 0) {
+		l->seq--;
+		return 1;
+	}
+	if ((k = clean_kept((const unsigned char *)l->s + i, l->len - i)) == 0)
+		return 0;
+	l->seq = (unsigned)k - 1;
+	l->cont += k - 1;
 	return 1;
 }
 
@@ -399,7 +427,8 @@ lane_bytes(struct lane *l, size_t i, size_t e)
 				return 0;
 			l->kv->at[l->n++] = i;
 		}
-		if (!(c & (RD_L_STOP | RD_L_NL))) {
+		if (!(c & (RD_L_STOP | RD_L_NL)) ||
+		    ((c & RD_L_STOP) && lane_utf8(l, i))) {
 			h = h << G_CLS_BITS | (c & RD_L_CLS);
 			acc |= rd_gtab[h & G_MASK];
 			continue;
@@ -485,6 +514,8 @@ lane_plain(struct lane *l, size_t i, const struct rd_lblk *b)
 	l->kv->n = l->n;
 	l->start = i + q + 1;
 	l->acc = 0;
+	l->taken_cont += l->cont;
+	l->cont = 0;
 	lane_block_end(l, u, b, ~0ull << (q + 1));
 	return 1;
 }
@@ -539,9 +570,9 @@ lane_block(struct lane *l, size_t i, const struct rd_lblk *b)
  */
 size_t
 rd_lane(const char *s, size_t len, size_t line_max,
-    const struct redact_keys *ks, struct rd_lane_kv *kv)
+    const struct redact_keys *ks, struct rd_lane_kv *kv, size_t *cont)
 {
-	struct lane l = {s, NULL, ks, kv, len, line_max, 0, 0, 0, 0};
+	struct lane l = {s, NULL, ks, kv, len, line_max, 0, 0, 0, 0, 0, 0, 0};
 	const unsigned char *kvt;
 	struct rd_lblk b;
 	size_t i = 0, e;
@@ -559,18 +590,20 @@ rd_lane(const char *s, size_t len, size_t line_max,
 			rd_lvec_block((const unsigned char *)s + i, kvt, &b);
 			if (b.bad == 0) {
 				if (!lane_block(&l, i, &b))
-					return l.start;
+					goto out;
 				i += RD_LBLK;
 				continue;
 			}
 		}
 		e = vec && len - 1 - i > RD_LBLK ? i + RD_LBLK : len - 1;
 		if (!lane_bytes(&l, i, e))
-			return l.start;
+			goto out;
 		i = e;
 	}
 	if (i < len && (l.t[(unsigned char)s[i]] & ~RD_L_CLS) == RD_L_NL)
 		(void)lane_line(&l, i);
+out:
+	*cont = l.taken_cont;
 	return l.start;
 }
 

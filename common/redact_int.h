@@ -205,7 +205,7 @@ int rd_line_plain(const char *s, size_t len);
  * (the low five bits) and these flags.
  */
 #define RD_L_CLS  0x1f
-#define RD_L_STOP 0x20 /* the cleaner changes it: not clean_plain_byte */
+#define RD_L_STOP 0x20 /* not clean_plain_byte: kept only in clean_kept */
 #define RD_L_NL	  0x40 /* '\n' */
 #define RD_L_KV	  0x80 /* a known value's form may start with it */
 /* The table without RD_L_KV (a keys' k_lane adds it). */
@@ -213,12 +213,14 @@ void rd_lane_table(unsigned char t[256]);
 /*
  * The complete lines at the head of s[0..len) that the cleaner and the
  * line stage send as they are, when each stands at a line's start with
- * nothing held: every byte clean_plain_byte, at most line_max of them a
+ * nothing held: every byte clean_plain_byte or in a UTF-8 sequence
+ * clean_kept, at most line_max characters (as the cleaner counts) a
  * line, the line gate lets each by (as rd_plain_lines).  Their length
- * with their '\n's; conservative.  kv gets the places among them where a
- * form of ks may start (RD_L_KV, then rd_kv_pair, then rd_kv_may on the
- * place's line); when it is full, the lines end before the line that has
- * one more.
+ * with their '\n's; conservative; *cont: the UTF-8 continuation bytes
+ * in them (the length less *cont is their characters).  kv gets the
+ * places among them where a form of ks may start (RD_L_KV, then
+ * rd_kv_pair, then rd_kv_may on the place's line); when it is full, the
+ * lines end before the line that has one more.
  */
 #define RD_LANE_KV 64
 struct rd_lane_kv {
@@ -226,13 +228,14 @@ struct rd_lane_kv {
 	size_t at[RD_LANE_KV];
 };
 size_t rd_lane(const char *s, size_t len, size_t line_max,
-    const struct redact_keys *ks, struct rd_lane_kv *kv);
+    const struct redact_keys *ks, struct rd_lane_kv *kv, size_t *cont);
 /* With 1, rd_lane walks byte by byte only (for tests and fuzzers). */
 void rd_lane_force_scalar(int);
 /*
  * rd_lane's block test (redact_lane_x86.c): for the RD_LBLK bytes at p
  * (reading p[-2..RD_LBLK)), bit i of each mask for the byte p[i].  bad:
- * a byte the cleaner changes; win: a window of the gate ending there
+ * a byte the cleaner does not keep alone (RD_L_STOP: a block with one is
+ * walked); win: a window of the gate ending there
  * that may have a bit but G_ASSIGN (every other has that one or none);
  * nl: '\n'; asg: the class G_ASSIGN_C; rb: ']'; kv: a place where a
  * form of the keys may start (kv from rd_lvec_kv, or NULL: reads

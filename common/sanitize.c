@@ -188,6 +188,20 @@ esc(struct clean *c, struct clean_out *o, uint32_t cp)
 	ground(c, o, cp); /* lone ESC dropped; the code point stands */
 }
 
+/* What plain text shows of a code point but '\n'. */
+enum { CP_TEXT, CP_HIDDEN, CP_CONTROL };
+
+static int
+cp_kind(uint32_t cp)
+{
+	if (cp >= 0xA0 && uni_class(cp) == UNI_HIDDEN)
+		return CP_HIDDEN; /* as "<U+XXXX>" */
+	if (cp == '\t' ||
+	    (cp >= 0x20 && cp != 0x7F && (cp < 0x80 || cp > 0x9F)))
+		return CP_TEXT; /* as it is, one character of its line */
+	return CP_CONTROL;	/* dropped, or starts a sequence */
+}
+
 static void
 ground(struct clean *c, struct clean_out *o, uint32_t cp)
 {
@@ -195,12 +209,11 @@ ground(struct clean *c, struct clean_out *o, uint32_t cp)
 		emit_newline(c, o);
 		return;
 	}
-	if (cp >= 0xA0 && uni_class(cp) == UNI_HIDDEN) {
+	switch (cp_kind(cp)) {
+	case CP_HIDDEN:
 		emit_hidden(c, o, cp);
 		return;
-	}
-	if (cp == '\t' ||
-	    (cp >= 0x20 && cp != 0x7F && (cp < 0x80 || cp > 0x9F))) {
+	case CP_TEXT:
 		emit_text(c, o, cp);
 		return;
 	}
@@ -386,7 +399,20 @@ w_stops(uint64_t w)
 int
 clean_plain_byte(unsigned char b)
 {
-	return (b >= 0x20 && b < 0x7f) || b == '\t';
+	return b < 0x80 && cp_kind(b) == CP_TEXT;
+}
+
+size_t
+clean_kept(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+	uint32_t cp;
+
+	if (len == 0 || s[0] < 0x80 ||
+	    uni_utf8_next((const char *)s, len, &i, &cp) == -1 ||
+	    cp_kind(cp) != CP_TEXT)
+		return 0;
+	return i;
 }
 
 /* How many of the first n bytes of s are printable ASCII or '\t'. */
@@ -482,9 +508,9 @@ clean_at_line(const struct clean *c, size_t *line_max)
 }
 
 void
-clean_passed(struct clean *c, size_t n)
+clean_passed(struct clean *c, size_t n, size_t chars)
 {
-	c->c_out_chars += n;
+	c->c_out_chars += chars;
 	c->c_out_bytes += n;
 }
 

@@ -52,15 +52,19 @@ uint64_t clean_bytes(const struct clean *);
 
 /*
  * The lane around the cleaner (redact_clean_feed): clean_plain_byte is 1
- * for printable ASCII and '\t', the bytes plain text keeps as they are.
- * clean_at_line: 1 with *line_max when the cleaner stands at a line's
- * start in plain text, so that complete lines of such bytes, each of at
- * most *line_max, would come out as they went in; clean_passed counts n
- * bytes of such lines that went around it.
+ * for printable ASCII and '\t', the bytes plain text keeps as they are;
+ * clean_kept is the length (2 to 4) of the UTF-8 sequence at s[0..len)
+ * when plain text keeps it as it is, one character of its line (valid,
+ * neither a C1 control nor UNI_HIDDEN), else 0.  clean_at_line: 1 with
+ * *line_max when the cleaner stands at a line's start in plain text, so
+ * that complete lines of such bytes and sequences, each of at most
+ * *line_max characters, would come out as they went in; clean_passed
+ * counts n bytes, chars characters, of such lines that went around it.
  */
 int clean_plain_byte(unsigned char);
+size_t clean_kept(const unsigned char *s, size_t len);
 int clean_at_line(const struct clean *, size_t *line_max);
-void clean_passed(struct clean *, size_t n);
+void clean_passed(struct clean *, size_t n, size_t chars);
 
 /* One-shot helper: clean buf into out.  0, or -1 on allocation failure. */
 int clean_buf(

@@ -106,16 +106,18 @@ check_blocks(const uint8_t *d, size_t len)
 	static const char *const sec[] = {"S3cr3t!Value"};
 	struct redact_keys *ks = redact_keys_new(sec, len % 2);
 	struct rd_lane_kv a, b;
-	size_t off, na, nb, max = d[0] % 3 == 0 ? 1000 : d[0] % 48;
+	size_t off, na, nb, ca, cb, max = d[0] % 3 == 0 ? 1000 : d[0] % 48;
 
 	if (ks == NULL)
 		abort();
 	for (off = 0; off < len && off < 40; off++) {
 		rd_lane_force_scalar(1);
-		na = rd_lane((const char *)d + off, len - off, max, ks, &a);
+		na =
+		    rd_lane((const char *)d + off, len - off, max, ks, &a, &ca);
 		rd_lane_force_scalar(0);
-		nb = rd_lane((const char *)d + off, len - off, max, ks, &b);
-		if (na != nb || a.n != b.n ||
+		nb =
+		    rd_lane((const char *)d + off, len - off, max, ks, &b, &cb);
+		if (na != nb || a.n != b.n || ca != cb ||
 		    memcmp(a.at, b.at, a.n * sizeof(a.at[0])) != 0)
 			abort();
 	}

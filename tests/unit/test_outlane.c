@@ -77,7 +77,24 @@ static const char *const frag[] = {
     "a_key_name_is_long = 1\n",
     "the auth token, the redis database url\n",
     "tok\n",
+    "na\xc3\xafve r\xc3\xa9sum\xc3\xa9, \xe2\x82\xac"
+    "5, \xf0\x9f\x98\x80 ok\n",
+    "\xe4\xb8\xad\xe6\x96\x87\xe6\x96\x87\xe6\x9c\xac\xe3\x81\xa7\xe3\x81\x99"
+    "\n",
+    "nbsp\xc2\xa0here \xef\xbf\xbf \xef\xbf\xbd\n",
+    "c1 \xc2\x85 \xc2\x9b"
+    "1m x\n",
+    "rlo \xe2\x80\xae evil \xf3\xa0\x80\x81\n",
+    "over \xc0\xaf \xe0\x80\xaf sur \xed\xa0\x80 big \xf4\x90\x80\x80\n",
+    "cut \xe2\x82 then \xf0\x9f\x98\n",
+    "token: \xc3\xa9t\xc3\xa9 "
+    "\xd0\xbf\xd0\xb0\xd1\x80\xd0\xbe\xd0\xbb\xd1\x8c\n",
+    "mot de passe p\xc3\xa4ss\xe2\x82\xacw0rd! fin\n",
+    "p\xc3\xa4ss\xe2\x82\xac\n",
 };
+
+static const char *const uchar[] = {
+    "a", " ", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
 
 /* A text of n fragments and, now and then, a line over the clamp. */
 static char *
@@ -92,6 +109,14 @@ corpus(size_t n, size_t *len)
 		if (rnd() % 50 == 0) {
 			for (k = 40 + rnd() % 1200; k > 0; k--)
 				evbuffer_add(b, &"abc =_-./"[rnd() % 9], 1);
+			evbuffer_add(b, "\n", 1);
+		}
+		if (rnd() % 50 == 0) { /* characters of 1 to 4 bytes */
+			for (k = 2 + rnd() % 1100; k > 0; k--) {
+				const char *u = uchar[rnd() % 5];
+
+				evbuffer_add(b, u, strlen(u));
+			}
 			evbuffer_add(b, "\n", 1);
 		}
 		k = rnd() % (sizeof(frag) / sizeof(frag[0]));
@@ -160,14 +185,15 @@ static void
 lane_same_bytes(void)
 {
 	static const char *const sec[] = {
-	    "bq0Xk3f9ZtLw0PvRa7sYc20HnDmJe5uGi8oQ", "hunter2", "p@ss word"};
+	    "bq0Xk3f9ZtLw0PvRa7sYc20HnDmJe5uGi8oQ", "hunter2", "p@ss word",
+	    "p\xc3\xa4ss\xe2\x82\xacw0rd"};
 	static const size_t clamp[] = {1, 7, 40, 1000};
 	size_t nk, ci, len, al, bl, round;
 	uint64_t ac, bc, seed;
 	char *in, *a, *b;
 
 	for (round = 0; round < 6; round++)
-		for (nk = 0; nk <= 3; nk += 3) {
+		for (nk = 0; nk <= 4; nk += 2) {
 			struct redact_keys *ks = redact_keys_new(sec, nk);
 
 			assert_non_null(ks);
@@ -208,13 +234,14 @@ static void
 lane_both(const struct redact_keys *ks, const char *s, size_t len, size_t max)
 {
 	struct rd_lane_kv a, b;
-	size_t na, nb;
+	size_t na, nb, ca, cb;
 
 	rd_lane_force_scalar(1);
-	na = rd_lane(s, len, max, ks, &a);
+	na = rd_lane(s, len, max, ks, &a, &ca);
 	rd_lane_force_scalar(0);
-	nb = rd_lane(s, len, max, ks, &b);
+	nb = rd_lane(s, len, max, ks, &b, &cb);
 	assert_int_equal(na, nb);
+	assert_int_equal(ca, cb);
 	assert_int_equal(a.n, b.n);
 	assert_memory_equal(a.at, b.at, a.n * sizeof(a.at[0]));
 }
@@ -330,6 +357,148 @@ test_sp10_lane_block_clamp(void **state)
 	redact_keys_free(ks);
 }
 
+/* Multi-byte sequences of every class the cleaner tells apart; kept: it
+ * sends them as they came. */
+static const struct {
+	const char *s;
+	int kept;
+} useq[] = {
+    {"\xc3\xa9", 1},		 /* e acute */
+    {"\xc2\xa0", 1},		 /* no-break space (UNI_SPACE: text) */
+    {"\xdf\xbf", 1},		 /* U+07FF */
+    {"\xe0\xa0\x80", 1},	 /* U+0800 */
+    {"\xe2\x82\xac", 1},	 /* euro sign */
+    {"\xe2\x80\xa6", 1},	 /* ellipsis, as in the clamp marker */
+    {"\xef\xbf\xbd", 1},	 /* U+FFFD */
+    {"\xef\xbf\xbf", 1},	 /* noncharacter U+FFFF */
+    {"\xee\x80\x80", 1},	 /* private use */
+    {"\xf0\x9f\x98\x80", 1},	 /* emoji */
+    {"\xf4\x8f\xbf\xbf", 1},	 /* U+10FFFF */
+    {"\xc2\x85", 0},		 /* C1 NEL */
+    {"\xc2\x9b", 0},		 /* C1 CSI */
+    {"\xc2\xad", 0},		 /* soft hyphen */
+    {"\xe2\x80\x8b", 0},	 /* zero-width space */
+    {"\xe2\x80\xae", 0},	 /* RLO */
+    {"\xe2\x81\xa6", 0},	 /* LRI */
+    {"\xef\xbb\xbf", 0},	 /* BOM */
+    {"\xf3\xa0\x80\x81", 0},	 /* tag */
+    {"\xc0\xaf", 0},		 /* overlong */
+    {"\xe0\x80\xaf", 0},	 /* overlong */
+    {"\xed\xa0\x80", 0},	 /* surrogate */
+    {"\xf4\x90\x80\x80", 0},	 /* over U+10FFFF */
+    {"\xe2\x82", 0},		 /* cut short */
+    {"\x80", 0},		 /* lone continuation */
+    {"\xf8\x88\x80\x80\x80", 0}, /* five bytes */
+};
+
+/* Both ways through the stages on s[0..len): the same bytes and counts. */
+static void
+same_both(const struct redact_keys *ks, size_t max, const char *s, size_t len,
+    uint64_t seed)
+{
+	size_t al, bl;
+	uint64_t ac, bc;
+	char *a = run(ks, max, s, len, seed, 0, &al, &ac);
+	char *b = run(ks, max, s, len, seed, 1, &bl, &bc);
+
+	assert_int_equal(al, bl);
+	assert_memory_equal(a, b, al);
+	assert_int_equal(ac, bc);
+	free(a);
+	free(b);
+}
+
+/*
+ * SP-10, SP-11: every class of multi-byte sequence at every place around
+ * the lane's block ends (26 to 72), right after a '\n', right before one
+ * or inside a line, with clamps of 1, 7, 40 and 1000 and with and without
+ * a known value of multi-byte characters: the block test and the byte
+ * walk take the same lines, and the lane sends the same bytes and counts
+ * as the stages.  A line of a kept sequence goes through the lane; any
+ * other stops it.
+ */
+static void
+test_sp10_lane_utf8_classes(void **state)
+{
+	static const char *const sec[] = {"\xc3\xa9t\xc3\xa9\xe2\x82\xac!"};
+	static const size_t clamp[] = {1, 7, 40, 1000};
+	struct redact_keys *ks[2];
+	struct rd_lane_kv kv;
+	char buf[160], one[16];
+	size_t u, pos, nl, c, k, n, cont;
+
+	(void)state;
+	ks[0] = redact_keys_new(sec, 0);
+	ks[1] = redact_keys_new(sec, 1);
+	assert_non_null(ks[0]);
+	assert_non_null(ks[1]);
+	for (u = 0; u < sizeof(useq) / sizeof(useq[0]); u++) {
+		n = strlen(useq[u].s);
+		one[0] = 'x';
+		memcpy(one + 1, useq[u].s, n);
+		memcpy(one + 1 + n, "y\nz", 3);
+		assert_int_equal(rd_lane(one, n + 4, 1000, ks[0], &kv, &cont),
+		    useq[u].kept ? n + 3 : 0);
+		assert_int_equal(cont, useq[u].kept ? n - 1 : 0);
+		for (pos = 26; pos <= 72; pos++)
+			for (nl = 0; nl < 3; nl++) {
+				for (k = 0; k < sizeof(buf); k++)
+					buf[k] = k % 23 == 22 ? '\n' : 'a';
+				memcpy(buf + pos, useq[u].s, n);
+				if (nl == 1)
+					buf[pos - 1] = '\n';
+				else if (nl == 2)
+					buf[pos + n] = '\n';
+				for (c = 0; c < 4; c++) {
+					lane_both(ks[c % 2], buf, sizeof(buf),
+					    clamp[c]);
+					same_both(ks[(c + nl) % 2], clamp[c],
+					    buf, sizeof(buf), pos * 7 + c);
+				}
+			}
+	}
+	redact_keys_free(ks[0]);
+	redact_keys_free(ks[1]);
+}
+
+/*
+ * SP-10: the clamp counts characters, as the cleaner does: a line of
+ * characters of 1 to 4 bytes goes through the lane when it has at most
+ * the clamp's characters (1, 7, 40, 1000), whatever its bytes, and not
+ * with one more; the same bytes and counts leave as through the stages.
+ */
+static void
+test_sp10_lane_utf8_clamp(void **state)
+{
+	static const size_t clamp[] = {1, 7, 40, 1000};
+	struct redact_keys *ks = redact_keys_new(NULL, 0);
+	struct rd_lane_kv kv;
+	static char buf[4 * 1001 + 8];
+	size_t c, d, k, n, want, cont, got;
+
+	(void)state;
+	assert_non_null(ks);
+	for (c = 0; c < 4; c++)
+		for (d = 0; d < 3; d++) {
+			n = want = 0;
+			for (k = 0; k < clamp[c] + d - 1; k++) {
+				const char *u = uchar[(k * 7 + d) % 5];
+
+				memcpy(buf + n, u, strlen(u));
+				n += strlen(u);
+				want += strlen(u) - 1;
+			}
+			buf[n++] = '\n';
+			memcpy(buf + n, "z\n", 2);
+			got = rd_lane(buf, n + 2, clamp[c], ks, &kv, &cont);
+			assert_int_equal(got, d < 2 ? n + 2 : 0);
+			assert_int_equal(cont, d < 2 ? want : 0);
+			lane_both(ks, buf, n + 2, clamp[c]);
+			same_both(ks, clamp[c], buf, n + 2, c * 3 + d + 1);
+		}
+	redact_keys_free(ks);
+}
+
 /*
  * SP-10, SP-11: the block test and the byte walk on the same chunks of
  * text of every kind the stages treat apart (and every byte value), at
@@ -431,7 +600,8 @@ test_sp11_lane_open_pairs(void **state)
 	for (k = 0; k < 3 * RD_LANE_KV; k++)
 		memcpy(in + k * (sizeof(line) - 1), line, sizeof(line) - 1);
 	memcpy(in + len - (sizeof(val) - 1), val, sizeof(val) - 1);
-	assert_int_equal(rd_lane(in, len, 1000, ks, &kv), len);
+	assert_int_equal(rd_lane(in, len, 1000, ks, &kv, &k), len);
+	assert_int_equal(k, 0);
 	assert_int_equal(kv.n, 1);
 	assert_int_equal(kv.at[0], len - (sizeof(val) - 1) + 4);
 	lane_both(ks, in, len, 1000);
@@ -561,6 +731,8 @@ main(void)
 	    cmocka_unit_test(test_sp11_lane_known_values),
 	    cmocka_unit_test(test_sp11_lane_block_windows),
 	    cmocka_unit_test(test_sp10_lane_block_clamp),
+	    cmocka_unit_test(test_sp10_lane_utf8_classes),
+	    cmocka_unit_test(test_sp10_lane_utf8_clamp),
 	    cmocka_unit_test(test_sp11_lane_block_chunks),
 	    cmocka_unit_test(test_sp11_lane_open_pairs),
 	    cmocka_unit_test(test_sp11_kv_first_test_exact),

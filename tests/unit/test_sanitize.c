@@ -346,6 +346,74 @@ test_sp10_every_byte_every_lane(void **state)
 			}
 }
 
+/* Does the cleaner send "a" x "\n" as it came, x one character? */
+static int
+kept_whole(struct evbuffer *b, const unsigned char *x, size_t n)
+{
+	unsigned char in[8];
+	struct clean c;
+	int same;
+
+	in[0] = 'a';
+	memcpy(in + 1, x, n);
+	in[n + 1] = '\n';
+	clean_init(&c, 0);
+	clean_feed(&c, (const char *)in, n + 2, b);
+	clean_finish(&c, b);
+	same = evbuffer_get_length(b) == n + 2 && clean_chars(&c) == 3 &&
+	       memcmp(evbuffer_pullup(b, -1), in, n + 2) == 0;
+	evbuffer_drain(b, evbuffer_get_length(b));
+	return same;
+}
+
+/*
+ * SP-10: clean_kept (the lane's question) is the cleaner's own answer.
+ * Every code point from U+0080 on, encoded: clean_kept gives its length
+ * exactly when the cleaner sends it as it came, as one character (not
+ * C1, bidi, zero-width or any other hidden one; noncharacters, private
+ * use and the other spaces are text).  Any four bytes from 0x80 on, the
+ * later ones continuation bytes and others: where clean_kept says k, the
+ * cleaner sends those k bytes as one character (never an overlong, a
+ * surrogate, a value over U+10FFFF or a cut sequence).
+ */
+static void
+test_sp10_clean_kept_exact(void **state)
+{
+	static const unsigned char tail[] = {
+	    0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xFF};
+	const size_t nt = sizeof(tail);
+	struct evbuffer *b = evbuffer_new();
+	unsigned char x[4];
+	uint32_t cp;
+	size_t n, k, t;
+
+	(void)state;
+	assert_non_null(b);
+	for (cp = 0x80; cp <= 0x10FFFF; cp++) {
+		if (cp >= 0xD800 && cp <= 0xDFFF)
+			continue;
+		n = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+		x[0] = (unsigned char)(n == 2	? 0xC0 | cp >> 6
+				       : n == 3 ? 0xE0 | cp >> 12
+						: 0xF0 | cp >> 18);
+		for (k = 1; k < n; k++)
+			x[k] = (unsigned char)(0x80 |
+					       (cp >> 6 * (n - 1 - k) & 0x3F));
+		assert_int_equal(clean_kept(x, n), kept_whole(b, x, n) ? n : 0);
+		assert_int_equal(clean_kept(x, n - 1), 0);
+	}
+	for (n = 0x80 * 256 * nt * nt; n-- > 0;) {
+		x[0] = (unsigned char)(0x80 + n % 0x80);
+		x[1] = (unsigned char)(n / 0x80 % 256);
+		t = n / 0x80 / 256;
+		x[2] = tail[t % nt];
+		x[3] = tail[t / nt];
+		if ((k = clean_kept(x, 4)) != 0)
+			assert_true(kept_whole(b, x, k));
+	}
+	evbuffer_free(b);
+}
+
 static void
 test_sp10_clamp_per_line(void **state)
 {
@@ -467,6 +535,7 @@ main(void)
 	    cmocka_unit_test(test_sp10_invalid_utf8_replaced),
 	    cmocka_unit_test(test_sp10_split_every_byte),
 	    cmocka_unit_test(test_sp10_every_byte_every_lane),
+	    cmocka_unit_test(test_sp10_clean_kept_exact),
 	    cmocka_unit_test(test_sp10_clamp_per_line),
 	    cmocka_unit_test(test_sp10_long_ascii_lines),
 	    cmocka_unit_test(test_sp10_clean_buf),
