@@ -1,9 +1,12 @@
 /*
  * Invisible and reordering code points (see unicode.h).  One sorted table
- * of ranges; everything else is plain text.
+ * of ranges, and an index of it by blocks of 64; everything else is plain
+ * text.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <threads.h>
 
 #include "unicode.h"
 
@@ -45,23 +48,49 @@ static const struct uni_range uni_table[] = {
     {0xE0100, 0xE01EF, UNI_HIDDEN}, /* variation selectors supplement */
 };
 
+/*
+ * An index of uni_table, made from it once: bit b of uni_blk[b / 64] is
+ * set if the 64 code points from b * 64 on meet a range.  A code point
+ * below UNI_BLK_END in a block with no bit is plain without the search.
+ */
+#define UNI_BLK_END 0x20000
+static uint64_t uni_blk[UNI_BLK_END / 64 / 64];
+static atomic_int uni_blk_ready;
+static once_flag uni_blk_once = ONCE_FLAG_INIT;
+
+static void
+uni_blk_make(void)
+{
+	size_t k;
+	uint32_t b;
+
+	for (k = 0; k < sizeof(uni_table) / sizeof(uni_table[0]); k++)
+		for (b = uni_table[k].ur_lo / 64;
+		     b <= uni_table[k].ur_hi / 64 && b < UNI_BLK_END / 64; b++)
+			uni_blk[b / 64] |= 1ull << (b % 64);
+	atomic_store_explicit(&uni_blk_ready, 1, memory_order_release);
+}
+
 enum uni_class
 uni_class(uint32_t cp)
 {
-	size_t lo = 0, hi = sizeof(uni_table) / sizeof(uni_table[0]), mid;
+	const struct uni_range *r = uni_table;
+	size_t n = sizeof(uni_table) / sizeof(uni_table[0]), half;
 
-	if (cp < 0xA0)
+	if (cp < uni_table[0].ur_lo)
 		return UNI_PLAIN;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (cp < uni_table[mid].ur_lo)
-			hi = mid;
-		else if (cp > uni_table[mid].ur_hi)
-			lo = mid + 1;
-		else
-			return uni_table[mid].ur_class;
+	if (!atomic_load_explicit(&uni_blk_ready, memory_order_acquire))
+		call_once(&uni_blk_once, uni_blk_make);
+	if (cp < UNI_BLK_END && !(uni_blk[cp / 4096] >> (cp / 64 % 64) & 1u))
+		return UNI_PLAIN;
+	/* The last range that starts at or before cp, in a fixed number
+	 * of steps whatever cp (no branch on it to mispredict). */
+	while (n > 1) {
+		half = n / 2;
+		r = r[half].ur_lo <= cp ? r + half : r;
+		n -= half;
 	}
-	return UNI_PLAIN;
+	return cp <= r->ur_hi ? r->ur_class : UNI_PLAIN;
 }
 
 size_t

@@ -54,6 +54,59 @@ test_sbx7_hidden_table(void **state)
 	assert_int_equal(uni_class(0x3000), UNI_SPACE);
 }
 
+/*
+ * SBX-7, SP-10: every code point (and beyond U+10FFFF) has the class of
+ * the range that holds it, plain outside them: the class comes from the
+ * table through an index of it by blocks of 64, whose edges these ranges
+ * cross (the soft hyphen and the no-break space share a block, as do the
+ * ideographic space and the plain kana).
+ */
+static void
+test_sbx7_every_code_point(void **state)
+{
+	static const struct {
+		uint32_t lo, hi;
+		enum uni_class c;
+	} r[] = {
+	    {0x00A0, 0x00A0, UNI_SPACE},
+	    {0x00AD, 0x00AD, UNI_HIDDEN},
+	    {0x034F, 0x034F, UNI_HIDDEN},
+	    {0x061C, 0x061C, UNI_HIDDEN},
+	    {0x115F, 0x1160, UNI_HIDDEN},
+	    {0x1680, 0x1680, UNI_SPACE},
+	    {0x17B4, 0x17B5, UNI_HIDDEN},
+	    {0x180B, 0x180F, UNI_HIDDEN},
+	    {0x2000, 0x200A, UNI_SPACE},
+	    {0x200B, 0x200F, UNI_HIDDEN},
+	    {0x2028, 0x202E, UNI_HIDDEN},
+	    {0x202F, 0x202F, UNI_SPACE},
+	    {0x205F, 0x205F, UNI_SPACE},
+	    {0x2060, 0x206F, UNI_HIDDEN},
+	    {0x2800, 0x2800, UNI_HIDDEN},
+	    {0x3000, 0x3000, UNI_SPACE},
+	    {0x3164, 0x3164, UNI_HIDDEN},
+	    {0xFE00, 0xFE0F, UNI_HIDDEN},
+	    {0xFEFF, 0xFEFF, UNI_HIDDEN},
+	    {0xFFA0, 0xFFA0, UNI_HIDDEN},
+	    {0xFFF9, 0xFFFB, UNI_HIDDEN},
+	    {0x1D173, 0x1D17A, UNI_HIDDEN},
+	    {0xE0000, 0xE007F, UNI_HIDDEN},
+	    {0xE0100, 0xE01EF, UNI_HIDDEN},
+	};
+	uint32_t cp;
+	size_t k = 0;
+
+	(void)state;
+	for (cp = 0; cp <= 0x11FFFF; cp++) {
+		if (k < sizeof(r) / sizeof(r[0]) && cp > r[k].hi)
+			k++;
+		assert_int_equal(uni_class(cp),
+		    k < sizeof(r) / sizeof(r[0]) && cp >= r[k].lo ? r[k].c
+								  : UNI_PLAIN);
+	}
+	assert_int_equal(uni_class(0xFFFFFFFFu), UNI_PLAIN);
+}
+
 /* SBX-7: the marker names the code point in 4 to 6 hex digits. */
 static void
 test_sbx7_marker(void **state)
@@ -133,6 +186,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sbx7_hidden_table),
+	    cmocka_unit_test(test_sbx7_every_code_point),
 	    cmocka_unit_test(test_sbx7_marker),
 	    cmocka_unit_test(test_sbx7_utf8_strict),
 	    cmocka_unit_test(test_sbx7_gate_refused),
