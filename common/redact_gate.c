@@ -382,7 +382,8 @@ lane_line(struct lane *l, size_t i)
  * The byte s[i] the cleaner does not keep alone: 1 if it is in a UTF-8
  * sequence the cleaner keeps as it is (clean_kept: one character, which
  * the line counts as such), 0 if the lane stops.  The sequence is read
- * whole where it starts; its later bytes only count down.
+ * whole where it starts; its later bytes only count down, each one
+ * continuation byte of the line.
  */
 static int
 lane_utf8(struct lane *l, size_t i)
@@ -391,12 +392,12 @@ lane_utf8(struct lane *l, size_t i)
 
 	if (l->seq > 0) {
 		l->seq--;
+		l->cont++;
 		return 1;
 	}
 	if ((k = clean_kept((const unsigned char *)l->s + i, l->len - i)) == 0)
 		return 0;
 	l->seq = (unsigned)k - 1;
-	l->cont += k - 1;
 	return 1;
 }
 
@@ -475,6 +476,14 @@ lane_block_end(struct lane *l, const unsigned char *u, const struct rd_lblk *b,
 		l->h |= (uint32_t)rd_gcls[u[RD_LBLK - 2]] << G_CLS_BITS;
 }
 
+/* The continuation bytes at the places m of a block (most have none: no
+ * count then). */
+static inline size_t
+lane_conts(uint64_t m)
+{
+	return m == 0 ? 0 : (size_t)__builtin_popcountll(m);
+}
+
 /*
  * The block s[i..i+RD_LBLK) by its masks b (no stop in it) when it is
  * plain: no window hit has a bit but G_ASSIGN's, no place where a form
@@ -502,6 +511,7 @@ lane_plain(struct lane *l, size_t i, const struct rd_lblk *b)
 	if (acc & ~G_ASSIGN)
 		return 0;
 	if (nl == 0) {
+		l->cont += lane_conts(b->cont);
 		lane_block_end(l, u, b, ~0ull);
 		return 1;
 	}
@@ -514,8 +524,8 @@ lane_plain(struct lane *l, size_t i, const struct rd_lblk *b)
 	l->kv->n = l->n;
 	l->start = i + q + 1;
 	l->acc = 0;
-	l->taken_cont += l->cont;
-	l->cont = 0;
+	l->taken_cont += l->cont + lane_conts(b->cont & ((2ull << q) - 1));
+	l->cont = lane_conts(b->cont & ~((2ull << q) - 1));
 	lane_block_end(l, u, b, ~0ull << (q + 1));
 	return 1;
 }
@@ -554,11 +564,48 @@ lane_block(struct lane *l, size_t i, const struct rd_lblk *b)
 		}
 		if (b->asg & from & ((1ull << q) - 1))
 			l->acc |= G_ASSIGN;
+		l->cont += lane_conts(b->cont & from & ((1ull << q) - 1));
 		if (!lane_line(l, i + q))
 			return 0;
 		from = ~0ull << (q + 1);
 	}
+	l->cont += lane_conts(b->cont & from);
 	lane_block_end(l, u, b, from);
+	return 1;
+}
+
+/*
+ * The bytes from 0x80 on of the block s[i..i+RD_LBLK) (b->hi, its only
+ * stops), in order: 1 if each is in a UTF-8 sequence the cleaner keeps
+ * as it is (lane_utf8's test, a sequence read whole where it starts,
+ * which may be in the block before), with b->cont their continuation
+ * bytes and in b->kv the ones a form may start with; 0 (nothing
+ * changed) if lane_bytes walks the block.
+ */
+static int
+lane_hi(struct lane *l, size_t i, struct rd_lblk *b)
+{
+	const unsigned char *u = (const unsigned char *)l->s + i;
+	unsigned seq = l->seq, q;
+	uint32_t m, cont = 0, kv = 0;
+	size_t k;
+
+	for (m = b->hi; m != 0; m &= m - 1) {
+		q = (unsigned)__builtin_ctz(m);
+		if (l->t[u[q]] & RD_L_KV)
+			kv |= 1u << q;
+		if (seq > 0) {
+			seq--;
+			cont |= 1u << q;
+			continue;
+		}
+		if ((k = clean_kept(u + q, l->len - i - q)) == 0)
+			return 0;
+		seq = (unsigned)k - 1;
+	}
+	l->seq = seq;
+	b->cont = cont;
+	b->kv |= kv;
 	return 1;
 }
 
@@ -588,7 +635,8 @@ rd_lane(const char *s, size_t len, size_t line_max,
 	while (i + 1 < len) {
 		if (vec && i >= 2 && len - i > RD_LBLK) {
 			rd_lvec_block((const unsigned char *)s + i, kvt, &b);
-			if (b.bad == 0) {
+			if (b.bad == 0 ||
+			    (b.bad == b.hi && lane_hi(&l, i, &b))) {
 				if (!lane_block(&l, i, &b))
 					goto out;
 				i += RD_LBLK;

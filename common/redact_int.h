@@ -234,8 +234,10 @@ void rd_lane_force_scalar(int);
 /*
  * rd_lane's block test (redact_lane_x86.c): for the RD_LBLK bytes at p
  * (reading p[-2..RD_LBLK)), bit i of each mask for the byte p[i].  bad:
- * a byte the cleaner does not keep alone (RD_L_STOP: a block with one is
- * walked); win: a window of the gate ending there
+ * a byte the cleaner does not keep alone (RD_L_STOP); hi: a byte from
+ * 0x80 on (of bad); cont: left 0, for rd_lane (the continuation bytes of
+ * the UTF-8 sequences it found in the block); win: a window of the gate
+ * ending there
  * that may have a bit but G_ASSIGN (every other has that one or none);
  * nl: '\n'; asg: the class G_ASSIGN_C; rb: ']'; kv: a place where a
  * form of the keys may start (kv from rd_lvec_kv, or NULL: reads
@@ -243,7 +245,7 @@ void rd_lane_force_scalar(int);
  */
 #define RD_LBLK 32
 struct rd_lblk {
-	uint32_t bad, win, nl, asg, rb, kv;
+	uint32_t bad, hi, cont, win, nl, asg, rb, kv;
 };
 /* 1 if rd_lvec_block may be used, with the lane table (no RD_L_KV), the
  * gate's window table, its bit of ':' and '=' and their class. */

@@ -7,9 +7,16 @@
  * mask must be a superset of the walk's own test at every place (and is,
  * as follows).
  *
- * - bad: the bytes the cleaner would change (RD_L_STOP), exactly: for a
- *   byte below 0x80 one bit of the lane table's own by (high nibble, low
- *   nibble); a byte of 0x80 or more is always one (rd_lvec_init checks).
+ * - bad: the bytes the cleaner does not keep alone (RD_L_STOP), exactly:
+ *   for a byte below 0x80 one bit of the lane table's own by (high
+ *   nibble, low nibble); a byte of 0x80 or more is always one
+ *   (rd_lvec_init checks), and hi has those alone.  rd_lane takes a block
+ *   whose bad bytes are all hi when each is in a UTF-8 sequence the
+ *   cleaner keeps (lane_hi); the other masks hold for those bytes too:
+ *   the gate's class of each is 0, so it is in no class of asg and its
+ *   nibbles pass wherever a window has class 0, and rd_lane adds to kv
+ *   the ones with RD_L_KV (rd_lvec_kv's tables have bytes below 0x80
+ *   alone as the first of a pair).
  * - kv: the places where a known value's form may start (RD_L_KV, then
  *   the pair of bytes: rd_kv_pair), by nibble tables of the keys' own
  *   (rd_lvec_kv); rd_lane then asks the table and the pair at each.
@@ -335,10 +342,12 @@ block_avx2(const unsigned char *p, const unsigned char *kv, struct rd_lblk *b)
 	    _mm256_cmpeq_epi8(x, _mm256_set1_epi8(']')));
 	b->asg = nonzero(_mm256_and_si256(hib,
 	    _mm256_shuffle_epi8(_mm256_loadu_si256((const void *)lv_asg), lo)));
-	b->bad = (uint32_t)_mm256_movemask_epi8(x) |
-		 nonzero(_mm256_and_si256(
-		     hib, _mm256_shuffle_epi8(
-			      _mm256_loadu_si256((const void *)lv_stop), lo)));
+	b->hi = (uint32_t)_mm256_movemask_epi8(x);
+	b->cont = 0;
+	b->bad =
+	    b->hi | nonzero(_mm256_and_si256(hib,
+			_mm256_shuffle_epi8(
+			    _mm256_loadu_si256((const void *)lv_stop), lo)));
 	b->kv = kv != NULL ? kv_pairs(p, lo, hi, kv) : 0;
 }
 
@@ -363,5 +372,6 @@ rd_lvec_block(
 {
 	(void)p, (void)kv;
 	memset(b, 0xff, sizeof(*b));
+	b->hi = b->cont = 0;
 }
 #endif
