@@ -157,15 +157,26 @@ rd_gate_init(void)
 static int
 rd_gate_named(unsigned acc, const unsigned char *u, size_t len)
 {
-	size_t i, run;
+	const size_t over = RD_KEY_MAX + 1;
+	size_t i, a, b;
 
 	if (!(acc & G_ASSIGN))
 		return 0;
 	if ((acc & G_NAME) || ((acc & G_URL) && (acc & G_DB)))
 		return 1;
-	for (i = 0, run = 0; len > RD_KEY_MAX && i < len; i++)
-		if ((run = rd_is_key(u[i]) ? run + 1 : 0) > RD_KEY_MAX)
+	/* A run of key bytes longer than any name: every run of over bytes
+	 * holds one of the places looked at, each read out to its run's
+	 * ends (or to over bytes). */
+	for (i = over - 1; i < len; i += over) {
+		if (!rd_is_key(u[i]))
+			continue;
+		for (a = i; a > 0 && i - a < over && rd_is_key(u[a - 1]); a--)
+			;
+		for (b = i + 1; b < len && b - a < over && rd_is_key(u[b]); b++)
+			;
+		if (b - a >= over)
 			return 1;
+	}
 	return 0;
 }
 

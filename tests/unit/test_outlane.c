@@ -723,6 +723,30 @@ test_sp11_gate_prefix_windows(void **state)
 	evbuffer_free(out);
 }
 
+/*
+ * SP-11: the gate stops at a line whose name before '=' is a run of key
+ * bytes longer than any name (RD_KEY_MAX), and lets it by when the run
+ * is one shorter: runs of every length around the bound, at every place
+ * of a line (the gate looks at some places only, reading each run out).
+ */
+static void
+test_sp11_gate_long_key_run(void **state)
+{
+	static char line[512];
+	size_t run, at, n;
+
+	(void)state;
+	for (run = RD_KEY_MAX - 8; run <= RD_KEY_MAX + 8; run++)
+		for (at = 0; at <= RD_KEY_MAX + 20; at++) {
+			memset(line, ' ', at);
+			memset(line + at, 'x', run);
+			memcpy(line + at + run, "=1 and more text\n", 17);
+			n = at + run + 17;
+			assert_int_equal(
+			    rd_plain_lines(line, n), run > RD_KEY_MAX ? 0 : n);
+		}
+}
+
 int
 main(void)
 {
@@ -737,6 +761,7 @@ main(void)
 	    cmocka_unit_test(test_sp11_lane_open_pairs),
 	    cmocka_unit_test(test_sp11_kv_first_test_exact),
 	    cmocka_unit_test(test_sp11_gate_prefix_windows),
+	    cmocka_unit_test(test_sp11_gate_long_key_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
