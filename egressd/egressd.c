@@ -75,6 +75,8 @@ run_free(struct erun *r, const char *end)
 		tunnel_close(t, end);
 	if (r->er_accept_ev != NULL)
 		event_free(r->er_accept_ev);
+	if (r->er_accept_pause != NULL)
+		event_free(r->er_accept_pause);
 	if (r->er_fd != -1)
 		close(r->er_fd);
 	TAILQ_REMOVE(&eg.eg_runs, r, er_entry);

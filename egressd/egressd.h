@@ -29,11 +29,12 @@ struct evdns_base;
 struct evdns_getaddrinfo_request;
 struct event;
 
-#define EG_ADDRS_MAX	 8	      /* addresses tried per target */
-#define EG_STEP_SEC	 10	      /* resolve, connect: each within */
-#define EG_HIWAT	 (256 * 1024) /* buffered one way before pausing */
-#define EG_RUNS_MAX	 256	      /* runs at once */
-#define EG_REFUSE_LINGER 2	      /* seconds to deliver a refusal */
+#define EG_ADDRS_MAX	   8		/* addresses tried per target */
+#define EG_STEP_SEC	   10		/* resolve, connect: each within */
+#define EG_HIWAT	   (256 * 1024) /* buffered one way before pausing */
+#define EG_RUNS_MAX	   256		/* runs at once */
+#define EG_REFUSE_LINGER   2		/* seconds to deliver a refusal */
+#define EG_ACCEPT_PAUSE_MS 100		/* a proxy out of descriptors waits */
 
 struct eg_test {
 	char et_host[EGRESS_HOST_MAX + 1];
@@ -65,6 +66,7 @@ struct erun {
 	size_t er_nroutes;
 	int er_fd; /* the listener, in the run's netns */
 	struct event *er_accept_ev;
+	struct event *er_accept_pause; /* out of descriptors: resumes it */
 	unsigned int er_nconns;
 	unsigned int er_seq;	     /* connections accepted so far, numbered */
 	unsigned long long er_bytes; /* both ways, all tunnels */

@@ -632,6 +632,36 @@ refuse_now(struct erun *r, int fd)
 	tunnel_record(&t);
 }
 
+static void
+accept_resume_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct erun *r = arg;
+
+	if (event_add(r->er_accept_ev, NULL) == -1)
+		log_warnx("run %s: its proxy cannot accept again", r->er_id);
+}
+
+/*
+ * accept(2) out of descriptors or memory leaves the connection queued
+ * and the listener readable: rather than spin on it, the run's proxy
+ * stops accepting for EG_ACCEPT_PAUSE_MS (its queued connections wait),
+ * and a failure to pause leaves it stopped (EG-4).
+ */
+static void
+accept_pause(struct erun *r)
+{
+	struct timeval tv = {0, EG_ACCEPT_PAUSE_MS * 1000};
+
+	log_warnx("run %s: out of descriptors; its proxy waits", r->er_id);
+	event_del(r->er_accept_ev);
+	if (r->er_accept_pause == NULL)
+		r->er_accept_pause =
+		    evtimer_new(eg.eg_d.d_base, accept_resume_cb, r);
+	if (r->er_accept_pause == NULL ||
+	    evtimer_add(r->er_accept_pause, &tv) == -1)
+		log_warnx("run %s: its proxy stops accepting", r->er_id);
+}
+
 void
 tunnel_accept_cb(evutil_socket_t lfd, short ev, void *arg)
 {
@@ -642,8 +672,11 @@ tunnel_accept_cb(evutil_socket_t lfd, short ev, void *arg)
 	for (n = 0; n < 16; n++) {
 		if ((fd = accept4(lfd, NULL, NULL,
 			 SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1) {
-			if (errno != EAGAIN && errno != EINTR &&
-			    errno != ECONNABORTED)
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(r);
+			else if (errno != EAGAIN && errno != EINTR &&
+				 errno != ECONNABORTED)
 				log_warn("run %s: accept", r->er_id);
 			return;
 		}

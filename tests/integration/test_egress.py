@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import threading
 import time
 
@@ -284,6 +285,35 @@ def test_eg4_connection_cap(cordon_factory, tmp_path, upstream, eg_env):
     text = text_of(events)
     assert text.count("200 Connection established") == 2, text
     assert "403 Forbidden" in text and "budget-exceeded" in text, text
+
+
+def test_eg4_out_of_descriptors_pauses_the_proxy(cordon_factory, tmp_path,
+                                                  upstream, eg_env):
+    """egressd out of descriptors (its limit lowered under a run that
+    holds connections open): the run's proxy stops accepting for a
+    moment and tries again, instead of spinning on a listener that stays
+    readable, logging each failed accept; a later run is served."""
+    home = egress_home(tmp_path, upstream, conns=64)
+    c = cordon_factory(home=home)
+    pid = c.daemon_pids()["egressd"]
+    nfd = len(os.listdir(f"/proc/{pid}/fd"))
+    lim = nfd + 6  # the run's listener, then a few connections
+    subprocess.run(["prlimit", f"--pid={pid}", f"--nofile={lim}:"],
+                   check=True)
+    prog = ("import socket, time\nss = []\n"
+            "for i in range(24):\n"
+            "    ss.append(socket.create_connection(('127.0.0.1', 3128)))\n"
+            "time.sleep(3)\nprint(len(ss), flush=True)\n")
+    r, events = run(c, "netbot", prog)
+    assert r.status == 200 and text_of(events).strip() == "24", events
+    log = c.stderr()
+    pauses = log.count("out of descriptors; its proxy waits")
+    assert 1 <= pauses <= 300, pauses  # one per pause, not per spin
+    assert "accept: Too many open files" not in log
+    subprocess.run(["prlimit", f"--pid={pid}", "--nofile=4096:"],
+                   check=True)
+    ans = agent_run(c, [{"raw": get("/")}])
+    assert ans[0]["head"].startswith("HTTP/1.1"), ans
 
 
 def test_eg4_byte_budget(cordon_factory, tmp_path, upstream, eg_env):
