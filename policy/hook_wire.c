@@ -319,7 +319,7 @@ toml_key(const char *t, const char *key)
 	char quote = 0;
 
 	for (p = t + 1; *p != '\0'; p++) {
-		if (d == 0 && (p[-1] == '{' || p[-1] == ',') &&
+		if (d == 0 && quote == 0 && (p[-1] == '{' || p[-1] == ',') &&
 		    ((strncmp(p, key, kl) == 0 && p[kl] == '=') ||
 			((*p == '"' || *p == '\'') &&
 			    strncmp(p + 1, key, kl) == 0 && p[kl + 1] == *p &&

@@ -365,6 +365,12 @@ test_sbx8_gate_hook_coverage(void **state)
 	    "'-c', 'hooks={PreToolUse=[{matcher=\"x\",hooks=[" GATE_T "]}]}'",
 	    "");
 	assert_false(covers());
+	/* A key's words inside a string are no key. */
+	load("codex",
+	    "'-c', 'hooks.PreToolUse=[{hooks=[" GATE_T
+	    "],description=\"a,matcher=x\"}]'",
+	    "");
+	assert_true(covers());
 	/* A matcher of another hook's group is not the gate's. */
 	load("codex",
 	    "'-c', 'hooks.PreToolUse=[{matcher=\"x\",hooks=[{command=\"/bin/"
