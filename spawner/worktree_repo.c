@@ -13,6 +13,7 @@
 
 #include <linux/openat2.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,9 +26,12 @@
 #include "worktree.h"
 #include "worktree_int.h"
 
-#define WT_RESOLVE (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+#define WT_RESOLVE     (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+#define WT_GIT_DEPTH   32	  /* directory levels walked beneath .git */
+#define WT_GIT_ENTRIES (1L << 20) /* entries walked beneath .git */
 
-/* path as written is absolute and canonical: no "", ".", ".." part. */
+/* path as written is absolute and canonical: no "", ".", ".." part,
+ * no control byte (the alternates file is one path a line). */
 static int
 wt_canonical(const char *path)
 {
@@ -36,6 +40,10 @@ wt_canonical(const char *path)
 
 	if (path[0] != '/' || path[1] == '\0')
 		return 0;
+	for (p = path; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return 0;
+	p = path;
 	while (*p == '/') {
 		p++;
 		e = strchr(p, '/');
@@ -62,6 +70,79 @@ wt_open_nolink(const char *path)
 }
 
 /*
+ * One directory beneath .git, walked through fds with no link followed:
+ * 0, or -1 on a symlink (or an entry that cannot be read), or past the
+ * walk's bounds.
+ */
+static int
+wt_git_walk(int dfd, int depth, long *left)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (depth > WT_GIT_DEPTH || (fd = dup(dfd)) == -1)
+		return -1;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	rewinddir(d);
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (--*left < 0 ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    S_ISLNK(st.st_mode)) {
+			rc = -1;
+			break;
+		}
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		if ((fd = openat(dfd, de->d_name,
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) ==
+		    -1)
+			rc = -1;
+		else {
+			rc = wt_git_walk(fd, depth + 1, left);
+			close(fd);
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+/*
+ * MC-2: the repository's .git names nothing outside itself for the
+ * spawner's git to read (unconfined by the agent's roots): no
+ * `commondir` (its refs, objects and config elsewhere), no alternates
+ * (objects elsewhere, followed from alternate to alternate), and no
+ * link anywhere beneath it.  NULL, or the fixed reason class.
+ */
+static const char *
+wt_git_contained(int repofd)
+{
+	static const char *const out[] = {"commondir",
+	    "objects/info/alternates", "objects/info/http-alternates"};
+	struct stat st;
+	long left = WT_GIT_ENTRIES;
+	size_t i;
+	int gfd, rc;
+
+	if ((gfd = openat(repofd, ".git",
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return "not-a-repo";
+	rc = wt_git_walk(gfd, 0, &left);
+	for (i = 0; rc == 0 && i < nitems(out); i++)
+		if (fstatat(gfd, out[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+			rc = -1;
+	close(gfd);
+	return rc == 0 ? NULL : left < 0 ? "not-a-repo" : "git-indirect";
+}
+
+/*
  * MC-2: repo is absolute and canonical, inside a declared root, not
  * protected (SBX-2), opened with no link anywhere on its path, and its
  * .git a directory (not a link, not a gitfile that points elsewhere).
@@ -72,6 +153,7 @@ wt_repo_check(const struct agent *ag, struct wt *w, const char *repo)
 {
 	const struct roots *rt = &ag->ag_sb.pl_roots;
 	struct stat st, gst;
+	const char *why;
 	size_t i;
 	int in = 0, fd;
 
@@ -100,6 +182,10 @@ wt_repo_check(const struct agent *ag, struct wt *w, const char *repo)
 		return S_ISLNK(gst.st_mode)   ? "link-in-path"
 		       : S_ISREG(gst.st_mode) ? "gitfile"
 					      : "not-a-repo";
+	}
+	if ((why = wt_git_contained(fd)) != NULL) {
+		close(fd);
+		return why;
 	}
 	w->w_repofd = fd;
 	w->w_dev = st.st_dev;
@@ -130,7 +216,7 @@ wt_repo_verify(struct wt *w, const char **why)
 	       fstatat(fd, ".git", &gst, AT_SYMLINK_NOFOLLOW) == 0 &&
 	       S_ISDIR(gst.st_mode) && st.st_dev == w->w_dev &&
 	       st.st_ino == w->w_ino && gst.st_dev == w->w_gdev &&
-	       gst.st_ino == w->w_gino;
+	       gst.st_ino == w->w_gino && wt_git_contained(fd) == NULL;
 	close(fd);
 	if (!same)
 		return -1;

@@ -202,6 +202,67 @@ def test_mc2_hostile_repos_refused(wt, tmp_path):
         os.listdir(os.path.join(c.home, "state", "worktrees")) == []
 
 
+def test_mc2_git_pointing_out_refused(wt, tmp_path):
+    # MC-2: a .git that is a directory but names another repository
+    # (commondir, alternates, a link beneath it) would have the
+    # spawner's git, unconfined by the agent's roots, clone and check
+    # out that repository into the agent's checkout.  An agent that can
+    # write its roots plants such a repo for a later worktree run.
+    c = wt
+    outside = make_repo(str(tmp_path / "outside"))
+    with open(os.path.join(outside, "SECRET"), "w") as f:
+        f.write("mc2-outside-secret\n")
+    git("add", "SECRET", cwd=outside)
+    git("-c", "user.name=op", "-c", "user.email=op@example.invalid",
+        "commit", "-q", "-m", "secret", cwd=outside)
+    tip = git("rev-parse", "HEAD", cwd=outside).strip()
+    og = os.path.join(outside, ".git")
+
+    def bare(name):
+        g = os.path.join(c.repos, name, ".git")
+        for d in ("objects/info", "refs/heads", "refs/tags"):
+            os.makedirs(os.path.join(g, d))
+        with open(os.path.join(g, "HEAD"), "w") as f:
+            f.write("ref: refs/heads/main\n")
+        return g
+
+    cases = []
+    g = bare("commondir")  # its refs and objects are outside's
+    with open(os.path.join(g, "commondir"), "w") as f:
+        f.write(og + "\n")
+    with open(os.path.join(g, "objects", "info", "alternates"), "w") as f:
+        f.write(og + "/objects\n")
+    cases.append(os.path.dirname(g))
+    g = bare("alternates")  # a known commit id, its objects outside
+    with open(os.path.join(g, "refs", "heads", "main"), "w") as f:
+        f.write(tip + "\n")
+    with open(os.path.join(g, "objects", "info", "alternates"), "w") as f:
+        f.write(og + "/objects\n")
+    cases.append(os.path.dirname(g))
+    g = bare("objlink")  # its objects a link to outside's
+    with open(os.path.join(g, "refs", "heads", "main"), "w") as f:
+        f.write(tip + "\n")
+    os.rmdir(os.path.join(g, "objects", "info"))
+    os.rmdir(os.path.join(g, "objects"))
+    os.symlink(og + "/objects", os.path.join(g, "objects"))
+    cases.append(os.path.dirname(g))
+    for repo in cases:
+        r, evs = run_wt(c, "wt", repo, prompt="x")
+        assert error(r) == (400, "worktree-refused"), (repo, evs)
+        assert r.json().get("reason") == "git-indirect", (repo, r.body)
+        assert repo.encode() not in r.body
+    # A newline in the path would be a second line of the alternates
+    # file cordon writes for the checkout: not a canonical path.
+    nl = make_repo(os.path.join(c.repos, "a\n" + outside))
+    r, evs = run_wt(c, "wt", nl, prompt="x")
+    assert error(r) == (400, "worktree-refused"), evs
+    assert r.json().get("reason") == "not-a-repo"
+    # Nothing of outside's reached any checkout.
+    state = os.path.join(c.home, "state", "worktrees")
+    for root, _, files in os.walk(state):
+        assert "SECRET" not in files, root
+
+
 def test_mc2_repo_hooks_and_config_never_run(wt):
     c = wt
     repo = make_repo(os.path.join(c.repos, "evil"))
