@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +30,7 @@ static const char *const mcp_versions[] = {
 int
 mcp_send(struct mcp *m, struct json_object *msg)
 {
+	struct pollfd pfd = {STDOUT_FILENO, POLLOUT, 0};
 	const char *s;
 	size_t len, off = 0;
 	ssize_t n;
@@ -44,6 +46,10 @@ mcp_send(struct mcp *m, struct json_object *msg)
 		n = off < len ? write(STDOUT_FILENO, s + off, len - off)
 			      : write(STDOUT_FILENO, "\n", 1);
 		if (n == -1 && errno == EINTR)
+			continue;
+		/* stdout may share stdin's socket, made non-blocking. */
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+		    poll(&pfd, 1, -1) >= 0)
 			continue;
 		if (n <= 0) {
 			m->m_done = 1;

@@ -15,9 +15,10 @@
 
 /* A frame: one line of at most this many bytes (a largest prompt,
  * escaped, fits). */
-#define MCP_FRAME_MAX (2 * 1024 * 1024)
-#define MCP_ID_MAX    128 /* bytes of a string request id */
-#define MCP_CALLS_MAX 8	  /* tool calls in flight at once */
+#define MCP_FRAME_MAX  (2 * 1024 * 1024)
+#define MCP_ID_MAX     128 /* bytes of a string request id */
+#define MCP_ID_INT_MAX ((INT64_C(1) << 53) - 1) /* of an integer one */
+#define MCP_CALLS_MAX  8 /* tool calls in flight at once */
 
 /* JSON-RPC 2.0 error codes */
 #define MCP_EPARSE    (-32700)
@@ -46,8 +47,9 @@ struct mcp_frame {
 /*
  * Parse one frame (without its newline): a JSON-RPC 2.0 request,
  * notification or response, no other member, an id that is an integer
- * or a string of 1..MCP_ID_MAX bytes, params an object.  0, or
- * MCP_EPARSE / MCP_EREQUEST (f->f_obj NULL: the reply's id is null).
+ * within +-MCP_ID_INT_MAX or a string of 1..MCP_ID_MAX bytes, params an
+ * object.  0, or MCP_EPARSE / MCP_EREQUEST (f->f_obj NULL: the reply's
+ * id is null).
  */
 int mcp_frame_parse(const char *buf, size_t len, struct mcp_frame *f);
 void mcp_frame_free(struct mcp_frame *f);

@@ -17,8 +17,11 @@ id_ok(struct json_object *id)
 {
 	size_t len;
 
+	/* One that every caller (JavaScript's too) reads back as sent:
+	 * json-c clamps what does not fit in 64 bits. */
 	if (json_object_is_type(id, json_type_int))
-		return 1;
+		return json_object_get_int64(id) >= -MCP_ID_INT_MAX &&
+		       json_object_get_int64(id) <= MCP_ID_INT_MAX;
 	if (!json_object_is_type(id, json_type_string))
 		return 0;
 	len = (size_t)json_object_get_string_len(id);

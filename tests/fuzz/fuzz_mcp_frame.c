@@ -3,7 +3,8 @@
  * line, a frame is refused with a JSON-RPC code and nothing kept, or
  * accepted as exactly one of request, notification or response with
  * the members each needs (a method of at most 64 bytes, an id that is
- * an integer or a short string, params an object).
+ * an integer of at most 2^53-1 either way or a short string, params an
+ * object).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +50,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	default:
 		abort();
 	}
+	/* An integer id is one json-c kept as sent (not clamped). */
+	if (f.f_id != NULL && json_object_is_type(f.f_id, json_type_int) &&
+	    (json_object_get_int64(f.f_id) < -MCP_ID_INT_MAX ||
+		json_object_get_int64(f.f_id) > MCP_ID_INT_MAX))
+		abort();
 	if (f.f_id != NULL && !json_object_is_type(f.f_id, json_type_int) &&
 	    !(json_object_is_type(f.f_id, json_type_string) &&
 		json_object_get_string_len(f.f_id) >= 1 &&

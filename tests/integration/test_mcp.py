@@ -5,7 +5,9 @@
 import json
 import os
 import selectors
+import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -238,6 +240,60 @@ def test_mc1_malformed_frames(mcp):
         assert BAD not in json.dumps(r)
     # Still serving.
     assert mcp.request("ping")[0]["result"] == {}
+
+
+def test_mc1_integer_ids_only_as_sent(mcp):
+    # An integer id json-c would clamp (past 64 bits) would be answered
+    # as another id; MC-1 keeps ids to what every caller reads back.
+    for rid in ("18446744073709551616", "99999999999999999999999",
+                "-9223372036854775809", str(2 ** 53), str(-2 ** 53)):
+        mcp.send_raw(b'{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' %
+                     rid.encode())
+        r = mcp.recv()
+        assert r["id"] is None, rid
+        assert error_of(r) == (-32600, "invalid-request"), rid
+    for rid in (2 ** 53 - 1, -(2 ** 53 - 1), 0):
+        mcp.send({"jsonrpc": "2.0", "id": rid, "method": "ping"})
+        assert mcp.recv() == {"jsonrpc": "2.0", "id": rid, "result": {}}
+
+
+def test_mc1_socket_stdio_caller_reading_late(tmp_path):
+    # A caller that hands cordon mcp one socket as stdin and stdout (as
+    # a socket-activated service does): stdin is made non-blocking, which
+    # the shared socket's stdout is too.  A caller that reads late still
+    # gets every answer; cordon mcp waits for it, never gives up.
+    a, b = socket.socketpair()
+    p = subprocess.Popen([cordon_bin(), "mcp", "--home", str(tmp_path)],
+                         stdin=b, stdout=b, stderr=subprocess.DEVNULL,
+                         env=child_env())
+    b.close()
+    n = 5000
+
+    def ask():
+        a.sendall(b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n'
+                           % i for i in range(n)))
+        a.shutdown(socket.SHUT_WR)
+
+    t = threading.Thread(target=ask)
+    t.start()
+    try:
+        time.sleep(1)  # its answers fill the socket meanwhile
+        a.settimeout(HTTP_S)
+        data = b""
+        while True:
+            chunk = a.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        ids = [json.loads(x)["id"] for x in data.split(b"\n") if x]
+        assert ids == list(range(n))
+        assert p.wait(HTTP_S) == 0
+    finally:
+        t.join(HTTP_S)
+        a.close()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def test_mc1_oversized_frame_refused_once(mcp):
