@@ -683,6 +683,14 @@ wt_finish(struct wt *w, wt_done_fn done, void *arg)
 		wt_skip(w, 0); /* no commit: nothing changed */
 		return;
 	}
+	/* Its alternates are the agent's: none but ours, or no summary. */
+	if (wt_tree_contained(w) == -1) {
+		log_warnx("worktree %s: its .git names another repository; "
+			  "no summary",
+		    w->w_id);
+		wt_skip(w, 1 << 8);
+		return;
+	}
 	(void)wt_join(
 	    inspect, sizeof(inspect), "--git-dir=", w->w_dir, "/inspect.git");
 	(void)wt_join(alt, sizeof(alt), w->w_tree, "/.git/objects:", w->w_repo);

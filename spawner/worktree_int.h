@@ -42,6 +42,11 @@ const char *wt_repo_check(const struct agent *, struct wt *, const char *repo);
  * 0, or -1 with *why.
  */
 int wt_repo_verify(struct wt *, const char **why);
+/*
+ * The agent's checkout once its run is over: its .git names nothing
+ * outside itself but the repository's objects.  0, or -1.
+ */
+int wt_tree_contained(const struct wt *);
 /* The run's plan: the agent's, with tree/ (and the home) writable only. */
 int wt_plan(const struct agent *, struct wt *);
 

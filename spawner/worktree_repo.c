@@ -114,30 +114,53 @@ wt_git_walk(int dfd, int depth, long *left)
 	return rc;
 }
 
+/* objects/info/alternates beneath gfd is absent, or exactly alt. */
+static int
+wt_alt_is(int gfd, const char *alt)
+{
+	char buf[PATH_MAX + 32];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if ((fd = openat(gfd, "objects/info/alternates",
+		 O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return errno == ENOENT &&
+		       fstatat(gfd, "objects/info/alternates", &st,
+			   AT_SYMLINK_NOFOLLOW) == -1;
+	n = alt == NULL ? -1 : read(fd, buf, sizeof(buf));
+	close(fd);
+	return n >= 0 && (size_t)n == strlen(alt) &&
+	       memcmp(buf, alt, (size_t)n) == 0;
+}
+
 /*
- * MC-2: the repository's .git names nothing outside itself for the
+ * MC-2: the .git beneath dirfd names nothing outside itself for the
  * spawner's git to read (unconfined by the agent's roots): no
  * `commondir` (its refs, objects and config elsewhere), no alternates
- * (objects elsewhere, followed from alternate to alternate), and no
- * link anywhere beneath it.  NULL, or the fixed reason class.
+ * but alt (objects elsewhere, followed from alternate to alternate;
+ * NULL: none), and no link anywhere beneath it.  NULL, or the fixed
+ * reason class.
  */
 static const char *
-wt_git_contained(int repofd)
+wt_git_contained(int dirfd, const char *alt)
 {
-	static const char *const out[] = {"commondir",
-	    "objects/info/alternates", "objects/info/http-alternates"};
+	static const char *const out[] = {
+	    "commondir", "objects/info/http-alternates"};
 	struct stat st;
 	long left = WT_GIT_ENTRIES;
 	size_t i;
 	int gfd, rc;
 
-	if ((gfd = openat(repofd, ".git",
+	if ((gfd = openat(dirfd, ".git",
 		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return "not-a-repo";
 	rc = wt_git_walk(gfd, 0, &left);
 	for (i = 0; rc == 0 && i < nitems(out); i++)
 		if (fstatat(gfd, out[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
 			rc = -1;
+	if (rc == 0 && !wt_alt_is(gfd, alt))
+		rc = -1;
 	close(gfd);
 	return rc == 0 ? NULL : left < 0 ? "not-a-repo" : "git-indirect";
 }
@@ -183,7 +206,7 @@ wt_repo_check(const struct agent *ag, struct wt *w, const char *repo)
 		       : S_ISREG(gst.st_mode) ? "gitfile"
 					      : "not-a-repo";
 	}
-	if ((why = wt_git_contained(fd)) != NULL) {
+	if ((why = wt_git_contained(fd, NULL)) != NULL) {
 		close(fd);
 		return why;
 	}
@@ -193,6 +216,40 @@ wt_repo_check(const struct agent *ag, struct wt *w, const char *repo)
 	w->w_gdev = gst.st_dev;
 	w->w_gino = gst.st_ino;
 	return NULL;
+}
+
+/* The one line of the checkout's alternates: the repository's objects. */
+static void
+wt_alt_line(const struct wt *w, char *out, size_t outsz)
+{
+	snprintf(out, outsz, "%s/.git/objects\n", w->w_repo);
+}
+
+/*
+ * The agent's checkout once its run is over (nothing of it runs now):
+ * its .git names nothing outside itself but the repository's objects,
+ * so the summary's git reads only what the run could.  0, or -1.
+ */
+int
+wt_tree_contained(const struct wt *w)
+{
+	struct open_how how;
+	char line[PATH_MAX + 32];
+	int dfd, tfd;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | WT_RESOLVE | RESOLVE_NO_XDEV;
+	if ((dfd = wt_dir_fd(w)) == -1)
+		return -1;
+	tfd = (int)syscall(SYS_openat2, dfd, "tree", &how, sizeof(how));
+	close(dfd);
+	if (tfd == -1)
+		return -1;
+	wt_alt_line(w, line, sizeof(line));
+	dfd = wt_git_contained(tfd, line) == NULL ? 0 : -1;
+	close(tfd);
+	return dfd;
 }
 
 /*
@@ -216,7 +273,7 @@ wt_repo_verify(struct wt *w, const char **why)
 	       fstatat(fd, ".git", &gst, AT_SYMLINK_NOFOLLOW) == 0 &&
 	       S_ISDIR(gst.st_mode) && st.st_dev == w->w_dev &&
 	       st.st_ino == w->w_ino && gst.st_dev == w->w_gdev &&
-	       gst.st_ino == w->w_gino && wt_git_contained(fd) == NULL;
+	       gst.st_ino == w->w_gino && wt_git_contained(fd, NULL) == NULL;
 	close(fd);
 	if (!same)
 		return -1;
@@ -232,7 +289,7 @@ wt_repo_verify(struct wt *w, const char **why)
 	close(fd);
 	if (dfd == -1)
 		return -1;
-	snprintf(line, sizeof(line), "%s/.git/objects\n", w->w_repo);
+	wt_alt_line(w, line, sizeof(line));
 	fd = atomic_write_at(
 	    dfd, "alternates", line, strlen(line), 0600, (uid_t)-1, (gid_t)-1);
 	close(dfd);

@@ -60,6 +60,17 @@ def make_repo(path):
     return path
 
 
+def outside_repo(tmp_path, secret):
+    """A repository outside every root, with a SECRET commit on top."""
+    path = make_repo(str(tmp_path / "outside"))
+    with open(os.path.join(path, "SECRET"), "w") as f:
+        f.write(secret)
+    git("add", "SECRET", cwd=path)
+    git("-c", "user.name=op", "-c", "user.email=op@example.invalid",
+        "commit", "-q", "-m", "secret", cwd=path)
+    return path
+
+
 @pytest.fixture
 def wt_env():
     return {}
@@ -209,12 +220,7 @@ def test_mc2_git_pointing_out_refused(wt, tmp_path):
     # out that repository into the agent's checkout.  An agent that can
     # write its roots plants such a repo for a later worktree run.
     c = wt
-    outside = make_repo(str(tmp_path / "outside"))
-    with open(os.path.join(outside, "SECRET"), "w") as f:
-        f.write("mc2-outside-secret\n")
-    git("add", "SECRET", cwd=outside)
-    git("-c", "user.name=op", "-c", "user.email=op@example.invalid",
-        "commit", "-q", "-m", "secret", cwd=outside)
+    outside = outside_repo(tmp_path, "mc2-outside-secret\n")
     tip = git("rev-parse", "HEAD", cwd=outside).strip()
     og = os.path.join(outside, ".git")
 
@@ -261,6 +267,24 @@ def test_mc2_git_pointing_out_refused(wt, tmp_path):
     state = os.path.join(c.home, "state", "worktrees")
     for root, _, files in os.walk(state):
         assert "SECRET" not in files, root
+
+
+def test_mc2_summary_reads_no_alternates_of_the_agent(wt, tmp_path):
+    # MC-2: the agent names another object store in its checkout's
+    # alternates and commits, by id, a tree it cannot read; the summary's
+    # git (the spawner's, not in the sandbox) must not read it for it.
+    c = wt
+    outside = outside_repo(tmp_path, "one\ntwo\nthree\n")
+    tree = git("rev-parse", "HEAD^{tree}", cwd=outside).strip()
+    main = make_repo(os.path.join(c.repos, "main"))
+    r, evs = run_wt(c, "wt", main,
+                    prompt=f"alt:{outside}/.git/objects:{tree}")
+    assert r.status == 200, r
+    assert "alt=ok" in text(evs), text(evs)
+    w = [e for e in evs if e["kind"] == "done"][-1]["worktree"]
+    assert w["head"] != w["base"]
+    assert w.get("summaryError") is True, w
+    assert (w["filesChanged"], w["insertions"], w["deletions"]) == (0, 0, 0)
 
 
 def test_mc2_repo_hooks_and_config_never_run(wt):
