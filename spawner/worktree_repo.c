@@ -28,7 +28,7 @@
 
 #define WT_RESOLVE     (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 #define WT_GIT_DEPTH   32	  /* directory levels walked beneath .git */
-#define WT_GIT_ENTRIES (1L << 20) /* entries walked beneath .git */
+#define WT_GIT_ENTRIES (1L << 17) /* entries walked beneath .git */
 
 /* path as written is absolute and canonical: no "", ".", ".." part,
  * no control byte (the alternates file is one path a line). */
