@@ -72,7 +72,9 @@ wt_open_nolink(const char *path)
 /*
  * One directory beneath .git, walked through fds with no link followed:
  * 0, or -1 on a symlink (or an entry that cannot be read), or past the
- * walk's bounds.
+ * walk's bounds.  The top's hooks/ is not walked: the spawner's git runs
+ * with core.hooksPath=/dev/null and never reads it, and hook managers
+ * leave links there.
  */
 static int
 wt_git_walk(int dfd, int depth, long *left)
@@ -91,7 +93,8 @@ wt_git_walk(int dfd, int depth, long *left)
 	rewinddir(d);
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
+		    strcmp(de->d_name, "..") == 0 ||
+		    (depth == 0 && strcmp(de->d_name, "hooks") == 0))
 			continue;
 		if (--*left < 0 ||
 		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||

@@ -263,6 +263,13 @@ def test_mc2_git_pointing_out_refused(wt, tmp_path):
     r, evs = run_wt(c, "wt", nl, prompt="x")
     assert error(r) == (400, "worktree-refused"), evs
     assert r.json().get("reason") == "not-a-repo"
+    # A link in hooks/ (a hook manager's) is no way out: git runs with
+    # core.hooksPath=/dev/null and never reads that dir.
+    hooked = make_repo(os.path.join(c.repos, "hooked"))
+    os.symlink(outside + "/x", os.path.join(hooked, ".git", "hooks",
+                                            "pre-commit"))
+    r, evs = run_wt(c, "wt", hooked, prompt="x")
+    assert r.status == 200, (r, evs)
     # Nothing of outside's reached any checkout.
     state = os.path.join(c.home, "state", "worktrees")
     for root, _, files in os.walk(state):
