@@ -15,6 +15,7 @@
 #include "redact.h"
 #include "redact_int.h"
 #include "sanitize.h"
+#include "unicode.h"
 
 #ifndef RD_HOLD_MAX /* the differential fuzzer builds with a small one */
 #define RD_HOLD_MAX (64 * 1024) /* a line longer than this is cut */
@@ -623,17 +624,6 @@ lane_kv(const struct redact_keys *ks, const char *s, size_t n,
 	return n;
 }
 
-/* The UTF-8 continuation bytes of s[0..n). */
-static size_t
-lane_cont(const char *s, size_t n)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < n; i++)
-		k += ((unsigned char)s[i] & 0xC0) == 0x80;
-	return k;
-}
-
 void
 redact_clean_feed(struct redact *r, struct clean *c, const char *in, size_t len,
     struct evbuffer *tmp, struct evbuffer *out)
@@ -657,7 +647,7 @@ redact_clean_feed(struct redact *r, struct clean *c, const char *in, size_t len,
 			/* Each character one byte and its continuation
 			 * bytes (counted again for fewer lines). */
 			clean_passed(c, n,
-			    n - (n == all ? cont : lane_cont(in + off, n)));
+			    n == all ? n - cont : uni_utf8_chars(in + off, n));
 			r->r_retry = 0; /* as line_feed after whole lines */
 			off += n;
 			min = 0;

@@ -106,6 +106,17 @@ uni_mark(uint32_t cp, char m[UNI_MARK_MAX])
 	return 4 + nd;
 }
 
+size_t
+uni_utf8_chars(const char *s, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
 int
 uni_utf8_next(const char *s, size_t len, size_t *i, uint32_t *cp)
 {

@@ -35,6 +35,9 @@ size_t uni_mark(uint32_t cp, char m[UNI_MARK_MAX]);
  */
 int uni_utf8_next(const char *s, size_t len, size_t *i, uint32_t *cp);
 
+/* Code points in a valid UTF-8 span (the bytes that are not continuations). */
+size_t uni_utf8_chars(const char *s, size_t len);
+
 /*
  * s holds what the gate refuses in a command (SBX-7): a UNI_HIDDEN or
  * UNI_SPACE code point, a control character but tab and newline (the

@@ -10,6 +10,7 @@
 #include "agentcli.h"
 #include "argv.h"
 #include "text.h"
+#include "unicode.h"
 #include "cordon_limits.h"
 #include "manifest.h"
 #include "redact.h"
@@ -28,7 +29,7 @@ argv_prompt_ok(const char *prompt, size_t len)
 	if (prompt == NULL || len == 0 || memchr(prompt, '\0', len) != NULL ||
 	    !utf8_valid(prompt, len))
 		return -1;
-	n = text_utf8_chars(prompt, len);
+	n = uni_utf8_chars(prompt, len);
 	if (n < LIM_PROMPT_MIN_CHARS || n > LIM_PROMPT_MAX_CHARS)
 		return -1;
 	return 0;

@@ -22,6 +22,7 @@
 #include "mission.h"
 #include "schema.h"
 #include "text.h"
+#include "unicode.h"
 #include "util.h"
 #include "vaultpath.h"
 
@@ -121,7 +122,7 @@ str_value_ok(const struct mi_option *o, const char *s, size_t len)
 
 	if (len > (size_t)o->o_max_length * 4 || !text_ok(s, len, ""))
 		return 0;
-	n = text_utf8_chars(s, len);
+	n = uni_utf8_chars(s, len);
 	if (n < 1 || n > (size_t)o->o_max_length)
 		return 0;
 	if (o->o_pattern == NULL)

@@ -13,6 +13,7 @@
 #include "redact.h"
 #include "schema.h"
 #include "text.h"
+#include "unicode.h"
 #include "yamljson.h"
 
 void
@@ -131,7 +132,7 @@ schema_chars(struct schema *p, struct json_object *v,
     struct json_object *parent, const char *path, const char *s, size_t len,
     size_t minc, size_t maxc)
 {
-	size_t n = text_utf8_chars(s, len);
+	size_t n = uni_utf8_chars(s, len);
 	char msg[80];
 
 	if (n < minc || n > maxc) {

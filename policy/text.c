@@ -63,17 +63,6 @@ text_dns_name(const char *s, size_t len, unsigned flags)
 }
 
 size_t
-text_utf8_chars(const char *s, size_t len)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			n++;
-	return n;
-}
-
-size_t
 text_utf8_prefix(const char *s, size_t len, size_t chars)
 {
 	size_t i, n = 0;

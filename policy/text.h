@@ -30,8 +30,6 @@ void text_lower_copy(char *dst, const char *s, size_t len);
 #define TEXT_DNS_LOWER 0x1u
 #define TEXT_DNS_NAMED 0x2u
 int text_dns_name(const char *s, size_t len, unsigned flags);
-/* Code points in a valid UTF-8 span (the bytes that are not continuations). */
-size_t text_utf8_chars(const char *s, size_t len);
 /* Bytes of the longest head of the span holding at most chars code
  * points (never a part of one). */
 size_t text_utf8_prefix(const char *s, size_t len, size_t chars);

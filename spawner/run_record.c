@@ -23,6 +23,7 @@
 #include "run.h"
 #include "sha256.h"
 #include "text.h"
+#include "unicode.h"
 #include "util.h"
 
 static void
@@ -263,7 +264,7 @@ run_invoke_record(struct run *r)
 	json_object_object_add(o, "promptSha256", json_object_new_string(hex));
 	json_object_object_add(o, "promptChars",
 	    json_object_new_int64(
-		(int64_t)text_utf8_chars(r->r_prompt, r->r_prompt_len)));
+		(int64_t)uni_utf8_chars(r->r_prompt, r->r_prompt_len)));
 	if (r->r_via_mcp)
 		json_object_object_add(o, "via", json_object_new_string("mcp"));
 	return o;

@@ -17,6 +17,7 @@
 #include "mcp.h"
 #include "schema.h"
 #include "text.h"
+#include "unicode.h"
 #include "util.h"
 
 /* ---- schemas */
@@ -241,7 +242,7 @@ args_check(const struct mcp_tool *t, struct json_object *args)
 		/* bytes first: a bound before any count over the text */
 		if (len > 4 * a->a_max || strlen(s) != len)
 			return a->a_key;
-		chars = text_utf8_chars(s, len);
+		chars = uni_utf8_chars(s, len);
 		if (chars < a->a_min || chars > a->a_max || !a->a_ok(s, len))
 			return a->a_key;
 	}

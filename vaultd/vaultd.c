@@ -24,6 +24,7 @@
 #include "msg.h"
 #include "util.h"
 #include "text.h"
+#include "unicode.h"
 #include "vaultd.h"
 #include "vaultpath.h"
 #include "vaultd_shapes.h"
@@ -448,7 +449,7 @@ vault_chat_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	resp = json_shape_str(m->m_obj, "response", &rlen);
 	t = json_shape_int(m->m_obj, "time", 0);
 	if (!vaultpath_name_ok(agent, alen) ||
-	    (chars = text_utf8_chars(prompt, plen)) < 1 ||
+	    (chars = uni_utf8_chars(prompt, plen)) < 1 ||
 	    chars > VAULT_PROMPT_CHARS || !vault_sha8_ok(sha8, slen)) {
 		ipc_reply_error(c, m, vault_err_code(VE_INVALID_REQUEST));
 		return;

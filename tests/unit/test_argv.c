@@ -16,6 +16,7 @@
 
 #include "argv.h"
 #include "text.h"
+#include "unicode.h"
 #include "manifest.h"
 #include "policy_test.h"
 #include "util.h"
@@ -195,8 +196,8 @@ test_sp2_prompt_bounds(void **state)
 	big[256000] = 'a';
 	assert_int_equal(argv_prompt_ok(big, 256001), -1);
 	/* 4-byte code points: 64000 emoji = 256000 bytes, 64000 chars */
-	assert_int_equal(text_utf8_chars("\xf0\x9f\x98\x80"
-					 "a",
+	assert_int_equal(uni_utf8_chars("\xf0\x9f\x98\x80"
+					"a",
 			     5),
 	    2);
 	free(big);
