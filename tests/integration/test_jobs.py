@@ -139,6 +139,33 @@ def test_mc3_job_events_are_scrubbed(agents):
     assert FILE_SECRET.encode() not in raw and b"AKIAIOSFODNN7" not in raw
 
 
+def test_mc3_job_events_paged_over_a_megabyte(agents):
+    # Pages end near 1 MiB of lines: read on in order, from any offset
+    # and backwards, every page is the file's own lines at that place.
+    c = agents
+    jid = start(c, "hermes", "lines 250000")
+    job = wait(c, jid)["job"]
+    assert job["state"] == "succeeded" and job["bytes"] > (1 << 20), job
+    with open(os.path.join(jobs_dir(c), f"{jid}.jsonl")) as f:
+        evs = [json.loads(ln) for ln in f]
+    assert len(evs) == job["events"]
+    got, off, pages = [], 0, 0
+    while off < len(evs):
+        page = events(c, jid, off, limit=1000)
+        assert page["events"] and page["next"] == off + len(page["events"])
+        got += page["events"]
+        off = page["next"]
+        pages += 1
+    assert got == evs and pages >= 2
+    text = "".join(e["text"] for e in got if e["kind"] == "token")
+    assert text.startswith("line 0\n") and "line 249999\n" in text
+    for o in (len(evs) - 1, 1, len(evs) // 2, 0, len(evs) // 2 + 1, 3):
+        page = events(c, jid, o, limit=2)
+        assert page["events"] == evs[o:o + 2], o
+        assert page["next"] == o + len(evs[o:o + 2])
+    assert events(c, jid, len(evs))["events"] == []
+
+
 def test_mc3_cancel_records_the_reason(agents):
     c = agents
     jid = start(c, "hermes", "sleep 30", via="mcp")
