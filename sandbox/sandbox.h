@@ -226,6 +226,13 @@ void sandbox_run_end(struct sandbox_run *);
 /* The spawn helper's hook. */
 int sandbox_child(void *arg);
 
+/*
+ * What every agent may read and execute, the system and nothing of the
+ * operator's: the table, its length in *n.  A worktree run's git steps
+ * get it too (MC-2).
+ */
+const struct confine_path *sandbox_system_paths(size_t *n);
+
 /* "landlock_restrict_self", "uid_map", ...; NULL when unknown. */
 const char *sandbox_step_name(int step);
 

@@ -77,6 +77,13 @@ static const struct {
 
 /* ---- plan ---- */
 
+const struct confine_path *
+sandbox_system_paths(size_t *n)
+{
+	*n = nitems(sbx_system);
+	return sbx_system;
+}
+
 static unsigned int
 host_layers(enum mf_network net)
 {

@@ -8,7 +8,10 @@
  * /proc/self/fd/3).  Each git is one step of a small machine run from
  * the event loop: its exit (aproc_reap hands it here) starts the next,
  * a deadline per step kills it and fails the worktree, so no git ever
- * blocks the spawner.  The agent gets tree/ as its only write root; the
+ * blocks the spawner.  Every step runs under a Landlock ruleset made from
+ * the run's plan (worktree_ll.c): it reads only what the agent could,
+ * and writes only the worktree's own dir.  The agent gets tree/ as its
+ * only write root; the
  * repository stays read-only (its objects are read through the clone's
  * alternates).  After the run the summary is read through inspect.git,
  * a bare repo of cordon's beside tree/, so no config the agent could
@@ -17,8 +20,10 @@
  *
  * Test hooks, honoured only when set in cordon's own environment:
  * CORDON_TEST_WORKTREE_DELAY_MS runs a sleep of that long as a step
- * before the clone, CORDON_TEST_WORKTREE_STEP_MS replaces each step's
- * deadline.
+ * before the clone, CORDON_TEST_WORKTREE_CHECKOUT_MS one between the
+ * checks that follow the clone and the checkout (the window a writer of
+ * the repository races), CORDON_TEST_WORKTREE_STEP_MS replaces each
+ * step's deadline.
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -52,6 +57,7 @@
 enum {
 	WS_DELAY,
 	WS_CLONE,
+	WS_PAUSE,
 	WS_CHECKOUT,
 	WS_UNORIGIN,
 	WS_HEAD,
@@ -259,9 +265,10 @@ wt_watch(struct wt *w)
  * Start one step's child: prog (git, or the test hook's sleep) with the
  * fixed options for git, args, argv-only, stdin and stderr on
  * /dev/null, stdout kept (WT_OUT_MAX), the held repository as fd 3 when
- * asked.  alt: the alternates of inspect.git, or NULL; conf: the global
- * config file, or NULL (/dev/null).  0, or -1 (the step then fails from
- * the loop).
+ * asked, under the worktree's Landlock rules (MC-2: a child that cannot
+ * have them never runs, and the worktree is refused, `no-landlock`).  alt: the
+ * alternates of inspect.git, or NULL; conf: the global config file, or NULL
+ * (/dev/null).  0, or -1 (the step then fails from the loop).
  */
 static int
 wt_spawn(struct wt *w, const char *prog, const char *conf, const char *alt,
@@ -272,9 +279,11 @@ wt_spawn(struct wt *w, const char *prog, const char *conf, const char *alt,
 	    "protocol.file.allow=always", "-c", "credential.helper=", "-c",
 	    "core.sshCommand=false"};
 	char bin[PATH_MAX], altenv[2 * PATH_MAX + 64], confenv[PATH_MAX + 32];
-	const char *argv[48], *envp[nitems(wt_env_base) + 3];
+	const char *argv[48], *envp[nitems(wt_env_base) + 3], *step;
+	struct spawn_status st;
 	struct spawn_fd fds[4];
 	struct spawn_req sr;
+	struct wt_ll ll;
 	size_t n = 0, i;
 	int p[2], nul, isgit = strcmp(prog, "git") == 0;
 
@@ -293,6 +302,11 @@ wt_spawn(struct wt *w, const char *prog, const char *conf, const char *alt,
 	for (i = 0; args[i] != NULL && n < nitems(argv) - 1; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
+	if (wt_ll_rules(w, bin, &ll) == -1) {
+		w->w_code = "worktree-refused";
+		w->w_fail = "no-landlock";
+		return -1;
+	}
 	if ((nul = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
 		return -1;
 	if (pipe2(p, O_CLOEXEC) == -1) {
@@ -314,11 +328,23 @@ wt_spawn(struct wt *w, const char *prog, const char *conf, const char *alt,
 	sr.sr_cwd = "/";
 	sr.sr_set_umask = 1;
 	sr.sr_umask = 077;
+	sr.sr_hook = wt_ll_child;
+	sr.sr_hook_arg = &ll;
+	memset(&st, 0, sizeof(st));
+	sr.sr_status = &st;
 	w->w_pid = spawn_exec(&sr);
 	close(nul);
 	close(p[1]);
 	if (w->w_pid == -1) {
 		close(p[0]);
+		if (st.ss_step >= SPAWN_STEP_HOOK_BASE) {
+			step = sandbox_step_name(st.ss_step);
+			log_warnx("worktree %s: %s: %s", w->w_id,
+			    step != NULL ? step : "unknown step",
+			    errno_name(st.ss_errno));
+			w->w_code = "worktree-refused";
+			w->w_fail = "no-landlock";
+		}
 		return -1;
 	}
 	w->w_out = p[0];
@@ -460,12 +486,27 @@ wt_clone(struct wt *w)
 	wt_git(w, conf, NULL, w->w_repofd, clone);
 }
 
-/* After the clone: the repository checked again, the fresh branch. */
+/* A test hook's pause as a step (sleep), or none. */
 static void
-wt_checkout(struct wt *w)
+wt_pause(struct wt *w, long ms)
 {
-	const char *co[] = {
-	    "-C", w->w_tree, "checkout", "--quiet", "-b", w->w_branch, NULL};
+	char secs[32];
+	const char *args[] = {secs, NULL};
+
+	if (ms <= 0) {
+		wt_skip(w, 0);
+		return;
+	}
+	snprintf(secs, sizeof(secs), "%ld.%03ld", ms / 1000, ms % 1000);
+	if (wt_spawn(w, "sleep", NULL, NULL, -1, args) == -1)
+		wt_skip(w, 127 << 8);
+}
+
+/* After the clone: the repository checked again (then the test hook's
+ * pause). */
+static void
+wt_verify(struct wt *w)
+{
 	const char *why;
 
 	close(w->w_repofd);
@@ -477,6 +518,17 @@ wt_checkout(struct wt *w)
 		    why);
 		return;
 	}
+	wt_pause(w, wt_test_ms("CORDON_TEST_WORKTREE_CHECKOUT_MS"));
+}
+
+/* The fresh branch.  Its objects are read through the alternates, by
+ * path: whatever they name by now, only within the plan's read roots. */
+static void
+wt_checkout(struct wt *w)
+{
+	const char *co[] = {
+	    "-C", w->w_tree, "checkout", "--quiet", "-b", w->w_branch, NULL};
+
 	wt_git(w, NULL, NULL, -1, co);
 }
 
@@ -534,7 +586,8 @@ wt_advance(struct wt *w, int ok)
 	/* What follows each step once it succeeded. */
 	static void (*const next[])(struct wt *) = {
 	    [WS_DELAY] = wt_clone,
-	    [WS_CLONE] = wt_checkout,
+	    [WS_CLONE] = wt_verify,
+	    [WS_PAUSE] = wt_checkout,
 	    [WS_CHECKOUT] = wt_unorigin,
 	    [WS_UNORIGIN] = wt_head,
 	    [WS_HEAD] = wt_inspect,
@@ -549,6 +602,8 @@ wt_advance(struct wt *w, int ok)
 					   : WTERMSIG(w->w_status));
 	if (step == WS_DIFF)
 		wt_summary(w, ok);
+	else if (!ok && w->w_fail != NULL)
+		wt_fail(w, w->w_code, w->w_fail);
 	else if (!ok)
 		wt_fail(w, "worktree-failed",
 		    w->w_timedout ? "git-timeout" : "git-failed");
@@ -631,16 +686,7 @@ wt_create(const struct agent *ag, const char *run_id, const char *repo,
 		return NULL;
 	}
 	/* The test hook's pause, a step like the others. */
-	if (delay > 0) {
-		char secs[32];
-		const char *args[] = {secs, NULL};
-
-		snprintf(secs, sizeof(secs), "%ld.%03ld", delay / 1000,
-		    delay % 1000);
-		if (wt_spawn(w, "sleep", NULL, NULL, -1, args) == -1)
-			wt_skip(w, 127 << 8);
-	} else
-		wt_skip(w, 0);
+	wt_pause(w, delay);
 	return w;
 }
 

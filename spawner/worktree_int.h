@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "sandbox.h"
+
 struct agent;
 struct json_object;
 struct wt;
@@ -57,5 +59,22 @@ int wt_dir_fd(const struct wt *);
 void wt_meta(const struct wt *, struct json_object *summary);
 /* An audit record worktree.create | worktree.remove (agent may be NULL). */
 void wt_audit(const char *kind, const char *id, const char *agent);
+
+/* ---- worktree_ll.c */
+/* The Landlock rules of one git step (MC-2), the spawn helper's arg. */
+struct wt_ll {
+	struct confine_path ll_paths[SBX_PATHS_MAX];
+	size_t ll_npaths;
+	unsigned int ll_flags; /* CONFINE_RS_* */
+};
+/*
+ * The rules for a git step of w running bin (which must outlive the
+ * spawn): the system's, the plan's read roots, w's own dir, bin.  0, or
+ * -1 with errno (EOPNOTSUPP: this host has no Landlock).
+ */
+int wt_ll_rules(const struct wt *, const char *bin, struct wt_ll *);
+/* The spawn helper's hook: no_new_privs, then those rules (a
+ * SBX_STEP_* code on failure, errno set). */
+int wt_ll_child(void *);
 
 #endif

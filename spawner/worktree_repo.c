@@ -171,8 +171,9 @@ wt_git_contained(int dirfd, const char *alt)
 /*
  * MC-2: repo is absolute and canonical, inside a declared root, not
  * protected (SBX-2), opened with no link anywhere on its path, and its
- * .git a directory (not a link, not a gitfile that points elsewhere).
- * NULL with the repository held in w, or the fixed reason class.
+ * .git a directory (not a link, not a gitfile that points elsewhere);
+ * on a host whose Landlock confines the git steps.  NULL with the
+ * repository held in w, or the fixed reason class.
  */
 const char *
 wt_repo_check(const struct agent *ag, struct wt *w, const char *repo)
@@ -185,6 +186,9 @@ wt_repo_check(const struct agent *ag, struct wt *w, const char *repo)
 
 	if (!ag->ag_mf.m_sandbox.sb_worktrees)
 		return "not-opted-in";
+	/* Its git steps run under Landlock (worktree_ll.c), or not at all. */
+	if (sbx_host.sh_landlock_abi < 1)
+		return "no-landlock";
 	if (!wt_canonical(repo))
 		return "not-a-repo";
 	for (i = 0; i < rt->r_nread; i++)

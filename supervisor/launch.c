@@ -235,10 +235,11 @@ launch_env(const struct cordon_config *conf, enum proc_id id,
     char *envp[LAUNCH_ENVP_MAX])
 {
 	/* CORDON_TEST_CLOCK_FILE: the scheduler's test clock; the
-	 * CORDON_TEST_WORKTREE_* pair: a slow worktree step (test hooks). */
+	 * CORDON_TEST_WORKTREE_* ones: a slow worktree step (test hooks). */
 	static const char *const keep[] = {"JOURNAL_STREAM", "ASAN_OPTIONS",
 	    "UBSAN_OPTIONS", "CORDON_SECCOMP_DEBUG", "CORDON_TEST_CLOCK_FILE",
-	    "CORDON_TEST_WORKTREE_DELAY_MS", "CORDON_TEST_WORKTREE_STEP_MS"};
+	    "CORDON_TEST_WORKTREE_DELAY_MS", "CORDON_TEST_WORKTREE_CHECKOUT_MS",
+	    "CORDON_TEST_WORKTREE_STEP_MS"};
 	static char envbuf[nitems(keep)][512];
 	const char *v;
 	size_t i, ne = 0;
