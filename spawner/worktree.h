@@ -1,7 +1,8 @@
 /*
  * Worktree runs (MC-2): a run's disposable checkout of a repository in
  * the agent's roots, made by the spawner beneath --state-dir/worktrees/ID
- * with git run argv-only through the spawn helper, one step at a time
+ * with git run argv-only through the spawn helper under Landlock rules
+ * from the run's plan (worktree_ll.c), one step at a time
  * from the event loop (never waited for: a slow git stalls no other
  * run, approval or health answer); the run's sandbox plan with that
  * checkout as its only write root.

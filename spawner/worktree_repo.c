@@ -139,7 +139,8 @@ wt_alt_is(int gfd, const char *alt)
 
 /*
  * MC-2: the .git beneath dirfd names nothing outside itself for the
- * spawner's git to read (unconfined by the agent's roots): no
+ * spawner's git to read (a snapshot, beneath the git steps' Landlock
+ * rules, which hold whatever changes after it): no
  * `commondir` (its refs, objects and config elsewhere), no alternates
  * but alt (objects elsewhere, followed from alternate to alternate;
  * NULL: none), and no link anywhere beneath it.  NULL, or the fixed

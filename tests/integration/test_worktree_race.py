@@ -119,3 +119,28 @@ def test_mc2_alternates_raced_in_within_roots_read(wt):
     # The summary's diff, under the same rules, reads it too.
     assert w.get("summaryError") is not True, w
     assert w["filesChanged"] > 0 and w["head"] != w["base"], w
+
+
+# MC-2: the checkout's git may not make links (its rules, like the
+# agent's, grant no symlink creation), so git checks a repository's
+# links out as plain files holding their target, as it does wherever
+# links cannot be made; the run goes on.
+def test_mc2_repo_links_checked_out_as_files(wt):
+    c = wt
+    repo = os.path.join(c.repos, "linked")
+    os.makedirs(repo)
+    git("init", "-q", "-b", "main", repo)
+    with open(os.path.join(repo, "README"), "w") as f:
+        f.write("hello\n")
+    os.symlink("README", os.path.join(repo, "link"))
+    git("add", "README", "link", cwd=repo)
+    git("-c", "user.name=op", "-c", "user.email=op@example.invalid",
+        "commit", "-q", "-m", "first", cwd=repo)
+    r, evs = run_wt(c, "wt", repo)
+    assert r.status == 200, (r, c.stderr())
+    assert "commit=ok" in text(evs), text(evs)
+    w = [e for e in evs if e["kind"] == "done"][-1]["worktree"]
+    link = os.path.join(w["path"], "link")
+    assert not os.path.islink(link)
+    with open(link) as f:
+        assert f.read() == "README"
