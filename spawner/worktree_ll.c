@@ -18,7 +18,6 @@
 
 #include "confine.h"
 #include "sandbox.h"
-#include "spawner.h"
 #include "util.h"
 #include "worktree.h"
 #include "worktree_int.h"
