@@ -8,15 +8,14 @@
  * /proc/self/fd/3).  Each git is one step of a small machine run from
  * the event loop: its exit (aproc_reap hands it here) starts the next,
  * a deadline per step kills it and fails the worktree, so no git ever
- * blocks the spawner.  Every step runs under a Landlock ruleset made from
- * the run's plan (worktree_ll.c): it reads only what the agent could,
- * and writes only the worktree's own dir.  The agent gets tree/ as its
- * only write root; the
- * repository stays read-only (its objects are read through the clone's
- * alternates).  After the run the summary is read through inspect.git,
- * a bare repo of cordon's beside tree/, so no config the agent could
- * write is ever read by a git cordon runs.  Writes only beneath
- * --state-dir/worktrees.
+ * blocks the spawner.  Every step runs under a Landlock ruleset made
+ * from the run's plan (worktree_ll.c): it reads only what the agent
+ * could, and writes only the worktree's own dir.  The agent gets tree/
+ * as its only write root; the repository stays read-only (its objects
+ * are read through the clone's alternates).  After the run the summary
+ * is read through inspect.git, a bare repo of cordon's beside tree/, so
+ * no config the agent could write is ever read by a git cordon runs.
+ * Writes only beneath --state-dir/worktrees.
  *
  * Test hooks, honoured only when set in cordon's own environment:
  * CORDON_TEST_WORKTREE_DELAY_MS runs a sleep of that long as a step
