@@ -89,6 +89,8 @@ struct tunnel {
 	enum egress_reason t_why;      /* ER_NONE: allowed */
 	const char *t_end;	       /* how an allowed tunnel ended */
 	int t_paused_cli, t_paused_up; /* reads held for backpressure */
+	int t_eof;  /* EOF read: 1 the agent's, 2 the upstream's (EG-4) */
+	int t_shut; /* and passed on: the other side's sending shut */
 	struct sockaddr_storage t_addrs[EG_ADDRS_MAX];
 	socklen_t t_alen[EG_ADDRS_MAX];
 	size_t t_naddrs, t_next;
@@ -118,7 +120,8 @@ extern struct egressd eg;
 /* tunnel.c */
 void tunnel_accept_cb(int fd, short ev, void *arg); /* arg: the erun */
 void tunnel_close(struct tunnel *, const char *end);
-int tunnel_budget(struct tunnel *, size_t); /* 0, or -1: over budget */
+int tunnel_half_close(struct tunnel *, int dir); /* 1: t is gone */
+int tunnel_budget(struct tunnel *, size_t);	 /* 0, or -1: over budget */
 void tunnel_refuse(struct tunnel *, enum egress_reason);
 void tunnel_resolve(struct tunnel *);
 

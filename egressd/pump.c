@@ -5,10 +5,11 @@
  * that pipe into its destination socket: no byte is copied through user
  * space, and one event-loop pass moves up to PUMP_CHUNK.  Backpressure
  * is the pipe: a direction whose destination is full stops reading until
- * it drains.  The run's byte budget, the idle timer and how the tunnel
- * ends are tunnel.c's, as on the buffered path, which stays in use when
- * no pipe can be made.  Touches only the tunnel's two sockets and the
- * pipes it makes.
+ * it drains.  A source's EOF stops that direction alone: once its pipe
+ * is empty, tunnel.c passes the half-close on (EG-4).  The run's byte
+ * budget, the idle timer and how the tunnel ends are tunnel.c's, as on
+ * the buffered path, which stays in use when no pipe can be made.
+ * Touches only the tunnel's two sockets and the pipes it makes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 
 struct pump_dir {
 	struct tunnel *pd_t;
+	int pd_bit; /* the tunnel's t_eof bit for this direction's source */
 	int pd_src, pd_dst;
 	int pd_pipe[2];
 	size_t pd_held; /* in the pipe, not yet written */
@@ -49,7 +51,7 @@ pump_held(const struct pump *p)
 	return p->p_dir[0].pd_held > 0 || p->p_dir[1].pd_held > 0;
 }
 
-/* One side ended (end) or failed: deliver what the pipes hold, then go. */
+/* One side failed: deliver what the pipes hold, then go. */
 static void
 pump_end(struct tunnel *t, const char *end)
 {
@@ -99,10 +101,15 @@ pump_flush(struct pump_dir *d)
 		return;
 	}
 	event_del(d->pd_wr);
-	if (!p->p_ending)
+	/* Its source ended and all it sent is out: pass the end on. */
+	if ((t->t_eof & ~t->t_shut & d->pd_bit) &&
+	    tunnel_half_close(t, d->pd_bit >> 1))
+		return;
+	if (p->p_ending) {
+		if (!pump_held(p))
+			tunnel_close(t, NULL);
+	} else if (!(t->t_eof & d->pd_bit))
 		event_add(d->pd_rd, NULL);
-	else if (!pump_held(p))
-		tunnel_close(t, NULL);
 }
 
 static void
@@ -116,8 +123,14 @@ pump_read_cb(evutil_socket_t fd, short ev, void *arg)
 	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n <= 0) {
-		pump_end(t, n == 0 ? "closed" : d->pd_src_end);
+	if (n == 0) { /* a half-close: this direction ends */
+		event_del(d->pd_rd);
+		t->t_eof |= d->pd_bit;
+		pump_flush(d);
+		return;
+	}
+	if (n == -1) {
+		pump_end(t, d->pd_src_end);
 		return;
 	}
 	/* Over the run's budget: closed, the bytes never delivered. */
@@ -165,6 +178,7 @@ pump_dir_init(struct pump_dir *d, struct tunnel *t, struct bufferevent *src,
 	struct event_base *base = eg.eg_d.d_base;
 
 	d->pd_t = t;
+	d->pd_bit = src == t->t_up ? 2 : 1;
 	d->pd_src = bufferevent_getfd(src);
 	d->pd_dst = bufferevent_getfd(dst);
 	d->pd_count = count;
@@ -207,7 +221,9 @@ pump_start(struct tunnel *t)
 	}
 	bufferevent_disable(t->t_cli, EV_READ | EV_WRITE);
 	bufferevent_disable(t->t_up, EV_READ | EV_WRITE);
+	/* A direction whose source ended on the buffered path stays ended. */
 	for (i = 0; i < 2; i++)
-		event_add(p->p_dir[i].pd_rd, NULL);
+		if (!(t->t_shut & p->p_dir[i].pd_bit))
+			event_add(p->p_dir[i].pd_rd, NULL);
 	return 0;
 }

@@ -3,8 +3,10 @@
  * head read within EGRESS_HEAD_SEC and EGRESS_HEAD_MAX, parsed by
  * policy/egress_req.c, matched against the run's allowlist, resolved by
  * evdns, every address checked against the refused classes, connected,
- * then spliced both ways with backpressure until either side ends, the
- * idle timeout or the run's byte budget.  Exactly one egress.connect
+ * then spliced both ways with backpressure; a side's EOF ends one
+ * direction (its half-close is passed on once what it sent is written)
+ * and the tunnel ends when both have, or on an error, the idle timeout
+ * or the run's byte budget.  Exactly one egress.connect
  * record per connection, written when it ends; the spawner hears of it
  * as it opens and as it ends (MSG_EGRESS_CONN), for the run view.  Touches only
  * the sockets it accepts and opens.
@@ -159,6 +161,43 @@ tunnel_close(struct tunnel *t, const char *end)
 	event_free(t->t_timer);
 	route_done(t);
 	free(t);
+}
+
+/*
+ * A half-close (EG-4): side dir (0 the agent, 1 the upstream) sent its
+ * EOF and all it sent before is written, so the other side's sending is
+ * shut and its peer reads the end; the other direction goes on, under
+ * the same idle timeout and budget.  Both ended: the tunnel closes.
+ * 1: t is gone.
+ */
+int
+tunnel_half_close(struct tunnel *t, int dir)
+{
+	struct bufferevent *dst = dir == 0 ? t->t_up : t->t_cli;
+
+	t->t_shut |= 1 << dir;
+	(void)shutdown(bufferevent_getfd(dst), SHUT_WR);
+	if (t->t_shut != 3)
+		return 0;
+	tunnel_close(t, "closed");
+	return 1;
+}
+
+/* Pass on each EOF read whose bytes are all written: 1 if t is gone. */
+static int
+half_flush(struct tunnel *t)
+{
+	struct bufferevent *dst;
+	int dir;
+
+	for (dir = 0; dir < 2; dir++) {
+		dst = dir == 0 ? t->t_up : t->t_cli;
+		if ((t->t_eof & ~t->t_shut & (1 << dir)) &&
+		    evbuffer_get_length(bufferevent_get_output(dst)) == 0 &&
+		    tunnel_half_close(t, dir))
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -449,7 +488,7 @@ try_pump(struct tunnel *t)
 {
 	/* A routed request's upstream is TLS, its body bounded: buffered. */
 	if (t->t_state != T_OPEN || t->t_pump_tried || t->t_up == NULL ||
-	    t->t_route != NULL || !drained(t) ||
+	    t->t_route != NULL || !drained(t) || t->t_eof != t->t_shut ||
 	    evbuffer_get_length(bufferevent_get_input(t->t_cli)) != 0 ||
 	    evbuffer_get_length(bufferevent_get_input(t->t_up)) != 0)
 		return;
@@ -478,7 +517,8 @@ cli_write_cb(struct bufferevent *bev, void *arg)
 		t->t_paused_up = 0;
 		bufferevent_enable(t->t_up, EV_READ);
 	}
-	try_pump(t);
+	if (!half_flush(t))
+		try_pump(t);
 }
 
 static void
@@ -495,10 +535,12 @@ up_write_cb(struct bufferevent *bev, void *arg)
 		t->t_paused_cli = 0;
 		bufferevent_enable(t->t_cli, EV_READ);
 	}
-	try_pump(t);
+	if (!half_flush(t))
+		try_pump(t);
 }
 
-/* One side ended: deliver what is left to the other, then close. */
+/* One side failed (or a routed request's ended): deliver what is left
+ * to the other, then close. */
 static void
 side_ended(struct tunnel *t, struct bufferevent *other, const char *end)
 {
@@ -523,7 +565,11 @@ cli_event_cb(struct bufferevent *bev, short what, void *arg)
 			t->t_why = ER_BAD_REQUEST; /* gone before a request */
 		if (t->t_state == T_CLOSING)
 			tunnel_close(t, NULL);
-		else
+		else if (t->t_state == T_OPEN && t->t_route == NULL &&
+			 !(what & BEV_EVENT_ERROR)) {
+			t->t_eof |= 1; /* the agent's half-close */
+			(void)half_flush(t);
+		} else
 			side_ended(t, t->t_up, "closed");
 	}
 }
@@ -573,6 +619,9 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		/* EG-3: closed before any answer: a 502, not an empty close. */
 		bufferevent_enable(t->t_cli, EV_READ);
 		tunnel_refuse(t, ER_UPSTREAM_CLOSED);
+	} else if (t->t_route == NULL && !(what & BEV_EVENT_ERROR)) {
+		t->t_eof |= 2; /* the upstream's half-close */
+		(void)half_flush(t);
 	} else
 		side_ended(t, t->t_cli,
 		    (what & BEV_EVENT_ERROR) ? "upstream-error" : "closed");

@@ -1,7 +1,10 @@
 # The upstream of the egress tests (EG-1, EG-2, EG-4): a threaded HTTP
 # server on 127.0.0.2, reached by `network: proxy` agents through
 # egressd's test-only keys.  GET /big answers BIG bytes of "x", /drop
-# sends a partial answer and resets, anything else a short body.
+# sends a partial answer and resets, /half answers, ends its sending
+# side and counts what it still hears until the agent's end (in the
+# server's .heard), /flood sends until its peer is gone, anything else
+# a short body.
 import socket
 import socketserver
 import threading
@@ -33,6 +36,25 @@ class Handler(socketserver.BaseRequestHandler):
             time.sleep(0.2)
             self.request.shutdown(socket.SHUT_RDWR)
             return
+        elif path == b"/flood":
+            chunk = b"f" * 65536
+            try:
+                while True:
+                    self.request.sendall(chunk)
+            except OSError:
+                return
+        elif path == b"/half":
+            self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: "
+                                 b"7\r\n\r\nhalf-ok")
+            self.request.shutdown(socket.SHUT_WR)
+            n = len(data) - data.index(b"\r\n\r\n") - 4
+            while True:
+                c = self.request.recv(65536)
+                if not c:
+                    break
+                n += len(c)
+            self.server.heard.append(n)
+            return
         else:
             body = b"hello-upstream"
         self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: " +
@@ -43,5 +65,6 @@ def start_upstream():
     """The upstream, serving in a thread; .shutdown() and .server_close()
     when done."""
     srv = Upstream((UP_ADDR, 0), Handler)
+    srv.heard = []
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv

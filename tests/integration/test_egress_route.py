@@ -536,3 +536,61 @@ def test_eg3_check_validates_routes(tmp_path):
     assert [x["key"] for x in probs] == ["egress.routes.anthropic.upstream"]
     assert "egress.allow" in probs[0]["message"], probs
     assert "evil.example" not in p.stdout  # never an echo of the input
+
+
+# The agent ends its sending side once its request is out (EG-3, EG-4):
+# whole, then with its body cut short.
+HALF = r'''
+import json, socket, time
+def half(raw):
+    out = {}
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=20)
+    s.sendall(raw)
+    s.shutdown(socket.SHUT_WR)
+    data, t0 = b"", time.monotonic()
+    try:
+        while True:
+            c = s.recv(65536)
+            if not c:
+                break
+            data += c
+    except OSError as e:
+        out["err"] = type(e).__name__
+    out["last"] = time.monotonic() - t0
+    head, _, body = data.partition(b"\r\n\r\n")
+    out["head"] = head.decode("latin-1")
+    out["body"] = body.decode("latin-1")
+    print(json.dumps(out), flush=True)
+for raw in json.loads(DATA):
+    half(raw.encode())
+'''
+
+
+def test_eg3_eg4_route_agent_half_close(cordon_factory, tmp_path, mocks):
+    """A routed request whose agent ends its sending side as soon as the
+    request is out still gets the whole answer, streamed, then the end;
+    one cut short of its Content-Length is closed, never left open."""
+    home = route_home(tmp_path, mocks)
+    c = cordon_factory(home=home)
+    whole = post("/anthropic/v1/messages", '{"m":1}')
+    cut = post("/anthropic/v1/messages", '{"m":2}')[:-3]
+    prog = f"DATA = {json.dumps(json.dumps([whole, cut]))}\n" + HALF
+    _, events = long_run(c, prog, timeout=90)
+    out = [json.loads(ln) for ln in text_of(events).splitlines()
+           if ln.startswith("{")]
+    assert len(out) == 2, (events, c.stderr())
+    assert out[0]["head"].startswith("HTTP/1.1 200"), out
+    assert "message_start" in out[0]["body"], out
+    assert "message_stop" in out[0]["body"], out
+    assert out[1]["last"] < 15 and "message_stop" not in out[1]["body"], out
+    deadline = time.monotonic() + 10
+    while len(audit_records(home, "egress.request")) < 2 and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    recs = audit_records(home, "egress.request")
+    assert len(recs) == 2, recs
+    done = [r for r in recs if r.get("status") == 200]
+    assert len(done) == 1, recs
+    assert done[0]["bytesUp"] > 0 and done[0]["bytesDown"] > 0, recs
+    assert mocks["good"].seen[0]["body"] == '{"m":1}'
+    no_key_anywhere(c, home)
