@@ -95,6 +95,12 @@ tls_context(void)
 	}
 	tls_failed_init = 0;
 	SSL_CTX_set_security_level(tls_ctx, TLS_SECURITY_LEVEL);
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+	/* OpenSSL 3 reports a close without close_notify as an error, which
+	 * libevent's dirty-shutdown switch (tls_bev_new) does not see: an
+	 * answer read whole would be recorded as an upstream error. */
+	SSL_CTX_set_options(tls_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+#endif
 	SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
 	if (tls_ca_fd != -1) {
 		if (tls_load_ca(SSL_CTX_get_cert_store(tls_ctx), tls_ca_fd) ==
