@@ -3,10 +3,12 @@
 # egressd's test-only keys.  GET /big answers BIG bytes of "x", /drop
 # sends a partial answer and resets, /half answers, ends its sending
 # side and counts what it still hears until the agent's end (in the
-# server's .heard), /flood sends until its peer is gone, anything else
-# a short body.
+# server's .heard), /flood sends until its peer is gone (then "flood"
+# in .heard), /rst sends a partial answer and resets (SO_LINGER 0),
+# anything else a short body.
 import socket
 import socketserver
+import struct
 import threading
 import time
 
@@ -42,7 +44,16 @@ class Handler(socketserver.BaseRequestHandler):
                 while True:
                     self.request.sendall(chunk)
             except OSError:
+                self.server.heard.append("flood")
                 return
+        elif path == b"/rst":
+            self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: "
+                                 b"100000\r\n\r\n" + b"r" * 50000)
+            time.sleep(0.3)
+            self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                    struct.pack("ii", 1, 0))
+            self.request.close()
+            return
         elif path == b"/half":
             self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: "
                                  b"7\r\n\r\nhalf-ok")
