@@ -27,6 +27,7 @@
  * unchanged.  No libc state beyond the calls below, no allocation, no
  * file opened: only the descriptors it was given.
  */
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -83,6 +84,15 @@ main(int argc, char **argv)
 
 	if (argc < 5 || (sfd = fd_arg(argv[1])) < 0 ||
 	    (xfd = fd_arg(argv[2])) < 0 || argv[3][0] != '/')
+		return 127;
+	/*
+	 * SBX-4: out of the agent's reach.  The agent runs with our uid, so
+	 * while we were dumpable it could take STATUSFD (pidfd_getfd) and
+	 * write any wait status there first, or read our memory and fds.
+	 * Not dumpable, only a holder of CAP_SYS_PTRACE in the run's user
+	 * namespace may; the agent has none.  Its exec makes it dumpable.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
 		return 127;
 	/* Every signal waits for sigwaitinfo: no handler ever runs here. */
 	sigfillset(&set);

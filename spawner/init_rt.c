@@ -12,6 +12,7 @@
  * thread, no signal handler, no stack protector (there is no thread
  * pointer to hold its canary).
  */
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -110,6 +111,19 @@ fcntl(int fd, int cmd, ...)
 	arg = va_arg(ap, long);
 	va_end(ap);
 	return (int)sc_ret(sc6(SYS_fcntl, fd, cmd, arg, 0, 0, 0));
+}
+
+/* Only PR_SET_DUMPABLE is used: one argument. */
+int
+prctl(int option, ...)
+{
+	va_list ap;
+	long arg;
+
+	va_start(ap, option);
+	arg = va_arg(ap, long);
+	va_end(ap);
+	return (int)sc_ret(sc6(SYS_prctl, option, arg, 0, 0, 0, 0));
 }
 
 /* A plain fork: clone with only the exit signal (no thread, no pid cache

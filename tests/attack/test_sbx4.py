@@ -319,6 +319,26 @@ def test_sbx4_no_other_runs_argv(c, world, iso):
     assert held["out"] == "sleep OK"
 
 
+# ---- SBX-4, SP-8: pid 1 of the run is out of the agent's reach ----
+
+@pytest.mark.parametrize("iso", ISO)
+def test_sbx4_init_out_of_reach(c, world, iso):
+    """cordon-init holds the socket the spawner reads the agent's wait
+    status from: an agent that took it (pidfd_getfd) could report any
+    end it liked.  Its descriptors and memory stay out of reach, and
+    the agent's own exit is what the run reports."""
+    check_init_out_of_reach(c, f"p-{iso}")
+
+
+def check_init_out_of_reach(c, agent):
+    r, ev = run(c, agent, "init-reach")
+    assert r.status == 200, r
+    assert text_of(ev).strip() == "init-reach BLOCKED EPERM", ev
+    errs = [e for e in ev if e["kind"] == "error"]
+    assert errs and errs[0]["errorClass"] == "non-zero-exit", ev
+    assert ev[-1]["kind"] == "done" and ev[-1]["exitCode"] == 3, ev
+
+
 # ---- SP-7: default bounds on memory ----
 
 def test_sp7_memory_bound_by_default(c, world):
@@ -399,6 +419,11 @@ def test_sbx4_no_setid_bits_as_user(user_world, other_user, agent):
                   "installed2"):
             (w["work"] / n).unlink(missing_ok=True)
         shutil.rmtree(w["work"] / "made-sgid", ignore_errors=True)
+
+
+@pytest.mark.parametrize("agent", ["p", "p-ll"])
+def test_sbx4_init_out_of_reach_as_user(user_world, agent):
+    check_init_out_of_reach(user_world["c"], agent)
 
 
 def test_sp7_private_tmp_is_bounded(user_world):
