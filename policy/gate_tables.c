@@ -121,8 +121,8 @@ const char *const g_docker_badsub[] = {"compose", "plugin", "context", "swarm",
     "stack", "service", "secret", "config", "trust", "system", NULL};
 /* Names a glob must not be able to match (with protect.h's lists). */
 const char *const g_secret_samples[] = {".env", ".env.local", "x.pem", "x.key",
-    "id_rsa", "id_ed25519", "private_key", ".secret", "secret", "x_secret_y",
-    "credentials", "x_credentials_y", NULL};
+    "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "private_key", ".secret",
+    "secret", "x_secret_y", "credentials", "x_credentials_y", NULL};
 
 /* ---- lookups ---- */
 

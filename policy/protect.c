@@ -52,6 +52,8 @@ static const struct protect_name {
     {".key", PN_SUFFIX},
     {"id_rsa", PN_PREFIX},
     {"id_ed25519", PN_PREFIX},
+    {"id_ecdsa", PN_PREFIX},
+    {"id_dsa", PN_PREFIX},
     {"private_key", PN_EXACT},
     {".secret", PN_PREFIX},
     {"secret", PN_INFIX},

@@ -397,10 +397,13 @@ def test_sbx2_secret_file_shadowed(world, cordon_factory, iso):
     (w["work"] / ".env").write_text("TOKEN=abc\n")
     (w["work"] / "sub").mkdir()
     (w["work"] / "sub" / "server.pem").write_text("PEM\n")
+    # ssh-keygen's default names for each key type (-t ecdsa, -t dsa).
+    (w["work"] / "sub" / "id_ecdsa").write_text("KEY\n")
+    (w["work"] / "sub" / "id_dsa").write_text("KEY\n")
     add_agent(w, "nssecret", manifest("nssecret", w["work"], None,
                                       iso, "none"))
     c = cordon_factory(home=w["home"])
-    for f in (".env", "sub/server.pem"):
+    for f in (".env", "sub/server.pem", "sub/id_ecdsa", "sub/id_dsa"):
         out, _ = attempt(c, "nssecret", f"size {w['work']}/{f}")
         assert out == "size OK 0", (f, out)
         out, _ = attempt(c, "nssecret", f"write {w['work']}/{f}")

@@ -25,10 +25,10 @@ test_names(void **state)
 {
 	static const char *const yes[] = {".env", ".env.local", ".ENV",
 	    "server.pem", "tls.KEY", "id_rsa", "id_rsa.pub", "id_ed25519",
-	    "private_key", ".secrets", "my-secret.txt", "SECRET",
-	    "aws_credentials", "credentials.json"};
+	    "id_ecdsa", "id_ecdsa_sk", "id_dsa.pub", "private_key", ".secrets",
+	    "my-secret.txt", "SECRET", "aws_credentials", "credentials.json"};
 	static const char *const no[] = {"", "env", "README.md", "keys",
-	    "key.txt", "pem", "main.c", "id_dsa", "private_key.txt.bak2x"};
+	    "key.txt", "pem", "main.c", "rsa_id", "private_key.txt.bak2x"};
 	size_t i;
 
 	(void)state;
