@@ -59,7 +59,8 @@ probe_userns(void)
 	int st;
 
 	pid = (pid_t)syscall(SYS_clone,
-	    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD,
+	    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+		CLONE_NEWIPC | SIGCHLD,
 	    0, 0, 0, 0);
 	if (pid == -1)
 		return 0;

@@ -296,8 +296,14 @@ env_is_tmp(const char *e)
 static void
 run_namespaces(struct sandbox_run *sx, const struct sandbox_plan *pl)
 {
+	/*
+	 * SBX-4: and an IPC namespace of its own, so no System V object
+	 * (shared memory, queue, semaphore) or POSIX queue of the host is
+	 * in reach (as root the agent owns every root-owned one), and none
+	 * it makes outlives the run for another user to read.
+	 */
 	if (pl->pl_layers & SBX_L_USERNS)
-		sx->sx_clone |= CLONE_NEWUSER;
+		sx->sx_clone |= CLONE_NEWUSER | CLONE_NEWIPC;
 	if ((pl->pl_layers & (SBX_L_USERNS | SBX_L_PIDNS)) ==
 	    (SBX_L_USERNS | SBX_L_PIDNS))
 		sx->sx_clone |= CLONE_NEWPID;

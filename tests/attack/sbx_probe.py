@@ -18,6 +18,7 @@ SYS_RENAMEAT2 = 316
 SYS_PIDFD_OPEN = 434
 SYS_PIDFD_GETFD = 438
 RENAME_EXCHANGE = 2
+IPC_CREAT = 0o1000
 
 
 def say(mode, what, *rest):
@@ -157,6 +158,13 @@ def main():
             say(mode, "ESCAPED")
         elif mode == "init-reach":
             init_reach(mode)
+        elif mode == "sysv":  # sysv HOSTKEY OWNKEY: a host segment? make
+            hk, ok = int(args[0]), int(args[1])
+            seen = LIBC.shmget(hk, 0, 0) != -1
+            made = [LIBC.shmget(ok, 4096, IPC_CREAT | 0o644) != -1,
+                    LIBC.msgget(ok, IPC_CREAT | 0o644) != -1,
+                    LIBC.semget(ok, 1, IPC_CREAT | 0o644) != -1]
+            say(mode, "SEEN" if seen else "OK", *[int(m) for m in made])
         elif mode == "proc-argv":  # another run's prompt (given reversed)?
             mark = args[0][::-1].encode()  # never in its own argv
             for pid in os.listdir("/proc"):

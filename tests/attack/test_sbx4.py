@@ -8,9 +8,11 @@
 # user (setpriv, as tests/integration/test_sandbox.py does), with a
 # second, fresh local user checking that nothing left behind serves it.
 # Each case must fail; the invariants prove nothing outside changed.
+import ctypes
 import os
 import pathlib
 import pwd
+import secrets
 import shutil
 import socket
 import stat
@@ -339,6 +341,50 @@ def check_init_out_of_reach(c, agent):
     assert ev[-1]["kind"] == "done" and ev[-1]["exitCode"] == 3, ev
 
 
+# ---- SBX-4: System V IPC: none of the host's, none left behind ----
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+IPC_CREAT, IPC_RMID = 0o1000, 0
+
+
+def sysv_ids(key):
+    """(shm, msg, sem) ids of key on the host, -1 where none."""
+    return (LIBC.shmget(key, 0, 0), LIBC.msgget(key, 0),
+            LIBC.semget(key, 0, 0))
+
+
+def sysv_remove(key):
+    shm, msg, sem = sysv_ids(key)
+    if shm != -1:
+        LIBC.shmctl(shm, IPC_RMID, None)
+    if msg != -1:
+        LIBC.msgctl(msg, IPC_RMID, None)
+    if sem != -1:
+        LIBC.semctl(sem, 0, IPC_RMID)
+
+
+def check_sysv_apart(c, agent):
+    """The agent makes System V objects of its own (mode 0644, which
+    every local user could read were they the host's) and looks for one
+    of root's (0600: its own as uid 0).  Its objects are its run's
+    only; the host's are out of its sight; none outlives the run."""
+    hk, ok = (secrets.randbelow(1 << 30) + 1 for _ in range(2))
+    host = LIBC.shmget(hk, 4096, IPC_CREAT | 0o600)
+    assert host != -1
+    try:
+        out = probe(c, agent, f"sysv {hk} {ok}")
+        assert out == "sysv OK 1 1 1", out
+        assert sysv_ids(ok) == (-1, -1, -1)
+    finally:
+        LIBC.shmctl(host, IPC_RMID, None)
+        sysv_remove(ok)
+
+
+@pytest.mark.parametrize("iso", ISO)
+def test_sbx4_sysv_ipc_apart(c, world, iso):
+    check_sysv_apart(c, f"p-{iso}")
+
+
 # ---- SP-7: default bounds on memory ----
 
 def test_sp7_memory_bound_by_default(c, world):
@@ -424,6 +470,11 @@ def test_sbx4_no_setid_bits_as_user(user_world, other_user, agent):
 @pytest.mark.parametrize("agent", ["p", "p-ll"])
 def test_sbx4_init_out_of_reach_as_user(user_world, agent):
     check_init_out_of_reach(user_world["c"], agent)
+
+
+@pytest.mark.parametrize("agent", ["p", "p-ll"])
+def test_sbx4_sysv_ipc_apart_as_user(user_world, agent):
+    check_sysv_apart(user_world["c"], agent)
 
 
 def test_sp7_private_tmp_is_bounded(user_world):
