@@ -130,7 +130,7 @@ static void
 broker_sessions(struct json_object *arr)
 {
 	struct broker_session *s;
-	const char *id;
+	const char *id, *page;
 	long long created;
 	size_t i, n = 0;
 
@@ -141,12 +141,15 @@ broker_sessions(struct json_object *arr)
 
 		if ((id = json_get_str(so, "id", SESSION_HEX)) == NULL ||
 		    !hex_lower_n(id, SESSION_HEX) ||
+		    (page = json_get_str(so, "page", PAGE_KEY_HEX)) == NULL ||
+		    !hex_lower_n(page, PAGE_KEY_HEX) ||
 		    json_get_int(so, "createdMs", 0, INT64_MAX, &created) ==
 			-1 ||
 		    (uint64_t)created > now_ms_mono())
 			continue;
 		s = &broker.b_sessions[n++];
 		memcpy(s->bs_id, id, SESSION_HEX + 1);
+		memcpy(s->bs_page, page, PAGE_KEY_HEX + 1);
 		s->bs_created = (uint64_t)created;
 	}
 }

@@ -44,6 +44,7 @@ struct json_shape;
 #define TOKEN_HEX	     64
 #define SESSION_HEX	     SESSION_ID_HEX
 #define NONCE_HEX	     32
+#define PAGE_KEY_HEX	     SESSION_PAGE_HEX
 
 /*
  * PER-5: a dashboard session.  cordond keeps a copy of each (it hands
@@ -51,6 +52,7 @@ struct json_shape;
  */
 struct broker_session {
 	char bs_id[SESSION_HEX + 1];
+	char bs_page[PAGE_KEY_HEX + 1]; /* its page key: login.c */
 	uint64_t bs_created; /* CLOCK_MONOTONIC ms, the same in cordond */
 };
 

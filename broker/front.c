@@ -245,13 +245,14 @@ perimeter(struct evhttp_request *req)
 	return 0;
 }
 
-static int
+/* The live session whose id is val, or NULL. */
+static const struct broker_session *
 session_valid(const char *val, size_t len)
 {
 	size_t i;
 
 	if (len != SESSION_HEX)
-		return 0;
+		return NULL;
 	for (i = 0; i < BROKER_MAX_SESSIONS; i++) {
 		struct broker_session *s = &broker.b_sessions[i];
 
@@ -259,17 +260,36 @@ session_valid(const char *val, size_t len)
 			continue;
 		if (now_ms_mono() - s->bs_created <=
 		    (uint64_t)BROKER_SESSION_TTL_S * 1000)
-			return 1;
-		explicit_bzero(s->bs_id, sizeof(s->bs_id)); /* expired */
-		return 0;
+			return s;
+		explicit_bzero(s, sizeof(*s)); /* expired */
+		return NULL;
 	}
-	return 0;
+	return NULL;
 }
 
-/* PER-5: bearer token or session cookie, constant-time compares. */
+/*
+ * PER-5: session s's page key (login.c), in the one X-Cordon-Page
+ * header, compared in constant time.
+ */
+static int
+page_key_ok(struct evhttp_request *req, const struct broker_session *s)
+{
+	const char *v;
+	int dup;
+
+	v = header_one(req, "X-Cordon-Page", &dup);
+	return v != NULL && !dup && strlen(v) == PAGE_KEY_HEX &&
+	       timingsafe_eq(v, s->bs_page, PAGE_KEY_HEX);
+}
+
+/*
+ * PER-5: bearer token, or session cookie with its page key; constant-time
+ * compares.
+ */
 static enum auth_by
 authenticate(struct evhttp_request *req)
 {
+	const struct broker_session *s;
 	const char *v, *tok;
 	size_t len;
 	int dup;
@@ -288,7 +308,7 @@ authenticate(struct evhttp_request *req)
 	v = header_one(req, "Cookie", &dup);
 	if (!dup && v != NULL &&
 	    http_cookie_get(v, "cordon_session", &tok, &len) &&
-	    session_valid(tok, len))
+	    (s = session_valid(tok, len)) != NULL && page_key_ok(req, s))
 		return AUTH_COOKIE;
 	return AUTH_NONE;
 }

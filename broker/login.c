@@ -1,8 +1,9 @@
 /*
  * The broker's one-time login (PER-5): spending a login code, minting a
  * fresh one for the bearer, and issuing the session cookie the code
- * buys, kept by cordond before it is handed out.  Touches the broker's
- * session table and codes in memory, no file.
+ * buys, kept by cordond before it is handed out, with the session's page
+ * key in the redirect's fragment.  Touches the broker's session table
+ * and codes in memory, no file.
  */
 #include <sys/queue.h>
 
@@ -17,6 +18,26 @@
 #include "broker.h"
 #include "msg.h"
 #include "util.h"
+
+/*
+ * PER-5: a session's page key, random like its id and kept beside it
+ * (cordond's copy too).  The cookie goes to every port of 127.0.0.1
+ * (threat-model.md); the key goes only to the dashboard's page, in the
+ * fragment of the login redirect, which no browser sends to a server or
+ * puts in a Referer, and the page keeps it in its origin's storage.  A
+ * cookie-authenticated request carries it in X-Cordon-Page (front.c), so
+ * a cookie alone is no session.
+ */
+/* 303 to the dashboard with session s's page key in the fragment. */
+static void
+session_redirect(struct evhttp_request *req, const struct broker_session *s)
+{
+	char to[sizeof("/ui/#page=") + PAGE_KEY_HEX];
+
+	snprintf(to, sizeof(to), "/ui/#page=%s", s->bs_page);
+	send_redirect(req, to);
+	explicit_bzero(to, sizeof(to));
+}
 
 /* The session of a Set-Cookie this request carries, or NULL. */
 static struct broker_session *
@@ -53,7 +74,13 @@ session_kept_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		send_error(req, 503, "unavailable");
 		return;
 	}
-	send_redirect(req, "/ui/");
+	if ((s = session_of_reply(req)) == NULL) {
+		evhttp_remove_header(
+		    evhttp_request_get_output_headers(req), "Set-Cookie");
+		send_error(req, 503, "unavailable");
+		return;
+	}
+	session_redirect(req, s);
 }
 
 /*
@@ -79,8 +106,10 @@ session_issue(struct evhttp_request *req)
 		if (broker.b_sessions[i].bs_created < s->bs_created)
 			s = &broker.b_sessions[i];
 	}
-	if (random_hex(s->bs_id, sizeof(s->bs_id), SESSION_HEX / 2) == -1) {
-		s->bs_id[0] = '\0';
+	if (random_hex(s->bs_id, sizeof(s->bs_id), SESSION_HEX / 2) == -1 ||
+	    random_hex(s->bs_page, sizeof(s->bs_page), PAGE_KEY_HEX / 2) ==
+		-1) {
+		explicit_bzero(s, sizeof(*s));
 		send_error(req, 500, "internal");
 		return;
 	}
@@ -91,11 +120,12 @@ session_issue(struct evhttp_request *req)
 	evhttp_add_header(
 	    evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
 	if (broker.b_d.d_parent == NULL) {
-		send_redirect(req, "/ui/");
+		session_redirect(req, s);
 		return;
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "id", json_object_new_string(s->bs_id));
+	json_object_object_add(o, "page", json_object_new_string(s->bs_page));
 	api_ask(req, broker.b_d.d_parent, MSG_SESSION_ADD, o,
 	    MSG_SESSION_ADD_OK, session_kept_cb);
 	json_object_put(o);

@@ -9,10 +9,12 @@
 
 /*
  * Dashboard sessions cordond keeps for the broker it restarts (PER-5):
- * at most this many, each an id of SESSION_ID_HEX hex digits.
+ * at most this many, each an id of SESSION_ID_HEX hex digits and its
+ * page key of SESSION_PAGE_HEX.
  */
 #define MSG_SESSIONS_MAX 32
 #define SESSION_ID_HEX	 64
+#define SESSION_PAGE_HEX 64 /* and its page key (PER-5) */
 
 /* A mission run's payload: the spawner's row, the broker's check. */
 #define MSG_MISSION_RUN_MAX (256 * 1024)
@@ -57,7 +59,7 @@ enum msg_type {
 	MSG_LOGIN_USED_OK,  /* {}; cordond will not hand it out again */
 	MSG_HEALTH,	    /* {} */
 	MSG_HEALTH_OK,	    /* {daemons: [...]} */
-	MSG_SESSION_ADD,    /* {id}: a dashboard session was issued */
+	MSG_SESSION_ADD,    /* {id, page}: a dashboard session was issued */
 	MSG_SESSION_ADD_OK, /* {}; cordond hands it to every later broker */
 
 	/* anyone -> auditd (record shapes: common/audit_schema.c) */

@@ -82,6 +82,7 @@ static char login_code[33];
  */
 static struct session {
 	char s_id[SESSION_ID_HEX + 1];
+	char s_page[SESSION_PAGE_HEX + 1];
 	uint64_t s_created;
 } sessions[MSG_SESSIONS_MAX];
 static int stopping;
@@ -98,7 +99,7 @@ static const struct ipc_dispatch parent_table[] = {
 	IPC_EMPTY},
     {MSG_LOGIN_USED, PROC_BIT(PROC_BROKER), 2, 64, IPC_FD_NONE, login_used_h,
 	IPC_EMPTY},
-    {MSG_SESSION_ADD, PROC_BIT(PROC_BROKER), 2, 128, IPC_FD_NONE, session_add_h,
+    {MSG_SESSION_ADD, PROC_BIT(PROC_BROKER), 2, 192, IPC_FD_NONE, session_add_h,
 	IPC_KEYS_OR(session_add_shape, "bad-request")},
     {MSG_PEER_BAD,
 	PROC_BIT(PROC_AUDITD) | PROC_BIT(PROC_VAULTD) | PROC_BIT(PROC_SPAWNER) |
@@ -258,6 +259,8 @@ send_broker_config(struct child *ch)
 		so = json_object_new_object();
 		json_object_object_add(
 		    so, "id", json_object_new_string(sessions[i].s_id));
+		json_object_object_add(
+		    so, "page", json_object_new_string(sessions[i].s_page));
 		json_object_object_add(so, "createdMs",
 		    json_object_new_int64((int64_t)sessions[i].s_created));
 		json_object_array_add(arr, so);
@@ -462,11 +465,13 @@ static void
 session_add_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
 	struct session *s = &sessions[0];
-	const char *id;
+	const char *id, *page;
 	size_t i;
 
 	id = json_shape_str(m->m_obj, "id", NULL);
-	if (!hex_lower_n(id, SESSION_ID_HEX)) {
+	page = json_shape_str(m->m_obj, "page", NULL);
+	if (!hex_lower_n(id, SESSION_ID_HEX) ||
+	    !hex_lower_n(page, SESSION_PAGE_HEX)) {
 		ipc_reply_error(c, m, "bad-request");
 		return;
 	}
@@ -479,6 +484,7 @@ session_add_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 			s = &sessions[i];
 	}
 	memcpy(s->s_id, id, SESSION_ID_HEX + 1);
+	memcpy(s->s_page, page, SESSION_PAGE_HEX + 1);
 	s->s_created = now_ms_mono();
 	ipc_reply(c, m, MSG_SESSION_ADD_OK, NULL, -1);
 }

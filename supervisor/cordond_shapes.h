@@ -13,6 +13,7 @@
 /* SU-3: the payloads the daemons may send cordond. */
 static const struct json_shape session_add_shape[] = {
     JS_STR("id", JS_REQ, SESSION_ID_HEX, SESSION_ID_HEX),
+    JS_STR("page", JS_REQ, SESSION_PAGE_HEX, SESSION_PAGE_HEX),
 };
 static const struct json_shape peer_bad_shape[] = {
     JS_STR("peer", JS_REQ, 1, 16),

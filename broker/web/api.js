@@ -1,11 +1,35 @@
 // cordon dashboard: the one way the page talks to /api (API-1 ... API-8).
 // Classifies every answer (ok, signed-out, unavailable, refused, error),
-// keeps the signed-in state with a polling back-off, reads NDJSON streams,
-// and holds the registry of running runs that Stop all cancels.
+// keeps the page key (PER-5) and the signed-in state with a polling
+// back-off, reads NDJSON streams, and holds the registry of running runs
+// that Stop all cancels.
 
 const TIMEOUT_MS = 8000;
 const BACKOFF_MIN_MS = 2000;
 const BACKOFF_MAX_MS = 60000;
+
+// PER-5: the login lands on /ui/#page=KEY; the key moves to localStorage
+// (tabs share it) and out of the address bar before other modules run.
+const KEY = 'cordon.pageKey';
+const KEY_RE = /^[0-9a-f]{64}$/;
+const pageKey = () => {
+  try {
+    const k = localStorage.getItem(KEY);
+    return KEY_RE.test(k) ? k : null;
+  } catch {
+    return null;
+  }
+};
+const loc = globalThis.location; // none under node
+if (loc?.hash.startsWith('#page=')) {
+  const k = loc.hash.slice(6);
+  history.replaceState(history.state, '', loc.pathname + loc.search);
+  try {
+    if (KEY_RE.test(k)) localStorage.setItem(KEY, k);
+  } catch {
+    // no storage: signed out
+  }
+}
 
 // ---- signed-in state ---------------------------------------------------
 
@@ -94,6 +118,8 @@ function opts(method, signal, body) {
     headers: { Accept: 'application/json' },
     signal,
   };
+  const key = pageKey(); // none: 401, signed out
+  if (key) o.headers['X-Cordon-Page'] = key;
   if (body !== undefined) {
     // PER-8 wants the JSON type; PER-7's Referer comes with the page.
     o.headers['Content-Type'] = 'application/json';

@@ -9,6 +9,7 @@
 // has come, so the first view waits for no module it does not use and a
 // later click waits for none (bench/bench_ui.mjs).
 
+// api.js first: it takes the page key out of the address bar (PER-5).
 import { auth, onAuth, onRuns, runCount, stopAll } from './api.js';
 import { $, errorPanel } from './dom.js';
 import { health } from './health.js';

@@ -41,6 +41,8 @@ def place(c, n):
             headers=[("X-Forwarded-For", n)]),
         "x-api-key": lambda: c.request(headers=[("X-Api-Key", n)]),
         "cookie": lambda: c.request(headers=[("Cookie", f"x={n}")]),
+        "page-key": lambda: c.request(
+            auth=False, headers=[("X-Cordon-Page", n)]),
         "bad-bearer": lambda: c.request(
             auth=False, headers=[("Authorization", f"Bearer {n}")]),
         "body-unknown-key": lambda: post_json(

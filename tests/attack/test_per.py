@@ -1,8 +1,9 @@
 # PER-2 ... PER-10: hostile requests against the broker over raw sockets,
 # so that every byte reaches it as written.  Each row: the request (a
-# template with {p} port, {tok} token, {sid} session, {n} a nonce), the
-# status and fixed error code it must get (None: the connection is closed
-# without an answer).  The invariants (conftest.py) run after every row.
+# template with {p} port, {tok} token, {sid} session, {key} its page key,
+# {n} a nonce), the status and fixed error code it must get (None: the
+# connection is closed without an answer).  The invariants (conftest.py)
+# run after every row.
 import socket
 import threading
 import time
@@ -19,8 +20,9 @@ def req(line="GET /api/health HTTP/1.1", head=GOOD, extra="", body=""):
     return line + "\r\n" + head + extra + CLOSE + "\r\n" + body
 
 
-def fill(c, world, tmpl, sid=""):
-    for k, v in (("{p}", str(c.port)), ("{tok}", c.token), ("{sid}", sid),
+def fill(c, world, tmpl, sess=("", "")):
+    for k, v in (("{p}", str(c.port)), ("{tok}", c.token), ("{sid}", sess[0]),
+                 ("{key}", sess[1]),
                  ("{n}", world.nonce()), ("{other}", str(c.port + 1))):
         tmpl = tmpl.replace(k, v)
     return tmpl.encode("latin-1")
@@ -205,9 +207,11 @@ def test_per4_duplicate_sec_fetch_site_403(c, world, values):
 
 @pytest.fixture(scope="module")
 def sid(world):
-    r = world.c.login()
-    assert r.status == 303, r
-    return r.header("Set-Cookie").split(";")[0].split("=", 1)[1]
+    """The session id and its page key (PER-5)."""
+    return world.c.session()
+
+
+KEY = "X-Cordon-Page: {key}\r\n"
 
 
 AUTH = [
@@ -222,13 +226,24 @@ AUTH = [
     ("token-in-query", ""),
     ("nonce-bearer", "Authorization: Bearer {n}\r\n"),
     ("cookie-dup-headers", "Cookie: cordon_session={sid}\r\n"
-     "Cookie: cordon_session={sid}\r\n"),
+     "Cookie: cordon_session={sid}\r\n" + KEY),
     ("cookie-dup-pairs", "Cookie: cordon_session={sid}; "
-     "cordon_session={sid}\r\n"),
-    ("cookie-quoted", "Cookie: cordon_session=\"{sid}\"\r\n"),
-    ("cookie-prefix", "Cookie: xcordon_session={sid}\r\n"),
-    ("cookie-upper", "Cookie: CORDON_SESSION={sid}\r\n"),
-    ("cookie-code", "Cookie: cordon_session={code}\r\n"),
+     "cordon_session={sid}\r\n" + KEY),
+    ("cookie-quoted", "Cookie: cordon_session=\"{sid}\"\r\n" + KEY),
+    ("cookie-prefix", "Cookie: xcordon_session={sid}\r\n" + KEY),
+    ("cookie-upper", "Cookie: CORDON_SESSION={sid}\r\n" + KEY),
+    ("cookie-code", "Cookie: cordon_session={code}\r\n" + KEY),
+    # PER-5: the cookie without its page key, the key without the
+    # cookie, the key twice, the key as a cookie or under another name.
+    ("cookie-no-key", "Cookie: cordon_session={sid}\r\n"),
+    ("key-no-cookie", KEY),
+    ("key-dup", "Cookie: cordon_session={sid}\r\n" + KEY + KEY),
+    ("key-in-cookie", "Cookie: cordon_session={sid}; "
+     "X-Cordon-Page={key}\r\n"),
+    ("key-other-name", "Cookie: cordon_session={sid}\r\n"
+     "X-Cordon-Key: {key}\r\n"),
+    ("key-of-token", "Cookie: cordon_session={sid}\r\n"
+     "X-Cordon-Page: {tok}\r\n"),
 ]
 
 
@@ -241,6 +256,14 @@ def test_per5_credential_games_401(c, world, sid, extra):
     t = req(line, head="Host: 127.0.0.1:{p}\r\n",
             extra=extra.replace("{code}", c.code))
     check(raw_http(c.port, fill(c, world, t, sid)), 401, "unauthorized")
+
+
+def test_per5_cookie_with_key_authenticates(c, world, sid):
+    # The control of the rows above: the cookie and its key, as sent.
+    t = req(head="Host: 127.0.0.1:{p}\r\n",
+            extra="Cookie: cordon_session={sid}\r\n" + KEY)
+    r = raw_http(c.port, fill(c, world, t, sid))
+    assert r is not None and r.status == 200, r
 
 
 REFERERS = [
@@ -261,7 +284,7 @@ REFERERS = [
 @pytest.mark.parametrize("referer,status", [(r, s) for _, r, s in REFERERS],
                          ids=[i for i, _, _ in REFERERS])
 def test_per7_cookie_post_needs_ui_referer(c, world, sid, referer, status):
-    extra = ("Cookie: cordon_session={sid}\r\nContent-Type: "
+    extra = ("Cookie: cordon_session={sid}\r\n" + KEY + "Content-Type: "
              "application/json\r\nContent-Length: 2\r\n")
     if referer is not None:
         extra += f"Referer: {referer}\r\n"

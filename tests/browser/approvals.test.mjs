@@ -14,7 +14,7 @@ import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  BUILD, HERE, startCordon, launchBrowser, watch, outPath, withTimeout,
+  BUILD, HERE, startCordon, launchBrowser, watch, outPath, withTimeout, pageKeyHeaders,
 } from './harness.mjs';
 import { startContract } from './contract.mjs';
 
@@ -169,13 +169,17 @@ describe('against a real cordon', () => {
   }, { timeout: T });
 
   // Start a gatebot run from a dashboard page (same origin, the page's own
-  // cookie and Referer) and hand back a promise of its NDJSON events.
+  // cookie, page key and Referer) and hand back a promise of its NDJSON events.
   function startRun(agent, calls) {
     return other.evaluate(async ([a, prompt]) => {
       const r = await fetch(`/api/agents/${a}/run`, {
         method: 'POST',
         credentials: 'same-origin',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+          'X-Cordon-Page': localStorage.getItem('cordon.pageKey'),
+        },
         body: JSON.stringify({ prompt }),
       });
       const text = await r.text();
@@ -197,7 +201,8 @@ describe('against a real cordon', () => {
   }
 
   async function verbRuns() {
-    const r = await ctx.request.get(`${cordon.base}/api/audit?kind=verb.run&limit=1000`);
+    const r = await ctx.request.get(`${cordon.base}/api/audit?kind=verb.run&limit=1000`,
+      { headers: await pageKeyHeaders(page) });
     assert.equal(r.status(), 200);
     return (await r.json()).records;
   }
@@ -355,7 +360,8 @@ describe('against a real cordon', () => {
   });
 
   test('SBX-7: no answer in time — "timed out — denied", then the card goes', { timeout: T }, async () => {
-    const known = await ctx.request.get(`${cordon.base}/api/agents/gatequick`);
+    const known = await ctx.request.get(`${cordon.base}/api/agents/gatequick`,
+      { headers: await pageKeyHeaders(page) });
     assert.equal(known.status(), 200,
       `the gatequick manifest did not load (does this build parse \`commands:\`?):\n${cordon.output().stderr}`);
     const run = startRun('gatequick', [{ bash: 'git push origin main' }]);

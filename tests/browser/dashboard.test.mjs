@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import {
   startCordon, launchBrowser, watch, outPath, withTimeout, checkUnavailable, descendantsOf,
+  pageKeyHeaders,
 } from './harness.mjs';
 
 const T = 60000;
@@ -71,7 +72,8 @@ const untested = []; // flows this build could not exercise (API 501)
 const live = (route) => api[route] !== 501 && api[route] !== 404;
 
 async function probe(route) {
-  const r = await ctx.request.get(`${cordon.base}${route}`, { failOnStatusCode: false });
+  const r = await ctx.request.get(`${cordon.base}${route}`,
+    { failOnStatusCode: false, headers: await pageKeyHeaders(page) });
   return r.status();
 }
 
@@ -493,7 +495,8 @@ test('PER-4/PER-7: another origin cannot read or trigger anything in cordon', { 
 
 async function audited(kind) {
   if (!live('/api/audit?limit=1')) return null;
-  const r = await ctx.request.get(`${cordon.base}/api/audit?kind=${kind}&limit=1000`);
+  const r = await ctx.request.get(`${cordon.base}/api/audit?kind=${kind}&limit=1000`,
+    { headers: await pageKeyHeaders(page) });
   return (await r.json()).records.length;
 }
 

@@ -382,6 +382,13 @@ export async function wireLog(context, page, url) {
   return { entries: () => log.filter((e) => e.url === url), detach: () => cdp.detach().catch(() => {}) };
 }
 
+// PER-5: the header a signed-in dashboard page adds to a request of its
+// own: the page key api.js keeps in the origin's localStorage.
+export async function pageKeyHeaders(page) {
+  const key = await page.evaluate(() => localStorage.getItem('cordon.pageKey'));
+  return key ? { 'X-Cordon-Page': key } : {};
+}
+
 export function outPath(name) {
   mkdirSync(OUT_DIR, { recursive: true });
   return path.join(OUT_DIR, name);

@@ -276,11 +276,20 @@ function sandboxRows(page) {
   })));
 }
 
-// Fetch `url` from `page` and report what the page could see.
+// Fetch `url` from `page` and report what the page could see; a page of
+// the dashboard's origin adds the page key it holds (PER-5), any other
+// has none to add.
 function probe(page, url, mode) {
   return page.evaluate(async ([u, m]) => {
+    let key = null;
     try {
-      const r = await fetch(u, { credentials: 'include', mode: m, cache: 'no-store' });
+      key = localStorage.getItem('cordon.pageKey'); // throws on about:blank, data:
+    } catch {
+      key = null;
+    }
+    try {
+      const headers = key ? { 'X-Cordon-Page': key } : {};
+      const r = await fetch(u, { credentials: 'include', mode: m, cache: 'no-store', headers });
       const body = await r.text();
       return { fetched: true, type: r.type, status: r.status, body };
     } catch (e) {

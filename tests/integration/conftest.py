@@ -6,6 +6,7 @@ import grp
 import json
 import os
 import pwd
+import re
 import selectors
 import shutil
 import signal
@@ -426,6 +427,28 @@ class Cordon:
         code = self.code if code is None else code
         return self.request("GET", f"/ui/login?code={code}",
                             auth=False)
+
+    def session(self, code=None):
+        """PER-5: log in; the session cookie's id and the page key that
+        the redirect's fragment carries to the dashboard."""
+        r = self.login(code)
+        assert r is not None and r.status == 303, r
+        return session_of(r)
+
+
+def session_of(r):
+    """The (session id, page key) of a login's 303 answer."""
+    sid = re.match(r"cordon_session=([0-9a-f]{64});",
+                   r.header("Set-Cookie") or "")
+    key = re.fullmatch(r"/ui/#page=([0-9a-f]{64})", r.header("Location")
+                       or "")
+    assert sid and key, r
+    return sid.group(1), key.group(1)
+
+
+def session_headers(sid, key):
+    """What the dashboard sends with a cookie-authenticated request."""
+    return [("Cookie", f"cordon_session={sid}"), ("X-Cordon-Page", key)]
 
 
 def finish(c):

@@ -14,7 +14,7 @@ import pytest
 
 from agents_util import (FILE_SECRET, audit_records, make_agents_home,
                          post_json, run, server_env, wait_audit)
-from conftest import HTTP_S
+from conftest import HTTP_S, session_headers
 
 NONCE = "job-nonce-7e2a41"
 
@@ -334,19 +334,17 @@ def test_mc3_hostile_inputs_fixed_codes_no_echo(agents):
 def test_mc3_cookie_cancel_needs_our_referer(agents):
     c = agents
     jid = start(c, "hermes", "sleep 30")
-    sc = c.login().header("Set-Cookie")
-    sid = re.match(r"cordon_session=([0-9a-f]{64})", sc).group(1)
+    sess = session_headers(*c.session())
     # PER-7: a cookie-authenticated state change from elsewhere.
     r = c.request("POST", f"/api/jobs/{jid}/cancel", auth=False,
-                  headers=[("Cookie", f"cordon_session={sid}"),
-                           ("Content-Type", "application/json")],
+                  headers=sess + [("Content-Type", "application/json")],
                   body=b"{}")
     assert r.status == 403, r
     assert get(c, f"/api/jobs/{jid}").json()["job"]["state"] == "running"
     r = c.request("POST", f"/api/jobs/{jid}/cancel", auth=False,
-                  headers=[("Cookie", f"cordon_session={sid}"),
-                           ("Content-Type", "application/json"),
-                           ("Referer", f"http://127.0.0.1:{c.port}/ui/")],
+                  headers=sess + [("Content-Type", "application/json"),
+                                  ("Referer",
+                                   f"http://127.0.0.1:{c.port}/ui/")],
                   body=b"{}")
     assert r.status == 200, r
     assert wait(c, jid)["job"]["state"] == "cancelled"

@@ -13,7 +13,8 @@ import time
 import pytest
 
 from agents_util import audit_records, wait_audit
-from conftest import HTTP_S, RESTART_S, raw_http, read_all
+from conftest import (HTTP_S, RESTART_S, raw_http, read_all, session_headers,
+                      session_of)
 
 
 def err(code):
@@ -370,7 +371,9 @@ def test_per5_login_wrong_code_401(c):
 def test_per5_login_code_is_one_time(c):
     r = c.login()
     assert r.status == 303, r
-    assert r.header("Location") == "/ui/"
+    # PER-5: the page key rides in the fragment, which no browser sends
+    # to a server or puts in a Referer.
+    assert re.fullmatch(r"/ui/#page=[0-9a-f]{64}", r.header("Location")), r
     r2 = c.login()
     assert_login_refused(r2)
     assert_untouched(c, code_unspent=False)
@@ -392,14 +395,79 @@ def session_cookie(r):
 
 
 def test_per5_cookie_from_login_authenticates(c):
-    sid = session_cookie(c.login())
+    r = c.login()
+    sid = session_cookie(r)
+    _, key = session_of(r)
     assert sid not in (c.token, c.code)
-    r = c.request(auth=False, headers=[("Cookie", f"cordon_session={sid}")])
+    assert key not in (sid, c.token, c.code)
+    assert key not in r.header("Set-Cookie")
+    r = c.request(auth=False, headers=session_headers(sid, key))
     assert r.status == 200, r
     assert r.json()["ok"] is True
     r = c.request(auth=False, headers=[
-        ("Cookie", f"theme=dark; cordon_session={sid}; x=1")])
+        ("Cookie", f"theme=dark; cordon_session={sid}; x=1"),
+        ("X-Cordon-Page", key)])
     assert r.status == 200, r
+
+
+# PER-5: what a cookie-authenticated request may reach, with its status
+# once the page key rides along (an unknown approval: refused, unchanged).
+COOKIE_TARGETS = [
+    ("GET", "/api/health", b"", 200),
+    ("GET", "/api/agents", b"", 200),
+    ("POST", "/api/approvals/0123456789abcdef", b'{"decision":"deny"}', 404),
+]
+
+
+def cookie_request(c, method, target, body, headers):
+    extra = [("Content-Type", "application/json"),
+             ("Referer", f"http://127.0.0.1:{c.port}/ui/")] \
+        if method == "POST" else []
+    return c.request(method, target, auth=False, headers=headers + extra,
+                     body=body)
+
+
+def test_per5_cookie_alone_is_no_session(c):
+    """The cookie reaches every port of 127.0.0.1; replayed alone, even
+    with every header a browser would send, it authenticates nothing.
+    The page key, which only the dashboard's origin holds, does."""
+    sid, key = c.session()
+    cookie = [("Cookie", f"cordon_session={sid}")]
+    for method, target, body, status in COOKIE_TARGETS:
+        r = cookie_request(c, method, target, body, cookie)
+        assert_error(r, 401, "unauthorized")
+        r = cookie_request(c, method, target, body,
+                           [("X-Cordon-Page", key)])
+        assert_error(r, 401, "unauthorized")
+        r = cookie_request(c, method, target, body,
+                           session_headers(sid, key))
+        assert r.status == status, (target, r)
+    assert_untouched(c, code_unspent=False)
+
+
+def test_per5_wrong_page_key_401(c):
+    """Any page key but the session's own: 401 with the fixed body, no
+    echo; the key of another live session is no key for this one."""
+    sid, key = c.session()
+    code = c.request("POST", "/api/login-code", headers=[
+        ("Content-Type", "application/json")], body=b"{}").json()["code"]
+    sid2, key2 = c.session(code)
+    assert key2 != key
+    flip = key[:-1] + ("0" if key[-1] != "0" else "1")
+    wrong = [[key2], [flip], [key[:-1]], [key + "0"], [key.upper()],
+             [""], [key + " x"], [sid], [c.token], [key, key],
+             [flip, key], [key, flip]]
+    for vals in wrong:
+        for method, target, body, _ in COOKIE_TARGETS:
+            hdrs = [("Cookie", f"cordon_session={sid}")] + \
+                [("X-Cordon-Page", v) for v in vals]
+            r = cookie_request(c, method, target, body, hdrs)
+            assert_error(r, 401, "unauthorized")
+    # Each session with its own key: both live.
+    for s, k in ((sid, key), (sid2, key2)):
+        assert c.request(auth=False, headers=session_headers(s, k)) \
+            .status == 200
+    assert_untouched(c, code_unspent=False)
 
 
 def test_per5_forged_cookie_401(c):
@@ -486,24 +554,27 @@ def test_per5_session_survives_broker_restart(cordon):
     """cordond keeps the sessions the broker issued and hands them to the
     broker it restarts: a browser stays signed in across a crash, and a
     session made by the new broker survives the next one too."""
-    sid = session_cookie(cordon.login())
+    sid, key = cordon.session()
     for n in (1, 2):
         old = cordon.daemon_pids()["broker"]
         os.kill(old, signal.SIGKILL)
         cordon.health_when(lambda h: broker_row(h)["restarts"] == n and
                            broker_row(h)["pid"] not in (None, old) and
                            h["status"] == "ok", RESTART_S)
+        # The page key, derived and not stored, holds across the restart;
+        # the cookie alone still is no session.
+        r = cordon.request(auth=False, headers=session_headers(sid, key))
+        assert r.status == 200, (n, r)
         r = cordon.request(auth=False,
                            headers=[("Cookie", f"cordon_session={sid}")])
-        assert r.status == 200, (n, r)
+        assert_error(r, 401, "unauthorized")
         if n == 1:
             code = cordon.request("POST", "/api/login-code", headers=[
                 ("Content-Type", "application/json")], body=b"{}")
             assert code.status == 200, code
-            sid = session_cookie(cordon.login(code.json()["code"]))
+            sid, key = cordon.session(code.json()["code"])
     forged = secrets.token_hex(32)
-    r = cordon.request(auth=False,
-                       headers=[("Cookie", f"cordon_session={forged}")])
+    r = cordon.request(auth=False, headers=session_headers(forged, key))
     assert_error(r, 401, "unauthorized")
 
 
@@ -521,7 +592,7 @@ def test_per10_favicon_answered_and_not_recorded(cordon):
 
 
 def test_per5_token_never_in_responses(c):
-    sid = session_cookie(c.login())
+    sid, key = c.session()
     probes = [
         dict(), dict(auth=False), dict(target="/api/nope"),
         dict(method="PUT"), dict(target="/ui/", auth=False),
@@ -531,6 +602,7 @@ def test_per5_token_never_in_responses(c):
         dict(headers=[("Origin", "null")]),
         dict(headers=[("Sec-Fetch-Site", "cross-site")]),
         dict(auth=False, headers=[("Cookie", f"cordon_session={sid}")]),
+        dict(auth=False, headers=session_headers(sid, key)),
         dict(method="POST", headers=[("Content-Type", "application/json")],
              body=b"{}"),
         dict(target="/api/health?token=" + c.token),

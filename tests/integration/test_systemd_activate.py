@@ -575,12 +575,14 @@ def test_su4_login_url_minted_by_token_holder(machine):
     st, hdrs, _ = machine.request("GET", target, auth=False)
     assert st == 303 and "cordon_session=" in hdrs.get("Set-Cookie", "")
     cookie = hdrs["Set-Cookie"].split(";")[0]
+    key = hdrs["Location"].partition("/ui/#page=")[2]
     st, _, _ = machine.request("GET", target, auth=False)
     assert st == 401  # one-time
-    # A session cookie cannot mint a code; no credentials at all: 401.
+    # A session (cookie and page key) cannot mint a code; no credentials
+    # at all: 401.
     st, _, body = machine.request(
         "POST", "/api/login-code", {}, auth=False,
-        headers={"Cookie": cookie,
+        headers={"Cookie": cookie, "X-Cordon-Page": key,
                  "Referer": f"http://127.0.0.1:{machine.port}/ui/"})
     assert st == 403 and json.loads(body)["error"] == "bearer-required"
     st, _, _ = machine.request("POST", "/api/login-code", {}, auth=False)

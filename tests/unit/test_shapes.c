@@ -48,6 +48,8 @@ static const struct row {
     /* cordond */
     ROW("MSG_SESSION_ADD", session_add_shape,
 	"{\"id\":\"0123456789abcdef0123456789abcdef"
+	"0123456789abcdef0123456789abcdef\","
+	"\"page\":\"0123456789abcdef0123456789abcdef"
 	"0123456789abcdef0123456789abcdef\"}"),
     ROW("MSG_PEER_BAD", peer_bad_shape, "{\"peer\":\"spawner\"}"),
     /* broker */
