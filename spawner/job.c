@@ -68,8 +68,8 @@ struct job {
 	int j_cut;	      /* events dropped past LIM_JOB_EVENTS_BYTES */
 	int j_lost_unaudited; /* found lost; its job.end not yet sent */
 	uint64_t j_events, j_bytes;
-	uint64_t j_cur_line, j_cur_pos; /* where the last page ended */
-	int j_fd; /* the events file while it runs, else -1 */
+	struct job_cursor j_cur; /* where the last page of events ended */
+	int j_fd;		 /* the events file while it runs, else -1 */
 	struct run *j_run;
 	struct ipc_conn *j_conn; /* the MSG_JOB_START's channel, answered */
 	unsigned int j_gen;	 /* once the job is listed */
@@ -746,58 +746,22 @@ job_get_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 }
 
 /*
- * Find where line off starts in the events file, from the job's cursor
- * (where the last page ended) when off is at or past it, else from the
- * top, counting newlines a block at a time.  -1: the file ends first.
- */
-static int
-job_seek_line(struct job *j, int fd, uint64_t off, uint64_t *pos)
-{
-	char blk[16384];
-	uint64_t line = 0, at = 0;
-	const char *p, *nl, *end;
-	ssize_t n;
-
-	if (off >= j->j_cur_line) {
-		line = j->j_cur_line;
-		at = j->j_cur_pos;
-	}
-	*pos = at;
-	while (line < off) {
-		if ((n = pread(fd, blk, sizeof(blk), (off_t)at)) <= 0)
-			return -1;
-		end = blk + n;
-		for (p = blk; line < off &&
-			      (nl = memchr(p, '\n', (size_t)(end - p))) != NULL;
-		     p = nl + 1)
-			line++, *pos = at + (uint64_t)(nl + 1 - blk);
-		at += (uint64_t)n;
-	}
-	return 0;
-}
-
-/*
  * Events from line offset on, at most limit of them and at most
- * JOB_PAGE_BYTES of lines (one at least, however long); next is where
- * the following page starts.  An offset past the end is refused; at
- * the end, none.  Only the page is read, from where the previous page
- * ended when the client reads on in order: the event loop never reads
- * the whole file for one page.
+ * JOB_PAGE_BYTES of lines (one at least, however long; job_page.c);
+ * next is where the following page starts.  An offset past the end is
+ * refused; at the end, none.
  */
 void
 job_events_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 {
-	struct json_object *o, *arr, *ev;
+	struct json_object *o, *arr;
 	long long off = json_shape_int(m->m_obj, "offset", 0);
 	long long lim = json_shape_int(m->m_obj, "limit", 1);
-	char name[32], *buf = NULL;
-	const char *p, *nl, *end;
-	uint64_t taken = 0, pos = 0;
+	uint64_t taken = 0;
 	struct stat st;
 	struct job *j;
-	size_t want;
-	ssize_t n;
-	int fd = -1;
+	char name[32];
+	int fd;
 
 	if ((j = job_arg(c, m)) == NULL)
 		return;
@@ -808,42 +772,13 @@ job_events_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	job_name(name, sizeof(name), j, "jsonl");
 	arr = json_object_new_array();
 	if ((fd = openat(jobs_dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) !=
-		-1 &&
-	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_size <= LIM_JOB_EVENTS_BYTES && st.st_size > 0 &&
-	    job_seek_line(j, fd, (uint64_t)off, &pos) == 0 &&
-	    pos < (uint64_t)st.st_size) {
-		want = (size_t)st.st_size - (size_t)pos;
-		if (want > JOB_PAGE_BYTES)
-			want = JOB_PAGE_BYTES;
-		/* A first line longer than a page is read whole. */
-		if ((buf = malloc(want)) != NULL &&
-		    (n = pread(fd, buf, want, (off_t)pos)) > 0 &&
-		    memchr(buf, '\n', (size_t)n) == NULL &&
-		    (size_t)n == JOB_PAGE_BYTES) {
-			want = (size_t)st.st_size - (size_t)pos;
-			free(buf);
-			if ((buf = malloc(want)) != NULL)
-				n = pread(fd, buf, want, (off_t)pos);
-		}
-		for (p = buf, end = buf == NULL || n <= 0 ? buf : buf + n;
-		     p < end && taken < (uint64_t)lim; p = nl + 1) {
-			if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
-				break; /* past the page, or still being written
-					*/
-			taken++;
-			if ((ev = json_parse_object(
-				 p, (size_t)(nl - p), JSON_MAX_DEPTH)) != NULL)
-				json_object_array_add(arr, ev);
-		}
-		if (taken > 0) {
-			j->j_cur_line = (uint64_t)off + taken;
-			j->j_cur_pos = pos + (uint64_t)(p - buf);
-		}
-	}
-	free(buf);
-	if (fd != -1)
+	    -1) {
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_size <= LIM_JOB_EVENTS_BYTES)
+			taken = job_page(fd, (uint64_t)st.st_size, &j->j_cur,
+			    (uint64_t)off, (uint64_t)lim, JOB_PAGE_BYTES, arr);
 		close(fd);
+	}
 	o = json_object_new_object();
 	json_object_object_add(o, "events", arr);
 	json_object_object_add(

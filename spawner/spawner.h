@@ -300,6 +300,17 @@ void job_start_h(struct ipc_conn *, struct ipc_msg *, void *);
 void job_list_h(struct ipc_conn *, struct ipc_msg *, void *);
 void job_get_h(struct ipc_conn *, struct ipc_msg *, void *);
 void job_events_h(struct ipc_conn *, struct ipc_msg *, void *);
+/* job_page.c: where the last page of a job's events ended. */
+struct job_cursor {
+	uint64_t jc_line, jc_pos; /* a line number and its byte offset */
+};
+/*
+ * Into arr, the JSONL lines of fd (size bytes) from line off on: at most
+ * lim, and at most page bytes of them (one at least, however long); a
+ * line not yet ended is not one.  Moves cur past them.  How many.
+ */
+uint64_t job_page(int fd, uint64_t size, struct job_cursor *cur, uint64_t off,
+    uint64_t lim, size_t page, struct json_object *arr);
 void job_wait_h(struct ipc_conn *, struct ipc_msg *, void *);
 void job_cancel_h(struct ipc_conn *, struct ipc_msg *, void *);
 
