@@ -65,7 +65,7 @@ chat_write(struct vault *v, const char *prompt, const char *resp, int i)
 		if (vault_exists(dfd, name) == 0)
 			break;
 	}
-	if (vault_stage(v, dfd, body, len, tmp) == -1 ||
+	if (vault_stage(v, dfd, body, len, tmp, NULL) == -1 ||
 	    vault_publish(dfd, tmp, name, 0) == -1)
 		goto out;
 	r = 0;

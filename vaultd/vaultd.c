@@ -46,16 +46,17 @@
 /*
  * A note waiting for auditd.  Ordering (AU-6, docs/audit.md): the
  * vault.write record with the final path and byte count goes to auditd
- * first, and while auditd makes it durable the note is written and
- * fsynced as a hidden temp; only once the record is acknowledged and the
- * temp is complete is it renamed into place.  So a note never becomes
- * visible without its record, and the record is a durable intent: if
- * auditd is down or refuses, the temp is removed and the sender gets
- * "audit-unavailable"; if the temp cannot be written, the record stands
- * for a note that never appeared and the sender gets "write-failed"; a
- * crash before the rename leaves a record for a note that never
- * appeared (and a temp that the next start sweeps away).  An audit trail
- * may over-report an attempt, never miss a write.
+ * once the note's bytes are written to a hidden temp (a full disk
+ * refuses the note there, "write-failed", and no record is made), and
+ * while auditd makes it durable the temp is fsynced; only once the record
+ * is acknowledged and the temp is complete is it renamed into place.  So
+ * a note never becomes visible without its record, and the record is a
+ * durable intent: if auditd is down or refuses, the temp is removed and
+ * the sender gets "audit-unavailable"; if the temp's fsync fails, the
+ * record stands for a note that never appeared and the sender gets
+ * "write-failed"; a crash before the rename leaves a record for a note
+ * that never appeared (and a temp that the next start sweeps away).  An
+ * audit trail may over-report an attempt, never miss a write.
  */
 struct vault_pending {
 	LIST_ENTRY(vault_pending) vp_entry;
@@ -318,40 +319,51 @@ vault_audit_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 }
 
 /*
- * Ask auditd for the record, sent at once, and stage body in p's
- * directory while auditd syncs it: the record's fdatasync and the temp's
- * fsync overlap.  The rest happens in vault_audit_cb, which also answers
- * a failed stage.  Takes p (answered and freed on failure), body and rec.
+ * Write body to a temp in p's directory, ask auditd for the record, and
+ * fsync the temp while auditd syncs the record: the two syncs overlap.
+ * The rest happens in vault_audit_cb, which also answers a failed
+ * fsync.  Takes p (answered and freed on failure), body and rec.
  */
 static void
 vault_commit(
     struct vault_pending *p, char *body, size_t len, struct json_object *rec)
 {
 	struct ipc_conn *audit = vault.v_d.d_peers[PROC_AUDITD];
-	int sent;
+	int sent, fd;
 
 	p->vp_bytes = len;
 	LIST_INSERT_HEAD(&vault_pendings, p, vp_entry);
 	vault_npending++;
 	json_object_object_add(
 	    rec, "bytes", json_object_new_int64((int64_t)len));
+	/* VA-4: the bytes are written before the record is asked for, so a
+	 * full disk refuses the note without a record claiming it. */
+	if (vault_stage(&vault, p->vp_dirfd, body, len, p->vp_tmp, &fd) == -1) {
+		log_warn("cannot stage a note");
+		json_object_put(rec);
+		free(body);
+		vault_answer(p, VE_WRITE_FAILED);
+		vault_pending_free(p);
+		return;
+	}
+	free(body);
 	/* Its own bound: the whole write stays under the spawner's wait
 	 * for the answer (above). */
 	sent = audit != NULL && audit_emit_within(audit, rec, VAULT_AUDIT_WAIT,
 				    vault_audit_cb, p) == 0;
 	json_object_put(rec);
 	if (!sent) {
+		close(fd);
+		vault_discard(p->vp_dirfd, p->vp_tmp);
 		vault_answer(p, VE_AUDIT);
 		vault_pending_free(p);
 	} else {
 		ipc_flush(audit);
-		if (vault_stage(&vault, p->vp_dirfd, body, len, p->vp_tmp) ==
-		    -1)
+		if (vault_stage_sync(p->vp_dirfd, p->vp_tmp, fd) == -1)
 			log_warn("cannot stage a note");
 		else
 			p->vp_staged = 1;
 	}
-	free(body);
 }
 
 /* A write refused before vault_commit: answer e, free p and body. */

@@ -66,11 +66,14 @@ int vault_open_in(
 int vault_exists(int dirfd, const char *name);
 /*
  * Stage len bytes in a fresh temp file in dirfd: O_CREAT|O_EXCL|
- * O_NOFOLLOW, write, fsync, close.  tmp receives its name.  0 or -1 (and
- * nothing left behind).
+ * O_NOFOLLOW, write, then fsync and close.  tmp receives its name.  With
+ * fdp, the temp is written only and its fd left in *fdp for
+ * vault_stage_sync.  0 or -1 (and nothing left behind).
  */
 int vault_stage(struct vault *, int dirfd, const void *buf, size_t len,
-    char tmp[VAULT_TMP_NAME]);
+    char tmp[VAULT_TMP_NAME], int *fdp);
+/* fsync and close a temp vault_stage wrote.  0 or -1 (temp removed). */
+int vault_stage_sync(int dirfd, const char *tmp, int fd);
 /*
  * Publish a staged temp as name: renameat2 (RENAME_NOREPLACE unless
  * replace), then fsync the directory.  On failure the temp is removed.

@@ -141,7 +141,7 @@ vault_discard(int dirfd, const char *tmp)
 
 int
 vault_stage(struct vault *v, int dirfd, const void *buf, size_t len,
-    char tmp[VAULT_TMP_NAME])
+    char tmp[VAULT_TMP_NAME], int *fdp)
 {
 	char hex[17];
 	int fd, saved;
@@ -152,7 +152,26 @@ vault_stage(struct vault *v, int dirfd, const void *buf, size_t len,
 	fd = vault_open_in(v, dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	if (fd == -1)
 		return -1;
-	if (write_full(fd, buf, len) == -1 || fsync(fd) == -1) {
+	if (write_full(fd, buf, len) == -1) {
+		saved = errno;
+		close(fd);
+		vault_discard(dirfd, tmp);
+		errno = saved;
+		return -1;
+	}
+	if (fdp != NULL) {
+		*fdp = fd;
+		return 0;
+	}
+	return vault_stage_sync(dirfd, tmp, fd);
+}
+
+int
+vault_stage_sync(int dirfd, const char *tmp, int fd)
+{
+	int saved;
+
+	if (fsync(fd) == -1) {
 		saved = errno;
 		close(fd);
 		vault_discard(dirfd, tmp);
