@@ -290,12 +290,14 @@ jobs_audit_lost(void)
 /* ---- the run's sink (struct run_sink_ops) ---- */
 
 static const struct run_sink_ops job_ops;
+static void job_append(struct job *, struct json_object *, int);
 
 /* Run r's sink, a job: its events file made, nothing listed yet. */
 int
 job_open(struct run *r, struct ipc_conn *c, const struct ipc_msg *m,
     const char **code)
 {
+	struct json_object *o;
 	struct job *j;
 	char name[32];
 
@@ -316,6 +318,23 @@ job_open(struct run *r, struct ipc_conn *c, const struct ipc_msg *m,
 	    0600);
 	if (j->j_fd == -1) {
 		log_warn("job %s: events file", j->j_id);
+		free(j);
+		return -1;
+	}
+	/*
+	 * A job that cannot be kept never starts: its start line and its
+	 * meta are written before anything runs, so a full disk refuses it
+	 * here.  Should the spawner die before the run starts, the next one
+	 * finds the job lost.
+	 */
+	o = run_ev("start");
+	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
+	job_append(j, o, 1);
+	json_object_put(o);
+	if (j->j_fd == -1 || job_save(j) == -1) {
+		job_remove_files(j);
+		if (j->j_fd != -1)
+			close(j->j_fd);
 		free(j);
 		return -1;
 	}
@@ -395,19 +414,15 @@ job_event(struct run *r, void *arg, struct json_object *o)
 	json_object_put(o);
 }
 
-/* Admitted (MC-2: before its checkout) or its child runs: the stream's
- * start line, job.start, the answer with the job's id. */
+/* Admitted (MC-2: before its checkout) or its child runs: job.start,
+ * the answer with the job's id. */
 static void
 job_started(struct run *r, void *arg)
 {
 	struct job *j = arg;
-	struct json_object *o = run_ev("start");
+	struct json_object *o;
 
-	j->j_started = 1;
-	json_object_object_add(o, "runId", json_object_new_string(r->r_id));
-	job_append(j, o, 1);
-	json_object_put(o);
-	(void)job_save(j);
+	j->j_started = 1; /* its start line and meta: job_open */
 	job_audit(j, 0);
 	if (spawner_broker_ok(j->j_conn, j->j_gen)) {
 		o = json_object_new_object();
