@@ -193,8 +193,8 @@ def test_au6_audit_full_starts_nothing_and_loses_nothing(home,
 
 
 def test_va4_vault_full_note_refused_without_record(home, cordon_factory):
-    """VA-4, AU-6: the vault fills.  A chat run still answers, without
-    `saved`; no temp and no partial note are left, and no vault.write
+    """VA-4, AU-6: the vault fills.  A chat run still answers, its last
+    line `unsaved` with a fixed code instead of `saved`; no temp and no partial note are left, and no vault.write
     record claims a note that does not exist.  Space freed: the next
     note is written."""
     with small_fs(home / "vault") as vdir:
@@ -206,7 +206,9 @@ def test_va4_vault_full_note_refused_without_record(home, cordon_factory):
         for i in range(3):
             r, ev = run(c, "hermes", f"hello full {i}")
             assert r.status == 200, r
-            assert [e["kind"] for e in ev] == ["start", "token", "done"], ev
+            assert [e["kind"] for e in ev] == [
+                "start", "token", "done", "unsaved"], ev
+            assert ev[-1] == {"kind": "unsaved", "error": "write-failed"}
         assert notes(c) == before
         assert not temps(vdir)
         wait_audit(c.home, lambda x: x["kind"] == "agent.invoke.complete",
@@ -274,3 +276,4 @@ def test_mc3_running_job_on_full_state_ends(home, cordon_factory):
         for ln in data.split(b"\n")[:-1]:
             json.loads(ln)
         free(sdir)
+
