@@ -277,3 +277,102 @@ def test_mc3_running_job_on_full_state_ends(home, cordon_factory):
             json.loads(ln)
         free(sdir)
 
+
+def test_mc2_worktree_run_on_full_state_leaves_nothing(tmp_path, monkeypatch,
+                                                       cordon_factory):
+    """MC-2, MC-3: with the state dir full, a worktree run is refused
+    before its agent starts, and leaves no worktree dir, no branch and
+    no git admin entry behind; space freed, the next one works."""
+    from test_worktree import MANIFESTS as WT, git, make_repo, refs
+    server_env(monkeypatch)
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    repo = make_repo(str(repos / "r"))
+    extra = {n: t.replace("{repos}", str(repos)) for n, t in WT.items()}
+    home = make_agents_home(tmp_path, extra=extra)
+    with small_fs(home / "state") as sdir:
+        c = cordon_factory(home=home)
+        before = refs(repo)
+        admin = sorted(os.listdir(os.path.join(repo, ".git")))
+        fill(sdir)
+        r = post_json(c, "/api/agents/wt/run",
+                      {"prompt": "x", "worktree": repo})
+        assert r is not None and r.status == 500, r
+        assert r.json()["error"] == "worktree-failed", r
+        assert refs(repo) == before
+        assert sorted(os.listdir(os.path.join(repo, ".git"))) == admin
+        listed = git("worktree", "list", "--porcelain", cwd=repo)
+        assert [ln for ln in listed.splitlines()
+                if ln.startswith("worktree ")] == [f"worktree {repo}"]
+        wdir = os.path.join(sdir, "worktrees")
+        assert not os.path.isdir(wdir) or os.listdir(wdir) == []
+        assert c.request("GET", "/api/worktrees").json()["worktrees"] == []
+        free(sdir)
+        r = post_json(c, "/api/agents/wt/run",
+                      {"prompt": "x", "worktree": repo})
+        assert r is not None and r.status == 200, r
+        done = [e for e in (json.loads(x) for x in r.body.split(b"\n")
+                            if x) if e["kind"] == "done"]
+        assert done and "worktree" in done[-1], r
+
+
+def test_au7_rollover_on_a_full_disk_keeps_the_chain(tmp_path):
+    """AU-6, AU-7: the disk is full when the day rolls over: the heads
+    anchor cannot be rewritten (the heads file stays as it was, whole),
+    the new day's first record is refused and auditd exits; restarted
+    with space, the chain continues from the old day's last line into the
+    new day and verifies against the heads."""
+    from audit_util import (MSG_AUDIT_RECORD_OK, MSG_ERROR, Auditd,
+                            day_files, http_rec)
+    from test_audit import next_midnight, offset_to
+    midnight = next_midnight() + 86400 * 9
+    offset = offset_to(midnight - (4.0 if SLOW else 2.5))
+
+    def record(a, n):
+        rep = a.peers["broker"].record(http_rec(n))
+        assert rep[0] == MSG_AUDIT_RECORD_OK, rep
+        return rep[1]["seq"]
+
+    with small_fs(tmp_path / "home" / "audit") as adir:
+        acked = []
+        for n in range(2):  # a stop anchors the head in the heads file
+            a = Auditd(adir, clock_offset=offset)
+            try:
+                acked.append(record(a, n))
+                if n == 0:
+                    assert a.stop() == 0
+            finally:
+                if n == 0 and a.proc.poll() is None:
+                    a.kill()
+        try:
+            with open(os.path.join(adir, "heads"), "rb") as f:
+                heads = f.read()
+            assert heads.endswith(b"\n") and b"seq=1 " in heads, heads
+            fill(adir)
+            time.sleep(max(0.0, midnight - (time.time() + offset)) + 0.3)
+            rep = a.peers["broker"].record(http_rec(99))
+            assert rep == (MSG_ERROR, {"error": "store-failed"}), rep
+            assert a.proc.wait(10) == 1
+        finally:
+            if a.proc.poll() is None:
+                a.kill()
+        assert "(rollover)" in a.stderr()
+        assert "heads file: No space left on device" in a.stderr()
+        with open(os.path.join(adir, "heads"), "rb") as f:
+            assert f.read() == heads
+        free(adir)
+        a = Auditd(adir, clock_offset=offset)
+        try:
+            acked.append(record(a, 100))
+            assert a.stop() == 0
+        finally:
+            if a.proc.poll() is None:
+                a.kill()
+        d1 = time.strftime("%Y-%m-%d", time.gmtime(midnight - 1))
+        d2 = time.strftime("%Y-%m-%d", time.gmtime(midnight))
+        assert day_files(adir) == [f"{d1}.jsonl", f"{d2}.jsonl"]
+        recs = check_chain(adir)
+        assert [r["seq"] for r in recs] == acked == [1, 2, 3], recs
+        assert recs[-1]["ts"].startswith(d2), recs
+        p = cordon_audit("verify", "--home", os.path.dirname(adir))
+        assert p.returncode == 0 and p.stdout.startswith("ok 3 records"), p
