@@ -13,12 +13,12 @@ import time
 
 import pytest
 
-from vault_util import temps
-from agents_util import (audit_records, make_agents_home, post_json, run,
-                         server_env, wait_audit)
+from agents_util import (audit_records, make_agents_home, post_json,
+                         procs_with_arg, run, server_env, wait_audit)
 from audit_util import check_chain, cordon_audit
-from conftest import HTTP_S, RESTART_S, SLOW
+from conftest import HTTP_S, SLOW
 from test_missions import write_missions
+from vault_util import temps
 
 FILLER = ".cordon-test-filler"
 BACK_S = 30.0 if SLOW else 15.0  # backoff tops out at 5 s per restart
@@ -376,3 +376,29 @@ def test_au7_rollover_on_a_full_disk_keeps_the_chain(tmp_path):
         assert recs[-1]["ts"].startswith(d2), recs
         p = cordon_audit("verify", "--home", os.path.dirname(adir))
         assert p.returncode == 0 and p.stdout.startswith("ok 3 records"), p
+
+
+@pytest.mark.parametrize("where", ["run", "audit"])
+def test_au6_start_on_a_full_home_refused(home, tmp_path, where):
+    """AU-6: cordon started on a full run dir (token, port, lock) or
+    audit dir refuses to start, says so, and leaves no process; started
+    again with space, it runs."""
+    from conftest import Cordon, finish
+    with small_fs(home / where) as d:
+        os.chmod(d, 0o700)
+        fill(d)
+        c = Cordon(home, ["--allow-root"])
+        try:
+            assert not c.launch().ready_or_exit()
+        finally:
+            c.close()
+        assert c.returncode == 1, c.stderr()
+        assert "No space left on device" in c.stderr()
+        # No daemon of this home is left (each is given its dirs).
+        assert procs_with_arg(str(home / "audit")) == []
+        free(d)
+        c = Cordon(home, ["--allow-root"])
+        try:
+            c.start()
+        finally:
+            finish(c)
