@@ -67,6 +67,7 @@ struct job {
 	int j_truncated;      /* the run's output was cut (SP-9) */
 	int j_cut;	      /* events dropped past LIM_JOB_EVENTS_BYTES */
 	int j_lost_unaudited; /* found lost; its job.end not yet sent */
+	int j_unsaved;	      /* its last meta could not be written */
 	uint64_t j_events, j_bytes;
 	struct job_cursor j_cur; /* where the last page of events ended */
 	int j_fd;		 /* the events file while it runs, else -1 */
@@ -146,9 +147,9 @@ job_json(const struct job *j)
 	return o;
 }
 
-/* ID.json, atomically.  0 or -1. */
+/* ID.json, atomically.  0 or -1 (and the job marked unsaved). */
 static int
-job_save(const struct job *j)
+job_save(struct job *j)
 {
 	struct json_object *o = job_json(j);
 	char name[32];
@@ -162,8 +163,21 @@ job_save(const struct job *j)
 	    atomic_write_at(jobs_dfd, name, s, len, 0600, (uid_t)-1, (gid_t)-1);
 	if (rc == -1)
 		log_warn("job %s: meta", j->j_id);
+	j->j_unsaved = rc == -1;
 	json_object_put(o);
 	return rc;
+}
+
+/* A meta written proves room again: the ones that failed are redone,
+ * so a job that ended on a full disk is not `running` there for long. */
+static void
+jobs_resave(void)
+{
+	struct job *j;
+
+	TAILQ_FOREACH (j, &jobs, j_entry)
+		if (j->j_unsaved && job_save(j) == -1)
+			return;
 }
 
 static void
@@ -338,6 +352,7 @@ job_open(struct run *r, struct ipc_conn *c, const struct ipc_msg *m,
 		free(j);
 		return -1;
 	}
+	jobs_resave();
 	spawner_req_keep(c, m, &j->j_conn, &j->j_gen, &j->j_req);
 	job_insert(j);
 	r->r_sink = &job_ops;

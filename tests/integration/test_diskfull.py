@@ -254,7 +254,7 @@ def test_mc3_job_start_on_full_state_refused(home, cordon_factory):
 def test_mc3_running_job_on_full_state_ends(home, cordon_factory):
     """MC-3: a running job whose events no longer fit ends all the same
     (never `running` forever), says its events were cut, and its meta on
-    disk stays whole JSON."""
+    disk stays whole JSON; once there is room again, it says so too."""
     with small_fs(home / "state") as sdir:
         c = cordon_factory(home=home)
         at = time.time() + (4.0 if SLOW else 2.0)
@@ -276,6 +276,13 @@ def test_mc3_running_job_on_full_state_ends(home, cordon_factory):
         for ln in data.split(b"\n")[:-1]:
             json.loads(ln)
         free(sdir)
+        # The next job's start proves room: the ended job's meta on disk
+        # is brought up to date, no longer `running`.
+        r = post_json(c, "/api/agents/hermes/jobs", {"prompt": "hi"})
+        assert r.status == 200, r
+        with open(os.path.join(sdir, "jobs", f"{jid}.json")) as f:
+            meta = json.load(f)
+        assert meta == j, (meta, j)
 
 
 def test_mc2_worktree_run_on_full_state_leaves_nothing(tmp_path, monkeypatch,
