@@ -41,6 +41,7 @@ test_pkgs=(
 	curl
 	openssl                  # the egress route tests' test CA
 	jq                       # the admin docs' jq recipes run on a trail
+	e2fsprogs                # mkfs.ext4: the full-disk tests' loop image
 )
 
 case $mode in
