@@ -108,6 +108,7 @@ static int
 set_aside(struct audit_store *st, int fd, const char *day, const char *torn,
     size_t tornlen, off_t cut)
 {
+	struct stat sb;
 	char name[40];
 	int tfd;
 
@@ -116,7 +117,15 @@ set_aside(struct audit_store *st, int fd, const char *day, const char *torn,
 	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (tfd == -1)
 		return -1;
+	if (fstat(tfd, &sb) == -1) {
+		close(tfd);
+		return -1;
+	}
 	if (write_full(tfd, torn, tornlen) == -1 || fdatasync(tfd) == -1) {
+		/* A full disk: what was set aside before stays as it was, so
+		 * the retry at the next start sets the tail aside once. */
+		if (ftruncate(tfd, sb.st_size) == -1)
+			log_warn("%s", name);
 		close(tfd);
 		return -1;
 	}

@@ -430,3 +430,44 @@ def test_au6_start_on_a_full_home_refused(home, tmp_path, where):
             c.start()
         finally:
             finish(c)
+
+
+def test_au6_torn_tail_set_aside_once_on_a_full_disk(tmp_path):
+    """AU-6: a torn last line that cannot be set aside for want of space
+    stops auditd's start and leaves the .torn file as it was, at every
+    retry; once there is room, the tail is in it exactly once and the
+    chain continues from the last whole line."""
+    from audit_util import MSG_AUDIT_RECORD_OK, Auditd, day_files, http_rec
+    with small_fs(tmp_path / "home" / "audit") as adir:
+        a = Auditd(adir)
+        for n in range(3):
+            assert a.peers["broker"].record(http_rec(n))[0] == \
+                MSG_AUDIT_RECORD_OK
+        a.kill()  # no shutdown anchor
+        path = os.path.join(adir, day_files(adir)[0])
+        torn = b'{"ts":"2026-01-01T00:00:00.000Z","id":"x","seq":4,"pr' * 4
+        with open(path, "ab") as f:
+            f.write(torn)
+        # What an earlier restart set aside: its last page has less room
+        # left than this tail needs, so the new tail fits only in part.
+        earlier = b"x" * (4096 - len(torn) // 2)
+        with open(path + ".torn", "wb") as f:
+            f.write(earlier)
+        fill(adir)
+        for _ in range(2):
+            with pytest.raises(AssertionError, match="did not start"):
+                Auditd(adir)
+            with open(path + ".torn", "rb") as f:
+                assert f.read() == earlier
+        free(adir)
+        a = Auditd(adir)
+        try:
+            rep = a.peers["broker"].record(http_rec(9))
+            assert rep == (MSG_AUDIT_RECORD_OK, {"seq": 4}), rep
+            assert a.stop() == 0
+        finally:
+            if a.proc.poll() is None:
+                a.kill()
+        with open(path + ".torn", "rb") as f:
+            assert f.read() == earlier + torn
+        assert [r["seq"] for r in check_chain(adir)] == [1, 2, 3, 4]
