@@ -563,11 +563,15 @@ agents_run_event_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		return;
 	}
 	json_object_object_del(o, "runId");
+	if (strcmp(kind, "unsaved") == 0) {
+		stream_free(s);
+		return;
+	}
 	if (strcmp(kind, "done") == 0) {
 		end = !json_object_object_get_ex(o, "pending", &v) ||
 		      !json_object_get_boolean(v);
 		json_object_object_del(o, "pending");
-	} else if (strcmp(kind, "saved") == 0 || strcmp(kind, "unsaved") == 0)
+	} else if (strcmp(kind, "saved") == 0)
 		end = 1;
 	else if (strcmp(kind, "token") == 0 &&
 		 json_object_object_get_ex(o, "text", &v) &&

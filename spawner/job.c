@@ -372,8 +372,7 @@ job_append(struct job *j, struct json_object *o, int last)
 	if (j->j_fd == -1)
 		return;
 	s = json_object_to_json_string_length(o, JOB_JSON_FLAGS, &len);
-	/* The last events (error, done, (un)saved) always fit: they are small.
-	 */
+	/* The last events (error, done, saved) always fit: they are small. */
 	if (!last && j->j_bytes + len + 1 > LIM_JOB_EVENTS_BYTES - 4096) {
 		j->j_cut = 1;
 		return;
@@ -406,8 +405,8 @@ job_event(struct run *r, void *arg, struct json_object *o)
 	struct json_object *v;
 	long long code;
 
-	if (kind == NULL) {
-		json_object_put(o);
+	if (kind == NULL || strcmp(kind, "unsaved") == 0) {
+		json_object_put(o); /* the stream's internal end, never sent */
 		return;
 	}
 	if (strcmp(kind, "done") == 0) {
@@ -426,7 +425,7 @@ job_event(struct run *r, void *arg, struct json_object *o)
 		snprintf(j->j_errclass, sizeof(j->j_errclass), "%s", ec);
 	job_append(j, o,
 	    strcmp(kind, "error") == 0 || strcmp(kind, "done") == 0 ||
-		strcmp(kind, "saved") == 0 || strcmp(kind, "unsaved") == 0);
+		strcmp(kind, "saved") == 0);
 	json_object_put(o);
 }
 

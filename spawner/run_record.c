@@ -78,29 +78,6 @@ static unsigned int notes_sending;
 
 static int run_note_send(struct run *);
 
-/*
- * Why a note was not saved, as the stream's last line says it: vaultd's
- * own fixed code, "unavailable" when vaultd did not answer, else
- * "internal".  Never anything vaultd sent beyond the fixed set.
- */
-static const char *
-run_note_error(const struct ipc_msg *m)
-{
-	static const char *const codes[] = {
-	    "write-failed", "audit-unavailable", "busy", "exists"};
-	const char *code;
-	size_t i;
-
-	if (m == NULL)
-		return "unavailable";
-	if (m->m_type == MSG_ERROR &&
-	    (code = json_get_str(m->m_obj, "error", 32)) != NULL)
-		for (i = 0; i < nitems(codes); i++)
-			if (strcmp(code, codes[i]) == 0)
-				return codes[i];
-	return "internal";
-}
-
 /* vaultd's answer, or none (m NULL): saved or unsaved, and the run over. */
 static void
 run_note_end(struct run *r, struct ipc_msg *m)
@@ -116,11 +93,8 @@ run_note_end(struct run *r, struct ipc_msg *m)
 		json_object_object_add(o, "path", json_object_new_string(path));
 		json_object_object_add(
 		    o, "bytes", json_object_new_int64(bytes));
-	} else {
-		o = run_ev("unsaved"); /* VA-4: the stream's last line */
-		json_object_object_add(
-		    o, "error", json_object_new_string(run_note_error(m)));
-	}
+	} else
+		o = run_ev("unsaved"); /* ends the stream; not forwarded */
 	run_audit_end(r);
 	run_event(r, o);
 	run_over(r, NULL);

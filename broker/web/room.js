@@ -70,7 +70,6 @@ function metaLine(m) {
     line.append(h('span', 'meta', 'saved to ', a,
       Number.isFinite(m.saved.bytes) ? ` (${fmtBytes(m.saved.bytes)})` : ''));
   }
-  if (m.unsaved) line.append(pill(`not saved: ${m.unsaved}`, 'warn'));
   return line;
 }
 
@@ -197,10 +196,6 @@ export function foldEvent(m, ev) {
   case 'saved':
     if (typeof ev.path === 'string')
       m.saved = { path: ev.path, bytes: Number.isFinite(ev.bytes) ? ev.bytes : undefined };
-    break;
-  case 'unsaved': // VA-4: the note could not be written; a fixed code
-    if (typeof ev.error !== 'string') return false;
-    m.unsaved = ev.error;
     break;
   default:
     return false;

@@ -163,9 +163,7 @@ export async function startContract({ notImplemented = false, skewMs = 0, egress
         reason: "the agent could not reach its model API: this agent's sandbox has network: none" });
     }
     line({ kind: 'done', exitCode: st.cancelled ? 143 : 0, durationMs: 321, truncated: false });
-    // VA-4: a note that could not be written ends the stream unsaved.
-    if (!st.cancelled && !tools && prompt.includes('unsaved')) line({ kind: 'unsaved', error: 'write-failed' });
-    else if (!st.cancelled && !tools) line({ kind: 'saved', path: '00_Inbox/cordon/chats/2026-01-01-0000-demo-0badc0de.md', bytes: 99 });
+    if (!st.cancelled && !tools) line({ kind: 'saved', path: '00_Inbox/cordon/chats/2026-01-01-0000-demo-0badc0de.md', bytes: 99 });
     runs.delete(runId);
     res.end();
   }

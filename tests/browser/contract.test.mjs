@@ -329,12 +329,3 @@ test('VA-5: a chat note title cut from its prompt is shown cut at a word, with "
   const mine = note('My own title', 'Summarise the whole thing');
   assert.equal(chatTitle(mine), mine);
 });
-
-test('VA-4: a note that could not be written says so, with its fixed code', { timeout: T }, async () => {
-  await page.click('button.new-session');
-  await page.fill('#prompt', 'unsaved note');
-  await page.keyboard.press('Control+Enter');
-  await page.waitForSelector('.msg-agent[data-state="done"]', { timeout: 10000 });
-  assert.match(await page.textContent('.msg-agent .msg-meta'), /not saved: write-failed/);
-  assert.equal(await page.locator('.msg-agent a.saved-link').count(), 0);
-});
