@@ -91,6 +91,7 @@ enum sbx_step {
 	SBX_STEP_GATE,	  /* the gate's FIFO dir (SBX-8) */
 	SBX_STEP_PROXY,	  /* EG-1: lo up, the proxy listener, handed over */
 	SBX_STEP_HOOKCFG, /* SBX-8: the CLI's config files bound read-only */
+	SBX_STEP_RUNDIR,  /* SBX-3, SBX-4: the host's /run covered */
 	SBX_STEP_MAX
 };
 
@@ -163,6 +164,9 @@ struct sandbox_run {
 					    sandbox_tmp_open's; empty when the run
 					    gets a tmpfs */
 	unsigned long long sx_tmp_bytes; /* that tmpfs's size (SP-7) */
+	char sx_runview[PATH_MAX];	 /* a root spawner's per-run dir
+					    for the view's /run; else empty
+					    (sandbox_hostrun.c) */
 	struct confine_path sx_paths[SBX_PATHS_MAX];
 	size_t sx_npaths;
 	char **sx_envp; /* the run's env with TMPDIR/TMP/TEMP = private tmp */

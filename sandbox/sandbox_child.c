@@ -59,6 +59,7 @@ static const char *const sbx_step_names[] = {
 	[SBX_STEP_PROXY - SPAWN_STEP_HOOK_BASE] = "proxy listener",
 	[SBX_STEP_HOOKCFG - SPAWN_STEP_HOOK_BASE] =
 	    "hook config read-only",
+	[SBX_STEP_RUNDIR - SPAWN_STEP_HOOK_BASE] = "cover /run",
 };
 /* clang-format on */
 

@@ -31,8 +31,45 @@ const char *sbx_runs_dir(void);
 
 /* sandbox_mnt.c, in the child: detached mounts, attached by handle. */
 int sbx_tree_clone(int fd, uint64_t set, int rw);
+int sbx_tree_readonly(int m);
 int sbx_tmpfs_new(unsigned long long size, const char *mode, uint64_t attrs);
+int sbx_scratch_tree(
+    const char *dir, unsigned long long bytes, const char *mode, uint64_t set);
 int sbx_attach_fd(int m, int to);
+
+/*
+ * A path of the ruleset beneath a dir the view covers (/tmp, /run),
+ * copied while the host is in view and shown again by handle.
+ */
+struct tmproot {
+	const char *tr_path;
+	int tr_tree;   /* its detached copy */
+	int tr_dir;    /* a directory (else a file) */
+	int tr_nested; /* beneath another such path */
+};
+int sbx_copy_under(const struct sandbox_run *, const char *dir,
+    struct tmproot *tr, size_t max, size_t *n);
+void sbx_mark_nested(struct tmproot *tr, size_t n);
+int sbx_cover_mountpoints(
+    int basefd, const char *dir, const struct tmproot *tr, size_t n);
+int sbx_attach_under(const struct tmproot *tr, size_t n);
+
+/*
+ * sandbox_hostrun.c, in the child (SBX-3, SBX-4): the host's /run, and
+ * /var/run where it is a dir of its own, covered.  Copies of the paths
+ * shown again taken while the host is in view; the covers attached once
+ * it is read-only.  0, or SBX_STEP_RUNDIR (SBX_STEP_ROOT for a copy)
+ * with errno set.
+ */
+struct sbx_runview {
+	struct tmproot rv_tr[SBX_PATHS_MAX]; /* paths under /run */
+	size_t rv_ntr;
+	int rv_run;   /* the host's /run (O_PATH), or -1: none */
+	int rv_var;   /* /var/run where not the same dir, or -1 */
+	int rv_cover; /* the cover of /run, detached, read-only */
+};
+int sbx_run_copy(const struct sandbox_run *, struct sbx_runview *);
+int sbx_run_cover(struct sbx_runview *);
 /* 0, or an SBX_STEP_* with errno set. */
 int sbx_child_mounts(const struct sandbox_run *);
 

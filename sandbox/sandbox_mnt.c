@@ -4,7 +4,8 @@
  * write roots copied in by handle and writable; a private /tmp with the
  * roots under /tmp shown again in it; a fresh /proc; the gate's FIFO
  * dir (SBX-8); the CLI's config files read-only (SBX-8, sandbox_cfg.c);
- * cordon's socket dir covered.  No logging, no allocation.
+ * the host's /run (SBX-3, sandbox_hostrun.c) and cordon's socket dir
+ * covered.  No logging, no allocation.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -79,6 +80,14 @@ sbx_tree_clone(int fd, uint64_t set, int rw)
 		return -1;
 	}
 	return t;
+}
+
+/* The detached mount m and all beneath it made read-only: 0 or -1. */
+int
+sbx_tree_readonly(int m)
+{
+	return setattr_at(
+	    m, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
 }
 
 /* A detached tmpfs of size bytes and mode: its mount fd, or -1. */
@@ -179,33 +188,25 @@ mkdirs_at(int dfd, const char *rel)
 	return 0;
 }
 
-/* A path of the ruleset, shown again in the agent's view by handle. */
-struct tmproot {
-	const char *tr_path;
-	int tr_tree;   /* its detached copy */
-	int tr_dir;    /* a directory (else a file) */
-	int tr_nested; /* beneath another root under /tmp */
-};
-
-/* The mountpoint for a root under /tmp, made inside the private tmp. */
+/* The mountpoint for a path under a covered dir, made in its cover. */
 static int
-tmp_mountpoint(int tmpfd, const struct tmproot *tr)
+cover_mountpoint(int basefd, size_t skip, const struct tmproot *tr)
 {
 	char parent[PATH_MAX], *slash;
-	const char *rel = tr->tr_path + 5; /* past "/tmp/" */
+	const char *rel = tr->tr_path + skip; /* past "/tmp/", "/run/" */
 	int fd;
 
 	if (tr->tr_dir)
-		return mkdirs_at(tmpfd, rel);
+		return mkdirs_at(basefd, rel);
 	if (snprintf(parent, sizeof(parent), "%s", rel) >= (int)sizeof(parent))
 		return -1;
 	if ((slash = strrchr(parent, '/')) != NULL) {
 		*slash = '\0';
-		if (mkdirs_at(tmpfd, parent) == -1)
+		if (mkdirs_at(basefd, parent) == -1)
 			return -1;
 	}
 	fd = openat(
-	    tmpfd, rel, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	    basefd, rel, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd == -1)
 		return -1;
 	close(fd);
@@ -213,24 +214,124 @@ tmp_mountpoint(int tmpfd, const struct tmproot *tr)
 }
 
 /*
- * The run's /tmp, detached: a tmpfs of its own bounded size (SP-7), or,
- * for a spawner running as root (whose ids the user namespace cannot
- * map, so it could create nothing in a tmpfs made there), a copy of
- * the per-run dir sandbox_run_prepare made.  Both nosuid,nodev.
+ * Copies, made while the host is in view, of every path of the ruleset
+ * strictly beneath dir (/tmp, /run), to be shown again once dir is
+ * covered.  0, or SBX_STEP_ROOT.
  */
-static int
-tmp_tree(const struct sandbox_run *sx)
+int
+sbx_copy_under(const struct sandbox_run *sx, const char *dir,
+    struct tmproot *tr, size_t max, size_t *n)
+{
+	struct stat st;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < sx->sx_npaths; i++) {
+		const char *p = sx->sx_paths[i].cp_path;
+
+		if (!beneath(p, dir) || *n == max)
+			continue;
+		tr[*n].tr_path = p;
+		tr[*n].tr_nested = 0;
+		fd = open(p, O_PATH | O_CLOEXEC);
+		if (fd == -1 &&
+		    (sx->sx_paths[i].cp_access & CONFINE_LL_OPTIONAL))
+			continue;
+		if (fd == -1 || fstat(fd, &st) == -1)
+			return SBX_STEP_ROOT;
+		tr[*n].tr_dir = S_ISDIR(st.st_mode);
+		tr[*n].tr_tree = sbx_tree_clone(fd, SBX_MNT_RO,
+		    (sx->sx_paths[i].cp_access & CONFINE_LL_WRITE) != 0);
+		close(fd);
+		if (tr[*n].tr_tree == -1)
+			return SBX_STEP_ROOT;
+		(*n)++;
+	}
+	return 0;
+}
+
+/* Each copy marked when it lies beneath another. */
+void
+sbx_mark_nested(struct tmproot *tr, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++)
+			if (i != j && beneath(tr[i].tr_path, tr[j].tr_path))
+				tr[i].tr_nested = 1;
+}
+
+/* The mountpoints of the copies beneath dir, made in its cover. */
+int
+sbx_cover_mountpoints(
+    int basefd, const char *dir, const struct tmproot *tr, size_t n)
+{
+	size_t i, skip = strlen(dir) + 1;
+
+	for (i = 0; i < n; i++)
+		if (!tr[i].tr_nested && strlen(tr[i].tr_path) > skip &&
+		    cover_mountpoint(basefd, skip, &tr[i]) == -1)
+			return -1;
+	return 0;
+}
+
+/*
+ * The copies attached once their dir is covered, parents before the
+ * paths nested in them: a mountpoint is in the cover, or, for a nested
+ * one, in a copy attached just now.
+ */
+int
+sbx_attach_under(const struct tmproot *tr, size_t n)
+{
+	size_t i;
+	int pass, fd;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++) {
+			if (tr[i].tr_nested != pass)
+				continue;
+			if ((fd = open(tr[i].tr_path,
+				 O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
+				return -1;
+			if (sbx_attach_fd(tr[i].tr_tree, fd) == -1) {
+				close(fd);
+				return -1;
+			}
+			close(fd);
+		}
+	return 0;
+}
+
+/*
+ * A cover to write mountpoints in, detached, with attrs set and its top
+ * writable: a tmpfs of bytes and mode, or, for a spawner running as
+ * root (whose ids the user namespace cannot map, so it could create
+ * nothing in a tmpfs made there), a copy of dir, a per-run dir
+ * sandbox_run_prepare made.
+ */
+int
+sbx_scratch_tree(
+    const char *dir, unsigned long long bytes, const char *mode, uint64_t set)
 {
 	int fd, t;
 
-	if (sx->sx_tmp[0] == '\0')
-		return sbx_tmpfs_new(sx->sx_tmp_bytes, "0700", SBX_MNT_SAFE);
-	if ((fd = open(sx->sx_tmp,
-		 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if (dir[0] == '\0')
+		return sbx_tmpfs_new(bytes, mode, set);
+	if ((fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) ==
+	    -1)
 		return -1;
-	t = sbx_tree_clone(fd, SBX_MNT_RO, 1);
+	t = sbx_tree_clone(fd, set | MOUNT_ATTR_RDONLY, 1);
 	close(fd);
 	return t;
+}
+
+/* The run's /tmp: of its own bounded size (SP-7), nosuid,nodev. */
+static int
+tmp_tree(const struct sandbox_run *sx)
+{
+	return sbx_scratch_tree(
+	    sx->sx_tmp, sx->sx_tmp_bytes, "0700", SBX_MNT_SAFE);
 }
 
 /*
@@ -296,34 +397,8 @@ struct mnt_view {
 static int
 mnt_copy_tmp_paths(const struct sandbox_run *sx, struct mnt_view *mv)
 {
-	struct tmproot *tr = mv->mv_tr;
-	struct stat st;
-	size_t i;
-	int fd;
-
-	for (i = 0; i < sx->sx_npaths; i++) {
-		const char *p = sx->sx_paths[i].cp_path;
-
-		if (!under_tmp(p) || strcmp(p, "/tmp") == 0 ||
-		    mv->mv_ntr == nitems(mv->mv_tr))
-			continue;
-		tr[mv->mv_ntr].tr_path = p;
-		tr[mv->mv_ntr].tr_nested = 0;
-		fd = open(p, O_PATH | O_CLOEXEC);
-		if (fd == -1 &&
-		    (sx->sx_paths[i].cp_access & CONFINE_LL_OPTIONAL))
-			continue;
-		if (fd == -1 || fstat(fd, &st) == -1)
-			return SBX_STEP_ROOT;
-		tr[mv->mv_ntr].tr_dir = S_ISDIR(st.st_mode);
-		tr[mv->mv_ntr].tr_tree = sbx_tree_clone(fd, SBX_MNT_RO,
-		    (sx->sx_paths[i].cp_access & CONFINE_LL_WRITE) != 0);
-		close(fd);
-		if (tr[mv->mv_ntr].tr_tree == -1)
-			return SBX_STEP_ROOT;
-		mv->mv_ntr++;
-	}
-	return 0;
+	return sbx_copy_under(
+	    sx, "/tmp", mv->mv_tr, nitems(mv->mv_tr), &mv->mv_ntr);
 }
 
 /*
@@ -336,7 +411,7 @@ static int
 mnt_copy_tmp_cwd(const struct sandbox_run *sx, struct mnt_view *mv)
 {
 	struct tmproot *tr = mv->mv_tr;
-	size_t i, j, ntr = mv->mv_ntr;
+	size_t j, ntr = mv->mv_ntr;
 	int fd;
 
 	if (sx->sx_cwd != NULL && under_tmp(sx->sx_cwd) &&
@@ -359,10 +434,7 @@ mnt_copy_tmp_cwd(const struct sandbox_run *sx, struct mnt_view *mv)
 			mv->mv_ntr = ++ntr;
 		}
 	}
-	for (i = 0; i < ntr; i++)
-		for (j = 0; j < ntr; j++)
-			if (i != j && beneath(tr[i].tr_path, tr[j].tr_path))
-				tr[i].tr_nested = 1;
+	sbx_mark_nested(tr, ntr);
 	return 0;
 }
 
@@ -391,8 +463,6 @@ mnt_copy_write_roots(const struct sandbox_run *sx, struct mnt_view *mv)
 static int
 mnt_make_tmp(const struct sandbox_run *sx, struct mnt_view *mv)
 {
-	size_t i;
-
 	if ((mv->mv_tmpm = tmp_tree(sx)) == -1)
 		return SBX_STEP_TMP;
 	if ((mv->mv_tmpfd = openat(
@@ -402,11 +472,9 @@ mnt_make_tmp(const struct sandbox_run *sx, struct mnt_view *mv)
 		 O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400)) ==
 	    -1)
 		return SBX_STEP_TMP;
-	for (i = 0; i < mv->mv_ntr; i++)
-		if (!mv->mv_tr[i].tr_nested &&
-		    mv->mv_tr[i].tr_path[4] != '\0' &&
-		    tmp_mountpoint(mv->mv_tmpfd, &mv->mv_tr[i]) == -1)
-			return SBX_STEP_TMP;
+	if (sbx_cover_mountpoints(
+		mv->mv_tmpfd, "/tmp", mv->mv_tr, mv->mv_ntr) == -1)
+		return SBX_STEP_TMP;
 	return 0;
 }
 
@@ -435,7 +503,7 @@ static int
 mnt_attach_copies(struct mnt_view *mv)
 {
 	size_t i;
-	int fd, r;
+	int r;
 
 	for (i = 0; i < mv->mv_nw; i++) {
 		r = sbx_attach_fd(mv->mv_wtree[i], mv->mv_wfd[i]);
@@ -445,20 +513,8 @@ mnt_attach_copies(struct mnt_view *mv)
 	}
 	if (attach_path(mv->mv_tmpm, "/tmp") == -1)
 		return SBX_STEP_TMP;
-	/*
-	 * Parents before the roots nested in them.  The mountpoints are in
-	 * this run's own tmp; a nested one lies in a root copied just now.
-	 */
-	for (r = 0; r < 2; r++)
-		for (i = 0; i < mv->mv_ntr; i++) {
-			if (mv->mv_tr[i].tr_nested != r)
-				continue;
-			if ((fd = open(mv->mv_tr[i].tr_path,
-				 O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-			    sbx_attach_fd(mv->mv_tr[i].tr_tree, fd) == -1)
-				return SBX_STEP_ROOT;
-			close(fd);
-		}
+	if (sbx_attach_under(mv->mv_tr, mv->mv_ntr) == -1)
+		return SBX_STEP_ROOT;
 	return 0;
 }
 
@@ -486,14 +542,16 @@ mnt_proc_gate_hide(const struct sandbox_run *sx, struct mnt_view *mv)
 /*
  * Namespace isolation (SBX-4): the whole host read-only, nosuid, nodev;
  * the write roots copied in by handle and writable (still nosuid,
- * nodev); a private /tmp (roots under /tmp shown again inside it); a
- * fresh /proc; secret-looking files in write roots covered.  The steps
+ * nodev); a private /tmp (roots under /tmp shown again inside it); the
+ * host's /run covered (SBX-3: its sockets); a fresh /proc;
+ * secret-looking files in write roots covered.  The steps
  * in order; the first to fail names itself.
  */
 int
 sbx_child_mounts(const struct sandbox_run *sx)
 {
 	struct mnt_view mv;
+	struct sbx_runview rv;
 	int r;
 
 	mv.mv_ntr = 0;
@@ -504,12 +562,18 @@ sbx_child_mounts(const struct sandbox_run *sx)
 	if ((r = sbx_cfg_clone(sx, mv.mv_cfgtree, mv.mv_cfgsrc)) != 0 ||
 	    (r = mnt_copy_tmp_paths(sx, &mv)) != 0 ||
 	    (r = mnt_copy_tmp_cwd(sx, &mv)) != 0 ||
+	    (r = sbx_run_copy(sx, &rv)) != 0 ||
 	    (r = mnt_copy_write_roots(sx, &mv)) != 0 ||
 	    (r = mnt_make_tmp(sx, &mv)) != 0 ||
 	    (r = mnt_host_readonly()) != 0 || (r = mnt_attach_copies(&mv)) != 0)
 		return r;
-	/* SBX-8: the home is attached: its CLI config read-only in it. */
-	if ((r = sbx_cfg_attach(sx, mv.mv_cfgtree, mv.mv_cfgsrc)) != 0 ||
+	/*
+	 * SBX-3: the host's /run covered (sandbox_hostrun.c), once the write
+	 * roots are attached: one beneath it is shown again by its copy.
+	 * SBX-8: the home is attached: its CLI config read-only in it.
+	 */
+	if ((r = sbx_run_cover(&rv)) != 0 ||
+	    (r = sbx_cfg_attach(sx, mv.mv_cfgtree, mv.mv_cfgsrc)) != 0 ||
 	    (r = mnt_proc_gate_hide(sx, &mv)) != 0 ||
 	    (r = sbx_scan_roots(sx, 1, mv.mv_emptyfd)) != 0)
 		return r;

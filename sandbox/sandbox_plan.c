@@ -336,6 +336,15 @@ run_tmp(struct sandbox_run *sx, unsigned long long tmp_bytes)
 		return -1;
 	}
 	sx->sx_tmp_bytes = tmp_bytes;
+	/* SBX-3, SBX-4: the same for the cover of the host's /run. */
+	if ((sx->sx_clone & CLONE_NEWNS) && sx->sx_uid == 0 &&
+	    (snprintf(sx->sx_runview, sizeof(sx->sx_runview),
+		 "%s/cordon-cover.XXXXXX",
+		 runs) >= (int)sizeof(sx->sx_runview) ||
+		mkdtemp(sx->sx_runview) == NULL)) {
+		sx->sx_runview[0] = '\0';
+		return -1;
+	}
 	return 0;
 }
 
@@ -433,10 +442,9 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 	sx->sx_gid = getegid();
 	sx->sx_cwd = cwd;
 	run_namespaces(sx, pl);
-	if (run_tmp(sx, tmp_bytes) == -1)
-		return -1;
 	tmpview = (sx->sx_clone & CLONE_NEWNS) ? "/tmp" : sx->sx_tmp;
-	if (run_env(sx, pl, envp, tmpview) == -1 ||
+	if (run_tmp(sx, tmp_bytes) == -1 ||
+	    run_env(sx, pl, envp, tmpview) == -1 ||
 	    run_paths(sx, pl, bin, tmpview) == -1) {
 		saved = errno;
 		sandbox_run_end(sx);
@@ -461,5 +469,10 @@ sandbox_run_end(struct sandbox_run *sx)
 		if (sandbox_rmtree(sx->sx_tmp) == -1)
 			log_warn("sandbox: removing a run's private tmp");
 		sx->sx_tmp[0] = '\0';
+	}
+	if (sx->sx_runview[0] != '\0') {
+		if (sandbox_rmtree(sx->sx_runview) == -1)
+			log_warn("sandbox: removing a run's /run cover");
+		sx->sx_runview[0] = '\0';
 	}
 }

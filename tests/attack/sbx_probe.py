@@ -192,6 +192,9 @@ def main():
                 with open(os.path.join(args[0], f"fill.{i}"), "wb") as f:
                     f.write(chunk)
             say(mode, "ESCAPED")
+        elif mode == "tcp":  # tcp HOST PORT: a connection (network: allow)
+            socket.create_connection((args[0], int(args[1])), 5).close()
+            say(mode, "OK")
         elif mode == "tmpsize":
             st = os.statvfs("/tmp")
             say(mode, "OK", (st.f_blocks * st.f_frsize) >> 20)

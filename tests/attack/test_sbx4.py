@@ -33,12 +33,13 @@ ISO = ["landlock", "namespace"]
 REAL = "REAL-dotenv-" + uuid.uuid4().hex[:12]
 
 
-def probe_manifest(name, ws, probe_dir, iso="namespace", limits=""):
+def probe_manifest(name, ws, probe_dir, iso="namespace", limits="",
+                   net="none"):
     return (f"name: {name}\ntransport: subprocess\ntransportConfig:\n"
             "  bin: /usr/bin/python3\n"
             f"  args: [\"-I\", \"{probe_dir}/sbx_probe.py\", \"{{prompt}}\"]\n"
             f"  cwd: {ws}\n  timeoutMs: 20000\n"
-            f"sandbox:\n  isolation: {iso}\n  network: none\n"
+            f"sandbox:\n  isolation: {iso}\n  network: {net}\n"
             f"  readRoots: [\"{probe_dir}\"]\n  writeRoots: [\"{ws}\"]\n"
             + (f"limits:\n{limits}" if limits else ""))
 

@@ -859,6 +859,12 @@ def runs_dirs(base):
     return sorted(n for n in os.listdir(base) if "cordon-runs." in n)
 
 
+def run_tmps(d):
+    """The runs' private tmps in a runs dir (a root spawner's runs also
+    have a cordon-cover.* dir there, the source of their /run cover)."""
+    return [n for n in os.listdir(d) if n.startswith("cordon-run.")]
+
+
 def deep_tree(top, depth):
     """What an agent might leave in its tmp: a file at every level of a
     chain of dirs deeper than the spawner's walk goes at once."""
@@ -887,9 +893,8 @@ def test_sbx1_private_tmps_do_not_outlive_the_spawner(world, cordon_factory):
     s, agent = neverexit_run(c)
     try:
         # the agent's health probe may still hold a tmp of its own
-        assert wait_for(lambda: len(os.listdir(base / first[0])) == 1)
-        runs = os.listdir(base / first[0])
-        assert runs[0].startswith("cordon-run."), runs
+        assert wait_for(lambda: len(run_tmps(base / first[0])) == 1)
+        runs = run_tmps(base / first[0])
         deep_tree(base / first[0] / runs[0], 150)
         spawner = c.daemon_pids()["spawner"]
         os.kill(spawner, signal.SIGKILL)
@@ -903,7 +908,7 @@ def test_sbx1_private_tmps_do_not_outlive_the_spawner(world, cordon_factory):
     assert "removed 1 runs dir(s) a stopped spawner left" in c.stderr()
     s, agent = neverexit_run(c)  # still going when cordon stops
     try:
-        assert wait_for(lambda: len(os.listdir(base / now[0])) == 1)
+        assert wait_for(lambda: len(run_tmps(base / now[0])) == 1)
         assert c.stop() == 0, c.stderr()
     finally:
         s.close()

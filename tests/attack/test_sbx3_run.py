@@ -1,0 +1,151 @@
+# SBX-3, SBX-4: the host's /run is covered in every run's view.  Host
+# daemons listen there (docker's socket is root on the host, the system
+# bus, systemd, the users' runtime dirs), and with `network: allow` no
+# other layer keeps an agent from connecting to a unix socket by path.
+# A stand-in daemon listens in a dir of its own under /run; a hostile
+# agent (sbx_probe.py) tries to reach it by /run and by /var/run, as the
+# module's root cordon and as a plain user's, in both isolation modes;
+# what an agent needs from /run (the resolver's dir, which
+# /etc/resolv.conf names on systemd-resolved hosts) is still shown, and
+# its own /tmp and TCP still work.
+import os
+import pathlib
+import shutil
+import socket
+import tempfile
+import uuid
+
+import pytest
+
+from conftest import run_world
+from test_sbx4 import probe, probe_dir, probe_manifest  # noqa: F401
+
+ISO = ["landlock", "namespace"]
+RESOLVE = pathlib.Path("/run/systemd/resolve")
+AGENTS = [(iso, net) for iso in ISO for net in ("allow", "none")]
+
+
+def agent(iso, net):
+    return f"p-{iso}-{net}"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, probe_dir):
+    extra = {agent(i, n): probe_manifest(agent(i, n), "{ws}", probe_dir, i,
+                                         net=n) for i, n in AGENTS}
+    yield from run_world(tmp_path_factory, extra=extra, outside_tmp=True)
+
+
+@pytest.fixture(scope="module")
+def host_run():
+    """A stand-in host daemon under /run: a stream and a datagram socket
+    any user may reach, and a file; the resolver's dir with a file in it
+    (made here, and removed after, where the host has none)."""
+    if os.getuid() != 0:
+        pytest.skip("needs root to write in /run")
+    d = pathlib.Path(tempfile.mkdtemp(prefix="cordon-test-", dir="/run"))
+    os.chmod(d, 0o755)
+    made = [] if RESOLVE.exists() else [p for p in (RESOLVE.parent, RESOLVE)
+                                        if not p.exists()]
+    for p in made:
+        p.mkdir(mode=0o755)
+    mark = RESOLVE / f"cordon-test-{uuid.uuid4().hex[:12]}"
+    st = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dg = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        st.bind(str(d / "s"))
+        st.listen(4)
+        dg.bind(str(d / "d"))
+        for n in ("s", "d"):
+            os.chmod(d / n, 0o777)
+        (d / "f").write_text("host\n")
+        os.chmod(d / "f", 0o644)
+        mark.write_text("resolver\n")
+        os.chmod(mark, 0o644)
+        st.setblocking(False)
+        dg.setblocking(False)
+        yield {"dir": d, "st": st, "dg": dg, "mark": mark}
+    finally:
+        st.close()
+        dg.close()
+        shutil.rmtree(d, ignore_errors=True)
+        mark.unlink(missing_ok=True)
+        for p in reversed(made):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def check_run_covered(c, name, h):
+    d = h["dir"]
+    for base in ("/run", "/var/run"):
+        p = f"{base}/{d.name}"
+        for t, how, s in (("stream", "connect", "s"),
+                          ("dgram", "sendto", "d"),
+                          ("dgram", "connect", "d")):
+            out = probe(c, name, f"unix {t} {how} {p}/{s}")
+            assert out in ("unix BLOCKED ENOENT", "unix BLOCKED EACCES"), \
+                (name, p, t, how, out)
+        out = probe(c, name, f"cat {p}/f")
+        assert out == "cat OK ENOENT", (name, out)
+    # Nothing reached the daemon.
+    with pytest.raises(BlockingIOError):
+        h["st"].accept()
+    with pytest.raises(BlockingIOError):
+        h["dg"].recv(64)
+    # What an agent needs from /run is still there, read-only.
+    out = probe(c, name, f"cat {h['mark']}")
+    assert out == "cat OK resolver", (name, out)
+    out = probe(c, name, f"write {h['mark']}")
+    assert out.startswith("write BLOCKED "), (name, out)
+    # Its own /tmp is its own, writable.
+    out = probe(c, name, "write /tmp/own")
+    assert out == "write ESCAPED", (name, out)
+
+
+@pytest.mark.parametrize("iso,net", AGENTS)
+def test_sbx3_host_run_sockets_covered(c, world, host_run, iso, net):
+    check_run_covered(c, agent(iso, net), host_run)
+
+
+@pytest.mark.parametrize("iso", ISO)
+def test_sbx3_network_allow_still_reaches_tcp(c, world, iso):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    try:
+        port = srv.getsockname()[1]
+        out = probe(c, agent(iso, "allow"), f"tcp 127.0.0.1 {port}")
+        assert out == "tcp OK", out
+    finally:
+        srv.close()
+
+
+# ---- the same under a plain user's cordon ----
+
+@pytest.fixture(scope="module")
+def user_world(probe_dir):
+    import test_sandbox as ts
+    from conftest import finish
+    u = ts.cordon_test_user()
+    base = pathlib.Path(tempfile.mkdtemp(prefix="cordon-sbx3r-",
+                                         dir="/var/tmp"))
+    mp = pytest.MonkeyPatch()
+    w = ts.make_world(base, mp)
+    for i in ISO:
+        ts.add_agent(w, agent(i, "allow"),
+                     probe_manifest(agent(i, "allow"), str(w["work"]),
+                                    probe_dir, i, net="allow"))
+    ts.give_world(w, u)
+    c = ts.user_cordon(w)
+    try:
+        c.start()
+        w["c"] = c
+        yield w
+    finally:
+        finish(c)
+        mp.undo()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("iso", ISO)
+def test_sbx3_host_run_sockets_covered_as_user(user_world, host_run, iso):
+    check_run_covered(user_world["c"], agent(iso, "allow"), host_run)
