@@ -92,6 +92,7 @@ enum sbx_step {
 	SBX_STEP_PROXY,	  /* EG-1: lo up, the proxy listener, handed over */
 	SBX_STEP_HOOKCFG, /* SBX-8: the CLI's config files bound read-only */
 	SBX_STEP_RUNDIR,  /* SBX-3, SBX-4: the host's /run covered */
+	SBX_STEP_HOMEDIR, /* SBX-2, SBX-3: the home's protected dirs covered */
 	SBX_STEP_MAX
 };
 
@@ -151,6 +152,8 @@ struct sandbox_plan {
 	 */
 	enum agent_cli pl_cfgcli; /* AGENT_CLI_NONE: no entries */
 	char *pl_cfgdir;
+	/* SBX-2: the operator's home, whose protected dirs runs see covered */
+	char pl_home[PATH_MAX];
 };
 
 /* Per run: prepared in the spawner, applied in the child. */
@@ -166,7 +169,7 @@ struct sandbox_run {
 	unsigned long long sx_tmp_bytes; /* that tmpfs's size (SP-7) */
 	char sx_runview[PATH_MAX];	 /* a root spawner's per-run dir
 					    for the view's /run; else empty
-					    (sandbox_hostrun.c) */
+					    (sandbox_sockdirs.c) */
 	struct confine_path sx_paths[SBX_PATHS_MAX];
 	size_t sx_npaths;
 	char **sx_envp; /* the run's env with TMPDIR/TMP/TEMP = private tmp */

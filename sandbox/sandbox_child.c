@@ -60,6 +60,7 @@ static const char *const sbx_step_names[] = {
 	[SBX_STEP_HOOKCFG - SPAWN_STEP_HOOK_BASE] =
 	    "hook config read-only",
 	[SBX_STEP_RUNDIR - SPAWN_STEP_HOOK_BASE] = "cover /run",
+	[SBX_STEP_HOMEDIR - SPAWN_STEP_HOOK_BASE] = "cover protected dirs",
 };
 /* clang-format on */
 

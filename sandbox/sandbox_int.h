@@ -55,7 +55,7 @@ int sbx_cover_mountpoints(
 int sbx_attach_under(const struct tmproot *tr, size_t n);
 
 /*
- * sandbox_hostrun.c, in the child (SBX-3, SBX-4): the host's /run, and
+ * sandbox_sockdirs.c, in the child (SBX-3, SBX-4): the host's /run, and
  * /var/run where it is a dir of its own, covered.  Copies of the paths
  * shown again taken while the host is in view; the covers attached once
  * it is read-only.  0, or SBX_STEP_RUNDIR (SBX_STEP_ROOT for a copy)
@@ -70,6 +70,12 @@ struct sbx_runview {
 };
 int sbx_run_copy(const struct sandbox_run *, struct sbx_runview *);
 int sbx_run_cover(struct sbx_runview *);
+/*
+ * The same file (SBX-2, SBX-3): each protected dir of the operator's
+ * home (policy/protect.c) that the view shows covered by an empty
+ * read-only tmpfs.  0, or SBX_STEP_HOMEDIR with errno set.
+ */
+int sbx_home_cover(const struct sandbox_run *);
 /* 0, or an SBX_STEP_* with errno set. */
 int sbx_child_mounts(const struct sandbox_run *);
 

@@ -4,7 +4,7 @@
  * write roots copied in by handle and writable; a private /tmp with the
  * roots under /tmp shown again in it; a fresh /proc; the gate's FIFO
  * dir (SBX-8); the CLI's config files read-only (SBX-8, sandbox_cfg.c);
- * the host's /run (SBX-3, sandbox_hostrun.c) and cordon's socket dir
+ * the host's /run (SBX-3, sandbox_sockdirs.c) and cordon's socket dir
  * covered.  No logging, no allocation.
  */
 #include <sys/mount.h>
@@ -568,11 +568,12 @@ sbx_child_mounts(const struct sandbox_run *sx)
 	    (r = mnt_host_readonly()) != 0 || (r = mnt_attach_copies(&mv)) != 0)
 		return r;
 	/*
-	 * SBX-3: the host's /run covered (sandbox_hostrun.c), once the write
-	 * roots are attached: one beneath it is shown again by its copy.
+	 * SBX-3: the host's /run and the home's protected dirs covered
+	 * (sandbox_sockdirs.c), once the write roots are attached: one
+	 * beneath /run is shown again by its copy.
 	 * SBX-8: the home is attached: its CLI config read-only in it.
 	 */
-	if ((r = sbx_run_cover(&rv)) != 0 ||
+	if ((r = sbx_run_cover(&rv)) != 0 || (r = sbx_home_cover(sx)) != 0 ||
 	    (r = sbx_cfg_attach(sx, mv.mv_cfgtree, mv.mv_cfgsrc)) != 0 ||
 	    (r = mnt_proc_gate_hide(sx, &mv)) != 0 ||
 	    (r = sbx_scan_roots(sx, 1, mv.mv_emptyfd)) != 0)

@@ -202,6 +202,8 @@ sandbox_plan_build(const struct manifest *mf, const struct protect_ctx *pc,
 	}
 	if (roots_resolve(mf, pc, &pl->pl_roots, why, whysz) == -1)
 		return -1;
+	if (pc->pc_home != NULL)
+		snprintf(pl->pl_home, sizeof(pl->pl_home), "%s", pc->pc_home);
 	return 0;
 }
 

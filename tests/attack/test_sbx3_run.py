@@ -106,6 +106,52 @@ def test_sbx3_host_run_sockets_covered(c, world, host_run, iso, net):
     check_run_covered(c, agent(iso, net), host_run)
 
 
+def listening(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(path))
+    s.listen(1)
+    s.setblocking(False)
+    os.chmod(path, 0o777)
+    return s
+
+
+def check_home_sockets(c, name, op):
+    """SBX-2: a daemon's socket in a protected dir of the operator's home
+    (gpg-agent's where there is no /run/user, Docker Desktop's) is out of
+    reach, as the rest of the dir; one elsewhere in the home is not, as
+    the threat model says."""
+    places = {"gpg": op / ".gnupg" / "S.gpg-agent",
+              "docker": op / ".docker" / "run" / "docker.sock",
+              "ssh": op / ".ssh" / "agent.sock",
+              "plain": op / "sockets" / "s"}
+    made, socks = [], []
+    try:
+        for p in places.values():
+            for d in reversed(p.relative_to(op).parents[:-1]):
+                if not (op / d).exists():
+                    (op / d).mkdir(mode=0o755)
+                    made.append(op / d)
+            socks.append(listening(p))
+        for what, p in places.items():
+            out = probe(c, name, f"unix stream connect {p}")
+            if what == "plain":
+                assert out == "unix ESCAPED", (name, out)
+            else:
+                assert out == "unix BLOCKED ENOENT", (name, what, out)
+    finally:
+        for s in socks:
+            s.close()
+        for p in places.values():
+            p.unlink(missing_ok=True)
+        for d in reversed(made):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.parametrize("iso", ISO)
+def test_sbx2_home_protected_dir_sockets_covered(c, world, iso):
+    check_home_sockets(c, agent(iso, "allow"), world.op)
+
+
 @pytest.mark.parametrize("iso", ISO)
 def test_sbx3_network_allow_still_reaches_tcp(c, world, iso):
     srv = socket.socket()
@@ -149,3 +195,9 @@ def user_world(probe_dir):
 @pytest.mark.parametrize("iso", ISO)
 def test_sbx3_host_run_sockets_covered_as_user(user_world, host_run, iso):
     check_run_covered(user_world["c"], agent(iso, "allow"), host_run)
+
+
+@pytest.mark.parametrize("iso", ISO)
+def test_sbx2_home_protected_dir_sockets_covered_as_user(user_world, iso):
+    check_home_sockets(user_world["c"], agent(iso, "allow"),
+                       user_world["op"])

@@ -136,12 +136,13 @@ def assert_blocked(c, agent, prompt, why=None):
 
 
 # Which layer answers each attempt, by its errno: Landlock EACCES (and
-# EPERM for signals, ABI >= 6), the read-only view EROFS, the pid
+# EPERM for signals, ABI >= 6), the read-only view EROFS, the view's
+# cover of the home's protected dirs (its sockets too) ENOENT, the pid
 # namespace ESRCH, the agent's seccomp layer EPERM / EAFNOSUPPORT.
 LAYER = {
-    "namespace": {"read-ssh": "EACCES", "read": "EACCES",
+    "namespace": {"read-ssh": "ENOENT", "read": "EACCES",
                   "write-bashrc": "EROFS", "write": "EROFS",
-                  "follow-link": "EACCES", "symlink": "EACCES",
+                  "follow-link": "ENOENT", "symlink": "EACCES",
                   "unshare": "EPERM", "mount": "EPERM", "proc1": "OWNPID",
                   "kill": "ESRCH"},
 }
@@ -560,7 +561,7 @@ def test_sbx1_unprivileged_spawner(world, iso):
             out, _ = attempt(c, "plain", p)
             assert out == want, (p, out, c.stderr())
         assert os.stat(w["work"] / "written-by-agent").st_uid == u.pw_uid
-        assert_blocked(c, "plain", "read-ssh", "EACCES")
+        assert_blocked(c, "plain", "read-ssh", "ENOENT")
         assert_blocked(c, "plain", "unshare", "EPERM")
         out, errors = attempt(c, "plain", "ptrace")
         assert errors and errors[0]["detail"] == "seccomp: ptrace"

@@ -1,23 +1,29 @@
 /*
- * In the child (SBX-3, SBX-4): the host's /run covered in the run's
- * view.  Daemons listen there (docker, the system and the users'
- * buses, systemd, gpg-agent under /run/user), and a unix socket is
- * reached by its path whatever the network namespace; no Landlock right
- * guards connect(2) to one, and seccomp cannot read the address.  So
- * every run sees, in place of /run, an empty read-only dir (nosuid,
- * nodev, noexec) in which only the paths of its ruleset beneath /run
- * are shown again by handle: the resolver's /run/systemd/resolve (which
- * /etc/resolv.conf names on systemd-resolved hosts), a root there.
- * /var/run, a link into /run on most hosts, is covered too where it is
- * a dir of its own.  No logging, no allocation.
+ * In the child (SBX-2, SBX-3, SBX-4): the host's socket dirs covered in
+ * the run's view.  Daemons listen in /run (docker, the system and the
+ * users' buses, systemd, gpg-agent and ssh-agent under /run/user), and
+ * a unix socket is reached by its path whatever the network namespace:
+ * no Landlock right guards connect(2) to one, and seccomp cannot read
+ * the address.  So every run sees, in place of /run, an empty read-only
+ * dir (nosuid, nodev, noexec) in which only the paths of its ruleset
+ * beneath /run are shown again by handle: the resolver's
+ * /run/systemd/resolve (which /etc/resolv.conf names on systemd-resolved
+ * hosts), a root there.  /var/run, a link into /run on most hosts, is
+ * covered too where it is a dir of its own; and so is each protected
+ * dir of the operator's home (gpg-agent listens in ~/.gnupg where there
+ * is no /run/user, Docker Desktop in ~/.docker/run), which Landlock
+ * keeps from being read but not from being dialled.  No logging, no
+ * allocation.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
+#include "protect.h"
 #include "sandbox.h"
 #include "sandbox_int.h"
 #include "util.h"
@@ -110,6 +116,43 @@ sbx_run_cover(struct sbx_runview *rv)
 			return SBX_STEP_RUNDIR;
 		close(rv->rv_var);
 		rv->rv_var = -1;
+	}
+	return 0;
+}
+
+int
+sbx_home_cover(const struct sandbox_run *sx)
+{
+	const char *home = sx->sx_plan->pl_home;
+	const char *const *l;
+	char p[PATH_MAX];
+	size_t i, n;
+	int fd, m;
+
+	if (home[0] == '\0')
+		return 0;
+	l = protect_home_list(&n);
+	for (i = 0; i < n; i++) {
+		if (snprintf(p, sizeof(p), "%s/%s", home, l[i]) >=
+		    (int)sizeof(p))
+			continue; /* no such path */
+		/*
+		 * Only a dir: a file is no socket's place, and a link is the
+		 * operator's own, leading where the operator chose.
+		 */
+		fd = open(p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd == -1) {
+			if (errno == ENOENT || errno == ENOTDIR ||
+			    errno == EACCES)
+				continue;
+			return SBX_STEP_HOMEDIR;
+		}
+		m = sbx_tmpfs_new(RUN_COVER_BYTES, "0555", SBX_MNT_DEAD);
+		if (m == -1 || sbx_attach_fd(m, fd) == -1) {
+			close(fd);
+			return SBX_STEP_HOMEDIR;
+		}
+		close(fd);
 	}
 	return 0;
 }
