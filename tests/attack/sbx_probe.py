@@ -195,6 +195,10 @@ def main():
         elif mode == "tcp":  # tcp HOST PORT: a connection (network: allow)
             socket.create_connection((args[0], int(args[1])), 5).close()
             say(mode, "OK")
+        elif mode == "resolve":  # resolve NAME: its IPv4 address (DNS)
+            ai = socket.getaddrinfo(args[0], 443, socket.AF_INET,
+                                    socket.SOCK_STREAM)
+            say(mode, "OK", ai[0][4][0])
         elif mode == "tmpsize":
             st = os.statvfs("/tmp")
             say(mode, "OK", (st.f_blocks * st.f_frsize) >> 20)

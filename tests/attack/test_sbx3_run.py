@@ -12,7 +12,10 @@ import os
 import pathlib
 import shutil
 import socket
+import struct
+import subprocess
 import tempfile
+import threading
 import uuid
 
 import pytest
@@ -201,3 +204,101 @@ def test_sbx3_host_run_sockets_covered_as_user(user_world, host_run, iso):
 def test_sbx2_home_protected_dir_sockets_covered_as_user(user_world, iso):
     check_home_sockets(user_world["c"], agent(iso, "allow"),
                        user_world["op"])
+
+
+# ---- DNS on a systemd-resolved host: /etc/resolv.conf is a link ----
+
+STUB = "127.0.0.53"  # systemd-resolved's stub, named by its stub file
+ANSWER = "192.0.2.7"
+
+
+def dns_answer(q):
+    """The answer to a query q: ANSWER for an A question, none else."""
+    end = 12
+    while q[end] != 0:
+        end += q[end] + 1
+    question = q[12:end + 5]
+    qtype = struct.unpack(">H", q[end + 1:end + 3])[0]
+    an = (struct.pack(">HHHIH", 0xC00C, 1, 1, 60, 4) +
+          socket.inet_aton(ANSWER)) if qtype == 1 else b""
+    return (q[:2] + struct.pack(">HHHHH", 0x8180, 1, 1 if an else 0, 0, 0)
+            + question + an)
+
+
+@pytest.fixture(scope="module")
+def resolved_host(probe_dir, tmp_path_factory):
+    """A cordon on a host as systemd-resolved leaves it: /etc/resolv.conf
+    a link to /run/systemd/resolve/stub-resolv.conf, which names the stub
+    resolver, answered here.  The host's /etc stays as it is: cordon runs
+    in a mount namespace of its own with a copy of /etc bound over it."""
+    import test_sandbox as ts
+    from conftest import Cordon, finish
+    if os.getuid() != 0:
+        pytest.skip("needs root for /run and a mount namespace")
+    try:
+        srv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        srv.bind((STUB, 53))
+    except OSError as e:
+        pytest.skip(f"the stub resolver's address is taken: {e}")
+    base = pathlib.Path(tempfile.mkdtemp(prefix="cordon-sbx3d-",
+                                         dir="/var/tmp"))
+    etc = base / "etc"
+    made = [p for p in (RESOLVE.parent, RESOLVE) if not p.exists()]
+    stub = RESOLVE / "stub-resolv.conf"
+    had_stub = stub.exists()
+    mp = pytest.MonkeyPatch()
+    stop = threading.Event()
+
+    def serve():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                q, peer = srv.recvfrom(512)
+                srv.sendto(dns_answer(q), peer)
+            except (socket.timeout, IndexError, struct.error):
+                pass
+
+    th = threading.Thread(target=serve, daemon=True)
+    c = None
+    try:
+        subprocess.run(["cp", "-a", "/etc", str(etc)], check=True)
+        os.unlink(etc / "resolv.conf")
+        os.symlink("../run/systemd/resolve/stub-resolv.conf",
+                   etc / "resolv.conf")
+        for p in made:
+            p.mkdir(mode=0o755)
+        if not had_stub:
+            stub.write_text(f"nameserver {STUB}\noptions edns0\n")
+        th.start()
+        (base / "w").mkdir()
+        w = ts.make_world(base / "w", mp)
+        for i in ISO:
+            ts.add_agent(w, agent(i, "allow"),
+                         probe_manifest(agent(i, "allow"), str(w["work"]),
+                                        probe_dir, i, net="allow"))
+        c = Cordon(w["home"], ["--allow-root"], prefix=[
+            "unshare", "-m", "--propagation", "private", "--", "sh", "-c",
+            'mount --bind "$0" /etc && exec "$@"', str(etc)]).start()
+        yield c
+    finally:
+        if c is not None:
+            finish(c)
+        stop.set()
+        if th.is_alive():
+            th.join()
+        srv.close()
+        mp.undo()
+        if not had_stub:
+            stub.unlink(missing_ok=True)
+        for p in reversed(made):
+            shutil.rmtree(p, ignore_errors=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("iso", ISO)
+def test_sbx3_network_allow_dns_through_run_link(resolved_host, iso):
+    """The resolver's dir is shown again under the cover of /run, so a
+    name resolves through /etc/resolv.conf's link as on the host."""
+    out = probe(resolved_host, agent(iso, "allow"),
+                "resolve api.cordon-test.example")
+    assert out == f"resolve OK {ANSWER}", out
