@@ -109,3 +109,60 @@ def test_docs_hold_no_issue_numbers_or_history():
             m = re.search(pat, text, re.I)
             assert m is None, (doc, pat, text[max(0, m.start() - 60):
                                               m.end() + 60])
+
+
+def tree_files():
+    out = []
+    for root, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in (
+            ".git", "node_modules") and not d.startswith("build")]
+        out += [os.path.relpath(os.path.join(root, n), ROOT) for n in files]
+    return out
+
+
+def test_threat_model_proofs_exist():
+    """Every test the threat model names as proof exists: a `FILE::NAME`
+    names a test in that file, a bare `test_NAME` (or `test_PREFIX_*`)
+    is a test under tests/ or bench/ (a function or a meson test)."""
+    tm = read("docs", "threat-model.md")
+    files = [f for f in tree_files()
+             if f.startswith(("tests" + os.sep, "bench" + os.sep))]
+    text = {}
+
+    def src(f):
+        if f not in text:
+            with open(os.path.join(ROOT, f), encoding="utf-8",
+                      errors="replace") as fh:
+                text[f] = fh.read()
+        return text[f]
+
+    def named(name):  # `test_PREFIX_` names every test it begins
+        return re.compile(r"\b" + name + ("" if name.endswith("_")
+                                           else r"\b"))
+
+    srcs = [f for f in files if f.endswith((".py", ".c", ".mjs", ".js",
+                                            "meson.build"))]
+    for m in re.finditer(r"([\w./-]*test_\w+\.(?:py|c|mjs))::(\w+)", tm):
+        f, name = m.groups()
+        cands = [x for x in files if x == f or x.endswith(os.sep + f)
+                 or os.path.basename(x) == f]
+        assert cands, ("no such test file", f)
+        assert any(named(name).search(src(x)) for x in cands), (f, name)
+    names = set(re.findall(r"(?<![\w/.:])(test_\w+?)(?:\*|\b)(?!\.\w)",
+                           tm))
+    stems = {os.path.splitext(os.path.basename(f))[0] for f in files}
+    for name in sorted(names - stems):
+        assert any(named(name).search(src(f)) for f in srcs), name
+
+
+def test_attack_readme_lists_every_module():
+    """tests/attack/README.md has one row per module and a total that is
+    the sum of its rows."""
+    readme = read("tests", "attack", "README.md")
+    rows = dict(re.findall(r"^\| `(test_\w+\.py)` \|[^\n]*?\| (\d+) \|",
+                           readme, re.M))
+    mods = {os.path.basename(p) for p in
+            glob.glob(os.path.join(ROOT, "tests", "attack", "test_*.py"))}
+    assert set(rows) == mods, (set(rows) ^ mods)
+    total = re.search(r"^\| total \| \| \| (\d+) \|", readme, re.M)
+    assert total and int(total.group(1)) == sum(map(int, rows.values()))
