@@ -166,3 +166,19 @@ def test_attack_readme_lists_every_module():
     assert set(rows) == mods, (set(rows) ^ mods)
     total = re.search(r"^\| total \| \| \| (\d+) \|", readme, re.M)
     assert total and int(total.group(1)) == sum(map(int, rows.values()))
+
+
+def test_source_layout_names_every_c_file():
+    """ARCHITECTURE.md's source layout names every program C file of the
+    tree (tests/, bench/ and build dirs aside), and no C file that is not
+    there."""
+    arch = read("docs", "ARCHITECTURE.md")
+    m = re.search(r"^## Source layout\n(.*?)^Size of the spawner", arch,
+                  re.S | re.M)
+    assert m, "no source layout section"
+    named = set(re.findall(r"`(?:[\w-]+/)*([\w-]+\.c)`", m.group(1)))
+    tree = {os.path.basename(f) for f in tree_files()
+            if f.endswith(".c") and not f.startswith((
+                "tests" + os.sep, "bench" + os.sep))}
+    assert tree - named == set(), ("not in the map", sorted(tree - named))
+    assert named - tree == set(), ("no such file", sorted(named - tree))
