@@ -182,3 +182,21 @@ def test_source_layout_names_every_c_file():
                 "tests" + os.sep, "bench" + os.sep))}
     assert tree - named == set(), ("not in the map", sorted(tree - named))
     assert named - tree == set(), ("no such file", sorted(named - tree))
+
+
+def test_audit_md_mirrors_the_schema():
+    """docs/audit.md's kind table has every kind of common/audit_schema.c
+    and no other, and system.restart's daemons are the schema's."""
+    schema = read("common", "audit_schema.c")
+    kinds = set(re.findall(r'^\s*K\("([a-z.]+)"', schema, re.M))
+    audit = read("docs", "audit.md")
+    kind = r"`[a-z]+\.[a-z.]+`"
+    rows = re.findall(r"^\| (%s(?:, %s)*) \| [^|]+ \|" % (kind, kind),
+                      audit, re.M)
+    documented = {k for r in rows for k in re.findall(r"`([a-z.]+)`", r)}
+    assert kinds and kinds == documented, kinds ^ documented
+    m = re.search(r"e_daemon\[\] = \{([^}]*)\}", schema)
+    daemons = set(re.findall(r'"([a-z]+)"', m.group(1)))
+    m = re.search(r"^\| `system\.restart` \| [^|]+ \| `daemon` ((?:`[a-z]+`"
+                  r"\\?\|?)+)", audit, re.M)
+    assert m and set(re.findall(r"`([a-z]+)`", m.group(1))) == daemons
