@@ -200,3 +200,23 @@ def test_audit_md_mirrors_the_schema():
     m = re.search(r"^\| `system\.restart` \| [^|]+ \| `daemon` ((?:`[a-z]+`"
                   r"\\?\|?)+)", audit, re.M)
     assert m and set(re.findall(r"`([a-z]+)`", m.group(1))) == daemons
+
+
+TREE_DIRS = ("auditd", "bench", "broker", "common", "egressd", "examples",
+             "gated", "load", "man", "policy", "sandbox", "sched",
+             "scripts", "spawner", "supervisor", "systemd", "tests",
+             "vaultd")
+
+
+def test_source_paths_in_docs_exist():
+    """A path into the tree that a doc names (`spawner/run.c`,
+    `tests/attack/test_sbx4.py`) is a file of the tree."""
+    files = set(tree_files())
+    docs = DOCS + [os.path.join(ROOT, "tests", "attack", "README.md"),
+                   os.path.join(ROOT, "bench", "README.md")]
+    pat = re.compile(r"(?<![\w/.$-])((?:%s)/[\w./-]*\w\.(?:c|h|py|mjs|js|sh"
+                     r"|in|yaml|json|html|css))\b" % "|".join(TREE_DIRS))
+    for doc in docs:
+        for m in pat.finditer(read(doc)):
+            p = m.group(1)
+            assert os.path.normpath(p) in files, (doc, p)
