@@ -2,7 +2,10 @@
 # journalctl exist in systemd/, the error classes are one set under one
 # spelling in the spawner, the broker, the dashboard and the docs, the
 # docs say systemd units exist, and neither docs/ nor the README speaks
-# of the project's issues or work history.  Reads the source tree only.
+# of the project's issues or work history.  What the docs name exists:
+# the threat model's proofs, the paths into the tree, every C file in
+# ARCHITECTURE.md's source layout, every attack module in its README,
+# audit.md's kinds as the schema has them.  Reads the source tree only.
 import glob
 import os
 import re
