@@ -2,7 +2,7 @@
  * cordon-spawner: runs agent CLIs from manifests.  The only daemon that
  * executes programs or holds secret values.  Its seccomp layer is a deny
  * set inherited by every agent; it has no Landlock ruleset of its own
- * (agents get theirs in the sandbox issue).  This file: start-up, the
+ * (each agent gets its own, sandbox/).  This file: start-up, the
  * dispatch tables, child reaping, agent listing and the audit sender.
  * Reads the agents and missions directories and secrets.yaml; writes
  * only in its state dir (detached jobs, job.c; agents' homes; worktrees)

@@ -336,7 +336,8 @@ static const struct command {
     {"gate", cmd_gate, "an agent's pre-tool hook inside a run",
 	"cordon gate [-- CMD ARGS...]\n",
 	"An agent CLI's pre-tool hook inside a cordon run: the command on\n"
-	"stdin (Claude Code PreToolUse JSON) or after -- is allowed (exit 0)\n"
+	"stdin (the pre-tool hook JSON of Claude Code, Codex or Gemini CLI)\n"
+	"or after -- is allowed (exit 0)\n"
 	"or refused (exit 2; 1 after --).\n"},
     {"version", cmd_version, "the version, commit and build type",
 	"cordon version\n", "Also: cordon --version.\n"},

@@ -2,8 +2,8 @@
  * `cordon gate` (SBX-6): the command gate's thin client, run by an agent
  * CLI as its pre-tool hook inside a cordon run.  It decides nothing: it
  * sends the call as one datagram on the run's gate channel
- * ($CORDON_GATE_FD) with a private reply socket and waits for the
- * spawner's verdict.  A hook process of a real CLI no longer has that
+ * ($CORDON_GATE_FD) with a private reply socket and waits for
+ * cordon-gated's verdict.  A hook process of a real CLI no longer has that
  * fd (each closes its fds before a hook): it reaches the same channel
  * through the named pipes of its run's $CORDON_GATE (SBX-8, msg.h),
  * which only that run's mount namespace shows.  No channel, or any

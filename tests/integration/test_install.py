@@ -18,7 +18,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 PAGES = ["man1/cordon.1", "man8/cordond.8", "man8/cordon-broker.8",
          "man8/cordon-spawner.8", "man8/cordon-vaultd.8",
-         "man8/cordon-auditd.8", "man8/cordon-gated.8"]
+         "man8/cordon-auditd.8", "man8/cordon-gated.8",
+         "man8/cordon-egressd.8", "man8/cordon-sched.8"]
 COMPLETION = os.path.join(ROOT, "completions", "cordon.bash")
 
 
