@@ -90,6 +90,25 @@ run_demo_dir(const char **home, char *buf, size_t bufsz)
 	return 0;
 }
 
+/*
+ * The home's paths and cordon.yaml, read only once no other user can
+ * change them (SU-5).  0, or the exit code after saying why.
+ */
+static int
+run_home(struct cordon_config *cf, const char *home, const struct passwd *pw)
+{
+	if (home_resolve(cf, home) == -1)
+		return 2;
+	if (cf->cf_rundir[0] == '\0') {
+		fprintf(stderr, "cordon: XDG_RUNTIME_DIR is not set; use "
+				"--home DIR\n");
+		return 2;
+	}
+	if (home_safe(cf, pw ? pw->pw_uid : (uid_t)-1) == -1)
+		return 1;
+	return config_load(cf) == -1 ? 2 : 0; /* reads only */
+}
+
 static int
 cmd_run(int argc, char **argv)
 {
@@ -150,16 +169,9 @@ cmd_run(int argc, char **argv)
 
 	if (cf.cf_demo && (ch = run_demo_dir(&home, demo, sizeof(demo))) != 0)
 		return ch;
-	if (home_resolve(&cf, home) == -1)
-		return 2;
-	if (cf.cf_rundir[0] == '\0') {
-		fprintf(stderr, "cordon: XDG_RUNTIME_DIR is not set; use "
-				"--home DIR\n");
-		return 2;
-	}
 	cf.cf_port = port;
-	if (config_load(&cf) == -1) /* reads only */
-		return 2;
+	if ((ch = run_home(&cf, home, pw)) != 0)
+		return ch;
 	/* SU-1: nothing of the home is written before this. */
 	if (home_lock(&cf) != 0)
 		return 1;

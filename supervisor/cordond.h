@@ -58,6 +58,10 @@ int home_read_private(const char *dir, const char *name, char *buf, size_t);
 void home_remove_private(const char *dir, const char *name, const char *data);
 int home_lock(const struct cordon_config *); /* before any write */
 int home_running(const char *rundir);
+int home_read_run(const char *rundir, char *tok, size_t, char *port, size_t);
+/* home_safe.c (SU-5): 0, or -1 after saying what to fix */
+int home_safe(const struct cordon_config *, uid_t user);
+int home_rundir_ours(int dfd, const char *path);
 
 /* check.c: cordon check; audit_cli.c: cordon audit */
 int cmd_check(int argc, char **argv);

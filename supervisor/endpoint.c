@@ -57,8 +57,9 @@ endpoint_resolve(const char *cmd, const char *home, const char *port_s,
 		if (home_read_private(dir[0] ? dir : "/", slash + 1,
 			ep->ep_token, sizeof(ep->ep_token)) == -1) {
 			fprintf(stderr,
-			    "cordon: %s: cannot read the token "
-			    "file\n",
+			    "cordon: %s: cannot read the token file (a "
+			    "regular file, mode 0600, in a directory only you "
+			    "or root can write)\n",
 			    cmd);
 			return -1;
 		}
@@ -71,11 +72,18 @@ endpoint_resolve(const char *cmd, const char *home, const char *port_s,
 			return -1;
 		}
 		/* Run files without the home's lock held are stale. */
-		if (!home_running(cf.cf_rundir) ||
-		    home_read_private(cf.cf_rundir, "token", ep->ep_token,
-			sizeof(ep->ep_token)) == -1 ||
-		    home_read_private(
-			cf.cf_rundir, "port", portbuf, sizeof(portbuf)) == -1) {
+		switch (home_read_run(cf.cf_rundir, ep->ep_token,
+		    sizeof(ep->ep_token), portbuf, sizeof(portbuf))) {
+		case 0:
+			break;
+		case -2: /* PER-5 */
+			fprintf(stderr,
+			    "cordon: %s: %s is not private to you (it and "
+			    "its files must be yours, mode 0700 and 0600); "
+			    "its token stays unread\n",
+			    cmd, cf.cf_rundir);
+			return -1;
+		default:
 			fprintf(stderr, "cordon: %s: not running\n", cmd);
 			return -2;
 		}

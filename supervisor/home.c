@@ -120,6 +120,8 @@ make_dir(const char *path, mode_t mode, uid_t uid, gid_t gid)
 		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    fstat(fd, &st) == -1 || !S_ISDIR(st.st_mode))
 		log_warnx("%s is not a directory", path);
+	else if (st.st_uid != geteuid() && st.st_uid != uid) /* SU-5 */
+		log_warnx("%s belongs to another user", path);
 	else if (uid != (uid_t)-1 && fchown(fd, uid, gid) == -1)
 		log_warn("chown %s", path);
 	else if (fchmod(fd, mode) == -1)
@@ -220,6 +222,10 @@ home_lock(const struct cordon_config *cf)
 		log_warn("%s", cf->cf_rundir);
 		return -1;
 	}
+	if (home_rundir_ours(dfd, cf->cf_rundir) == -1) {
+		close(dfd);
+		return -1;
+	}
 	lock_fd = lockfile_take(dfd, LOCKFILE_NAME, 0, &pid);
 	if (lock_fd == -1 && errno == EWOULDBLOCK) {
 		if (pid > 0)
@@ -262,17 +268,50 @@ home_running(const char *rundir)
 	return r != 0; /* -1: cannot tell; the run files decide */
 }
 
-/* A small private file DIR/NAME, without its newline: 0, or -1. */
-int
-home_read_private(const char *dir, const char *name, char *buf, size_t bufsz)
+/*
+ * PER-5: the directory of private files, opened: the caller's or root's
+ * and writable by no one else unless sticky.  The fd, or -1.
+ */
+static int
+private_dir(const char *dir)
 {
-	char path[PATH_MAX];
+	struct stat st;
+	int dfd;
+
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(dfd, &st) == -1 ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    ((st.st_mode & 022) != 0 && !(st.st_mode & S_ISVTX))) {
+		close(dfd);
+		return -1;
+	}
+	return dfd;
+}
+
+/*
+ * A small private file NAME in dfd, without its newline: 0, -1, or -2
+ * if it is there but not private.  PER-5: a regular file without group
+ * or other bits (no one else reads the token), of the caller's if ours
+ * (so no other user chose what is read: a port file another user wrote
+ * beside the token would get every CLI to send the token to that user's
+ * listener), and never a FIFO that would block.
+ */
+static int
+read_private_at(int dfd, const char *name, int ours, char *buf, size_t bufsz)
+{
+	struct stat st;
 	ssize_t n;
 	int fd;
 
-	if (join(path, sizeof(path), dir, name) ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd == -1)
 		return -1;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (ours && st.st_uid != geteuid()) || (st.st_mode & 077) != 0) {
+		close(fd);
+		return -2;
+	}
 	n = read(fd, buf, bufsz - 1);
 	close(fd);
 	if (n <= 0)
@@ -280,6 +319,46 @@ home_read_private(const char *dir, const char *name, char *buf, size_t bufsz)
 	buf[n] = '\0';
 	buf[strcspn(buf, "\r\n")] = '\0';
 	return 0;
+}
+
+/* A small private file DIR/NAME (read_private_at): 0, or -1. */
+int
+home_read_private(const char *dir, const char *name, char *buf, size_t bufsz)
+{
+	int dfd, rc;
+
+	if ((dfd = private_dir(dir)) == -1)
+		return -1;
+	rc = read_private_at(dfd, name, 0, buf, bufsz);
+	close(dfd);
+	return rc == 0 ? 0 : -1;
+}
+
+/*
+ * The token and port of the cordon running with RUNDIR, read through one
+ * opened directory (PER-5): cordon's own, 0700, and locked by a running
+ * cordon (run files without the lock held are stale).  0; -1 when none
+ * runs there; -2 when the dir or a file is not private to the caller.
+ */
+int
+home_read_run(
+    const char *rundir, char *tok, size_t toksz, char *port, size_t portsz)
+{
+	struct stat st;
+	pid_t pid;
+	int dfd, rc;
+
+	if ((dfd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? -1 : -2;
+	if (fstat(dfd, &st) == -1 || st.st_uid != geteuid() ||
+	    (st.st_mode & 077) != 0)
+		rc = -2;
+	else if (lockfile_held(dfd, LOCKFILE_NAME, &pid) == 0)
+		rc = -1;
+	else if ((rc = read_private_at(dfd, "token", 1, tok, toksz)) == 0)
+		rc = read_private_at(dfd, "port", 1, port, portsz);
+	close(dfd);
+	return rc;
 }
 
 /* Remove DIR/NAME if it still holds what we wrote (data, first line). */

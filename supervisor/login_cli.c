@@ -568,7 +568,7 @@ login_free(struct login *lg)
 
 /* The home's config, the protected set, the agent. */
 static int
-login_load(struct login *lg, const char *home)
+login_load(struct login *lg, const char *home, uid_t user)
 {
 	const char *dirs[4];
 	char *slash;
@@ -578,6 +578,9 @@ login_load(struct login *lg, const char *home)
 		    stderr, "cordon agent login: cannot resolve the home\n");
 		return 2;
 	}
+	/* SU-5: it runs the agent a manifest names */
+	if (home_safe(&lg->lg_cf, user) == -1)
+		return 1;
 	if (config_load(&lg->lg_cf) == -1) /* it said FILE:LINE:COL */
 		return 2;
 	/* SBX-2: the spawner's protected set (check.c builds the same). */
@@ -619,7 +622,8 @@ main(int argc, char **argv)
 		return rc;
 	/* As root, the group is made (and the manifest read) before the
 	 * capabilities go; the home then belongs to --user's uid. */
-	if ((rc = login_load(&lg, home)) != 0)
+	if ((rc = login_load(&lg, home, pw != NULL ? pw->pw_uid : (uid_t)-1)) !=
+	    0)
 		goto out;
 	rc = 1;
 	if (home_prepare_state(&lg.lg_cf, pw != NULL ? pw->pw_uid : (uid_t)-1,

@@ -1,0 +1,298 @@
+# SU-5, PER-5: cordon's home, runtime dir and CLI files against another
+# local user (mallory, a throwaway account made here and removed after)
+# and a careless operator.  A home or runtime dir that mallory can change
+# (her own dir above it, a dir she squatted first, a group- or
+# world-writable home, agents/ or manifest) is refused before cordon
+# reads its config or writes anything; the CLIs read the token and port
+# only from a runtime dir and files private to the caller, so a port
+# file mallory swapped in never gets the token sent to her listener; a
+# token file that is not private (or a FIFO) is refused, at once.  Under
+# umask 000 every file cordon makes is still private.
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import tempfile
+import threading
+
+import pytest
+
+from conftest import USERADD, Cordon, cordon_bin, finish, run_once
+
+MALLORY = "cordon-mallory"
+USERDEL = "/usr/sbin/userdel"
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root to make a second local user")
+
+
+@pytest.fixture(scope="module")
+def mallory():
+    """Another local user, made for this module and removed after it."""
+    subprocess.run([USERDEL, MALLORY], capture_output=True, timeout=30)
+    p = subprocess.run([USERADD, "--system", "--no-create-home",
+                        "--home-dir", "/nonexistent", "--shell",
+                        "/usr/sbin/nologin", MALLORY],
+                       capture_output=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    import pwd
+    try:
+        yield pwd.getpwnam(MALLORY)
+    finally:
+        subprocess.run([USERDEL, MALLORY], capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def base():
+    """A root-owned dir every user may enter, removed after the test."""
+    d = tempfile.mkdtemp(prefix="cordon-homered-", dir="/var/tmp")
+    os.chmod(d, 0o755)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def as_mallory(pw):
+    return ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}",
+            "--clear-groups", "--"]
+
+
+def give(path, pw):
+    os.lchown(path, pw.pw_uid, pw.pw_gid)
+
+
+def listener():
+    """A socket standing for mallory's listener: (socket, port, got),
+    got filled with whatever a client sends it."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(4)
+    s.settimeout(5)
+    got = []
+
+    def serve():
+        try:
+            c, _ = s.accept()
+            c.settimeout(3)
+            got.append(c.recv(65536))
+            c.close()
+        except OSError:
+            pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    return s, s.getsockname()[1], got
+
+
+def refused(p, path):
+    assert not p.started, "cordon started"
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert path.encode() in p.stderr, p.stderr
+    assert b"no other user" in p.stderr, p.stderr
+
+
+def home_run(home, extra=()):
+    return run_once(["run", "--home", home, "--port", "0", "--allow-root",
+                     *extra])
+
+
+# ---- the home and what cordon loads from it (SU-5)
+
+
+def test_su5_home_in_another_users_dir_refused(mallory, base):
+    """mallory owns the dir above the home: she could swap the home for
+    one with her cordon.yaml and manifests at any start."""
+    theirs = os.path.join(base, "shared")
+    os.mkdir(theirs, 0o755)
+    give(theirs, mallory)
+    home = os.path.join(theirs, "home")
+    os.mkdir(home, 0o700)
+    refused(home_run(home), theirs)
+    assert os.listdir(home) == [], "written before the refusal"
+
+
+@pytest.mark.parametrize("shape", [
+    "home-group-writable", "home-world-writable", "agents-group-writable",
+    "manifest-world-writable", "manifest-theirs", "missions-theirs",
+    "config-group-writable", "parent-world-writable-not-sticky"])
+def test_su5_home_others_can_change_refused(mallory, base, shape):
+    """A careless operator's modes (or a file of mallory's in the home):
+    refused, naming the path, before anything is written."""
+    parent = os.path.join(base, "p")
+    home = os.path.join(parent, "home")
+    os.makedirs(os.path.join(home, "agents"))
+    os.mkdir(os.path.join(home, "missions"))
+    os.chmod(home, 0o700)
+    mf = os.path.join(home, "agents", "a.yaml")
+    with open(mf, "w") as f:
+        f.write("name: a\ntransport: subprocess\n"
+                "transportConfig:\n  bin: /bin/true\n")
+    cfg = os.path.join(home, "cordon.yaml")
+    with open(cfg, "w") as f:
+        f.write("listen:\n  port: 0\n")
+    culprit = {
+        "home-group-writable": home, "home-world-writable": home,
+        "agents-group-writable": os.path.join(home, "agents"),
+        "manifest-world-writable": mf, "manifest-theirs": mf,
+        "missions-theirs": os.path.join(home, "missions", "m.yaml"),
+        "config-group-writable": cfg,
+        "parent-world-writable-not-sticky": parent}[shape]
+    if shape == "missions-theirs":
+        with open(culprit, "w") as f:
+            f.write("id: m\n")
+        give(culprit, mallory)
+    elif shape == "manifest-theirs":
+        give(culprit, mallory)
+    elif shape.endswith("world-writable") or shape.endswith("not-sticky"):
+        os.chmod(culprit, os.stat(culprit).st_mode | 0o002)
+    else:
+        os.chmod(culprit, os.stat(culprit).st_mode | 0o020)
+    refused(home_run(home), culprit)
+    assert not os.path.exists(os.path.join(home, "run"))
+    assert not os.path.exists(os.path.join(home, "audit"))
+
+
+def test_su5_sticky_parent_and_own_home_start(base):
+    """Not overreach: a private home beneath a sticky, world-writable dir
+    (as /tmp is) starts."""
+    sticky = os.path.join(base, "tmp")
+    os.mkdir(sticky)
+    os.chmod(sticky, 0o1777)
+    home = os.path.join(sticky, "home")
+    os.mkdir(home, 0o700)
+    c = Cordon(home, ["--allow-root"])
+    try:
+        c.start()
+        assert c.health()["status"] == "ok"
+    finally:
+        finish(c)
+
+
+# ---- the runtime dir and the token (PER-5, SU-5)
+
+
+def xdg_env(base, runtime):
+    cfg = os.path.join(base, "cfg")
+    os.makedirs(os.path.join(cfg, "cordon"), exist_ok=True)
+    vault = os.path.join(base, "vault")
+    os.makedirs(vault, exist_ok=True)
+    with open(os.path.join(cfg, "cordon", "cordon.yaml"), "w") as f:
+        f.write(f"vault:\n  root: {vault}\n")
+    return ["env", f"HOME={base}", f"XDG_CONFIG_HOME={cfg}",
+            f"XDG_STATE_HOME={os.path.join(base, 'state')}",
+            f"XDG_RUNTIME_DIR={runtime}"]
+
+
+def test_per5_su5_runtime_dir_squatted_first_refused(mallory, base):
+    """XDG_RUNTIME_DIR in a sticky shared dir (/tmp): mallory made
+    `cordon/` there first.  cordon (root here) used it, wrote the token
+    into her dir and she swapped the port file: `cordon status` sent the
+    bearer token to her listener.  Now it refuses to start."""
+    runtime = os.path.join(base, "rt")
+    os.mkdir(runtime)
+    os.chmod(runtime, 0o1777)
+    squat = os.path.join(runtime, "cordon")
+    os.mkdir(squat)
+    os.chmod(squat, 0o777)
+    give(squat, mallory)
+    p = run_once(["run", "--port", "0", "--allow-root"],
+                 prefix=xdg_env(base, runtime))
+    refused(p, squat)
+    assert os.listdir(squat) == [], "cordon wrote into mallory's dir"
+
+
+def test_per5_cli_sends_no_token_to_a_swapped_port(mallory, base):
+    """The operator loosened run/ (chmod 777); mallory replaced run/port
+    with her own file naming her listener.  `cordon status` reads the
+    port only from a private dir and a file of the caller's: it refuses,
+    and her listener gets nothing."""
+    home = os.path.join(base, "home")
+    os.mkdir(home, 0o700)
+    os.chmod(base, 0o755)
+    c = Cordon(home, ["--allow-root"])
+    s = None
+    try:
+        c.start()
+        run = os.path.join(home, "run")
+        os.chmod(home, 0o711)  # mallory may pass through to run/
+        os.chmod(run, 0o777)
+        s, port, got = listener()
+        q = subprocess.run(
+            as_mallory(mallory) + ["sh", "-c",
+                                   f"echo {port} > {run}/p.new && "
+                                   f"mv -f {run}/p.new {run}/port"],
+            capture_output=True, timeout=30)
+        assert q.returncode == 0, q.stderr
+        r = subprocess.run([cordon_bin(), "status", "--home", home],
+                           capture_output=True, timeout=30)
+        assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+        assert b"not private to you" in r.stderr, r.stderr
+        assert c.token.encode() not in r.stderr + r.stdout
+        s.close()
+        assert not any(c.token.encode() in g for g in got), got
+        assert got == [], got
+        os.chmod(run, 0o700)
+        os.chmod(home, 0o700)
+        os.unlink(os.path.join(run, "port"))  # mallory's, not cordon's
+    finally:
+        if s is not None:
+            s.close()
+        finish(c)
+
+
+@pytest.mark.parametrize("shape", ["readable-by-others", "fifo",
+                                   "in-their-dir"])
+def test_per5_token_file_not_private_refused(mallory, base, shape):
+    """`--port N --token-file FILE` (cordon under systemd): a token file
+    others can read, one in a dir another user can write, or a FIFO
+    (which hung the CLI) is refused at once, and nothing is sent."""
+    tok = os.path.join(base, "token")
+    if shape == "in-their-dir":  # mallory may swap it for her own
+        theirs = os.path.join(base, "theirs")
+        os.mkdir(theirs, 0o755)
+        give(theirs, mallory)
+        tok = os.path.join(theirs, "token")
+    if shape == "fifo":
+        os.mkfifo(tok, 0o600)
+    else:
+        with open(tok, "w") as f:
+            f.write("a" * 64 + "\n")
+        os.chmod(tok, 0o644 if shape == "readable-by-others" else 0o600)
+    s, port, got = listener()
+    try:
+        r = subprocess.run([cordon_bin(), "status", "--port", str(port),
+                            "--token-file", tok],
+                           capture_output=True, timeout=10)
+        assert r.returncode == 1, (r.returncode, r.stderr)
+        assert b"cannot read the token file" in r.stderr, r.stderr
+        assert b"a" * 64 not in r.stderr
+    finally:
+        s.close()
+    assert got == [], got
+
+
+def test_per5_su5_every_file_private_under_umask_000(base):
+    """A careless umask: every directory and file cordon makes in its
+    home (run files, lock, audit, heads, state) is still writable by no
+    one else, and the token, port, lock and audit files are 0600."""
+    home = os.path.join(base, "home")
+    os.mkdir(home, 0o700)
+    c = Cordon(home, ["--allow-root"],
+               prefix=["sh", "-c", 'umask 000 && exec "$@"', "sh"])
+    try:
+        c.start()
+        assert c.health()["status"] == "ok"
+        loose = []
+        for top in ("run", "audit", "state"):
+            for d, dirs, files in os.walk(os.path.join(home, top)):
+                for n in [d] + [os.path.join(d, f) for f in files]:
+                    m = os.lstat(n).st_mode
+                    if m & 0o022 or (stat.S_ISREG(m) and m & 0o077):
+                        loose.append((n, oct(m)))
+        assert not loose, loose
+        for rel in ("run/token", "run/port", "run/lock"):
+            m = os.stat(os.path.join(home, rel)).st_mode
+            assert stat.S_IMODE(m) == 0o600, (rel, oct(m))
+    finally:
+        finish(c)
