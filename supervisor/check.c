@@ -790,6 +790,23 @@ check_finish(struct check *ck, size_t nagents, size_t nmissions)
 	return 0;
 }
 
+/* The report's arrays, and the home itself (SU-5). */
+static void
+check_begin(struct check *ck, const struct cordon_config *cf)
+{
+	if (ck->ck_json) {
+		ck->ck_problems = json_object_new_array();
+		ck->ck_warnings = json_object_new_array();
+		ck->ck_homes = json_object_new_object();
+	}
+	/* It named the path; the rest is checked all the same. */
+	if (home_safe(cf, (uid_t)-1) == -1)
+		check_report(ck, cf->cf_config, 0, 0, "home-unsafe",
+		    "another user can change the home; cordon run would "
+		    "refuse it");
+	ck->ck_state = cf->cf_state;
+}
+
 int
 cmd_check(int argc, char **argv)
 {
@@ -822,12 +839,7 @@ cmd_check(int argc, char **argv)
 		fprintf(stderr, "cordon: check: cannot resolve the home\n");
 		return 2;
 	}
-	if (ck.ck_json) {
-		ck.ck_problems = json_object_new_array();
-		ck.ck_warnings = json_object_new_array();
-		ck.ck_homes = json_object_new_object();
-	}
-	ck.ck_state = cf.cf_state;
+	check_begin(&ck, &cf);
 	/* The spawner's protected set needs the config (vault, audit). */
 	if (config_load(&cf) == -1) {
 		/* It printed FILE:LINE:COL on stderr. */

@@ -8,6 +8,7 @@
 # file mallory swapped in never gets the token sent to her listener; a
 # token file that is not private (or a FIFO) is refused, at once.  Under
 # umask 000 every file cordon makes is still private.
+import json
 import os
 import shutil
 import socket
@@ -115,7 +116,8 @@ def test_su5_home_in_another_users_dir_refused(mallory, base):
 @pytest.mark.parametrize("shape", [
     "home-group-writable", "home-world-writable", "agents-group-writable",
     "manifest-world-writable", "manifest-theirs", "missions-theirs",
-    "config-group-writable", "parent-world-writable-not-sticky"])
+    "config-group-writable", "parent-world-writable-not-sticky",
+    "home-theirs"])
 def test_su5_home_others_can_change_refused(mallory, base, shape):
     """A careless operator's modes (or a file of mallory's in the home):
     refused, naming the path, before anything is written."""
@@ -137,13 +139,14 @@ def test_su5_home_others_can_change_refused(mallory, base, shape):
         "manifest-world-writable": mf, "manifest-theirs": mf,
         "missions-theirs": os.path.join(home, "missions", "m.yaml"),
         "config-group-writable": cfg,
-        "parent-world-writable-not-sticky": parent}[shape]
+        "parent-world-writable-not-sticky": parent,
+        "home-theirs": home}[shape]
     if shape == "missions-theirs":
         with open(culprit, "w") as f:
             f.write("id: m\n")
         give(culprit, mallory)
-    elif shape == "manifest-theirs":
-        give(culprit, mallory)
+    elif shape in ("manifest-theirs", "home-theirs"):
+        give(culprit, mallory)  # root's cordon in mallory's home
     elif shape.endswith("world-writable") or shape.endswith("not-sticky"):
         os.chmod(culprit, os.stat(culprit).st_mode | 0o002)
     else:
@@ -151,6 +154,25 @@ def test_su5_home_others_can_change_refused(mallory, base, shape):
     refused(home_run(home), culprit)
     assert not os.path.exists(os.path.join(home, "run"))
     assert not os.path.exists(os.path.join(home, "audit"))
+
+
+def test_su5_check_reports_a_home_others_can_change(base):
+    """`cordon check` foresees the refusal: one problem naming the home,
+    and the manifests are checked all the same."""
+    home = os.path.join(base, "home")
+    os.makedirs(os.path.join(home, "agents"))
+    with open(os.path.join(home, "agents", "a.yaml"), "w") as f:
+        f.write("name: a\ntransport: subprocess\n"
+                "transportConfig:\n  bin: /bin/true\n"
+                "  args: [\"{prompt}\"]\n")
+    os.chmod(home, 0o770)
+    r = subprocess.run([cordon_bin(), "check", "--home", home, "--json"],
+                       capture_output=True, timeout=30)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    doc = json.loads(r.stdout)
+    assert [p["code"] for p in doc["problems"]] == ["home-unsafe"], doc
+    assert doc["agents"] == 1, doc
+    assert home.encode() in r.stderr, r.stderr
 
 
 def test_su5_sticky_parent_and_own_home_start(base):
