@@ -16,6 +16,7 @@
 
 #include "argv.h"
 #include "manifest.h"
+#include "pathsafe.h"
 #include "roots.h"
 #include "util.h"
 
@@ -400,6 +401,50 @@ script_interp(const char *rp, char *const *envp, char *out, size_t outsz)
 	return realpath(tok, out) != NULL && strlen(out) < outsz ? 0 : -1;
 }
 
+/*
+ * SU-5: the program at path (resolved), and every dir above it, is
+ * beyond another user's reach: owned by root, the spawner's uid or the
+ * agents' (the owner of their home: --user's when cordon runs as root),
+ * writable by no one else.  0, or -1 and why.
+ */
+static int
+bin_owned(const struct protect_ctx *pc, const char *name, const char *path,
+    char *why, size_t whysz)
+{
+	struct pathsafe ps;
+	struct stat st;
+	uid_t user = geteuid();
+
+	if (pc != NULL && pc->pc_home != NULL && stat(pc->pc_home, &st) == 0)
+		user = st.st_uid;
+	pathsafe_init(&ps, geteuid(), user);
+	if (pathsafe_chain(&ps, path, 0) == 0)
+		return 0;
+	snprintf(why, whysz,
+	    "the program %s resolves to %s, which another user can replace: "
+	    "%s %s",
+	    name, path, ps.ps_bad, ps.ps_why);
+	return -1;
+}
+
+int
+agent_bin_safe(const char *bin, char *const *envp, const struct protect_ctx *pc,
+    char *why, size_t whysz)
+{
+	char out[PATH_MAX], rp[PATH_MAX], ip[PATH_MAX];
+	const char *name;
+
+	if (agent_resolve_bin(bin, envp, out, sizeof(out)) == -1 ||
+	    realpath(out, rp) == NULL)
+		return 0; /* agent_bin_check says why */
+	name = strrchr(out, '/') + 1;
+	if (bin_owned(pc, name, rp, why, whysz) == -1 ||
+	    (script_interp(rp, envp, ip, sizeof(ip)) == 0 &&
+		bin_owned(pc, name, ip, why, whysz) == -1))
+		return -1;
+	return 0;
+}
+
 int
 agent_bin_check(const char *bin, char *const *envp, const struct roots *rt,
     const struct protect_ctx *pc, char *out, size_t outsz, char *why,
@@ -424,6 +469,8 @@ agent_bin_check(const char *bin, char *const *envp, const struct roots *rt,
 		    bin != NULL ? bin : "", shown);
 		return -1;
 	}
+	if (agent_bin_safe(bin, envp, pc, why, whysz) == -1)
+		return -1;
 	if (rt == NULL || realpath(out, rp) == NULL)
 		return 0;
 	name = strrchr(out, '/') + 1;

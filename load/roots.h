@@ -97,6 +97,14 @@ int agent_resolve_bin(
 const char *errno_name(int);
 
 #define AGENT_REASON_MAX 512 /* a reason, with its PATH or path */
+/*
+ * SU-5: 0 unless bin resolves to a program, or a script whose
+ * interpreter, another user can replace (it or a dir above it is
+ * another user's, or writable by group or others); -1 and why.  Part of
+ * agent_bin_check; `cordon check` asks it first for its own code.
+ */
+int agent_bin_safe(const char *bin, char *const *envp,
+    const struct protect_ctx *, char *why, size_t whysz);
 int agent_bin_check(const char *bin, char *const *envp, const struct roots *,
     const struct protect_ctx *, char *out, size_t outsz, char *why,
     size_t whysz);

@@ -234,7 +234,7 @@ check_bin(struct check *ck, const char *file, const struct manifest *m,
 	char shown[CHECK_PATH_SHOW + 4], msg[CHECK_PATH_SHOW + 160];
 	char why[AGENT_REASON_MAX], wide[CHECK_MSG_MAX];
 	size_t i;
-	int own = 0;
+	int own = 0, unsafe;
 
 	for (i = 0; i < m->m_nenv; i++)
 		if (strcmp(m->m_env[i].e_name, "PATH") == 0) {
@@ -247,13 +247,19 @@ check_bin(struct check *ck, const char *file, const struct manifest *m,
 	if (bin == NULL)
 		return;
 	if (agent_resolve_bin(bin, envp, out, sizeof(out)) == 0) {
-		/* SP-12: found, but where the sandbox would hide it. */
-		if (rt != NULL && agent_bin_check(bin, envp, rt, ck->ck_pc, out,
-				      sizeof(out), why, sizeof(why)) == -1) {
+		/* SU-5: another user's to replace; SP-12: where the
+		 * sandbox would hide it. */
+		if (rt == NULL)
+			return;
+		unsafe = agent_bin_safe(
+			     bin, envp, ck->ck_pc, why, sizeof(why)) == -1;
+		if (unsafe || agent_bin_check(bin, envp, rt, ck->ck_pc, out,
+				  sizeof(out), why, sizeof(why)) == -1) {
 			snprintf(wide, sizeof(wide),
 			    "%s: %.*s; runs would fail (spawn-failed)", key,
 			    (int)(sizeof(wide) - 64), why);
-			check_report_at(ck, file, at, "bin-hidden", wide);
+			check_report_at(ck, file, at,
+			    unsafe ? "bin-unsafe" : "bin-hidden", wide);
 		}
 		return;
 	}

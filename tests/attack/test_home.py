@@ -19,6 +19,7 @@ import threading
 
 import pytest
 
+from agents_util import run, text_of
 from conftest import USERADD, Cordon, cordon_bin, finish, run_once
 
 MALLORY = "cordon-mallory"
@@ -187,6 +188,66 @@ def test_su5_sticky_parent_and_own_home_start(base):
     try:
         c.start()
         assert c.health()["status"] == "ok"
+    finally:
+        finish(c)
+
+
+# ---- the agents' programs (SU-5)
+
+TOOL = "#!/bin/sh\necho ran-$1\n"
+
+
+def test_su5_agent_program_another_user_can_replace_refused(mallory,
+                                                            base):
+    """An agent's program (by absolute path or found on PATH) in a dir
+    mallory owns, in a world-writable dir that is not sticky, or itself
+    writable by others: she could put her program in its place and get
+    the run, with the agent's secrets.  Every such run is refused
+    (spawn-failed, naming the path) and `cordon check` says so first;
+    the same program in a dir of root's runs."""
+    dirs = {"fine": 0o755, "theirs": 0o755, "loose": 0o777,
+            "exposed": 0o755, "onpath": 0o755}
+    bins = {}
+    for n, mode in dirs.items():
+        d = os.path.join(base, n)
+        os.mkdir(d)
+        os.chmod(d, mode)
+        b = os.path.join(d, "hrtool")
+        with open(b, "w") as f:
+            f.write(TOOL)
+        os.chmod(b, 0o777 if n == "exposed" else 0o755)
+        if n in ("theirs", "onpath"):
+            give(d, mallory)
+        bins[n] = b
+    home = os.path.join(base, "home")
+    os.makedirs(os.path.join(home, "agents"))
+    for n, b in bins.items():
+        bin_, env = b, ""
+        if n == "onpath":
+            bin_ = "hrtool"
+            env = f"  env: {{PATH: '{os.path.dirname(b)}:/usr/bin:/bin'}}\n"
+        with open(os.path.join(home, "agents", f"{n}.yaml"), "w") as f:
+            f.write(f"name: {n}\ntransport: subprocess\n"
+                    f"transportConfig:\n  bin: {bin_}\n"
+                    "  args: [\"{prompt}\"]\n" + env)
+    r = subprocess.run([cordon_bin(), "check", "--home", home, "--json"],
+                       capture_output=True, timeout=30)
+    doc = json.loads(r.stdout)
+    unsafe = sorted(os.path.basename(p["file"]) for p in doc["problems"]
+                    if p["code"] == "bin-unsafe")
+    assert unsafe == ["exposed.yaml", "loose.yaml", "onpath.yaml",
+                      "theirs.yaml"], doc["problems"]
+    c = Cordon(home, ["--allow-root"])
+    try:
+        c.start()
+        resp, ev = run(c, "fine", "x")
+        assert resp.status == 200 and "ran-x" in text_of(ev), resp
+        for n in ("theirs", "loose", "exposed", "onpath"):
+            resp, _ = run(c, n, "x")
+            assert resp.status == 502, (n, resp)
+            assert resp.json()["error"] == "spawn-failed", (n, resp)
+            assert "another user can replace" in resp.json().get(
+                "reason", ""), (n, resp.json())
     finally:
         finish(c)
 
