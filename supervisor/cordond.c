@@ -661,11 +661,33 @@ cordond_stop(void)
 	cg_fd = -1;
 }
 
+/* The dashboard line: its one-time login URL, unless others can read
+ * stdout (PER-5). */
+static void
+print_dashboard(void)
+{
+	const char *host = strcmp(conf->cf_listen, "0.0.0.0") == 0
+			       ? "127.0.0.1"
+			       : conf->cf_listen;
+	int n;
+
+	if (login_code[0] != '\0')
+		n = printf("cordon: dashboard http://%s:%d/ui/login?code=%s\n",
+		    host, listen_port, login_code);
+	else
+		n = printf("cordon: dashboard http://%s:%d/ui/ (no login code: "
+			   "others can read this output; `cordon login` "
+			   "prints one)\n",
+		    host, listen_port);
+	fflush(stdout);
+	if (n < 0)
+		log_warn("stdout");
+}
+
 int
 cordond_main(struct cordon_config *cf)
 {
 	char portbuf[16];
-	int n;
 
 	conf = cf;
 	signal(SIGPIPE, SIG_IGN);
@@ -675,6 +697,8 @@ cordond_main(struct cordon_config *cf)
 		log_warn("random");
 		return 1;
 	}
+	if (!home_stdout_private()) /* PER-5: no code for others to read */
+		explicit_bzero(login_code, sizeof(login_code));
 	if ((listen_fd = open_listener()) == -1)
 		return 1;
 	snprintf(portbuf, sizeof(portbuf), "%d\n", listen_port);
@@ -695,13 +719,7 @@ cordond_main(struct cordon_config *cf)
 	booting = 0;
 
 	audit_system("system.boot", "version", CORDON_VERSION);
-	n = printf("cordon: dashboard http://%s:%d/ui/login?code=%s\n",
-	    strcmp(conf->cf_listen, "0.0.0.0") == 0 ? "127.0.0.1"
-						    : conf->cf_listen,
-	    listen_port, login_code);
-	fflush(stdout);
-	if (n < 0)
-		log_warn("stdout");
+	print_dashboard();
 
 	event_base_dispatch(base);
 

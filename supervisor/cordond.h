@@ -62,6 +62,7 @@ int home_read_run(const char *rundir, char *tok, size_t, char *port, size_t);
 /* home_safe.c (SU-5): 0, or -1 after saying what to fix */
 int home_safe(const struct cordon_config *, uid_t user);
 int home_rundir_ours(int dfd, const char *path);
+int home_stdout_private(void);
 
 /* check.c: cordon check; audit_cli.c: cordon audit */
 int cmd_check(int argc, char **argv);

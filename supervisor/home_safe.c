@@ -132,3 +132,19 @@ home_rundir_ours(int dfd, const char *path)
 		return refuse(&ps);
 	return 0;
 }
+
+/*
+ * PER-5: 1 if what cordon prints on stdout stays the operator's: not a
+ * file that someone else owns or that group or others may read (`cordon
+ * run > /tmp/cordon.log` under umask 022), where the login code would
+ * let them log in first.  A terminal, pipe or socket is the operator's.
+ */
+int
+home_stdout_private(void)
+{
+	struct stat st;
+
+	if (fstat(STDOUT_FILENO, &st) == -1 || !S_ISREG(st.st_mode))
+		return 1;
+	return st.st_uid == geteuid() && (st.st_mode & 044) == 0;
+}

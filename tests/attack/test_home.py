@@ -16,11 +16,13 @@ import stat
 import subprocess
 import tempfile
 import threading
+import time
 
 import pytest
 
 from agents_util import run, text_of
-from conftest import USERADD, Cordon, cordon_bin, finish, run_once
+from conftest import (READY_S, USERADD, Cordon, child_env, cordon_bin,
+                      finish, run_once)
 
 MALLORY = "cordon-mallory"
 USERDEL = "/usr/sbin/userdel"
@@ -379,3 +381,42 @@ def test_per5_su5_every_file_private_under_umask_000(base):
             assert stat.S_IMODE(m) == 0o600, (rel, oct(m))
     finally:
         finish(c)
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o600])
+def test_per5_no_login_code_in_output_others_can_read(base, mode):
+    """`cordon run > /tmp/cordon.log` under umask 022: whoever reads the
+    log could spend the one-time code before the operator and hold a
+    dashboard session.  Into a file others can read cordon prints the
+    dashboard without a code (`cordon login` mints one); into a private
+    file, the code as always."""
+    home = os.path.join(base, "home")
+    os.mkdir(home, 0o700)
+    log = os.path.join(base, "cordon.log")
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    os.fchmod(fd, mode)
+    p = subprocess.Popen([cordon_bin(), "run", "--home", home, "--port",
+                          "0", "--allow-root"], stdin=subprocess.DEVNULL,
+                         stdout=fd, stderr=subprocess.DEVNULL,
+                         env=child_env())
+    os.close(fd)
+    try:
+        deadline = time.monotonic() + READY_S
+        text = ""
+        while "dashboard" not in text and time.monotonic() < deadline:
+            time.sleep(0.05)
+            with open(log) as f:
+                text = f.read()
+        assert "cordon: dashboard http://127.0.0.1:" in text, text
+        if mode == 0o600:
+            assert "/ui/login?code=" in text, text
+            return
+        assert "code=" not in text, text
+        assert "`cordon login` prints one" in text, text
+        r = subprocess.run([cordon_bin(), "login", "--home", home],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert "/ui/login?code=" in r.stdout, r.stdout
+    finally:
+        p.terminate()
+        assert p.wait(timeout=30) == 0
