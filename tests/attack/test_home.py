@@ -159,16 +159,34 @@ def test_su5_home_others_can_change_refused(mallory, base, shape):
     assert not os.path.exists(os.path.join(home, "audit"))
 
 
-def test_su5_check_reports_a_home_others_can_change(base):
-    """`cordon check` foresees the refusal: one problem naming the home,
-    and the manifests are checked all the same."""
+def home_with_agent(base, mode):
+    """A home of mode MODE with one valid agent, a."""
     home = os.path.join(base, "home")
     os.makedirs(os.path.join(home, "agents"))
     with open(os.path.join(home, "agents", "a.yaml"), "w") as f:
         f.write("name: a\ntransport: subprocess\n"
                 "transportConfig:\n  bin: /bin/true\n"
                 "  args: [\"{prompt}\"]\n")
-    os.chmod(home, 0o770)
+    os.chmod(home, mode)
+    return home
+
+
+def test_su5_agent_login_refuses_a_home_others_can_change(base):
+    """`cordon agent login` runs the program a manifest names: the same
+    rule as `cordon run`, before the manifest is read."""
+    home = home_with_agent(base, 0o775)
+    r = subprocess.run([cordon_bin(), "agent", "login", "--home", home,
+                        "--allow-root", "a"], stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=30)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert home.encode() + b" is writable by group or others" in r.stderr
+    assert not os.path.exists(os.path.join(home, "state"))
+
+
+def test_su5_check_reports_a_home_others_can_change(base):
+    """`cordon check` foresees the refusal: one problem naming the home,
+    and the manifests are checked all the same."""
+    home = home_with_agent(base, 0o770)
     r = subprocess.run([cordon_bin(), "check", "--home", home, "--json"],
                        capture_output=True, timeout=30)
     assert r.returncode == 1, (r.stdout, r.stderr)
