@@ -48,6 +48,31 @@ pathsafe_entry(
 	return 0;
 }
 
+/*
+ * p (cut in place) and each directory above it, by lstat: a link stands
+ * for itself (who may replace it), its target is walked resolved.
+ */
+static int
+walk(struct pathsafe *ps, char *p, int leaf, int dir_only)
+{
+	struct stat st;
+	char *slash;
+
+	for (;;) {
+		if (lstat(p, &st) == -1)
+			return pathsafe_fault(ps, p, "cannot be examined");
+		if ((dir_only || !leaf) && !S_ISDIR(st.st_mode) &&
+		    !S_ISLNK(st.st_mode))
+			return pathsafe_fault(ps, p, "is not a directory");
+		if (pathsafe_entry(ps, p, &st, leaf) == -1)
+			return -1;
+		leaf = 0;
+		if (strcmp(p, "/") == 0 || (slash = strrchr(p, '/')) == NULL)
+			return 0;
+		slash[slash == p] = '\0'; /* "/a" becomes "/" */
+	}
+}
+
 int
 pathsafe_chain(struct pathsafe *ps, const char *path, int dir_only)
 {
@@ -55,8 +80,9 @@ pathsafe_chain(struct pathsafe *ps, const char *path, int dir_only)
 	struct stat st;
 	int leaf = 1;
 
-	if (snprintf(cut, sizeof(cut), "%s", path) >= (int)sizeof(cut))
-		return pathsafe_fault(ps, path, "is too long");
+	if (path[0] != '/' ||
+	    snprintf(cut, sizeof(cut), "%s", path) >= (int)sizeof(cut))
+		return pathsafe_fault(ps, path, "is not an absolute path");
 	while (stat(cut, &st) == -1) {
 		if (errno != ENOENT || (slash = strrchr(cut, '/')) == NULL ||
 		    slash == cut)
@@ -66,17 +92,8 @@ pathsafe_chain(struct pathsafe *ps, const char *path, int dir_only)
 	}
 	if (realpath(cut, real) == NULL)
 		return pathsafe_fault(ps, path, "cannot be examined");
-	for (;;) {
-		if (lstat(real, &st) == -1)
-			return pathsafe_fault(ps, real, "cannot be examined");
-		if ((dir_only || !leaf) && !S_ISDIR(st.st_mode))
-			return pathsafe_fault(ps, real, "is not a directory");
-		if (pathsafe_entry(ps, real, &st, leaf) == -1)
-			return -1;
-		leaf = 0;
-		if (strcmp(real, "/") == 0)
-			return 0;
-		slash = strrchr(real, '/');
-		slash[slash == real] = '\0'; /* "/a" becomes "/" */
-	}
+	/* The path as given (its links), then where it leads. */
+	if (walk(ps, cut, leaf, dir_only) == -1)
+		return -1;
+	return walk(ps, real, leaf, dir_only);
 }

@@ -35,10 +35,11 @@ int pathsafe_entry(
     struct pathsafe *, const char *path, const struct stat *, int leaf);
 
 /*
- * PATH, made absolute and free of links, and every directory above it.
- * A missing tail (what cordon will make) is left out; its nearest
- * existing directory is then checked as one above.  dir_only: every
- * entry must be a directory.  0, or -1 with ps_bad and ps_why set.
+ * PATH (absolute) and every directory above it, both as written (a
+ * link there must be a trusted user's, in a dir no one else can write)
+ * and resolved.  A missing tail (what cordon will make) is left out; its
+ * nearest existing directory is then checked as one above.  dir_only:
+ * every entry must be a directory.  0, or -1 with ps_bad and ps_why.
  */
 int pathsafe_chain(struct pathsafe *, const char *path, int dir_only);
 

@@ -175,7 +175,7 @@ cmd_run(int argc, char **argv)
 	/* SU-1: nothing of the home is written before this. */
 	if (home_lock(&cf) != 0)
 		return 1;
-	if (cf.cf_demo && home_make_demo(home) == -1)
+	if (cf.cf_demo && home_make_demo(cf.cf_home) == -1) /* resolved */
 		return 1;
 	if (cf.cf_port == -1)
 		cf.cf_port = 0;

@@ -305,6 +305,24 @@ def test_per5_su5_runtime_dir_squatted_first_refused(mallory, base):
     assert os.listdir(squat) == [], "cordon wrote into mallory's dir"
 
 
+def test_per5_su5_runtime_dir_through_their_link_refused(mallory, base):
+    """XDG_RUNTIME_DIR names a link mallory owns (in a sticky shared
+    dir), pointing at a private dir for now: she can repoint it at any
+    time, so it is refused as hers, before anything is written."""
+    runtime = os.path.join(base, "rt")
+    os.mkdir(runtime)
+    os.chmod(runtime, 0o1777)
+    private = os.path.join(base, "private")
+    os.mkdir(private, 0o700)
+    link = os.path.join(runtime, "mine")
+    os.symlink(private, link)
+    give(link, mallory)
+    p = run_once(["run", "--port", "0", "--allow-root"],
+                 prefix=xdg_env(base, link))
+    refused(p, link)
+    assert os.listdir(private) == [], "cordon wrote through her link"
+
+
 def test_per5_cli_sends_no_token_to_a_swapped_port(mallory, base):
     """The operator loosened run/ (chmod 777); mallory replaced run/port
     with her own file naming her listener.  `cordon status` reads the

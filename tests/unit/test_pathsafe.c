@@ -140,6 +140,15 @@ test_su5_owner_and_links(void **state)
 	assert_int_equal(chain("link", 1, geteuid(), &why), 0);
 	assert_int_equal(chmod(p, 0777), 0);
 	assert_int_equal(chain("link", 1, geteuid(), &why), -1);
+	/* a link as written, in a dir others can write, to a private dir:
+	 * they could point it elsewhere */
+	assert_int_equal(chmod(p, 0700), 0);
+	assert_int_equal(mkdir(at("w", l, sizeof(l)), 0700), 0);
+	assert_int_equal(chmod(l, 0777), 0);
+	assert_int_equal(symlink(p, at("w/l", l, sizeof(l))), 0);
+	assert_int_equal(chain("w/l", 1, geteuid(), &why), -1);
+	assert_string_equal(why, "is writable by group or others (chmod go-w)");
+	assert_int_equal(chain("w/l/later", 1, geteuid(), &why), -1);
 }
 
 int
