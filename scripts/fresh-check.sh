@@ -95,8 +95,9 @@ set -uo pipefail
 export HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 [ -n "$extra_ca" ] && export NODE_EXTRA_CA_CERTS=$extra_ca
 cd /root/cordon
-# 1. the demo, until it prints the login URL
-timeout --kill-after=10 $DEMO_TIMEOUT bash scripts/demo >/root/demo.log 2>&1 &
+# 1. the demo, until it prints the login URL (into a log only root reads:
+#    cordon prints no login code into output others can read)
+(umask 077 && exec timeout --kill-after=10 $DEMO_TIMEOUT bash scripts/demo >/root/demo.log 2>&1) &
 demo=\$!
 while kill -0 "\$demo" 2>/dev/null; do
 	grep -q '^cordon: dashboard http://127.0.0.1:[0-9]*/ui/login?code=' \
