@@ -84,8 +84,8 @@ mission_result(struct json_object *in)
 	    "success", "error", "denied", "skipped"};
 	static const char *const classes[] = {"permission-denied",
 	    "options-invalid", "timeout", "spawn-failed", "non-zero-exit",
-	    "killed", "output-failed", "agent-unavailable", "skipped-missed",
-	    "busy"};
+	    "killed", "output-failed", "agent-unavailable", "audit-unavailable",
+	    "skipped-missed", "busy"};
 	struct json_object *o, *v;
 	const char *run_id, *status, *ec = NULL;
 	long long dur, persisted, emitted;

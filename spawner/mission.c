@@ -299,6 +299,7 @@ mission_errclass(const char *ec)
 	    {"non-zero-exit", "non-zero-exit"},
 	    {"missing-secret", "agent-unavailable"},
 	    {"transport-error", "output-failed"},
+	    {"audit-unavailable", "audit-unavailable"},
 	};
 	size_t i;
 
@@ -426,8 +427,9 @@ mission_begin(struct mission_ent *e, const char *trigger,
 		mrun_refuse(mr, "mission-options-invalid", "options-invalid");
 	else if (strcmp(code, "missing-secret") == 0)
 		mrun_refuse(mr, "agent-unavailable", "agent-unavailable");
-	else if (strcmp(code, "busy") == 0)
-		mrun_finish(mr, "error", "busy");
+	else if (strcmp(code, "busy") == 0 ||
+		 strcmp(code, "audit-unavailable") == 0)
+		mrun_finish(mr, "error", code);
 	else
 		mrun_finish(mr, "error", "spawn-failed");
 }

@@ -35,6 +35,7 @@ const ERROR_TEXT = {
   killed: 'The agent was stopped.',
   'output-failed': 'An output could not be written; the outputs after it were not attempted.',
   'agent-unavailable': 'The mission\'s agent is not available.',
+  'audit-unavailable': 'The audit trail could not record it; nothing ran.',
   'skipped-missed': 'A scheduled run was missed while cordon was down.',
   busy: 'The mission was still running when its next scheduled run came.',
 };

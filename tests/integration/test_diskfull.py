@@ -171,8 +171,9 @@ def test_au6_audit_full_starts_nothing_and_loses_nothing(home, kind,
             r = post_json(c, "/api/missions/fill/run", {})
             assert r.status == 200, r
             m = r.json()
-            assert (m["status"], m["outputsPersisted"],
-                    m["outputsEmitted"]) == ("error", 0, 0), m
+            assert (m["status"], m["errorClass"], m["outputsPersisted"],
+                    m["outputsEmitted"]) == ("error", "audit-unavailable",
+                                             0, 0), m
             neutral(post_json(c, "/api/agents/quick/actions/broken", {}),
                     "audit-unavailable")
         # Nothing started: no agent child, no note, no job.
