@@ -302,8 +302,10 @@ wt_spawn(struct wt *w, const char *prog, const char *conf, const char *alt,
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	if (wt_ll_rules(w, bin, &ll) == -1) {
-		w->w_code = "worktree-refused";
-		w->w_fail = "no-landlock";
+		if (errno == EOPNOTSUPP) {
+			w->w_code = "worktree-refused";
+			w->w_fail = "no-landlock";
+		}
 		return -1;
 	}
 	if ((nul = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
@@ -341,8 +343,13 @@ wt_spawn(struct wt *w, const char *prog, const char *conf, const char *alt,
 			log_warnx("worktree %s: %s: %s", w->w_id,
 			    step != NULL ? step : "unknown step",
 			    errno_name(st.ss_errno));
-			w->w_code = "worktree-refused";
-			w->w_fail = "no-landlock";
+			/* A kernel without it; any other cause (a root gone
+			 * since load) fails the step as git's own would. */
+			if (st.ss_errno == EOPNOTSUPP ||
+			    st.ss_errno == ENOSYS) {
+				w->w_code = "worktree-refused";
+				w->w_fail = "no-landlock";
+			}
 		}
 		return -1;
 	}
