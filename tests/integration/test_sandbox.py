@@ -266,6 +266,15 @@ def test_sbx1_private_tmp_is_private_and_removed(sandboxed):
         before = set(os.listdir("/tmp"))
         attempt(c, a, "write-tmp")
         assert "agent-tmp-file" not in set(os.listdir("/tmp")) - before
+    # SBX-1, SBX-3: each ended run's tmp, and a root spawner's per-run
+    # source of its /run cover, are removed with the run.
+    base = pathlib.Path(c.tmpdir)
+    runs = [base / d for d in runs_dirs(base)]
+    assert len(runs) == 1, runs
+    assert wait_for(lambda: not [
+        n for n in os.listdir(runs[0])
+        if n.startswith(("cordon-run.", "cordon-cover."))]), \
+        os.listdir(runs[0])
 
 
 @pytest.mark.parametrize("mode,name", [("ptrace", "ptrace"), ("bpf", "bpf")])
