@@ -44,8 +44,12 @@ inner_ok(struct pathsafe *ps, const char *path)
 	return pathsafe_entry(ps, path, &st, 1);
 }
 
-/* A directory of YAML files cordon loads (agents/, missions/) and each
- * entry in it.  0 or -1. */
+/*
+ * A directory of YAML files cordon loads (agents/, missions/) and each
+ * entry in it.  Its loaders follow a link there: a link's own owner is
+ * not enough, where it leads (which must exist) is checked as the home
+ * is.  0 or -1.
+ */
 static int
 dir_files_ok(struct pathsafe *ps, const char *dir)
 {
@@ -56,6 +60,11 @@ dir_files_ok(struct pathsafe *ps, const char *dir)
 	int rc = 0;
 
 	if (inner_ok(ps, dir) == -1)
+		return -1;
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) &&
+	    (stat(dir, &st) == -1
+		    ? pathsafe_fault(ps, dir, "cannot be examined")
+		    : pathsafe_chain(ps, dir, 1)) == -1)
 		return -1;
 	if ((d = opendir(dir)) == NULL)
 		return 0; /* missing, or a file: its loader says so */

@@ -159,6 +159,33 @@ def test_su5_home_others_can_change_refused(mallory, base, shape):
     assert not os.path.exists(os.path.join(home, "audit"))
 
 
+@pytest.mark.parametrize("which", ["agents", "missions"])
+@pytest.mark.parametrize("target", ["theirs", "world-writable", "dangling"])
+def test_su5_loaded_dir_linked_where_others_write_refused(mallory, base,
+                                                          which, target):
+    """agents/ or missions/ is the operator's link to a dir mallory can
+    write (hers, or world-writable and not sticky), empty for now, or to
+    a name not made yet there: the manifests or missions cordon loads
+    are hers as soon as she puts one in.  Where the link leads is
+    checked as the home is: refused, naming that dir."""
+    home = os.path.join(base, "home")
+    os.mkdir(home, 0o700)
+    shared = os.path.join(base, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o777 if target == "world-writable" else 0o755)
+    if target == "theirs":
+        give(shared, mallory)
+    dest = shared
+    if target == "dangling":
+        os.chmod(shared, 0o777)
+        dest = os.path.join(shared, "later")
+    os.symlink(dest, os.path.join(home, which))
+    refused(home_run(home), shared if target != "dangling" else
+            os.path.join(home, which))
+    assert not os.path.exists(os.path.join(home, "run"))
+    assert not os.path.exists(os.path.join(home, "audit"))
+
+
 def home_with_agent(base, mode):
     """A home of mode MODE with one valid agent, a."""
     home = os.path.join(base, "home")
