@@ -367,11 +367,13 @@ hidden_home(
 
 /*
  * A script's interpreter ("#!/usr/bin/env node" -> node on PATH), as
- * a resolved path in out; 0, or -1 when it is no script or the
- * interpreter cannot be found (the kernel then says so at exec).
+ * a resolved path in out, and as the kernel or env names it in named
+ * (if not NULL); 0, or -1 when it is no script or the interpreter cannot
+ * be found (the kernel then says so at exec).
  */
 static int
-script_interp(const char *rp, char *const *envp, char *out, size_t outsz)
+script_interp(const char *rp, char *const *envp, char *out, size_t outsz,
+    char named[PATH_MAX])
 {
 	char line[256], *p, *tok, *save = NULL, found[PATH_MAX];
 	ssize_t n;
@@ -398,11 +400,14 @@ script_interp(const char *rp, char *const *envp, char *out, size_t outsz)
 			return -1;
 		tok = found;
 	}
+	if (named != NULL && snprintf(named, PATH_MAX, "%s", tok) >= PATH_MAX)
+		return -1;
 	return realpath(tok, out) != NULL && strlen(out) < outsz ? 0 : -1;
 }
 
 /*
- * SU-5: the program at path (resolved), and every dir above it, is
+ * SU-5: the program at path, as exec names it (a link on the way is
+ * what exec follows then) and resolved, and every dir above it, is
  * beyond another user's reach: owned by root, the spawner's uid or the
  * agents' (the owner of their home: --user's when cordon runs as root),
  * writable by no one else.  0, or -1 and why.
@@ -431,16 +436,16 @@ int
 agent_bin_safe(const char *bin, char *const *envp, const struct protect_ctx *pc,
     char *why, size_t whysz)
 {
-	char out[PATH_MAX], rp[PATH_MAX], ip[PATH_MAX];
+	char out[PATH_MAX], rp[PATH_MAX], ip[PATH_MAX], in[PATH_MAX];
 	const char *name;
 
 	if (agent_resolve_bin(bin, envp, out, sizeof(out)) == -1 ||
 	    realpath(out, rp) == NULL)
 		return 0; /* agent_bin_check says why */
 	name = strrchr(out, '/') + 1;
-	if (bin_owned(pc, name, rp, why, whysz) == -1 ||
-	    (script_interp(rp, envp, ip, sizeof(ip)) == 0 &&
-		bin_owned(pc, name, ip, why, whysz) == -1))
+	if (bin_owned(pc, name, out, why, whysz) == -1 ||
+	    (script_interp(rp, envp, ip, sizeof(ip), in) == 0 &&
+		bin_owned(pc, name, in, why, whysz) == -1))
 		return -1;
 	return 0;
 }
@@ -474,7 +479,7 @@ agent_bin_check(const char *bin, char *const *envp, const struct roots *rt,
 	if (rt == NULL || realpath(out, rp) == NULL)
 		return 0;
 	name = strrchr(out, '/') + 1;
-	script = script_interp(rp, envp, ip, sizeof(ip)) == 0;
+	script = script_interp(rp, envp, ip, sizeof(ip), NULL) == 0;
 	/*
 	 * A program file itself is always readable and executable (the
 	 * sandbox adds it), so a script named where it lies runs wherever

@@ -253,19 +253,34 @@ def test_su5_agent_program_another_user_can_replace_refused(mallory,
     (spawn-failed, naming the path) and `cordon check` says so first;
     the same program in a dir of root's runs."""
     dirs = {"fine": 0o755, "theirs": 0o755, "loose": 0o777,
-            "exposed": 0o755, "onpath": 0o755}
+            "exposed": 0o755, "onpath": 0o755, "looselink": 0o777,
+            "theirlink": 0o755}
     bins = {}
     for n, mode in dirs.items():
         d = os.path.join(base, n)
         os.mkdir(d)
         os.chmod(d, mode)
         b = os.path.join(d, "hrtool")
-        with open(b, "w") as f:
-            f.write(TOOL)
-        os.chmod(b, 0o777 if n == "exposed" else 0o755)
-        if n in ("theirs", "onpath"):
+        if n.endswith("link"):
+            # a link to the fine program, in a dir she can write: she
+            # can point it at hers after the check
+            os.symlink(bins["fine"], b)
+        else:
+            with open(b, "w") as f:
+                f.write(TOOL)
+            os.chmod(b, 0o777 if n == "exposed" else 0o755)
+        if n in ("theirs", "onpath", "theirlink"):
             give(d, mallory)
         bins[n] = b
+    # a script of root's whose interpreter is a link in a loose dir
+    os.symlink("/bin/sh", os.path.join(base, "looselink", "sh"))
+    d = os.path.join(base, "interplink")
+    os.mkdir(d, 0o755)
+    bins["interplink"] = os.path.join(d, "hrtool")
+    with open(bins["interplink"], "w") as f:
+        f.write(TOOL.replace("/bin/sh",
+                             os.path.join(base, "looselink", "sh")))
+    os.chmod(bins["interplink"], 0o755)
     home = os.path.join(base, "home")
     os.makedirs(os.path.join(home, "agents"))
     for n, b in bins.items():
@@ -282,14 +297,16 @@ def test_su5_agent_program_another_user_can_replace_refused(mallory,
     doc = json.loads(r.stdout)
     unsafe = sorted(os.path.basename(p["file"]) for p in doc["problems"]
                     if p["code"] == "bin-unsafe")
-    assert unsafe == ["exposed.yaml", "loose.yaml", "onpath.yaml",
+    assert unsafe == ["exposed.yaml", "interplink.yaml", "loose.yaml",
+                      "looselink.yaml", "onpath.yaml", "theirlink.yaml",
                       "theirs.yaml"], doc["problems"]
     c = Cordon(home, ["--allow-root"])
     try:
         c.start()
         resp, ev = run(c, "fine", "x")
         assert resp.status == 200 and "ran-x" in text_of(ev), resp
-        for n in ("theirs", "loose", "exposed", "onpath"):
+        for n in ("theirs", "loose", "exposed", "onpath", "looselink",
+                  "theirlink", "interplink"):
             resp, _ = run(c, n, "x")
             assert resp.status == 502, (n, resp)
             assert resp.json()["error"] == "spawn-failed", (n, resp)
