@@ -261,6 +261,24 @@ wt_watch(struct wt *w)
 }
 
 /*
+ * A step's child could not have its Landlock rules: no-landlock when the
+ * kernel lacks it; any other cause (a root gone since load) fails the
+ * step as git's own failure would.  Never run unconfined either way.
+ */
+static void
+wt_rules_failed(struct wt *w, const struct spawn_status *st)
+{
+	const char *step = sandbox_step_name(st->ss_step);
+
+	log_warnx("worktree %s: %s: %s", w->w_id,
+	    step != NULL ? step : "unknown step", errno_name(st->ss_errno));
+	if (st->ss_errno == EOPNOTSUPP || st->ss_errno == ENOSYS) {
+		w->w_code = "worktree-refused";
+		w->w_fail = "no-landlock";
+	}
+}
+
+/*
  * Start one step's child: prog (git, or the test hook's sleep) with the
  * fixed options for git, args, argv-only, stdin and stderr on
  * /dev/null, stdout kept (WT_OUT_MAX), the held repository as fd 3 when
@@ -278,7 +296,7 @@ wt_spawn(struct wt *w, const char *prog, const char *conf, const char *alt,
 	    "protocol.file.allow=always", "-c", "credential.helper=", "-c",
 	    "core.sshCommand=false"};
 	char bin[PATH_MAX], altenv[2 * PATH_MAX + 64], confenv[PATH_MAX + 32];
-	const char *argv[48], *envp[nitems(wt_env_base) + 3], *step;
+	const char *argv[48], *envp[nitems(wt_env_base) + 3];
 	struct spawn_status st;
 	struct spawn_fd fds[4];
 	struct spawn_req sr;
@@ -338,19 +356,8 @@ wt_spawn(struct wt *w, const char *prog, const char *conf, const char *alt,
 	close(p[1]);
 	if (w->w_pid == -1) {
 		close(p[0]);
-		if (st.ss_step >= SPAWN_STEP_HOOK_BASE) {
-			step = sandbox_step_name(st.ss_step);
-			log_warnx("worktree %s: %s: %s", w->w_id,
-			    step != NULL ? step : "unknown step",
-			    errno_name(st.ss_errno));
-			/* A kernel without it; any other cause (a root gone
-			 * since load) fails the step as git's own would. */
-			if (st.ss_errno == EOPNOTSUPP ||
-			    st.ss_errno == ENOSYS) {
-				w->w_code = "worktree-refused";
-				w->w_fail = "no-landlock";
-			}
-		}
+		if (st.ss_step >= SPAWN_STEP_HOOK_BASE)
+			wt_rules_failed(w, &st);
 		return -1;
 	}
 	w->w_out = p[0];
