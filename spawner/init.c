@@ -92,7 +92,7 @@ main(int argc, char **argv)
 	 * Not dumpable, only a holder of CAP_SYS_PTRACE in the run's user
 	 * namespace may; the agent has none.  Its exec makes it dumpable.
 	 */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+	if (prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L) == -1)
 		return 127;
 	/* Every signal waits for sigwaitinfo: no handler ever runs here. */
 	sigfillset(&set);
