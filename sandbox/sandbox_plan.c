@@ -338,12 +338,36 @@ run_tmp(struct sandbox_run *sx, unsigned long long tmp_bytes)
 		return -1;
 	}
 	sx->sx_tmp_bytes = tmp_bytes;
-	/* SBX-3, SBX-4: the same for the cover of the host's /run. */
-	if ((sx->sx_clone & CLONE_NEWNS) && sx->sx_uid == 0 &&
-	    (snprintf(sx->sx_runview, sizeof(sx->sx_runview),
-		 "%s/cordon-cover.XXXXXX",
-		 runs) >= (int)sizeof(sx->sx_runview) ||
-		mkdtemp(sx->sx_runview) == NULL)) {
+	return 0;
+}
+
+/*
+ * SBX-3, SBX-4: the same dir for a root spawner's cover of the host's
+ * /run, needed only when a path of the ruleset beneath /run is there to
+ * be shown again in it (a mountpoint made in it); else the cover is an
+ * empty tmpfs made in the child.  One that appears meanwhile fails the
+ * run's mounts (closed), it is not shown unmounted.
+ */
+static int
+run_cover_dir(struct sandbox_run *sx)
+{
+	const char *runs = sbx_runs_dir();
+	struct stat st;
+	size_t i;
+
+	if (!(sx->sx_clone & CLONE_NEWNS) || sx->sx_uid != 0)
+		return 0;
+	for (i = 0; i < sx->sx_npaths; i++)
+		if (strncmp(sx->sx_paths[i].cp_path, "/run/", 5) == 0 &&
+		    stat(sx->sx_paths[i].cp_path, &st) == 0)
+			break;
+	if (i == sx->sx_npaths)
+		return 0;
+	if (runs == NULL ||
+	    snprintf(sx->sx_runview, sizeof(sx->sx_runview),
+		"%s/cordon-cover.XXXXXX",
+		runs) >= (int)sizeof(sx->sx_runview) ||
+	    mkdtemp(sx->sx_runview) == NULL) {
 		sx->sx_runview[0] = '\0';
 		return -1;
 	}
@@ -447,7 +471,7 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 	tmpview = (sx->sx_clone & CLONE_NEWNS) ? "/tmp" : sx->sx_tmp;
 	if (run_tmp(sx, tmp_bytes) == -1 ||
 	    run_env(sx, pl, envp, tmpview) == -1 ||
-	    run_paths(sx, pl, bin, tmpview) == -1) {
+	    run_paths(sx, pl, bin, tmpview) == -1 || run_cover_dir(sx) == -1) {
 		saved = errno;
 		sandbox_run_end(sx);
 		errno = saved;

@@ -870,8 +870,9 @@ def runs_dirs(base):
 
 
 def run_tmps(d):
-    """The runs' private tmps in a runs dir (a root spawner's runs also
-    have a cordon-cover.* dir there, the source of their /run cover)."""
+    """The runs' private tmps in a runs dir (a root spawner's runs may
+    also have a cordon-cover.* dir there, the source of their /run
+    cover when a path beneath /run is shown again in it)."""
     return [n for n in os.listdir(d) if n.startswith("cordon-run.")]
 
 
