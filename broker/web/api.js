@@ -8,8 +8,10 @@ const TIMEOUT_MS = 8000;
 const BACKOFF_MIN_MS = 2000;
 const BACKOFF_MAX_MS = 60000;
 
-// PER-5: the login lands on /ui/#page=KEY; the key moves to localStorage
-// (tabs share it) and out of the address bar before other modules run.
+// PER-5: the login lands on /ui/#page=KEY; the key leaves the address bar
+// before other modules run, and replaces the stored one (localStorage,
+// tabs share it) only once the API takes it: a link to #page=garbage
+// signs no one out.
 const KEY = 'cordon.pageKey';
 const KEY_RE = /^[0-9a-f]{64}$/;
 const pageKey = () => {
@@ -20,18 +22,15 @@ const pageKey = () => {
     return null;
   }
 };
+let trial = null; // the fragment's key, not yet taken by the API
 const loc = globalThis.location; // none under node
 if (loc?.hash.startsWith('#page=')) {
   const k = loc.hash.slice(6);
   history.replaceState(history.state, '', loc.pathname + loc.search);
-  try {
-    if (KEY_RE.test(k)) localStorage.setItem(KEY, k);
-  } catch {
-    // no storage: signed out
-  }
+  if (KEY_RE.test(k)) trial = k;
 }
 
-// ---- signed-in state ---------------------------------------------------
+// ---- signed-in state ----
 
 const authListeners = new Set();
 export const auth = {
@@ -68,7 +67,7 @@ export function stopPoll(view) {
   view.ctrl?.abort();
 }
 
-// ---- requests ----------------------------------------------------------
+// ---- requests ----
 
 // 501: the handler is not written yet.  A route this build does not have
 // at all answers 404 "not-found"; only callers asking for a route that may
@@ -118,8 +117,6 @@ function opts(method, signal, body) {
     headers: { Accept: 'application/json' },
     signal,
   };
-  const key = pageKey(); // none: 401, signed out
-  if (key) o.headers['X-Cordon-Page'] = key;
   if (body !== undefined) {
     // PER-8 wants the JSON type; PER-7's Referer comes with the page.
     o.headers['Content-Type'] = 'application/json';
@@ -128,10 +125,30 @@ function opts(method, signal, body) {
   return o;
 }
 
+// fetch with the page key (none: 401, signed out).  A key on trial goes
+// first: a 2xx adopts it, a 401 drops it and the stored key asks again.
+async function send(url, o) {
+  const k = trial || pageKey();
+  if (k) o.headers['X-Cordon-Page'] = k;
+  const r = await fetch(url, o);
+  if (r.ok && trial && k === trial) {
+    try {
+      localStorage.setItem(KEY, k);
+      trial = null;
+    } catch {
+      // no storage: the page alone holds it
+    }
+  }
+  if (r.status !== 401) return r;
+  if (k === trial) trial = null;
+  const s = pageKey();
+  return s && s !== k ? send(url, o) : r;
+}
+
 async function call(method, url, body, signal, ms, missing = false) {
   const t = timed(signal, ms);
   try {
-    const r = await fetch(url, opts(method, t.signal, body));
+    const r = await send(url, opts(method, t.signal, body));
     return await classify(r, missing);
   } catch (e) {
     if (signal && signal.aborted) return { kind: 'aborted' };
@@ -155,7 +172,7 @@ export function seg(s) {
   return encodeURIComponent(String(s));
 }
 
-// ---- NDJSON stream (API-3) ---------------------------------------------
+// ---- NDJSON stream (API-3) ----
 
 // POST and read one JSON object per line as the bytes come, lines split
 // across chunk boundaries included.  Calls onEvent(obj) per line; resolves
@@ -164,7 +181,7 @@ export function seg(s) {
 export async function streamNDJSON(url, body, signal, onEvent) {
   let r;
   try {
-    r = await fetch(url, opts('POST', signal, body));
+    r = await send(url, opts('POST', signal, body));
   } catch {
     if (signal && signal.aborted) return { kind: 'aborted' };
     return { kind: 'error', status: 0, code: null };
@@ -206,7 +223,7 @@ export async function streamNDJSON(url, body, signal, onEvent) {
   return { kind: 'ended' };
 }
 
-// ---- running runs (Stop all) -------------------------------------------
+// ---- running runs (Stop all) ----
 
 // runKey -> {agent, runId|null, stop()}; stop() cancels on the server when
 // the runId is known and aborts the stream either way.

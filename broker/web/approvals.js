@@ -34,7 +34,7 @@ function valid(a) {
     Number.isFinite(a.expires);
 }
 
-// ---- the watcher: one poller for the banner, the nav and the view ---------
+// ---- the watcher: one poller for the banner, the nav and the view ----
 
 const listeners = new Set();
 
@@ -147,7 +147,7 @@ export const approvals = {
   },
 };
 
-// ---- banner and nav count (every page) --------------------------------------
+// ---- banner and nav count (every page) ----
 
 function waitText(n) {
   return n === 1 ? '1 command waits for your approval' : `${n} commands wait for your approval`;
@@ -172,7 +172,7 @@ export function startApprovals() {
   approvals.start();
 }
 
-// ---- the view ---------------------------------------------------------------
+// ---- the view ----
 
 function remaining(ms) {
   const s = Math.max(0, Math.ceil(ms / 1000));

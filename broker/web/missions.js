@@ -155,7 +155,7 @@ function lastRunBlock(m) {
   return box;
 }
 
-// ---- the options form ---------------------------------------------------------
+// ---- the options form ----
 
 // One field per declared option, its constraints as attributes, defaults
 // filled.  Returns {row, read()}: read() gives {ok, value?, skip?, why?}.
@@ -272,7 +272,7 @@ function field(m, o) {
   };
 }
 
-// ---- a mission card -----------------------------------------------------------
+// ---- a mission card ----
 
 class Card {
   constructor(m, view) {
@@ -447,7 +447,7 @@ class Card {
   }
 }
 
-// ---- the view -------------------------------------------------------------------
+// ---- the view ----
 
 export const missionsView = {
   title: 'Missions',

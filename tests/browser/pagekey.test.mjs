@@ -8,7 +8,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { startCordon, launchBrowser, watch, withTimeout, pageKeyHeaders } from './harness.mjs';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import {
+  startCordon, launchBrowser, watch, withTimeout, pageKeyHeaders, BUILD,
+} from './harness.mjs';
 
 const T = 30000; // per-test bound
 
@@ -101,6 +105,43 @@ test('PER-5: the cookie another port received is no session without the page key
   assert.equal((await replay('/api/health', key)).status, 200);
   assert.equal((await replay('/api/agents', key)).status, 200);
   assert.equal((await replay('/api/approvals/0123456789abcdef', key, post)).status, 404);
+});
+
+// A fresh one-time login URL from `cordon login`, as the operator gets it.
+function freshLogin() {
+  const out = execFileSync(path.join(BUILD, 'cordon'), ['login', '--home', cordon.home],
+    { encoding: 'utf8', timeout: 10000 });
+  return /http:\/\/127\.0\.0\.1:\d+\/ui\/login\?code=[0-9a-f]{32}/.exec(out)[0];
+}
+
+const stored = (p) => p.evaluate(() => localStorage.getItem('cordon.pageKey'));
+
+test('PER-5: a link to the dashboard with another key signs no one out', { timeout: T }, async () => {
+  const p = await ctx.newPage();
+  await p.goto(freshLogin(), { waitUntil: 'load', timeout: 10000 });
+  await healthShown(p);
+  const good = await stored(p);
+  assert.match(good ?? '', /^[0-9a-f]{64}$/);
+  // Another page links the operator to the dashboard with a key of its
+  // own: the fragment leaves the address bar, the good key stays.
+  for (const bad of ['0'.repeat(64), 'f'.repeat(64)]) {
+    const tab = await ctx.newPage();
+    await tab.goto(`${cordon.base}/ui/#page=${bad}`, { waitUntil: 'load', timeout: 10000 });
+    assert.equal(new URL(tab.url()).hash, '');
+    await healthShown(tab);
+    assert.equal(await stored(tab), good);
+    await tab.close();
+  }
+  await p.reload({ waitUntil: 'load', timeout: 10000 });
+  await healthShown(p);
+  // A fresh login's key is adopted once the API takes it.
+  await p.goto(freshLogin(), { waitUntil: 'load', timeout: 10000 });
+  assert.equal(new URL(p.url()).hash, '');
+  await healthShown(p);
+  const fresh = await stored(p);
+  assert.match(fresh ?? '', /^[0-9a-f]{64}$/);
+  assert.notEqual(fresh, good);
+  await p.close();
 });
 
 test('PER-5: storage without the key shows the signed-out state', { timeout: T }, async () => {
