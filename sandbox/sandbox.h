@@ -67,6 +67,9 @@ struct json_object;
 /* Landlock rules per run: system table + roots + tmp + bin + cordon. */
 #define SBX_PATHS_MAX (32 + LIM_ROOTS_MAX + SBX_WRITE_MAX + 3)
 
+/* Protected dirs of the home that are links, per run (SBX-3). */
+#define SBX_LINKS_MAX 24
+
 /* Child steps (SPAWN_STEP_HOOK_BASE + n), named by sandbox_step_name. */
 enum sbx_step {
 	SBX_STEP_UIDMAP = SPAWN_STEP_HOOK_BASE + 1,
@@ -177,6 +180,17 @@ struct sandbox_run {
 	const char *sx_init; /* cordon-init, for a run in a pid namespace */
 	int sx_gate; /* SBX-8: make GATE_FIFO_DIR, send it on SBX_NOTIFY_FD */
 	char *sx_own[3];
+	/*
+	 * SBX-3: the dirs the home's protected links lead to, resolved
+	 * here, with the dev and inode the child must find there to cover
+	 * them (sandbox_sockdirs.c).
+	 */
+	struct sbx_link {
+		char *lk_path;
+		dev_t lk_dev;
+		ino_t lk_ino;
+	} sx_links[SBX_LINKS_MAX];
+	size_t sx_nlinks;
 };
 
 /* Once at start, after the spawner confined itself. */

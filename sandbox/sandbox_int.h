@@ -72,8 +72,10 @@ int sbx_run_copy(const struct sandbox_run *, struct sbx_runview *);
 int sbx_run_cover(struct sbx_runview *);
 /*
  * The same file (SBX-2, SBX-3): each protected dir of the operator's
- * home (policy/protect.c) that the view shows covered by an empty
- * read-only tmpfs.  0, or SBX_STEP_HOMEDIR with errno set.
+ * home (policy/protect.c) that the view shows, and each dir of
+ * sx_links (where one that is a link leads), covered by an empty
+ * read-only tmpfs.  0, or SBX_STEP_HOMEDIR with errno set (ESTALE: a
+ * dir of sx_links is not the one the spawner found).
  */
 int sbx_home_cover(const struct sandbox_run *);
 /* 0, or an SBX_STEP_* with errno set. */

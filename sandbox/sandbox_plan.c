@@ -375,6 +375,108 @@ run_cover_dir(struct sandbox_run *sx)
 }
 
 /*
+ * 1 if the run's view shows the host's dir p: it lies beneath none of
+ * the dirs the view replaces, or within a path of the ruleset shown
+ * again in one (/tmp's and /run's roots).
+ */
+static int
+view_shows(const struct sandbox_run *sx, const char *p)
+{
+	static const char *const own[] = {"/tmp", "/run", "/var/run", "/proc"};
+	const char *cp;
+	size_t i, j;
+
+	for (i = 0; i < nitems(own); i++)
+		if (protect_is_under(p, own[i]))
+			break;
+	if (i == nitems(own))
+		return 1;
+	for (j = 0; j < sx->sx_npaths; j++) {
+		cp = sx->sx_paths[j].cp_path;
+		if (strcmp(cp, own[i]) != 0 && protect_is_under(cp, own[i]) &&
+		    protect_is_under(p, cp))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 if covering the dir p would take the home or a path of the run. */
+static int
+holds_run(const struct sandbox_run *sx, const char *home, const char *p)
+{
+	size_t i;
+
+	if (protect_is_under(home, p) ||
+	    (sx->sx_cwd != NULL && protect_is_under(sx->sx_cwd, p)))
+		return 1;
+	for (i = 0; i < sx->sx_npaths; i++)
+		if (protect_is_under(sx->sx_paths[i].cp_path, p))
+			return 1;
+	return 0;
+}
+
+/* rp (st its dir) into sx_links, unless within one there; any within
+ * it out.  0, or -1 with errno. */
+static int
+link_add(struct sandbox_run *sx, const char *rp, const struct stat *st)
+{
+	struct sbx_link *lk = sx->sx_links;
+	size_t i;
+
+	for (i = 0; i < sx->sx_nlinks; i++)
+		if (protect_is_under(rp, lk[i].lk_path))
+			return 0;
+	for (i = 0; i < sx->sx_nlinks; i++)
+		if (protect_is_under(lk[i].lk_path, rp)) {
+			free(lk[i].lk_path);
+			lk[i--] = lk[--sx->sx_nlinks];
+		}
+	if (sx->sx_nlinks == SBX_LINKS_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	if ((lk[sx->sx_nlinks].lk_path = strdup(rp)) == NULL)
+		return -1;
+	lk[sx->sx_nlinks].lk_dev = st->st_dev;
+	lk[sx->sx_nlinks++].lk_ino = st->st_ino;
+	return 0;
+}
+
+/*
+ * Step (SBX-2, SBX-3): where each protected dir of the home that is a
+ * link leads (a dotfiles setup: ~/.gnupg -> ~/dotfiles/gnupg), resolved
+ * once here for the child to cover.  Nothing for a dangling link, one
+ * to no dir or to a dir the view does not show, nor one to a dir that
+ * holds the home or a path of the run (covering would take it from
+ * the run; the operator shows that dir).  The link is the operator's:
+ * no root may contain a protected path of the home.
+ */
+static int
+run_home_links(struct sandbox_run *sx, const struct sandbox_plan *pl)
+{
+	const char *const *l;
+	char p[PATH_MAX], rp[PATH_MAX];
+	struct stat st;
+	size_t i, n;
+
+	if (!(sx->sx_clone & CLONE_NEWNS) || pl->pl_home[0] == '\0')
+		return 0;
+	l = protect_home_list(&n);
+	for (i = 0; i < n; i++) {
+		if (snprintf(p, sizeof(p), "%s/%s", pl->pl_home, l[i]) >=
+			(int)sizeof(p) ||
+		    lstat(p, &st) == -1 || !S_ISLNK(st.st_mode) ||
+		    realpath(p, rp) == NULL || stat(rp, &st) == -1 ||
+		    !S_ISDIR(st.st_mode) || !view_shows(sx, rp) ||
+		    holds_run(sx, pl->pl_home, rp))
+			continue;
+		if (link_add(sx, rp, &st) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * Step: the run's environment, the caller's without its tmp (and, for a
  * proxy run, proxy) settings, then ours: the proxy, the tmp vars.
  */
@@ -471,7 +573,8 @@ sandbox_run_prepare(struct sandbox_run *sx, const struct sandbox_plan *pl,
 	tmpview = (sx->sx_clone & CLONE_NEWNS) ? "/tmp" : sx->sx_tmp;
 	if (run_tmp(sx, tmp_bytes) == -1 ||
 	    run_env(sx, pl, envp, tmpview) == -1 ||
-	    run_paths(sx, pl, bin, tmpview) == -1 || run_cover_dir(sx) == -1) {
+	    run_paths(sx, pl, bin, tmpview) == -1 || run_cover_dir(sx) == -1 ||
+	    run_home_links(sx, pl) == -1) {
 		saved = errno;
 		sandbox_run_end(sx);
 		errno = saved;
@@ -491,6 +594,9 @@ sandbox_run_end(struct sandbox_run *sx)
 	}
 	free(sx->sx_envp);
 	sx->sx_envp = NULL;
+	for (i = 0; i < sx->sx_nlinks; i++)
+		free(sx->sx_links[i].lk_path);
+	sx->sx_nlinks = 0;
 	if (sx->sx_tmp[0] != '\0') {
 		if (sandbox_rmtree(sx->sx_tmp) == -1)
 			log_warn("sandbox: removing a run's private tmp");

@@ -12,8 +12,9 @@
  * covered too where it is a dir of its own; and so is each protected
  * dir of the operator's home (gpg-agent listens in ~/.gnupg where there
  * is no /run/user, Docker Desktop in ~/.docker/run), which Landlock
- * keeps from being read but not from being dialled.  No logging, no
- * allocation.
+ * keeps from being read but not from being dialled, and, for one that
+ * is a link, the dir it leads to as the spawner resolved it.  No
+ * logging, no allocation.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "protect.h"
@@ -120,6 +122,83 @@ sbx_run_cover(struct sbx_runview *rv)
 	return 0;
 }
 
+/* An empty read-only tmpfs over the dir fd holds: 0, or -1 with errno. */
+static int
+cover_fd(int fd)
+{
+	int m;
+
+	if ((m = sbx_tmpfs_new(RUN_COVER_BYTES, "0555", SBX_MNT_DEAD)) == -1)
+		return -1;
+	return sbx_attach_fd(m, fd);
+}
+
+/*
+ * An O_PATH fd of the dir at the absolute, resolved path p, walked a
+ * name at a time with no link followed (mounts crossed, as the run
+ * sees them); or -1 with errno (ENOTDIR where a link is met).
+ */
+static int
+open_walk(const char *p)
+{
+	char buf[PATH_MAX], *s, *e;
+	int fd, nfd, err;
+
+	if (snprintf(buf, sizeof(buf), "%s", p) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	for (s = buf + 1; *s != '\0'; s = e) {
+		if ((e = strchr(s, '/')) != NULL)
+			*e++ = '\0';
+		else
+			e = s + strlen(s);
+		nfd = openat(
+		    fd, s, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		err = errno;
+		close(fd);
+		if ((fd = nfd) == -1) {
+			errno = err;
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/*
+ * The dirs the home's protected links lead to, as the spawner resolved
+ * them: each covered only where the walk finds that very dir (dev and
+ * inode), so a link or a dir on the way changed since, whoever changed
+ * it, moves no cover onto another path; it refuses the run.
+ */
+static int
+links_cover(const struct sandbox_run *sx)
+{
+	const struct sbx_link *lk;
+	struct stat st;
+	size_t i;
+	int fd, r;
+
+	for (i = 0; i < sx->sx_nlinks; i++) {
+		lk = &sx->sx_links[i];
+		if ((fd = open_walk(lk->lk_path)) == -1)
+			return -1;
+		if (fstat(fd, &st) == -1 || st.st_dev != lk->lk_dev ||
+		    st.st_ino != lk->lk_ino) {
+			close(fd);
+			errno = ESTALE;
+			return -1;
+		}
+		r = cover_fd(fd);
+		close(fd);
+		if (r == -1)
+			return -1;
+	}
+	return 0;
+}
+
 int
 sbx_home_cover(const struct sandbox_run *sx)
 {
@@ -127,18 +206,21 @@ sbx_home_cover(const struct sandbox_run *sx)
 	const char *const *l;
 	char p[PATH_MAX];
 	size_t i, n;
-	int fd, m;
+	int fd, r;
 
 	if (home[0] == '\0')
 		return 0;
+	/* Links first: one may lead beneath a protected dir covered next. */
+	if (links_cover(sx) == -1)
+		return SBX_STEP_HOMEDIR;
 	l = protect_home_list(&n);
 	for (i = 0; i < n; i++) {
 		if (snprintf(p, sizeof(p), "%s/%s", home, l[i]) >=
 		    (int)sizeof(p))
 			continue; /* no such path */
 		/*
-		 * Only a dir: a file is no socket's place, and a link is the
-		 * operator's own, leading where the operator chose.
+		 * Only a dir: a file is no socket's place, and a link was
+		 * resolved by the spawner (links_cover).
 		 */
 		fd = open(p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd == -1) {
@@ -147,12 +229,10 @@ sbx_home_cover(const struct sandbox_run *sx)
 				continue;
 			return SBX_STEP_HOMEDIR;
 		}
-		m = sbx_tmpfs_new(RUN_COVER_BYTES, "0555", SBX_MNT_DEAD);
-		if (m == -1 || sbx_attach_fd(m, fd) == -1) {
-			close(fd);
-			return SBX_STEP_HOMEDIR;
-		}
+		r = cover_fd(fd);
 		close(fd);
+		if (r == -1)
+			return SBX_STEP_HOMEDIR;
 	}
 	return 0;
 }

@@ -155,6 +155,55 @@ def test_sbx2_home_protected_dir_sockets_covered(c, world, iso):
     check_home_sockets(c, agent(iso, "allow"), world.op)
 
 
+def check_linked_home_sockets(c, name, op):
+    """SBX-2, SBX-3: a protected dir of the home that is a link (a
+    dotfiles setup: ~/.gnupg -> dotfiles/gnupg) is covered where it
+    leads, so a daemon's socket there is out of reach by either path;
+    the rest of the dotfiles dir is not.  A dangling protected link, and
+    one to a dir the run does not show (the host's /tmp), change
+    nothing: the run goes on."""
+    dot = op / "dotfiles-sbx3"
+    hidden = pathlib.Path(tempfile.mkdtemp(prefix="cordon-sbx3l-",
+                                           dir="/tmp"))
+    links = {op / ".gnupg": "dotfiles-sbx3/gnupg",
+             op / ".kube": str(dot / "nowhere"),
+             op / ".azure": str(hidden)}
+    for ln in links:
+        assert not os.path.lexists(ln), ln
+    socks = []
+    try:
+        (dot / "gnupg").mkdir(parents=True, mode=0o755)
+        (dot / "other").mkdir(mode=0o755)
+        os.chmod(dot, 0o755)
+        os.chmod(hidden, 0o755)
+        for ln, to in links.items():
+            ln.symlink_to(to)
+        socks.append(listening(dot / "gnupg" / "S.gpg-agent"))
+        socks.append(listening(dot / "other" / "s"))
+        socks.append(listening(hidden / "s"))
+        for p in (op / ".gnupg" / "S.gpg-agent",
+                  dot / "gnupg" / "S.gpg-agent"):
+            out = probe(c, name, f"unix stream connect {p}")
+            assert out == "unix BLOCKED ENOENT", (name, p, out)
+        out = probe(c, name, f"unix stream connect {dot / 'other' / 's'}")
+        assert out == "unix ESCAPED", (name, out)
+        with pytest.raises(BlockingIOError):
+            socks[0].accept()
+    finally:
+        for s in socks:
+            s.close()
+        for ln in links:
+            if os.path.islink(ln):
+                ln.unlink()
+        shutil.rmtree(dot, ignore_errors=True)
+        shutil.rmtree(hidden, ignore_errors=True)
+
+
+@pytest.mark.parametrize("iso", ISO)
+def test_sbx3_linked_home_protected_dir_sockets_covered(c, world, iso):
+    check_linked_home_sockets(c, agent(iso, "allow"), world.op)
+
+
 @pytest.mark.parametrize("iso", ISO)
 def test_sbx3_network_allow_still_reaches_tcp(c, world, iso):
     srv = socket.socket()
@@ -204,6 +253,13 @@ def test_sbx3_host_run_sockets_covered_as_user(user_world, host_run, iso):
 def test_sbx2_home_protected_dir_sockets_covered_as_user(user_world, iso):
     check_home_sockets(user_world["c"], agent(iso, "allow"),
                        user_world["op"])
+
+
+@pytest.mark.parametrize("iso", ISO)
+def test_sbx3_linked_home_protected_dir_sockets_covered_as_user(user_world,
+                                                                iso):
+    check_linked_home_sockets(user_world["c"], agent(iso, "allow"),
+                              user_world["op"])
 
 
 # ---- DNS on a systemd-resolved host: /etc/resolv.conf is a link ----
