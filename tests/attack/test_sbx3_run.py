@@ -163,13 +163,13 @@ def check_linked_home_sockets(c, name, op):
     one to a dir the run does not show (the host's /tmp), change
     nothing: the run goes on."""
     dot = op / "dotfiles-sbx3"
+    for ln in (".gnupg", ".kube", ".azure"):
+        assert not os.path.lexists(op / ln), ln
     hidden = pathlib.Path(tempfile.mkdtemp(prefix="cordon-sbx3l-",
                                            dir="/tmp"))
     links = {op / ".gnupg": "dotfiles-sbx3/gnupg",
              op / ".kube": str(dot / "nowhere"),
              op / ".azure": str(hidden)}
-    for ln in links:
-        assert not os.path.lexists(ln), ln
     socks = []
     try:
         (dot / "gnupg").mkdir(parents=True, mode=0o755)

@@ -3,16 +3,20 @@
  * (sandbox/sandbox_*.c): SBX-5's layer plan on hosts that lack layers,
  * the health JSON, step names, the private tmp's removal that never
  * follows a link and takes any depth, and the spawner's dir of runs'
- * tmps (swept after a dead spawner, never a live one's).  The child half
- * is tested end to end by
- * tests/integration/test_sandbox.py.
+ * tmps (swept after a dead spawner, never a live one's), and the
+ * child's cover of where a linked protected dir leads, only over the
+ * very dir the spawner found.  The rest of the child half is tested end
+ * to end by tests/integration/test_sandbox.py.
  */
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +32,7 @@
 #include <json-c/json.h>
 
 #include "sandbox.h"
+#include "sandbox_int.h"
 
 static struct manifest mf;
 static struct protect_ctx pc;
@@ -421,6 +426,103 @@ test_sbx1_runs_dir_swept_only_when_dead(void **state)
 	assert_int_equal(sandbox_rmtree(base), 0);
 }
 
+/*
+ * SBX-3, in a mount namespace of a forked child: a dir of sx_links is
+ * covered only where the walk finds the dir the spawner resolved (dev,
+ * inode), through no link; anything else fails the cover and mounts
+ * nothing.  The child's exit status names the first check that failed.
+ */
+#define LC_MAX (PATH_MAX + 8) /* base, a name in it */
+
+static int
+link_cover_case(struct sandbox_run *sx, const char *path, const struct stat *as,
+    int want_errno, const char *still)
+{
+	sx->sx_links[0].lk_path = (char *)path;
+	sx->sx_links[0].lk_dev = as->st_dev;
+	sx->sx_links[0].lk_ino = as->st_ino;
+	sx->sx_nlinks = 1;
+	errno = 0;
+	if (sbx_home_cover(sx) != SBX_STEP_HOMEDIR || errno != want_errno)
+		return -1;
+	return access(still, F_OK);
+}
+
+static int
+link_cover_child(const char *base)
+{
+	struct sandbox_plan pl;
+	struct sandbox_run sx;
+	struct stat b;
+	char a[LC_MAX], bd[LC_MAX], l[LC_MAX], gone[LC_MAX], af[LC_MAX];
+	char bf[LC_MAX];
+
+	if (unshare(CLONE_NEWNS) == -1 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		return 10;
+	snprintf(a, sizeof(a), "%s/a", base);
+	snprintf(bd, sizeof(bd), "%s/b", base);
+	snprintf(l, sizeof(l), "%s/l", base);
+	snprintf(gone, sizeof(gone), "%s/gone", base);
+	snprintf(af, sizeof(af), "%s/a/f", base);
+	snprintf(bf, sizeof(bf), "%s/b/f", base);
+	if (stat(bd, &b) == -1)
+		return 11;
+	memset(&pl, 0, sizeof(pl));
+	memset(&sx, 0, sizeof(sx));
+	snprintf(pl.pl_home, sizeof(pl.pl_home), "%s", base);
+	sx.sx_plan = &pl;
+	/* Another dir now at the path: refused, not covered. */
+	if (link_cover_case(&sx, a, &b, ESTALE, af) != 0)
+		return 12;
+	/* The same dir, reached through a link: refused, not covered. */
+	if (link_cover_case(&sx, l, &b, ENOTDIR, bf) != 0)
+		return 13;
+	if (link_cover_case(&sx, gone, &b, ENOENT, bf) != 0)
+		return 14;
+	/* The dir itself: covered, its file out of view. */
+	sx.sx_links[0].lk_path = bd;
+	if (sbx_home_cover(&sx) != 0)
+		return 15;
+	if (access(bf, F_OK) == 0 || errno != ENOENT)
+		return 16;
+	return 0;
+}
+
+static void
+test_sbx3_link_cover_only_the_dir_resolved(void **state)
+{
+	char tmpl[] = "/tmp/cordon-sbx3-XXXXXX", base[PATH_MAX], p[LC_MAX];
+	const char *const files[] = {"a/f", "b/f"};
+	size_t i;
+	pid_t pid;
+	int st, fd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(tmpl));
+	assert_non_null(realpath(tmpl, base));
+	snprintf(p, sizeof(p), "%s/a", base);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/b", base);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/l", base);
+	assert_int_equal(symlink("b", p), 0);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", base, files[i]);
+		assert_true((fd = open(p, O_WRONLY | O_CREAT, 0644)) != -1);
+		close(fd);
+	}
+	if ((pid = fork()) == 0)
+		_exit(link_cover_child(base));
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(sandbox_rmtree(base), 0);
+}
+
 int
 main(void)
 {
@@ -433,6 +535,7 @@ main(void)
 	    cmocka_unit_test(test_sbx1_rmtree_never_follows),
 	    cmocka_unit_test(test_sbx1_rmtree_any_depth),
 	    cmocka_unit_test(test_sbx1_runs_dir_swept_only_when_dead),
+	    cmocka_unit_test(test_sbx3_link_cover_only_the_dir_resolved),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
