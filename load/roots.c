@@ -432,22 +432,37 @@ bin_owned(const struct protect_ctx *pc, const char *name, const char *path,
 	return -1;
 }
 
+/*
+ * SU-5 for a program found once: out as exec names it (on PATH, or as
+ * written), rp where it resolves.  -1 and why; 1 if it is a script (its
+ * interpreter resolved into ip), else 0.
+ */
+static int
+bin_safe_found(const struct protect_ctx *pc, char *const *envp, const char *out,
+    const char *rp, char ip[PATH_MAX], char *why, size_t whysz)
+{
+	char in[PATH_MAX];
+	const char *name = strrchr(out, '/') + 1;
+	int script;
+
+	if (bin_owned(pc, name, out, why, whysz) == -1)
+		return -1;
+	script = script_interp(rp, envp, ip, PATH_MAX, in) == 0;
+	if (script && bin_owned(pc, name, in, why, whysz) == -1)
+		return -1;
+	return script;
+}
+
 int
 agent_bin_safe(const char *bin, char *const *envp, const struct protect_ctx *pc,
     char *why, size_t whysz)
 {
-	char out[PATH_MAX], rp[PATH_MAX], ip[PATH_MAX], in[PATH_MAX];
-	const char *name;
+	char out[PATH_MAX], rp[PATH_MAX], ip[PATH_MAX];
 
 	if (agent_resolve_bin(bin, envp, out, sizeof(out)) == -1 ||
 	    realpath(out, rp) == NULL)
 		return 0; /* agent_bin_check says why */
-	name = strrchr(out, '/') + 1;
-	if (bin_owned(pc, name, out, why, whysz) == -1 ||
-	    (script_interp(rp, envp, ip, sizeof(ip), in) == 0 &&
-		bin_owned(pc, name, in, why, whysz) == -1))
-		return -1;
-	return 0;
+	return bin_safe_found(pc, envp, out, rp, ip, why, whysz) == -1 ? -1 : 0;
 }
 
 int
@@ -474,12 +489,14 @@ agent_bin_check(const char *bin, char *const *envp, const struct roots *rt,
 		    bin != NULL ? bin : "", shown);
 		return -1;
 	}
-	if (agent_bin_safe(bin, envp, pc, why, whysz) == -1)
+	/* One walk of PATH: the program found is the one checked. */
+	if (realpath(out, rp) == NULL)
+		return 0;
+	if ((script = bin_safe_found(pc, envp, out, rp, ip, why, whysz)) == -1)
 		return -1;
-	if (rt == NULL || realpath(out, rp) == NULL)
+	if (rt == NULL)
 		return 0;
 	name = strrchr(out, '/') + 1;
-	script = script_interp(rp, envp, ip, sizeof(ip), NULL) == 0;
 	/*
 	 * A program file itself is always readable and executable (the
 	 * sandbox adds it), so a script named where it lies runs wherever
