@@ -103,39 +103,43 @@ open_day(struct audit_store *st, const char *day)
 	return 0;
 }
 
-/* Move bytes [cut, size) of a day file aside into DAY.jsonl.torn. */
+/*
+ * Move bytes [cut, size) of a day file aside into DAY.jsonl.torn, once:
+ * the copy is made durable before the day file is cut, and undone if
+ * the cut fails, so the retry at the next start copies it once again
+ * and never twice.  A cut made but not synced stands: the tail is no
+ * longer in the day file, so undoing the copy then would lose it.
+ */
 static int
 set_aside(struct audit_store *st, int fd, const char *day, const char *torn,
     size_t tornlen, off_t cut)
 {
 	struct stat sb;
 	char name[40];
-	int tfd;
+	int tfd, rc = -1;
 
 	snprintf(name, sizeof(name), "%s.jsonl.torn", day);
 	tfd = openat(st->as_dirfd, name,
 	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (tfd == -1)
 		return -1;
-	if (fstat(tfd, &sb) == -1) {
-		close(tfd);
-		return -1;
-	}
-	if (write_full(tfd, torn, tornlen) == -1 || fdatasync(tfd) == -1) {
-		/* A full disk: what was set aside before stays as it was, so
-		 * the retry at the next start sets the tail aside once. */
-		if (ftruncate(tfd, sb.st_size) == -1)
+	if (fstat(tfd, &sb) == -1)
+		goto out;
+	if (write_full(tfd, torn, tornlen) == -1 || fdatasync(tfd) == -1 ||
+	    ftruncate(fd, cut) == -1) {
+		/* A full disk, or a cut refused: .torn as it was before. */
+		if (ftruncate(tfd, sb.st_size) == -1 || fdatasync(tfd) == -1)
 			log_warn("%s", name);
-		close(tfd);
-		return -1;
+		goto out;
 	}
-	close(tfd);
-	if (ftruncate(fd, cut) == -1 || fdatasync(fd) == -1 ||
-	    sync_dir(st) == -1)
-		return -1;
+	if (fdatasync(fd) == -1 || sync_dir(st) == -1)
+		goto out;
 	log_warnx("torn last line of %s.jsonl (%zu bytes) moved to %s", day,
 	    tornlen, name);
-	return 0;
+	rc = 0;
+out:
+	close(tfd);
+	return rc;
 }
 
 /*

@@ -2,11 +2,14 @@
  * Unit tests for auditd's store, retention and tail ring (auditd/),
  * in-process on a temp dir: group writes and the chain, rollover inside
  * one group, a clock that steps back, torn and empty newest files, the
- * heads file bound, retention records, and the ring's bounds.
+ * heads file bound, retention records, and the ring's bounds.  The
+ * store's ftruncate goes through __wrap_ftruncate64 (linked with
+ * --wrap=ftruncate64), which fails on a day file when cut_fails is set.
  */
 #include <sys/stat.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +33,26 @@
 #define D2 (D1 + 86400)
 
 static char dir[64];
+static int cut_fails; /* ftruncate of a DAY.jsonl fails with EIO */
+
+int __real_ftruncate64(int, off_t);
+int __wrap_ftruncate64(int, off_t);
+
+int
+__wrap_ftruncate64(int fd, off_t len)
+{
+	char link[64], path[512];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = '\0';
+	if (cut_fails && n > 6 && strcmp(path + n - 6, ".jsonl") == 0) {
+		errno = EIO;
+		return -1;
+	}
+	return __real_ftruncate64(fd, len);
+}
 
 static int
 setup(void **state)
@@ -250,6 +273,63 @@ test_au6_wholly_torn_newest_file_defers_to_older(void **state)
 	free(b);
 }
 
+/*
+ * AU-6: the torn tail was copied to .torn, then cutting it from the day
+ * file failed: the copy is undone, so the next start sets it aside once.
+ */
+static void
+test_au6_torn_tail_set_aside_once_after_a_failed_cut(void **state)
+{
+	struct audit_store st, st2;
+	time_t t[1] = {D1 + 1};
+	char *torn, *b;
+	size_t len, whole;
+
+	(void)state;
+	store_init(&st, 0);
+	append(&st, t, 1);
+	store_close(&st);
+	assert_non_null(b = slurp("2026-11-25.jsonl", &whole));
+	free(b);
+	put("2026-11-25.jsonl.torn", "earlier\n");
+	{
+		char path[384];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/2026-11-25.jsonl", dir);
+		assert_non_null(f = fopen(path, "a"));
+		fputs("{\"ts\":\"2026-11-25T00:0", f);
+		fclose(f);
+	}
+	cut_fails = 1;
+	memset(&st, 0, sizeof(st));
+	st.as_dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(st.as_dirfd >= 0);
+	st.as_fd = -1;
+	assert_int_equal(audit_store_open(&st), -1);
+	cut_fails = 0;
+	close(st.as_dirfd);
+	if (st.as_fd != -1)
+		close(st.as_fd);
+	/* Nothing lost: the tail is still in the day file, .torn as was. */
+	assert_non_null(torn = slurp("2026-11-25.jsonl.torn", &len));
+	assert_string_equal(torn, "earlier\n");
+	free(torn);
+	assert_non_null(b = slurp("2026-11-25.jsonl", &len));
+	assert_int_equal(len, whole + strlen("{\"ts\":\"2026-11-25T00:0"));
+	free(b);
+	/* The next start: set aside once, the chain goes on. */
+	store_init(&st2, 0);
+	assert_int_equal(st2.as_seq, 1);
+	assert_non_null(torn = slurp("2026-11-25.jsonl.torn", &len));
+	assert_string_equal(torn, "earlier\n{\"ts\":\"2026-11-25T00:0");
+	assert_non_null(b = slurp("2026-11-25.jsonl", &len));
+	assert_int_equal(len, whole);
+	store_close(&st2);
+	free(torn);
+	free(b);
+}
+
 static void
 test_au7_heads_file_keeps_the_newest_1000(void **state)
 {
@@ -360,6 +440,9 @@ main(void)
 		teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_au6_wholly_torn_newest_file_defers_to_older, setup,
+		teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_au6_torn_tail_set_aside_once_after_a_failed_cut, setup,
 		teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_au7_heads_file_keeps_the_newest_1000, setup, teardown),
