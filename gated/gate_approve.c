@@ -256,8 +256,9 @@ approval_decide_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		ipc_reply_error(c, m, "unknown-approval");
 		return;
 	}
-	/* Its time is up and its timer not yet run (gated was busy or
-	 * stopped): the timer's answer, as if it had run first. */
+	/* Its time is up and its timer not yet run (gated was busy: both
+	 * came due in one pass, the decision read first): the timer's
+	 * answer, as if it had run first. */
 	if ((int64_t)now_ms_mono() >= gi->gi_until) {
 		ipc_reply_error(c, m, "unknown-approval");
 		approval_timeout_cb(-1, 0, gi);

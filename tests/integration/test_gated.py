@@ -152,10 +152,12 @@ def test_sbx8_an_ask_is_held_no_longer_than_its_caller_waits(gate):
 
 
 def test_sbx8_an_approval_decided_after_its_time_is_a_timeout(gate):
-    """An allow that reaches gated after the ask's time is up (gated was
-    stopped, so its timer has not run yet) is answered as the timer
-    would have: 404, the call refused and recorded ask-timeout, never
-    ask-allow."""
+    """An allow sent while gated is stopped, after the ask's time is up,
+    is answered as the timer would have: 404, the call refused and
+    recorded ask-timeout, never ask-allow.  End to end only: a stopped
+    gated's first pass after SIGCONT runs the due timer (epoll_wait
+    returns EINTR), before it reads the decision.  A decision read
+    before its due timer ran is tests/unit/test_gate_approve.c's."""
     s = Stream(gate, "gatequick", json.dumps([{"bash": "git push origin"}]))
     s.start()
     a = wait_approval(gate)[0]
