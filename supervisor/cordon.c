@@ -104,7 +104,7 @@ run_home(struct cordon_config *cf, const char *home, const struct passwd *pw)
 				"--home DIR\n");
 		return 2;
 	}
-	if (home_safe(cf, pw ? pw->pw_uid : (uid_t)-1) == -1)
+	if (home_safe_make(cf, pw ? pw->pw_uid : (uid_t)-1) == -1)
 		return 1;
 	return config_load(cf) == -1 ? 2 : 0; /* reads only */
 }

@@ -61,6 +61,8 @@ int home_running(const char *rundir);
 int home_read_run(const char *rundir, char *tok, size_t, char *port, size_t);
 /* home_safe.c (SU-5): 0, or -1 after saying what to fix */
 int home_safe(const struct cordon_config *, uid_t user);
+/* home_safe; in XDG mode a missing config dir made, then checked */
+int home_safe_make(const struct cordon_config *, uid_t user);
 int home_rundir_ours(int dfd, const char *path);
 int home_stdout_private(void);
 

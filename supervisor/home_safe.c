@@ -3,7 +3,7 @@
  * from the home (cordon.yaml, the manifests, the missions, the runtime
  * dir with the token and port) must be beyond the reach of every other
  * local user (pathsafe.h): owned by root, by the user cordon runs as or
- * by --user's.  Reads only.
+ * by --user's.  Reads, but for the XDG config dir, made when missing.
  */
 #include <sys/stat.h>
 
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cordond.h"
+#include "log.h"
 #include "pathsafe.h"
 #include "util.h"
 
@@ -119,6 +120,47 @@ home_safe(const struct cordon_config *cf, uid_t user)
 	    dir_files_ok(&ps, missions) == -1)
 		return refuse(&ps);
 	return 0;
+}
+
+/*
+ * home_safe, for a command that loads the home.  In XDG mode, a config
+ * dir missing when checked is then made 0700 (with any dir missing
+ * above it) and the home checked again, whole, before anything is read
+ * from it: while it is missing, another user who may write where it
+ * goes (XDG_CONFIG_HOME a sticky, world-writable dir, as /tmp is) could
+ * make it between the check and the loads, with her cordon.yaml and
+ * manifests.  Once it exists and is ours, no one else can add to it or
+ * swap it; one she made first is refused as hers.  0, or -1 after
+ * saying why.
+ */
+int
+home_safe_make(const struct cordon_config *cf, uid_t user)
+{
+	char dir[PATH_MAX], *p, c;
+	struct stat st;
+	int had;
+
+	parent_of(cf->cf_config, dir, sizeof(dir));
+	had = cf->cf_home[0] != '\0' || stat(dir, &st) == 0;
+	if (home_safe(cf, user) == -1)
+		return -1;
+	if (had)
+		return 0;
+	for (p = dir + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		c = *p;
+		*p = '\0';
+		if (lstat(dir, &st) == -1 &&
+		    (errno != ENOENT ||
+			(mkdir(dir, 0700) == -1 && errno != EEXIST))) {
+			log_warn("mkdir %s", dir);
+			return -1;
+		}
+		if ((*p = c) == '\0')
+			break;
+	}
+	return home_safe(cf, user);
 }
 
 /*

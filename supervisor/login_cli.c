@@ -579,7 +579,7 @@ login_load(struct login *lg, const char *home, uid_t user)
 		return 2;
 	}
 	/* SU-5: it runs the agent a manifest names */
-	if (home_safe(&lg->lg_cf, user) == -1)
+	if (home_safe_make(&lg->lg_cf, user) == -1)
 		return 1;
 	if (config_load(&lg->lg_cf) == -1) /* it said FILE:LINE:COL */
 		return 2;

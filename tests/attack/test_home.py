@@ -331,6 +331,81 @@ def xdg_env(base, runtime):
             f"XDG_RUNTIME_DIR={runtime}"]
 
 
+def xdg_cfg_env(base, cfg):
+    """XDG mode with the config home cfg; state and runtime dirs root's."""
+    runtime = os.path.join(base, "rt")
+    os.makedirs(runtime, 0o700, exist_ok=True)
+    return ["env", f"HOME={base}", f"XDG_CONFIG_HOME={cfg}",
+            f"XDG_STATE_HOME={os.path.join(base, 'state')}",
+            f"XDG_RUNTIME_DIR={runtime}"]
+
+
+def as_mallory_ok(pw, argv):
+    return subprocess.run(as_mallory(pw) + argv, capture_output=True,
+                          timeout=30).returncode == 0
+
+
+@pytest.mark.parametrize("cmd", ["run", "login", "missing-above"])
+def test_su5_xdg_config_dir_made_before_another_user_can(mallory, base,
+                                                         cmd):
+    """XDG_CONFIG_HOME is a sticky, world-writable dir (as /tmp is), or
+    lies missing in one, and has no `cordon/` yet: mallory could make it
+    between cordon's check and its loads, with her cordon.yaml and
+    manifests.  `cordon run` and `cordon agent login` make it first
+    (0700, cordon's, as any dir missing above it), check it, and only
+    then look for cordon.yaml (missing: exit 2); she can put nothing
+    there after."""
+    sticky = os.path.join(base, "tmp")
+    os.mkdir(sticky)
+    os.chmod(sticky, 0o1777)
+    cfg = sticky
+    if cmd == "missing-above":
+        cfg = os.path.join(sticky, "cfg")
+    args = (["agent", "login", "--allow-root", "a"] if cmd == "login"
+            else ["run", "--port", "0", "--allow-root"])
+    p = run_once(args, prefix=xdg_cfg_env(base, cfg))
+    assert not p.started
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert b"cordon.yaml:0:0: missing" in p.stderr, p.stderr
+    made = os.path.join(cfg, "cordon")
+    for d in {cfg, made} - {sticky}:
+        st = os.lstat(d)
+        assert stat.S_ISDIR(st.st_mode), d
+        assert st.st_uid == os.geteuid(), d
+        assert stat.S_IMODE(st.st_mode) & 0o077 == 0, (d, st.st_mode)
+    assert os.listdir(made) == []
+    assert not as_mallory_ok(mallory, ["mkdir", os.path.join(made,
+                                                             "agents")])
+    assert not as_mallory_ok(mallory, ["mv", made, made + ".old"])
+
+
+def test_su5_xdg_config_dir_made_first_by_another_user_refused(mallory,
+                                                              base):
+    """mallory made `cordon/` in the sticky XDG_CONFIG_HOME first, with
+    a cordon.yaml and a manifest of hers: refused, naming it, before
+    anything of it is loaded or anything is written."""
+    cfg = os.path.join(base, "tmp")
+    os.mkdir(cfg)
+    os.chmod(cfg, 0o1777)
+    theirs = os.path.join(cfg, "cordon")
+    os.makedirs(os.path.join(theirs, "agents"))
+    vault = os.path.join(base, "vault")
+    with open(os.path.join(theirs, "cordon.yaml"), "w") as f:
+        f.write(f"vault:\n  root: {vault}\n")
+    with open(os.path.join(theirs, "agents", "evil.yaml"), "w") as f:
+        f.write("name: evil\ntransport: subprocess\n"
+                "transportConfig:\n  bin: /bin/true\n")
+    for root, dirs, files in os.walk(theirs):
+        for n in [root] + [os.path.join(root, x) for x in files]:
+            give(n, mallory)
+    p = run_once(["run", "--port", "0", "--allow-root"],
+                 prefix=xdg_cfg_env(base, cfg))
+    refused(p, theirs)
+    assert not os.path.exists(vault)
+    assert os.listdir(os.path.join(base, "rt")) == []
+    assert not os.path.exists(os.path.join(base, "state"))
+
+
 def test_per5_su5_runtime_dir_squatted_first_refused(mallory, base):
     """XDG_RUNTIME_DIR in a sticky shared dir (/tmp): mallory made
     `cordon/` there first.  cordon (root here) used it, wrote the token
