@@ -28,6 +28,52 @@ roots_free(struct roots *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/*
+ * SBX-2: where the home's protected entries lead when one, or a dir
+ * above it, is a link (a dotfiles setup: ~/.bashrc -> ~/dotfiles/bashrc,
+ * ~/.config -> ~/dotfiles/config).  A root may hold that target where it
+ * may never hold the entry, so the target is protected as the entry is.
+ * One missing is resolved through its dir, for what may be made there.
+ * Resolved once, with the protect_ctx of the process (one per process).
+ */
+static char roots_links[PROTECT_LINKS_MAX][PATH_MAX];
+
+static void
+protect_links(struct protect_ctx *pc)
+{
+	const char *const *l[2];
+	char p[PATH_MAX], rp[PATH_MAX], *slash;
+	size_t n[2], i, k, len;
+
+	l[0] = protect_home_list(&n[0]);
+	l[1] = protect_startup_list(&n[1]);
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < n[k]; i++) {
+			if (snprintf(p, sizeof(p), "%s/%s", pc->pc_home,
+				l[k][i]) >= (int)sizeof(p))
+				continue; /* protected as written */
+			if (realpath(p, rp) == NULL) {
+				slash = strrchr(p, '/');
+				*slash = '\0';
+				if (realpath(p, rp) == NULL ||
+				    (len = strlen(rp)) + 1 +
+					    strlen(slash + 1) >=
+					sizeof(rp))
+					continue;
+				rp[len] = '/';
+				strcpy(rp + len + 1, slash + 1);
+				*slash = '/';
+			}
+			if (strcmp(rp, p) == 0 ||
+			    pc->pc_nlinks == PROTECT_LINKS_MAX)
+				continue;
+			memcpy(roots_links[pc->pc_nlinks], rp, sizeof(rp));
+			pc->pc_links[pc->pc_nlinks] =
+			    roots_links[pc->pc_nlinks];
+			pc->pc_nlinks++;
+		}
+}
+
 int
 roots_protect_init(struct protect_ctx *pc, char *homebuf, size_t homesz)
 {
@@ -48,6 +94,7 @@ roots_protect_init(struct protect_ctx *pc, char *homebuf, size_t homesz)
 	if (snprintf(homebuf, homesz, "%s", home) >= (int)homesz)
 		return -1;
 	pc->pc_home = homebuf;
+	protect_links(pc);
 	return 0;
 }
 

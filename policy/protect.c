@@ -41,6 +41,11 @@ static const char *const protect_startup[] = {
     ".config/fish/config.fish",
 };
 
+/* Where each entry leads may be protected too (struct protect_ctx). */
+_Static_assert(
+    nitems(protect_home) + nitems(protect_startup) <= PROTECT_LINKS_MAX,
+    "PROTECT_LINKS_MAX holds a link for every entry");
+
 /* Secret-looking file names: prefix, suffix or infix, ignoring case. */
 enum pn_how { PN_PREFIX, PN_SUFFIX, PN_INFIX, PN_EXACT };
 static const struct protect_name {
@@ -196,6 +201,9 @@ protect_path_hit(const struct protect_ctx *pc, const char *path)
 	for (i = 0; i < pc->pc_nextra && i < PROTECT_EXTRA_MAX; i++)
 		if (abs_ok(pc->pc_extra[i]) && is_under(path, pc->pc_extra[i]))
 			return 1;
+	for (i = 0; i < pc->pc_nlinks && i < PROTECT_LINKS_MAX; i++)
+		if (abs_ok(pc->pc_links[i]) && is_under(path, pc->pc_links[i]))
+			return 1;
 	for (s = path + 1; *s != '\0'; s = *e ? e + 1 : e) {
 		if ((e = strchr(s, '/')) == NULL)
 			e = s + strlen(s);
@@ -237,6 +245,10 @@ protect_root_conflict(const struct protect_ctx *pc, const char *root)
 	for (i = 0; i < pc->pc_nextra && i < PROTECT_EXTRA_MAX; i++)
 		if (abs_ok(pc->pc_extra[i]) &&
 		    (why = relation(root, pc->pc_extra[i])) != NULL)
+			return why;
+	for (i = 0; i < pc->pc_nlinks && i < PROTECT_LINKS_MAX; i++)
+		if (abs_ok(pc->pc_links[i]) &&
+		    (why = relation(root, pc->pc_links[i])) != NULL)
 			return why;
 	if (pc->pc_runs != NULL && abs_ok(pc->pc_runs) &&
 	    (why = relation(root, pc->pc_runs)) != NULL)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #define PROTECT_EXTRA_MAX 8
+#define PROTECT_LINKS_MAX 32
 #define PROTECT_PATH_MAX  4096
 
 struct protect_ctx {
@@ -22,6 +23,13 @@ struct protect_ctx {
 	 * protect_path_hit leaves it alone (the agent's own tmp is in it too).
 	 */
 	const char *pc_runs;
+	/*
+	 * Where the home's protected entries lead when one, or a dir above
+	 * it, is a link (~/.bashrc -> ~/dotfiles/bashrc), resolved: each is
+	 * as protected as the entry itself.
+	 */
+	const char *pc_links[PROTECT_LINKS_MAX];
+	size_t pc_nlinks;
 };
 
 /* Home-relative protected entries (".ssh", ".config/gh", ...). */

@@ -336,6 +336,40 @@ def test_sbx2_symlinked_root_resolves_into_protected(tmp_path):
     assert "innocent" not in r.stdout.split("boxed.yaml", 1)[1]
 
 
+@pytest.mark.parametrize("entry,target,kind,root", [
+    # A start-up file kept in a dotfiles repo: writing the repo would
+    # write the operator's shell start-up.
+    (".bashrc", "dotfiles/bashrc", "write", "~/dotfiles"),
+    # A protected dir kept there: reading the repo would read the keys.
+    (".gnupg", "dotfiles/gnupg", "read", "~/dotfiles"),
+    # A dir above a protected entry is the link; the entry is missing.
+    (".config", "dotfiles/config", "write", "~/dotfiles/config"),
+])
+def test_sbx2_root_holding_where_protected_link_leads_refused(
+        tmp_path, entry, target, kind, root):
+    """SBX-2: a protected entry of the home that is, or lies beneath, a
+    link is protected where it leads too: a root may not hold the target
+    it may never hold as the entry.  The same root is fine without the
+    link."""
+    op = tmp_path / "op"
+    (op / target).parent.mkdir(parents=True, exist_ok=True)
+    if entry == ".bashrc":
+        (op / target).write_text("# rc\n")
+    else:
+        (op / target).mkdir()
+    text = roots_manifest(read=[root] if kind == "read" else [],
+                          write=[root] if kind == "write" else [])
+    r, _ = check_roots(tmp_path, text)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (op / entry).symlink_to(op / target)
+    r, _ = check_roots(tmp_path, text)
+    assert r.returncode == 1, r.stdout + r.stderr
+    key = "readRoots" if kind == "read" else "writeRoots"
+    assert f"sandbox.{key}[0]: contains a protected path" in r.stdout or \
+        f"sandbox.{key}[0]: is a protected path" in r.stdout, r.stdout
+    assert "dotfiles" not in r.stdout.split("boxed.yaml", 1)[1]
+
+
 def test_sbx2_default_write_root_is_cwd(tmp_path):
     """Without writeRoots the workdir is the write root: ~/.ssh refused."""
     r, op = check_roots(tmp_path, roots_manifest(cwd=str(tmp_path / "op" /

@@ -373,6 +373,30 @@ def test_sbx2_root_in_ssh_refused_at_load(world, cordon_factory):
     assert "sshroot.yaml" in r.stdout + r.stderr
 
 
+def test_sbx2_root_holding_a_linked_startup_file_refused_at_load(
+        world, cordon_factory):
+    """SBX-2: with ~/.bashrc a link into ~/dotfiles, the spawner refuses
+    a write root of ~/dotfiles (an agent would write the operator's
+    shell start-up through it); the same manifest loads for a root
+    beside it."""
+    w = world
+    (w["op"] / "dotfiles").mkdir()
+    (w["op"] / "dotfiles" / "bashrc").write_text("# rc\n")
+    (w["op"] / ".bashrc").unlink()
+    (w["op"] / ".bashrc").symlink_to(w["op"] / "dotfiles" / "bashrc")
+    add_agent(w, "dotroot", manifest("dotroot", w["work"], None,
+                                     write=[str(w["op"] / "dotfiles")]))
+    add_agent(w, "okroot", manifest("okroot", w["work"], w["ro"]))
+    c = cordon_factory(home=w["home"])
+    names = [a["name"] for a in c.request("GET", "/api/agents")
+             .json()["agents"]]
+    assert "okroot" in names and "dotroot" not in names, names
+    err = c.stderr()
+    assert "agents/dotroot.yaml" in err and \
+        "sandbox.writeRoots[0]: contains a protected path" in err, err
+    assert "dotfiles" not in err
+
+
 def test_sbx2_symlinked_root_refused(world, cordon_factory):
     w = world
     os.symlink(w["op"] / ".ssh", w["tmp"] / "innocent")

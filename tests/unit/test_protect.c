@@ -126,6 +126,27 @@ test_runs_dir(void **state)
 	    0);
 }
 
+/* SBX-2: where a linked entry leads is protected as the entry is. */
+static void
+test_links(void **state)
+{
+	struct protect_ctx r = pc;
+
+	(void)state;
+	r.pc_links[0] = "/home/op/dotfiles/bashrc";
+	r.pc_links[1] = "/srv/keys/ssh";
+	r.pc_nlinks = 2;
+	assert_string_equal(protect_root_conflict(&r, "/home/op/dotfiles"),
+	    "contains a protected path");
+	assert_string_equal(protect_root_conflict(&r, "/srv/keys/ssh/sub"),
+	    "is inside a protected path");
+	assert_null(protect_root_conflict(&r, "/home/op/dotfiles/vim"));
+	assert_null(protect_root_conflict(&pc, "/home/op/dotfiles"));
+	assert_int_equal(protect_path_hit(&r, "/home/op/dotfiles/bashrc"), 1);
+	assert_int_equal(protect_path_hit(&r, "/srv/keys/ssh/config"), 1);
+	assert_int_equal(protect_path_hit(&r, "/home/op/dotfiles/vimrc"), 0);
+}
+
 static void
 test_no_home(void **state)
 {
@@ -158,6 +179,7 @@ main(void)
 	    cmocka_unit_test(test_path_hit),
 	    cmocka_unit_test(test_roots),
 	    cmocka_unit_test(test_runs_dir),
+	    cmocka_unit_test(test_links),
 	    cmocka_unit_test(test_no_home),
 	    cmocka_unit_test(test_lists),
 	};
