@@ -160,7 +160,8 @@ enum msg_type {
 	MSG_WORKTREE_REMOVE_OK, /* {} */
 
 	/* the command gate's channels (SBX-6, SBX-8): spawner -> gated */
-	MSG_GATE_OPEN = 120, /* {runId, agent, workspace, commands, protect}
+	MSG_GATE_OPEN = 120, /* {runId, agent, workspace, commands, protect,
+				links?}
 				+ the run's gate socket (the receiving end) */
 	MSG_GATE_RELAY,	     /* {runId} + the run's relay socket: calls by
 				GATE_FIFO_DIR, as read, with a reply socket */

@@ -23,6 +23,38 @@ abs_copy(char *dst, size_t dstsz, const char *s)
 	return 0;
 }
 
+/*
+ * SBX-2: where the home's linked protected entries lead, as the spawner
+ * resolved them, packed into gc_links; more than it holds refuses the
+ * channel (its calls are then refused).
+ */
+static int
+open_links(struct gate_chan *ch, struct json_object *o)
+{
+	struct protect_ctx *pc = &ch->gc_protect;
+	struct json_object *a, *el;
+	size_t i, n, used = 0;
+	char *dst;
+
+	if (!json_object_object_get_ex(o, "links", &a))
+		return 0;
+	if (!json_object_is_type(a, json_type_array) ||
+	    (n = json_object_array_length(a)) > PROTECT_LINKS_MAX)
+		return -1; /* the shape's, kept here too */
+	for (i = 0; i < n; i++) {
+		el = json_object_array_get_idx(a, i);
+		dst = ch->gc_links + used;
+		if (!json_object_is_type(el, json_type_string) ||
+		    abs_copy(dst, sizeof(ch->gc_links) - used,
+			json_object_get_string(el)) == -1)
+			return -1;
+		pc->pc_links[i] = dst;
+		used += strlen(dst) + 1;
+	}
+	pc->pc_nlinks = n;
+	return 0;
+}
+
 /* SBX-2: the run's protected paths, resolved by the spawner. */
 static int
 open_protect(struct gate_chan *ch, struct json_object *o)
@@ -53,7 +85,7 @@ open_protect(struct gate_chan *ch, struct json_object *o)
 		pc->pc_extra[i] = ch->gc_extra[i];
 	}
 	pc->pc_nextra = n;
-	return 0;
+	return open_links(ch, o);
 }
 
 int

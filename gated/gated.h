@@ -26,11 +26,12 @@
 #include "msg.h"
 #include "protect.h"
 
-#define GATE_HELD_MAX	  32  /* approvals held, all runs */
-#define GATE_HELD_RUN_MAX 8   /* approvals held, one run */
-#define GATE_INFLIGHT_MAX 16  /* calls of one run awaiting audit */
-#define GATE_ARGS_MAX	  512 /* bytes of cleaned args shown */
-#define GATED_RUNS_MAX	  256 /* runs at once */
+#define GATE_HELD_MAX	  32   /* approvals held, all runs */
+#define GATE_HELD_RUN_MAX 8    /* approvals held, one run */
+#define GATE_INFLIGHT_MAX 16   /* calls of one run awaiting audit */
+#define GATE_ARGS_MAX	  512  /* bytes of cleaned args shown */
+#define GATED_RUNS_MAX	  256  /* runs at once */
+#define GATED_LINKS_BYTES 8192 /* a run's pc_links, packed */
 
 struct event;
 
@@ -49,6 +50,7 @@ struct gate_chan {
 	struct protect_ctx gc_protect;
 	char gc_home[PATH_MAX];
 	char gc_extra[PROTECT_EXTRA_MAX][PATH_MAX];
+	char gc_links[GATED_LINKS_BYTES]; /* pc_links, one after another */
 	char gc_runs[PATH_MAX];
 	size_t gc_inflight; /* calls awaiting their audit ack */
 	size_t gc_held;	    /* its calls held for the operator */

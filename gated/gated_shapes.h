@@ -23,6 +23,7 @@ static const struct json_shape gate_open_shape[] = {
     JS_OBJ("commands", JS_REQ), /* gate_policy_parse, the one validator */
     JS_STR("home", JS_OPT, 1, PATH_MAX - 1),
     JS_ARR("protect", JS_REQ, PROTECT_EXTRA_MAX),
+    JS_ARR("links", JS_OPT, PROTECT_LINKS_MAX),
     JS_STR("runs", JS_OPT, 1, PATH_MAX - 1),
 };
 static const struct json_shape gate_run_shape[] = {

@@ -82,6 +82,13 @@ open_payload(const struct gate_chan *ch)
 		json_object_array_add(
 		    a, json_object_new_string(pc->pc_extra[i]));
 	json_object_object_add(o, "protect", a);
+	if (pc->pc_nlinks > 0) {
+		a = json_object_new_array();
+		for (i = 0; i < pc->pc_nlinks; i++)
+			json_object_array_add(
+			    a, json_object_new_string(pc->pc_links[i]));
+		json_object_object_add(o, "links", a);
+	}
 	return o;
 }
 

@@ -173,6 +173,40 @@ def test_sbx6_plain_form_and_protected_paths(gate):
     assert ("Read", "protected-path") in rules, rules
 
 
+def test_sbx6_where_a_protected_entry_links_is_protected(
+        tmp_path, monkeypatch, cordon_factory):
+    """SBX-2, SBX-6: with the operator's ~/.gnupg a link into a dotfiles
+    repo, the gate refuses reading the keys where the link leads, as it
+    refuses ~/.gnupg itself; the repo's other files stay readable."""
+    op = tmp_path / "op"
+    (op / "dotfiles" / "gnupg").mkdir(parents=True)
+    (op / "dotfiles" / "gnupg" / "private-keys").write_text("k\n")
+    (op / "dotfiles" / "vimrc").write_text("set nu\n")
+    (op / ".gnupg").symlink_to(op / "dotfiles" / "gnupg")
+    server_env(monkeypatch, {"HOME": str(op)})
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = make_agents_home(tmp_path, extra={
+        "gatebot": gate_manifest("gatebot", ws)})
+    c = cordon_factory(home=home)
+    keys = str(op / "dotfiles" / "gnupg" / "private-keys")
+    calls = [{"tool": "Read", "input": {"file_path": keys}},
+             {"plain": ["cat", keys]},
+             {"tool": "Read", "input": {
+                 "file_path": str(op / "dotfiles" / "vimrc")}}]
+    r, ev = run(c, "gatebot", json.dumps(calls))
+    assert r.status == 200, r
+    res = results(ev)
+    assert res[0]["exit"] == 2 and res[1]["exit"] == 1, res
+    assert res[2]["exit"] == 0, res[2]
+    wait_audit(home, lambda x: x["kind"] == "verb.run" and
+               x["verdict"] == "allow")
+    rules = [(x["verb"], x["rule"]) for x in verb_runs(home)
+             if x["verdict"] == "deny"]
+    assert ("Read", "protected-path") in rules, rules
+    assert ("cat", "protected-path") in rules, rules
+
+
 def test_sbx6_dangling_link_and_git_internals(gate, tmp_path):
     """SBX-6: a path through a dangling symlink has no known target (a
     link to a not yet existing ~/.ssh/authorized_keys looked like a

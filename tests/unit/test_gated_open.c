@@ -82,6 +82,9 @@ test_sbx6_handoff_malformed_refused(void **state)
 	    {"runs", "\"./r\""},
 	    {"protect", "[\"p\"]"},
 	    {"protect", "[1]"},
+	    {"links", "[\"p\"]"},
+	    {"links", "[1]"},
+	    {"links", "\"/p\""},
 	    {"commands", "{\"allow\":[\"rm\"],\"deny\":[\"rm\"]}"},
 	    {"commands", "{\"allow\":[\"sudo\"]}"}, /* never allowed */
 	    {"commands", "{\"allow\":\"ls\"}"},
@@ -113,6 +116,37 @@ test_sbx6_handoff_path_too_long_refused(void **state)
 	assert_int_equal(parse_with("home", v, &ch), -1);
 }
 
+/* SBX-2: where linked protected entries lead, packed; over the bounds
+ * (count, bytes) the channel is refused. */
+static void
+test_sbx2_handoff_links(void **state)
+{
+	char v[3 * 4000 + 16], *p = v;
+	struct gate_chan ch;
+	int i;
+
+	assert_int_equal(
+	    parse_with("links", "[\"/d/gnupg\",\"/d/rc\"]", &ch), 0);
+	assert_int_equal(ch.gc_protect.pc_nlinks, 2);
+	assert_string_equal(ch.gc_protect.pc_links[0], "/d/gnupg");
+	assert_string_equal(ch.gc_protect.pc_links[1], "/d/rc");
+	*p++ = '[';
+	for (i = 0; i < PROTECT_LINKS_MAX + 1; i++)
+		p += sprintf(p, "%s\"/%d\"", i ? "," : "", i);
+	strcpy(p, "]");
+	assert_int_equal(parse_with("links", v, &ch), -1);
+	p = v;
+	*p++ = '[';
+	for (i = 0; i < 3; i++) {
+		p += sprintf(p, "%s\"/", i ? "," : "");
+		memset(p, 'a', 3990);
+		p += 3990;
+		*p++ = '"';
+	}
+	strcpy(p, "]");
+	assert_int_equal(parse_with("links", v, &ch), -1);
+}
+
 int
 main(void)
 {
@@ -120,6 +154,7 @@ main(void)
 	    cmocka_unit_test(test_sbx6_handoff_good_fills_run),
 	    cmocka_unit_test(test_sbx6_handoff_malformed_refused),
 	    cmocka_unit_test(test_sbx6_handoff_path_too_long_refused),
+	    cmocka_unit_test(test_sbx2_handoff_links),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
