@@ -397,6 +397,33 @@ def test_su4_gated_runs_as_the_operator_in_the_spawners_view(root):
     assert "--peer gated=${CORDON_OPERATOR}:cordon-gated" in auditd
 
 
+# The namespaces the per-run sandbox clones (sandbox/, spawner/), by the
+# name RestrictNamespaces= gives each.
+NS_NAMES = {"USER": "user", "NS": "mnt", "PID": "pid", "NET": "net",
+            "IPC": "ipc", "UTS": "uts", "CGROUP": "cgroup"}
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def test_su4_sbx4_spawner_unit_allows_every_sandbox_namespace(root):
+    """SU-4, SBX-4: the spawner unit's RestrictNamespaces= allows every
+    namespace the per-run sandbox makes (and its start-up probe clones),
+    or the probe fails under the unit and the spawner disables every
+    agent ("this host lacks userns ..."); and no other."""
+    _, found = root
+    used = set()
+    for d in ("sandbox", "spawner"):
+        for f in os.listdir(os.path.join(SRC, d)):
+            if f.endswith(".c"):
+                with open(os.path.join(SRC, d, f)) as fh:
+                    used |= set(re.findall(r"CLONE_NEW([A-Z]+)", fh.read()))
+    want = {NS_NAMES[n] for n in used}
+    assert {"user", "mnt", "pid", "net", "ipc"} <= want, used
+    got = set(words(parse_unit(found["cordon-spawner@.service"]),
+                    "Service", "RestrictNamespaces"))
+    assert got == want, (got, want)
+
+
 def test_sysusers_tmpfiles_offline(root):
     """SU-4: systemd-sysusers and systemd-tmpfiles --create, run on the
     temp root, make the users, groups and directories of the contract,
