@@ -32,7 +32,8 @@ BASE=$ROOT.base
 BUILD=${CORDON_LIVE_BUILD:-$SRC/build-live}
 SUITE=bookworm
 PKGS=systemd,systemd-sysv,dbus,libevent-2.1-7,libyaml-0-2,libjson-c5
-PKGS=$PKGS,libseccomp2,libcap-ng0,libssl3,jq,curl,git
+PKGS=$PKGS,libseccomp2,libcap-ng0,libssl3,libevent-openssl-2.1-7
+PKGS=$PKGS,ca-certificates,jq,curl,git
 LOG=$(mktemp -d /tmp/cordon-live-log.XXXXXX)
 # systemd 252's nspawn runs the whole container under its own syscall
 # allowlist, which answers landlock_*, bpf and pkey_* with EPERM: the
@@ -139,13 +140,16 @@ boot() {
 	}
 }
 
-# 1. A pristine Debian root, downloaded once.
-if [ ! -e "$BASE/etc/os-release" ]; then
+# 1. A pristine Debian root, downloaded once, and again when the package
+# list changed (the list it was made with is kept in it).
+if [ ! -e "$BASE/etc/os-release" ] ||
+	[ "$(cat "$BASE/.cordon-live-pkgs" 2>/dev/null)" != "$PKGS" ]; then
 	rm -rf "$BASE"
 	debootstrap --variant=minbase --include="$PKGS" "$SUITE" "$BASE" \
 		"$(mirror)" >"$LOG/debootstrap.log" 2>&1 ||
 		die "debootstrap failed: $LOG/debootstrap.log"
 	echo cordonlive >"$BASE/etc/hostname"
+	echo "$PKGS" >"$BASE/.cordon-live-pkgs"
 fi
 rm -rf "$ROOT"
 cp -a "$BASE" "$ROOT"
@@ -238,14 +242,68 @@ main(int argc, char **argv)
 	return 0;
 }
 EOF
+cat >"$LOG/upstream.c" <<'EOF'
+/* The egress checks' upstream: listens on ADDR:PORT and answers every
+ * HTTP request with 200 and a fixed body, one connection at a time. */
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int
+main(int argc, char **argv)
+{
+	static const char ans[] = "HTTP/1.1 200 OK\r\nContent-Length: 21\r\n"
+				  "Connection: close\r\n\r\n"
+				  "cordon-live-upstream\n";
+	struct sockaddr_in sa;
+	char buf[4096];
+	size_t have;
+	ssize_t n;
+	int s, c, one = 1;
+
+	if (argc != 3)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(atoi(argv[2]));
+	if (inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1)
+		return 2;
+	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
+	    bind(s, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
+	    listen(s, 16) == -1)
+		return 1;
+	for (;;) {
+		if ((c = accept(s, NULL, NULL)) == -1)
+			continue;
+		have = 0;
+		while (have < sizeof(buf) - 1 &&
+		    (n = read(c, buf + have, sizeof(buf) - 1 - have)) > 0) {
+			have += n;
+			buf[have] = '\0';
+			if (strstr(buf, "\r\n\r\n") != NULL)
+				break;
+		}
+		(void)!write(c, ans, sizeof(ans) - 1);
+		close(c);
+	}
+}
+EOF
 cc -O2 -Wall -Werror -o "$ROOT/usr/local/bin/unixconnect" "$LOG/unixconnect.c"
+cc -O2 -Wall -Werror -o "$ROOT/usr/local/bin/upstream" "$LOG/upstream.c"
 cc -O2 -Wall -Werror -o "$ROOT/usr/local/bin/ptprobe" "$LOG/ptprobe.c"
 cat >"$ROOT/usr/local/bin/cordon-probe-agent" <<'EOF'
 #!/bin/sh
 # An agent that reports the sandbox it runs in, one "key: value" a line.
 echo "id: $(id -u)"
 grep -E '^(NoNewPrivs|Seccomp|CapEff):' /proc/self/status | sed 's/:\t*/: /'
-for n in user mnt pid net; do echo "ns $n: $(readlink /proc/self/ns/$n)"; done
+for n in user mnt pid net ipc; do echo "ns $n: $(readlink /proc/self/ns/$n)"; done
 echo "pid: $$"
 echo "pid1: $(tr '\0' ' ' </proc/1/cmdline 2>/dev/null)"
 echo "tmpdir: $TMPDIR"
@@ -268,6 +326,29 @@ echo "tcp: $(curl -s -o /dev/null -w '%{http_code}' --max-time 3 \
 	http://127.0.0.1:8777/api/health)"
 EOF
 chmod 0755 "$ROOT/usr/local/bin/cordon-probe-agent"
+cat >"$ROOT/usr/local/bin/cordon-egress-agent" <<'EOF'
+#!/bin/sh
+# A `network: proxy` agent: one request through its run's proxy to the
+# upstream (allowed), one to a host not listed (refused), one around the
+# proxy (no route: the run's network namespace has only its loopback).
+p=http://127.0.0.1:3128
+echo "upstream: $(curl -s -p -x $p --max-time 10 http://up.test:8780/)"
+echo "unlisted: $(curl -s -o /dev/null -w '%{http_connect}' -p -x $p \
+	--max-time 10 http://evil.example:443/)"
+echo "direct: $(curl -s -o /dev/null -w '%{http_code}' --noproxy '*' --max-time 3 \
+	http://127.0.0.2:8780/)"
+EOF
+cat >"$ROOT/usr/local/bin/cordon-gate-agent" <<'EOF'
+#!/bin/sh
+# Asks the run's gate, in its plain form, about a command in its
+# workspace (allowed) and one reading a protected path (refused).
+cordon gate -- ls -l >/dev/null 2>&1
+echo "gate ls: $?"
+cordon gate -- cat /home/alice/.ssh/id_rsa >/dev/null 2>&1
+echo "gate key: $?"
+EOF
+chmod 0755 "$ROOT/usr/local/bin/cordon-egress-agent" \
+	"$ROOT/usr/local/bin/cordon-gate-agent"
 
 # 4. The checks, run inside the booted container.
 cat >"$ROOT/root/cordon-live-inside.sh" <<'INSIDE'
@@ -327,6 +408,7 @@ chat_run() { # NAME AGENT
 		awk '{ print ($1 > 1) ? "yes" : "no" }')" yes
 }
 
+mkdir -p /root/probes
 if [ "$MODE" = first ]; then
 	echo "== install, as docs/admin-guide.md says"
 	useradd -m -s /bin/bash alice
@@ -371,16 +453,21 @@ if [ "$MODE" = first ]; then
 ' '  cwd: /home/alice/work
 '
 	manifest probe-syscall /usr/local/bin/ptprobe ''
+	manifest probe-gate /usr/local/bin/cordon-gate-agent '' \
+		'  cwd: /home/alice/work
+'
+	runuser -u alice -- install -d -m 0700 ~alice/.ssh
 	expect "cordon check (as alice)" \
 		"$(runuser -u alice -- cordon check --home /home/alice/.config/cordon | head -n 1)" \
-		"ok 6 agents"
+		"ok 7 agents"
 	systemctl daemon-reload
 	systemctl enable --now cordon-auditd.socket cordon-vaultd.socket \
-		cordon-gated@alice.socket cordon-spawner@alice.socket \
-		cordon-broker.socket 2>/dev/null
+		cordon-egressd.socket cordon-gated@alice.socket \
+		cordon-spawner@alice.socket cordon-broker.socket 2>/dev/null
+	systemctl enable --now cordon-sched.service 2>/dev/null
 
 	echo "== sockets"
-	for s in auditd vaultd spawner; do
+	for s in auditd vaultd egressd gated spawner; do
 		expect "/run/cordon/$s.sock mode and owner" \
 			"$(stat -c '%a %U %G' /run/cordon/$s.sock)" \
 			"660 root cordon-to-$s"
@@ -391,10 +478,11 @@ echo "== status ($MODE)"
 if health_ok; then pass "health ok"; else fail "health ok" "$(api $URL/api/health)"; fi
 st=$(cordon status --port 8777 --token-file $TOKEN_FILE --json)
 expect "cordon status exits 0" "$?" 0
-h=$(echo "$st" | jq -s '.[0]')
+h=$(echo "$st" | jq .health)
 expect "supervisor is systemd" "$(echo "$h" | jq -r .supervisor)" systemd
 for d in auditd:cordon-auditd:on vaultd:cordon-vaultd:on \
-	gated:alice:on spawner:alice:off broker:cordon-broker:on; do
+	egressd:cordon-egressd:on gated:alice:on spawner:alice:off \
+	broker:cordon-broker:on; do
 	IFS=: read -r name user ll <<<"$d"
 	s=$(echo "$h" | jq -c ".daemons[] | select(.name==\"$name\")")
 	expect "$name up" "$(echo "$s" | jq -r .up)" true
@@ -408,11 +496,14 @@ expect "vaultd resolves with openat2" \
 	"$(echo "$h" | jq -r '.daemons[] | select(.name=="vaultd") | .status.vaultResolve')" \
 	openat2
 expect "every agent's sandbox enforced" \
-	"$(echo "$st" | jq -s -r '[.[1].agents[].sandbox.enforced] | unique | join(",")')" true
+	"$(echo "$st" | jq -r '[.agents.agents[].sandbox.enforced] | unique | join(",")')" true
 # The clients reach the sockets through SupplementaryGroups= only.
-for d in cordon-broker.service:cordon-to-spawner,cordon-to-vaultd,cordon-to-auditd \
+for d in cordon-broker.service:cordon-to-spawner,cordon-to-vaultd,cordon-to-auditd,cordon-to-egressd,cordon-to-gated \
 	cordon-vaultd.service:cordon-to-auditd \
-	cordon-spawner@alice.service:cordon-to-vaultd,cordon-to-auditd \
+	cordon-egressd.service:cordon-to-auditd \
+	cordon-gated@alice.service:cordon-to-auditd \
+	cordon-spawner@alice.service:cordon-to-vaultd,cordon-to-auditd,cordon-to-egressd,cordon-to-gated \
+	cordon-sched.service:cordon-to-spawner \
 	cordon-auditd.service:; do
 	IFS=: read -r unit groups <<<"$d"
 	want=""
@@ -420,7 +511,10 @@ for d in cordon-broker.service:cordon-to-spawner,cordon-to-vaultd,cordon-to-audi
 	got=$(awk '/^Groups:/ { for (i = 2; i <= NF; i++) print $i }' \
 		/proc/$(pid_of "$unit")/status | sort -n | tr '\n' ' ')
 	want=$( (for g in $want; do echo "$g"; done
-		id -g "$(systemctl show -P User "$unit")") | sort -n -u | tr '\n' ' ')
+		g=$(systemctl show -P Group "$unit")
+		if [ -n "$g" ]; then getent group "$g" | cut -d: -f3
+		else id -g "$(systemctl show -P User "$unit")"; fi) |
+		sort -n -u | tr '\n' ' ')
 	expect "$unit groups" "$got" "$want"
 done
 
@@ -442,13 +536,14 @@ if [ "$MODE" = first ]; then
 	echo "== the per-run sandbox under cordon-spawner@alice.service"
 	sp=$(pid_of cordon-spawner@alice.service)
 	for a in probe-landlock probe-namespace probe-net; do
-		out=$(run_agent $a probe | jq -r 'select(.kind=="token").text' | tr -s '\n')
+		run_agent $a probe >/root/probes/$a.ndjson
+		out=$(jq -j 'select(.kind=="token").text' /root/probes/$a.ndjson | tr -s '\n')
 		v() { echo "$out" | sed -n "s/^$1: //p" | head -n 1; }
 		expect "$a: runs as alice" "$(v id)" "$(id -u alice)"
 		expect "$a: no capabilities" "$(v CapEff)" 0000000000000000
 		expect "$a: no_new_privs" "$(v NoNewPrivs)" 1
 		expect "$a: seccomp filter" "$(v Seccomp)" 2
-		for n in user pid; do
+		for n in user pid ipc; do
 			if [ "$(v "ns $n")" != "$(readlink /proc/$sp/ns/$n)" ] &&
 				[ -n "$(v "ns $n")" ]; then
 				pass "$a: own $n namespace"
@@ -456,7 +551,15 @@ if [ "$MODE" = first ]; then
 				fail "$a: own $n namespace" "$(v "ns $n")"
 			fi
 		done
-		expect "$a: pid 1 of its namespace" "$(v pid)" 1
+		# Every run has a pid namespace where the host has user
+		# namespaces: cordon-init is its pid 1, the agent pid 2.
+		expect "$a: pid 2 of its namespace" "$(v pid)" 2
+		case $(v pid1) in
+		*cordon-init*) pass "$a: fresh /proc (pid 1 is cordon-init)" ;;
+		*) fail "$a: fresh /proc" "pid 1 is '$(v pid1)'" ;;
+		esac
+		# ... and a private /tmp.
+		expect "$a: private /tmp" "$(v tmpdir)" /tmp
 		for r in config audit vault root "other home"; do
 			expect "$a: cannot read $r" "$(v "read $r")" no
 		done
@@ -481,10 +584,6 @@ if [ "$MODE" = first ]; then
 		probe-landlock)
 			expect "$a: secret mapped" "$(v mapped)" yes
 			expect "$a: no network" "$(v tcp)" 000
-			case $(v tmpdir) in
-			/tmp/cordon-run.*) pass "$a: private tmp dir" ;;
-			*) fail "$a: private tmp dir" "$(v tmpdir)" ;;
-			esac
 			;;
 		probe-namespace)
 			expect "$a: no network" "$(v tcp)" 000
@@ -501,11 +600,6 @@ if [ "$MODE" = first ]; then
 			else
 				fail "$a: own mount namespace" "$(v "ns mnt")"
 			fi
-			case $(v pid1) in
-			*cordon-probe-agent*) pass "$a: fresh /proc (pid 1 is the agent)" ;;
-			*) fail "$a: fresh /proc" "pid 1 is '$(v pid1)'" ;;
-			esac
-			expect "$a: private /tmp" "$(v tmpdir)" /tmp
 			;;
 		esac
 	done
@@ -529,12 +623,13 @@ if [ "$MODE" = first ]; then
 	n1=$(grep -c '"agent.invoke.complete"' "$(audit_file)")
 	expect "the run after the restart is audited" "$((n1 - n0))" 1
 	systemctl restart cordon-auditd.service cordon-vaultd.service \
+		cordon-egressd.service cordon-gated@alice.service \
 		cordon-spawner@alice.service cordon-broker.service
 	if health_ok; then pass "health after the guide's upgrade restart"; else
 		fail "health after the guide's upgrade restart" "$(api $URL/api/health)"; fi
 
 	echo "== strangers"
-	for s in auditd vaultd spawner; do
+	for s in auditd vaultd egressd gated spawner; do
 		expect "bob dialling $s.sock: socket mode refuses" \
 			"$(setpriv --reuid bob --regid bob --clear-groups -- unixconnect /run/cordon/$s.sock)" \
 			"connect: Permission denied"
@@ -543,7 +638,7 @@ if [ "$MODE" = first ]; then
 			"connected, then closed by the server"
 	done
 	sleep 0.5
-	for u in auditd vaultd spawner@alice; do
+	for u in auditd vaultd egressd gated@alice spawner@alice; do
 		n=$(journalctl -b --no-pager -u cordon-$u.service |
 			grep -c "refused a connection from uid $(id -u bob)")
 		if [ "$n" -ge 1 ]; then pass "journal: cordon-$u logs the refusal"; else
@@ -552,12 +647,110 @@ if [ "$MODE" = first ]; then
 	if health_ok; then pass "health ok after strangers"; else
 		fail "health ok after strangers" "$(api $URL/api/health)"; fi
 
+	echo "== cordon-gated@alice.service answers a run's cordon gate"
+	run_agent probe-gate gate >/root/probes/probe-gate.ndjson
+	out=$(jq -j 'select(.kind=="token").text' /root/probes/probe-gate.ndjson | tr -s '\n')
+	v() { echo "$out" | sed -n "s/^$1: //p" | head -n 1; }
+	expect "gate allows ls in the workspace (exit 0)" "$(v "gate ls")" 0
+	expect "gate refuses reading ~/.ssh (exit 1)" "$(v "gate key")" 1
+	sleep 0.5
+	got=$(jq -r 'select(.kind=="verb.run" and .agent=="probe-gate") |
+		"\(.verdict) \(.rule // "-")"' "$(audit_file)" | sort | tr '\n' ',')
+	case $got in
+	allow*deny\ protected-path,) pass "audit has both verb.run verdicts" ;;
+	*) fail "audit has both verb.run verdicts" "$got" ;;
+	esac
+	expect "gated runs as alice, group cordon-gated" \
+		"$(awk '/^(Uid|Gid):/ { print $2 }' \
+			/proc/"$(pid_of cordon-gated@alice.service)"/status | tr '\n' ' ')" \
+		"$(id -u alice) $(getent group cordon-gated | cut -d: -f3) "
+
+	echo "== egress (EG-1, EG-2) and a cron mission (MI-1), test mode"
+	# The upstream is on 127.0.0.2, which egressd refuses (EG-2) unless
+	# egressd and the spawner run with the test-only --test-egress 1, as
+	# the activation test runs them; drop-ins add it, and come off again
+	# below, so the rest runs on the units as installed.
+	for u in cordon-egressd.service:cordon-egressd.service \
+		cordon-spawner@alice.service:cordon-spawner@.service; do
+		IFS=: read -r unit file <<<"$u"
+		mkdir -p /etc/systemd/system/$unit.d
+		{ echo '[Service]'; echo 'ExecStart='
+		  sed -n '/^ExecStart=/,/[^\\]$/p' /usr/lib/systemd/system/$file |
+			sed '$ s/$/ --test-egress 1/'
+		} >/etc/systemd/system/$unit.d/test-egress.conf
+	done
+	/usr/local/bin/upstream 127.0.0.2 8780 &
+	up=$!
+	manifest probe-egress /usr/local/bin/cordon-egress-agent 'sandbox:
+  network: proxy
+egress:
+  allow: ["up.test:8780"]
+  testResolve: {up.test: 127.0.0.2}
+  testAllowAddress: 127.0.0.2
+'
+	# MI-1: a mission every minute; the spawner reads missions when it
+	# starts, and tells sched when sched dials it again.
+	printf 'id: tick\nlabel: Every minute\nagent: demo\nprompt: tick\noutputs:\n  - {type: event, event: tick.done}\npermissions: [event-emit]\ntrigger: {cron: "* * * * *"}\n' >/tmp/tick.yaml
+	chmod 0644 /tmp/tick.yaml
+	runuser -u alice -- install -m 0600 /tmp/tick.yaml \
+		~alice/.config/cordon/missions/tick.yaml
+	systemctl daemon-reload
+	systemctl restart cordon-egressd.service cordon-spawner@alice.service
+	if health_ok; then pass "health after test-mode restart"; else
+		fail "health after test-mode restart" "$(api $URL/api/health)"; fi
+	expect "egressd in test mode" "$(api "$URL/api/health" |
+		jq -r '.daemons[] | select(.name=="egressd") | .status.egress.testEgress')" true
+	run_agent probe-egress go >/root/probes/probe-egress.ndjson
+	out=$(jq -j 'select(.kind=="token").text' /root/probes/probe-egress.ndjson | tr -s '\n')
+	expect "proxy run reaches the upstream through egressd" \
+		"$(v upstream)" cordon-live-upstream
+	expect "proxy run: unlisted host refused (403)" "$(v unlisted)" 403
+	expect "proxy run: no route around the proxy" "$(v direct)" 000
+	sleep 0.5
+	got=$(jq -r 'select(.kind=="egress.connect" and .agent=="probe-egress") |
+		"\(.decision) \(.host // "-") \(.reason // "-")"' "$(audit_file)" | tr '\n' ',')
+	# A refused host is not echoed into the record, only the reason.
+	expect "audit: egress.connect allow, then deny" "$got" \
+		"allow up.test -,deny - host-not-allowed,"
+	n=$(journalctl -b --no-pager -u cordon-egressd.service | grep -c 'TEST MODE')
+	if [ "$n" -ge 1 ]; then pass "journal: egressd says TEST MODE"; else
+		fail "journal: egressd says TEST MODE" "no line"; fi
+	for i in $(seq 90); do
+		got=$(jq -r 'select(.kind=="mission.run" and .missionId=="tick") |
+			"\(.trigger) \(.status)"' "$(audit_file)" | head -n 1)
+		[ -n "$got" ] && break
+		sleep 1
+	done
+	expect "cordon-sched fires the cron mission" "$got" "cron success"
+	expect "sched state owned by cordon-sched" \
+		"$(stat -c %U /var/lib/cordon/sched/missions.json 2>/dev/null)" cordon-sched
+	expect "sched state holds the mission's slot" \
+		"$(jq -r 'keys | join(",")' /var/lib/cordon/sched/missions.json 2>/dev/null)" tick
+	rm -f ~alice/.config/cordon/missions/tick.yaml \
+		~alice/.config/cordon/agents/probe-egress.yaml
+	rm -rf /etc/systemd/system/cordon-egressd.service.d \
+		/etc/systemd/system/cordon-spawner@alice.service.d
+	kill "$up"
+	systemctl daemon-reload
+	systemctl restart cordon-egressd.service cordon-spawner@alice.service
+	if health_ok; then pass "health with the units as installed again"; else
+		fail "health with the units as installed again" "$(api $URL/api/health)"; fi
+	expect "egressd out of test mode" "$(api "$URL/api/health" |
+		jq -r '.daemons[] | select(.name=="egressd") | .status.egress.testEgress')" false
+
 	echo "== login"
 	login=$(cordon login --port 8777 --token-file $TOKEN_FILE)
 	target=$(echo "$login" | grep -o 'http://[^ ]*/ui/[^ ]*' | head -n 1)
+	hdr=$(curl -s -D - -o /dev/null -c /root/jar "$target")
 	expect "login URL works once" \
-		"$(curl -s -o /dev/null -w '%{http_code}' "$target") $(curl -s -o /dev/null -w '%{http_code}' "$target")" \
+		"$(echo "$hdr" | head -n 1 | cut -d' ' -f2) $(curl -s -o /dev/null -w '%{http_code}' "$target")" \
 		"303 401"
+	# PER-5: the session cookie counts only with its page key, which the
+	# redirect hands the page in the address's fragment.
+	key=$(echo "$hdr" | tr -d '\r' | sed -n 's/^[Ll]ocation: .*#page=//p')
+	expect "dashboard: cookie alone refused, with its page key answered" \
+		"$(curl -s -o /dev/null -w '%{http_code}' -b /root/jar "$URL/api/health") $(curl -s -o /dev/null -w '%{http_code}' -b /root/jar -H "X-Cordon-Page: $key" "$URL/api/health")" \
+		"401 200"
 
 	echo "== cordon.target"
 	systemctl stop cordon.target
@@ -572,8 +765,9 @@ if [ "$MODE" = first ]; then
 		fail "health after enable --now cordon.target" "$(api $URL/api/health)"; fi
 else
 	for u in cordon-auditd.socket cordon-vaultd.socket \
-		cordon-gated@alice.socket cordon-spawner@alice.socket \
-		cordon-broker.socket cordon.target; do
+		cordon-egressd.socket cordon-gated@alice.socket \
+		cordon-spawner@alice.socket cordon-broker.socket \
+		cordon-sched.service cordon.target; do
 		expect "$u enabled" "$(systemctl is-enabled $u)" enabled
 	done
 fi
@@ -590,6 +784,7 @@ rc=0
 boot first
 echo "== container up: $(inside systemctl --version | head -n 1)"
 inside /root/cordon-live-inside.sh first | tee "$LOG/first.log" || rc=1
+cp -r "$ROOT/root/probes" "$LOG/" 2>/dev/null || true
 inside journalctl -b --no-pager >"$LOG/journal-first.log" 2>&1 || true
 stop_container
 boot reboot
