@@ -2,8 +2,12 @@
 # cordon under a live systemd (SU-4): boots a Debian 12 root in
 # systemd-nspawn, installs this tree with `meson install` into it, follows
 # docs/admin-guide.md "Running under systemd" as written, and checks the
-# result live: status, chat runs, the per-run sandbox under the spawner
-# unit, audit, vault, restarts, refused strangers, the journal.
+# result live, every unit (auditd, vaultd, egressd, gated@, spawner@,
+# broker, sched): status, chat runs, the per-run sandbox under the spawner
+# unit, a run's `cordon gate` answered by gated, a `network: proxy` run
+# through egressd (the test-only --test-egress by drop-ins, removed
+# after), a cron mission fired by sched, audit, vault, restarts, refused
+# strangers, the dashboard's login, the journal.
 #
 # NOT run by CI: it downloads a Debian root with debootstrap (about 150 MB,
 # a few minutes) from the mirror the host's apt is configured with.  Run
