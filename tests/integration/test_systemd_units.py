@@ -424,6 +424,44 @@ def test_su4_sbx4_spawner_unit_allows_every_sandbox_namespace(root):
     assert got == want, (got, want)
 
 
+# Each service's own sources; common/, which all link, counts for each.
+SERVICE_SRC = {
+    "cordon-auditd.service": ["auditd"],
+    "cordon-vaultd.service": ["vaultd"],
+    "cordon-egressd.service": ["egressd"],
+    "cordon-gated@.service": ["gated"],
+    "cordon-spawner@.service": ["spawner", "sandbox"],
+    "cordon-broker.service": ["broker"],
+    "cordon-sched.service": ["sched"],
+}
+
+
+def calls_openat2(dirs):
+    for d in [*dirs, "common"]:
+        for f in os.listdir(os.path.join(SRC, d)):
+            if f.endswith(".c"):
+                with open(os.path.join(SRC, d, f)) as fh:
+                    if "SYS_openat2" in fh.read():
+                        return True
+    return False
+
+
+def test_su4_no_restrictsuidsgid_where_openat2_is_called(root):
+    """SU-4, MC-2: RestrictSUIDSGID= makes every openat2(2) fail with
+    ENOSYS (systemd cannot read the mode in its struct), so no unit whose
+    daemon opens paths through openat2 has it: vaultd's notes (VA-4) and
+    the spawner's worktree checks (MC-2: without openat2 every worktree
+    run was refused `not-a-repo`).  Every other unit keeps it."""
+    _, found = root
+    assert set(SERVICE_SRC) == set(SERVICES)
+    needs = {svc for svc, dirs in SERVICE_SRC.items() if calls_openat2(dirs)}
+    assert {"cordon-vaultd.service", "cordon-spawner@.service"} <= needs
+    for svc in SERVICES:
+        got = last(parse_unit(found[svc]), "Service", "RestrictSUIDSGID")
+        want = (None, "no") if svc in needs else ("yes",)
+        assert got in want, (svc, got)
+
+
 def test_sysusers_tmpfiles_offline(root):
     """SU-4: systemd-sysusers and systemd-tmpfiles --create, run on the
     temp root, make the users, groups and directories of the contract,
