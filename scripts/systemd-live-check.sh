@@ -56,7 +56,7 @@ die() {
 }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root"
-for t in debootstrap systemd-nspawn nsenter meson ninja cc; do
+for t in debootstrap systemd-nspawn nsenter meson ninja cc openssl; do
 	command -v "$t" >/dev/null || die "$t is missing"
 done
 . /etc/os-release
@@ -300,7 +300,129 @@ main(int argc, char **argv)
 }
 EOF
 cc -O2 -Wall -Werror -o "$ROOT/usr/local/bin/unixconnect" "$LOG/unixconnect.c"
+cat >"$LOG/tlsmock.c" <<'EOF'
+/* The credential route's upstream: TLS on ADDR:PORT with CERT and KEY;
+ * for every request it appends to LOG whether its x-api-key header was
+ * KEY ("key: real"), another value ("key: other") or absent ("key:
+ * none"), and answers 200 with a fixed body, one connection at a time. */
+#define _GNU_SOURCE
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/ssl.h>
+
+static const char *
+verdict(const char *head, const char *key)
+{
+	const char *h = strcasestr(head, "\r\nx-api-key:");
+	size_t n;
+
+	if (h == NULL)
+		return "none";
+	h += strlen("\r\nx-api-key:");
+	while (*h == ' ')
+		h++;
+	n = strcspn(h, "\r");
+	return n == strlen(key) && strncmp(h, key, n) == 0 ? "real" : "other";
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char ans[] = "HTTP/1.1 200 OK\r\nContent-Length: 17\r\n"
+				  "Connection: close\r\n\r\n"
+				  "cordon-live-mock\n";
+	struct sockaddr_in sa;
+	char buf[16384], *end, *cl;
+	size_t have, want;
+	SSL_CTX *ctx;
+	SSL *ssl;
+	FILE *log;
+	int s, c, n, one = 1;
+
+	if (argc != 7)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	if ((ctx = SSL_CTX_new(TLS_server_method())) == NULL ||
+	    SSL_CTX_use_certificate_chain_file(ctx, argv[3]) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(ctx, argv[4], SSL_FILETYPE_PEM) != 1)
+		return 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(atoi(argv[2]));
+	if (inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1)
+		return 2;
+	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
+	    bind(s, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
+	    listen(s, 16) == -1)
+		return 1;
+	for (;;) {
+		if ((c = accept(s, NULL, NULL)) == -1)
+			continue;
+		ssl = SSL_new(ctx);
+		SSL_set_fd(ssl, c);
+		have = 0;
+		end = NULL;
+		if (SSL_accept(ssl) == 1) {
+			while (have < sizeof(buf) - 1 &&
+			    (n = SSL_read(ssl, buf + have,
+				 (int)(sizeof(buf) - 1 - have))) > 0) {
+				have += (size_t)n;
+				buf[have] = '\0';
+				if (end == NULL &&
+				    (end = strstr(buf, "\r\n\r\n")) == NULL)
+					continue;
+				cl = strcasestr(buf, "\r\ncontent-length:");
+				want = cl != NULL && cl < end
+					   ? strtoul(cl + 17, NULL, 10)
+					   : 0;
+				if (have >= (size_t)(end + 4 - buf) + want)
+					break;
+			}
+			if (end != NULL) {
+				*end = '\0';
+				if ((log = fopen(argv[5], "a")) != NULL) {
+					fprintf(log, "key: %s\n",
+					    verdict(buf, argv[6]));
+					fclose(log);
+				}
+				SSL_write(ssl, ans, sizeof(ans) - 1);
+			}
+			SSL_shutdown(ssl);
+		}
+		SSL_free(ssl);
+		close(c);
+	}
+}
+EOF
 cc -O2 -Wall -Werror -o "$ROOT/usr/local/bin/upstream" "$LOG/upstream.c"
+cc -O2 -Wall -Werror -o "$ROOT/usr/local/bin/tlsmock" "$LOG/tlsmock.c" \
+	-lssl -lcrypto
+# A test CA and the mock's certificate for mock.test: egressd trusts the
+# CA through its test-only --test-ca during the egress checks.
+pki=$ROOT/etc/cordon-live
+install -d -m 0755 "$pki"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	-keyout "$LOG/ca.key" -out "$pki/ca.pem" -subj "/CN=cordon live CA" \
+	-days 2 -addext basicConstraints=critical,CA:TRUE \
+	-addext keyUsage=critical,keyCertSign >/dev/null 2>&1
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	-keyout "$pki/mock.key" -out "$LOG/mock.csr" -subj /CN=mock.test \
+	>/dev/null 2>&1
+echo subjectAltName=DNS:mock.test >"$LOG/mock.ext"
+openssl x509 -req -in "$LOG/mock.csr" -CA "$pki/ca.pem" -CAkey "$LOG/ca.key" \
+	-CAcreateserial -out "$pki/mock.pem" -days 2 -extfile "$LOG/mock.ext" \
+	>/dev/null 2>&1
+chmod 0644 "$pki/ca.pem" "$pki/mock.pem"
+chmod 0600 "$pki/mock.key"
 cc -O2 -Wall -Werror -o "$ROOT/usr/local/bin/ptprobe" "$LOG/ptprobe.c"
 cat >"$ROOT/usr/local/bin/cordon-probe-agent" <<'EOF'
 #!/bin/sh
@@ -341,6 +463,19 @@ echo "unlisted: $(curl -s -o /dev/null -w '%{http_connect}' -p -x $p \
 	--max-time 10 http://evil.example:443/)"
 echo "direct: $(curl -s -o /dev/null -w '%{http_code}' --noproxy '*' --max-time 3 \
 	http://127.0.0.2:8780/)"
+# EG-3: the credential route.  $1 is the SHA-256 of the real key: how many
+# values of the env hash as it (none may), whether the route's variable
+# holds the placeholder, and the routed request's answer.
+echo "placeholder: $([ "$ANTHROPIC_API_KEY" = cordon-egress-placeholder ] &&
+	echo yes || echo no)"
+if [ ${#1} -eq 64 ]; then
+	echo "real in env: $(env | sed 's/^[^=]*=//' | while IFS= read -r v; do
+		printf %s "$v" | sha256sum; done | grep -c "^$1 ")"
+else
+	echo "real in env: no hash given"
+fi
+echo "route: $(curl -s --noproxy '*' --max-time 10 -X POST \
+	-H "x-api-key: $ANTHROPIC_API_KEY" -d '{}' "$ANTHROPIC_BASE_URL/v1/messages")"
 EOF
 cat >"$ROOT/usr/local/bin/cordon-gate-agent" <<'EOF'
 #!/bin/sh
@@ -351,8 +486,15 @@ echo "gate ls: $?"
 cordon gate -- cat /home/alice/.ssh/id_rsa >/dev/null 2>&1
 echo "gate key: $?"
 EOF
+cat >"$ROOT/usr/local/bin/cordon-wt-agent" <<'EOF'
+#!/bin/sh
+# A worktree run's agent: commits one new file in its checkout.
+echo cordon-live >live.txt
+if git add live.txt && git -c user.name=probe -c user.email=probe@invalid \
+	commit -q -m live; then echo "committed: yes"; else echo "committed: no"; fi
+EOF
 chmod 0755 "$ROOT/usr/local/bin/cordon-egress-agent" \
-	"$ROOT/usr/local/bin/cordon-gate-agent"
+	"$ROOT/usr/local/bin/cordon-gate-agent" "$ROOT/usr/local/bin/cordon-wt-agent"
 
 # 4. The checks, run inside the booted container.
 cat >"$ROOT/root/cordon-live-inside.sh" <<'INSIDE'
@@ -369,6 +511,8 @@ expect() { # NAME GOT WANT
 	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'"; fi
 }
 TOKEN_FILE=/etc/cordon/token
+# The credential route's key: only egressd and the mock may see it.
+REAL_KEY=sk-ant-live-5eed5eed5eed5eed5eed
 URL=http://127.0.0.1:8777
 api() { curl -sS --max-time 30 -H "Authorization: Bearer $(cat $TOKEN_FILE)" "$@"; }
 run_agent() { # AGENT PROMPT -> NDJSON events
@@ -423,7 +567,8 @@ if [ "$MODE" = first ]; then
 	cordon token /etc/cordon/token
 	runuser -u alice -- install -d -m 0700 ~alice/.config/cordon/agents \
 		~alice/.config/cordon/missions
-	printf 'probe:\n  key: not-a-real-key\n' >/tmp/secrets.yaml
+	printf 'probe:\n  key: not-a-real-key\nanthropic:\n  apiKey: %s\n' \
+		"$REAL_KEY" >/tmp/secrets.yaml
 	chmod 0644 /tmp/secrets.yaml
 	runuser -u alice -- install -m 0600 /tmp/secrets.yaml \
 		~alice/.config/cordon/secrets.yaml
@@ -460,13 +605,23 @@ if [ "$MODE" = first ]; then
   network: allow
 '
 	manifest probe-syscall /usr/local/bin/ptprobe ''
+	manifest probe-wt /usr/local/bin/cordon-wt-agent 'sandbox:
+  writeRoots: [~/work]
+  worktrees: true
+'
+	repo=/home/alice/work/repo
+	runuser -u alice -- git init -q -b main $repo
+	runuser -u alice -- sh -c "echo base >$repo/base.txt"
+	runuser -u alice -- git -C $repo add base.txt
+	runuser -u alice -- git -C $repo -c user.name=alice \
+		-c user.email=alice@invalid commit -q -m base
 	manifest probe-gate /usr/local/bin/cordon-gate-agent '' \
 		'  cwd: /home/alice/work
 '
 	runuser -u alice -- install -d -m 0700 ~alice/.ssh
 	expect "cordon check (as alice)" \
 		"$(runuser -u alice -- cordon check --home /home/alice/.config/cordon | head -n 1)" \
-		"ok 8 agents"
+		"ok 9 agents"
 	systemctl daemon-reload
 	systemctl enable --now cordon-auditd.socket cordon-vaultd.socket \
 		cordon-egressd.socket cordon-gated@alice.socket \
@@ -672,28 +827,56 @@ if [ "$MODE" = first ]; then
 			/proc/"$(pid_of cordon-gated@alice.service)"/status | tr '\n' ' ')" \
 		"$(id -u alice) $(getent group cordon-gated | cut -d: -f3) "
 
-	echo "== egress (EG-1, EG-2) and a cron mission (MI-1), test mode"
-	# The upstream is on 127.0.0.2, which egressd refuses (EG-2) unless
-	# egressd and the spawner run with the test-only --test-egress 1, as
-	# the activation test runs them; drop-ins add it, and come off again
-	# below, so the rest runs on the units as installed.
-	for u in cordon-egressd.service:cordon-egressd.service \
-		cordon-spawner@alice.service:cordon-spawner@.service; do
-		IFS=: read -r unit file <<<"$u"
+	echo "== a worktree run (MC-2) under the spawner unit"
+	api -N -H 'Content-Type: application/json' \
+		-d '{"prompt":"wt","worktree":"/home/alice/work/repo"}' \
+		"$URL/api/agents/probe-wt/run" >/root/probes/probe-wt.ndjson
+	ev=/root/probes/probe-wt.ndjson
+	expect "worktree run: done, exit 0" \
+		"$(jq -r 'select(.kind=="done").exitCode' $ev)" 0
+	expect "worktree run: the agent committed in its checkout" \
+		"$(jq -j 'select(.kind=="token").text' $ev | tr -s '\n')" "committed: yes"
+	expect "worktree run: one file changed on its cordon/ branch" \
+		"$(jq -r 'select(.kind=="done").worktree |
+			"\(.filesChanged) \(.branch | startswith("cordon/"))"' $ev)" "1 true"
+	expect "worktree run: the repository itself untouched" \
+		"$(ls /home/alice/work/repo) $(runuser -u alice -- git -C /home/alice/work/repo rev-list --count HEAD)" \
+		"base.txt 1"
+
+	echo "== egress (EG-1 .. EG-4) and a cron mission (MI-1), test mode"
+	# The upstreams are on 127.0.0.2, which egressd refuses (EG-2) unless
+	# egressd and the spawner run with the test-only --test-egress 1 (and
+	# egressd trusts the mock's CA by --test-ca), as the activation test
+	# runs them; drop-ins add them, and come off again below, so the rest
+	# runs on the units as installed.
+	for u in "cordon-egressd.service:cordon-egressd.service:--test-egress 1 --test-ca /etc/cordon-live/ca.pem" \
+		"cordon-spawner@alice.service:cordon-spawner@.service:--test-egress 1"; do
+		IFS=: read -r unit file extra <<<"$u"
 		mkdir -p /etc/systemd/system/$unit.d
 		{ echo '[Service]'; echo 'ExecStart='
 		  sed -n '/^ExecStart=/,/[^\\]$/p' /usr/lib/systemd/system/$file |
-			sed '$ s/$/ --test-egress 1/'
+			sed "\$ s|\$| $extra|"
 		} >/etc/systemd/system/$unit.d/test-egress.conf
 	done
 	/usr/local/bin/upstream 127.0.0.2 8780 &
 	up=$!
-	manifest probe-egress /usr/local/bin/cordon-egress-agent 'sandbox:
+	/usr/local/bin/tlsmock 127.0.0.2 8443 /etc/cordon-live/mock.pem \
+		/etc/cordon-live/mock.key /root/mock.log "$REAL_KEY" &
+	mock=$!
+	manifest probe-egress /usr/local/bin/cordon-egress-agent 'secrets:
+  ANTHROPIC_API_KEY: anthropic.apiKey
+sandbox:
   network: proxy
 egress:
-  allow: ["up.test:8780"]
-  testResolve: {up.test: 127.0.0.2}
+  allow: ["up.test:8780", "mock.test:8443"]
+  testResolve: {up.test: 127.0.0.2, mock.test: 127.0.0.2}
   testAllowAddress: 127.0.0.2
+  routes:
+    anthropic:
+      upstream: https://mock.test:8443
+      secret: ANTHROPIC_API_KEY
+      auth: x-api-key
+      baseUrlEnv: ANTHROPIC_BASE_URL
 '
 	# MI-1: a mission every minute; the spawner reads missions when it
 	# starts, and tells sched when sched dials it again.
@@ -707,7 +890,8 @@ egress:
 		fail "health after test-mode restart" "$(api $URL/api/health)"; fi
 	expect "egressd in test mode" "$(api "$URL/api/health" |
 		jq -r '.daemons[] | select(.name=="egressd") | .status.egress.testEgress')" true
-	run_agent probe-egress go >/root/probes/probe-egress.ndjson
+	run_agent probe-egress "$(printf %s "$REAL_KEY" | sha256sum | cut -d' ' -f1)" \
+		>/root/probes/probe-egress.ndjson
 	out=$(jq -j 'select(.kind=="token").text' /root/probes/probe-egress.ndjson | tr -s '\n')
 	expect "proxy run reaches the upstream through egressd" \
 		"$(v upstream)" cordon-live-upstream
@@ -715,10 +899,24 @@ egress:
 	expect "proxy run: no route around the proxy" "$(v direct)" 000
 	sleep 0.5
 	got=$(jq -r 'select(.kind=="egress.connect" and .agent=="probe-egress") |
-		"\(.decision) \(.host // "-") \(.reason // "-")"' "$(audit_file)" | tr '\n' ',')
+		"\(.decision) \(.host // "-") \(.reason // "-")"' "$(audit_file)" |
+		head -n 2 | tr '\n' ',')
 	# A refused host is not echoed into the record, only the reason.
 	expect "audit: egress.connect allow, then deny" "$got" \
 		"allow up.test -,deny - host-not-allowed,"
+	expect "route: the agent holds the placeholder" "$(v placeholder)" yes
+	expect "route: no env value is the real key" "$(v "real in env")" 0
+	expect "route: egressd's request reaches the TLS upstream" \
+		"$(v route)" cordon-live-mock
+	expect "route: the upstream got the real key" \
+		"$(tail -n 1 /root/mock.log 2>/dev/null)" "key: real"
+	expect "audit: egress.request allow, route anthropic, 200" \
+		"$(jq -r 'select(.kind=="egress.request" and .agent=="probe-egress") |
+			"\(.decision) \(.route) \(.status)"' "$(audit_file)" | tail -n 1)" \
+		"allow anthropic 200"
+	expect "the real key in no audit record" "$(grep -c "$REAL_KEY" "$(audit_file)")" 0
+	expect "the real key in no journal line" \
+		"$(journalctl -b --no-pager | grep -c "$REAL_KEY")" 0
 	n=$(journalctl -b --no-pager -u cordon-egressd.service | grep -c 'TEST MODE')
 	if [ "$n" -ge 1 ]; then pass "journal: egressd says TEST MODE"; else
 		fail "journal: egressd says TEST MODE" "no line"; fi
@@ -737,7 +935,7 @@ egress:
 		~alice/.config/cordon/agents/probe-egress.yaml
 	rm -rf /etc/systemd/system/cordon-egressd.service.d \
 		/etc/systemd/system/cordon-spawner@alice.service.d
-	kill "$up"
+	kill "$up" "$mock"
 	systemctl daemon-reload
 	systemctl restart cordon-egressd.service cordon-spawner@alice.service
 	if health_ok; then pass "health with the units as installed again"; else
