@@ -16,8 +16,9 @@
  * Known values: a value of RD_FORM_MIN bytes or more is matched in every
  * derived form (reversed, hex, base64); one of RD_SEP_MIN or more also
  * with runs of at most RD_SEP_MAX ignorable bytes (blanks, line breaks,
- * zero-width characters, soft hyphens, and the cleaner's visible form of
- * an invisible code point, "<U+200B>") between two of its characters.
+ * unicode.c's other blanks (UNI_SPACE), zero-width characters, soft
+ * hyphens, and the cleaner's visible form of an invisible code point,
+ * "<U+200B>") between two of its characters.
  * Shorter values would match ordinary text too often.  The stage holds
  * only a match still open at the end of what came: at most
  * len * 3 + (len - 1) * RD_SEP_MAX bytes for a form of len characters.

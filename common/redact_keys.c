@@ -11,6 +11,7 @@
 
 #include "redact.h"
 #include "redact_int.h"
+#include "unicode.h"
 #include "util.h"
 
 /* --- matching a form at a place ----------------------------------------- */
@@ -72,6 +73,29 @@ kv_marker(const unsigned char *u, size_t n)
 	return 0;
 }
 
+/*
+ * A separator (UNI_SPACE: NBSP, the en quad .. hair spaces, ...) at u,
+ * n bytes, whose lead byte is u[0] and whose second byte must be b1: its
+ * bytes, 0 none, -1 cut short.  unicode.c says which are separators.
+ */
+static int
+kv_space(const unsigned char *u, size_t n, unsigned char b1)
+{
+	size_t i = 0;
+	uint32_t cp;
+	size_t need = u[0] < 0xe0 ? 2 : 3;
+
+	if (n < 2)
+		return -1;
+	if (u[1] != b1)
+		return 0;
+	if (n < need)
+		return -1;
+	if (uni_utf8_next((const char *)u, need, &i, &cp) == -1 || i != need)
+		return 0;
+	return uni_class(cp) == UNI_SPACE ? (int)need : 0;
+}
+
 /* The ignorable character at s[i]: its bytes, 0 none, -1 cut short. */
 static int
 kv_ign(const char *s, size_t len, size_t i)
@@ -89,11 +113,16 @@ kv_ign(const char *s, size_t len, size_t i)
 	case '\v':
 	case '\f':
 		return 1;
-	case 0xc2: /* U+00AD soft hyphen */
-		if (n < 2)
-			return -1;
-		return u[1] == 0xad ? 2 : 0;
-	case 0xe2: /* U+200B..U+200D, U+2060 */
+	case 0xc2: /* U+00AD soft hyphen; U+00A0 */
+		if (n >= 2 && u[1] == 0xad)
+			return 2;
+		return kv_space(u, n, 0xa0);
+	case 0xe1: /* U+1680 */
+		return kv_space(u, n, 0x9a);
+	case 0xe3: /* U+3000 */
+		return kv_space(u, n, 0x80);
+	case 0xe2: /* U+200B..U+200D, U+2060; U+2000..U+200A, U+202F,
+		    * U+205F */
 		if (n < 2)
 			return -1;
 		if (u[1] != 0x80 && u[1] != 0x81)
@@ -103,7 +132,7 @@ kv_ign(const char *s, size_t len, size_t i)
 		return (u[1] == 0x80 && u[2] >= 0x8b && u[2] <= 0x8d) ||
 			       (u[1] == 0x81 && u[2] == 0xa0)
 			   ? 3
-			   : 0;
+			   : kv_space(u, n, u[1]);
 	case 0xef: /* U+FEFF */
 		if (n < 2)
 			return -1;

@@ -755,9 +755,9 @@ hex_of(const char *v, int upper, char *o)
 
 /*
  * SP-11: a known value with ignorable characters between its characters
- * (line breaks, tabs, blanks, U+200B..D, U+2060, U+FEFF, U+00AD, the
- * cleaner's "<U+XXXX>"), one character per line, or reversed: the whole
- * span goes.
+ * (line breaks, tabs, blanks, the other blanks of unicode.c's UNI_SPACE,
+ * U+200B..D, U+2060, U+FEFF, U+00AD, the cleaner's "<U+XXXX>"), one
+ * character per line, or reversed: the whole span goes.
  */
 static void
 test_sp11_known_value_separated(void **state)
@@ -769,6 +769,17 @@ test_sp11_known_value_separated(void **state)
 	kv_expect("Zq8-w\xe2\x80\x8bN3rT5yU7iOp\n", "***\n");
 	kv_expect("Zq8-wN3rT5\xc2\xadyU7iOp\n", "***\n");
 	kv_expect("Zq\xe2\x81\xa0\x38-wN3rT5yU7i\xef\xbb\xbfOp\n", "***\n");
+	/* blanks the cleaner shows as they are: NBSP, U+1680, U+2002,
+	 * U+200A, U+202F, U+205F, U+3000 */
+	kv_expect("a Zq8-w\xc2\xa0N3rT5yU7iOp b\n", "a *** b\n");
+	kv_expect("Zq8-w\xe1\x9a\x80N3rT5\xe2\x80\x82yU7iOp\n", "***\n");
+	kv_expect("Zq8\xe2\x80\x8a-wN3\xe2\x80\xafrT5yU7iOp\n", "***\n");
+	kv_expect("Zq8-w\xe2\x81\x9fN3rT5y\xe3\x80\x80U7iOp\n", "***\n");
+	/* a visible character of the same blocks is no blank */
+	kv_expect(
+	    "Zq8-w\xe2\x80\x90N3rT5yU7iOp\n", "Zq8-w\xe2\x80\x90N3rT5yU7iOp\n");
+	kv_expect(
+	    "Zq8-w\xe3\x80\x81N3rT5yU7iOp\n", "Zq8-w\xe3\x80\x81N3rT5yU7iOp\n");
 	kv_expect("Z\nq\n8\n-\nw\nN\n3\nr\nT\n5\ny\nU\n7\ni\nO\np\n", "***\n");
 	kv_expect("Z q 8 - w N 3 r T 5 y U 7 i O p!\n", "***!\n");
 	kv_expect("rev: pOi7Uy5Tr3Nw-8qZ.\n", "rev: ***.\n");
