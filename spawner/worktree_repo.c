@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "spawner.h"
+#include "unicode.h"
 #include "util.h"
 #include "worktree.h"
 #include "worktree_int.h"
@@ -31,7 +32,10 @@
 #define WT_GIT_ENTRIES (1L << 17) /* entries walked beneath .git */
 
 /* path as written is absolute and canonical: no "", ".", ".." part,
- * no control byte (the alternates file is one path a line). */
+ * no control byte (the alternates file is one path a line), and nothing
+ * that would not read as it is where the operator sees it (`cordon
+ * worktree list`, the dashboard): no C1 control, invisible, reordering
+ * or space-like code point, valid UTF-8 (SBX-7's set, unicode.h). */
 static int
 wt_canonical(const char *path)
 {
@@ -43,6 +47,8 @@ wt_canonical(const char *path)
 	for (p = path; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			return 0;
+	if (uni_gate_refused(path, strlen(path)))
+		return 0;
 	p = path;
 	while (*p == '/') {
 		p++;

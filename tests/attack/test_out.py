@@ -1,0 +1,53 @@
+# What leaves a run for the operator's eyes (MC-2, SBX-7): text a hostile
+# agent or caller chooses that cordon would show on the operator's
+# terminal (`cordon worktree list`) or in the dashboard, where a C1
+# control is a terminal's escape and a bidi control reorders what the
+# operator reads before deciding.  A worktree run's repository path is
+# shown as it was given: one holding such a character is refused before
+# anything is made.  Invariants after every case (conftest.py).
+import os
+
+import pytest
+
+from agents_util import post_json
+from conftest import hostile_manifest, run_world
+from test_worktree import make_repo
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    extra = {"wtout": hostile_manifest("wtout", "{ws}",
+                                       "  worktrees: true\n")}
+    for w in run_world(tmp_path_factory, extra=extra):
+        # cordon's own state/worktrees, made on first use, not by a case
+        w.c.request("GET", "/api/worktrees")
+        yield w
+
+
+# A repository's dir name the agent (its write root) or an MCP caller
+# could make, each something a terminal or a browser would not show as
+# it is: C1 CSI and OSC 52 as code points (U+009B, U+009D ... U+009C),
+# NEL, a right-to-left override, an isolate, a zero-width space, a
+# no-break space.
+SHOWN = {
+    "c1csi": "r\u009b2Jq",
+    "c1osc52": "r\u009d52;c;aGk=\u009cq",
+    "c1nel": "r\u0085q",
+    "rlo": "r\u202egpj.q",
+    "isolate": "r\u2066q\u2069",
+    "zwsp": "r\u200bq",
+    "nbsp": "r\u00a0q",
+}
+
+
+@pytest.mark.parametrize("how", sorted(SHOWN))
+def test_mc2_repo_path_shown_to_operator_refused(c, world, how):
+    repo = make_repo(os.path.join(world.ws, "wtrepo-" + how,
+                                  SHOWN[how]))
+    r = post_json(c, "/api/agents/wtout/run",
+                  {"prompt": "x", "worktree": repo})
+    assert r is not None and r.status == 400, r
+    assert r.json() == {"ok": False, "error": "worktree-refused",
+                        "reason": "not-a-repo"}, r.body
+    assert SHOWN[how].encode() not in r.body
+    assert c.request("GET", "/api/worktrees").json()["worktrees"] == []
