@@ -15,6 +15,7 @@
 #include "log.h"
 #include "redact.h"
 #include "sanitize.h"
+#include "secrets.h"
 #include "spawner.h"
 #include "util.h"
 
@@ -60,22 +61,33 @@ probe_err(struct aproc *ap, const char *s, size_t len)
 /*
  * Version: the first stdout line, cleaned and scrubbed like any output
  * (SP-10, SP-11: it leaves the spawner in /api/agents), at most 120 code
- * points.  A probe runs without secrets: the patterns and home paths.
+ * points.  A probe runs without secrets, but what it prints may come
+ * from the agent's files (its home, its write roots), where a run of it
+ * may have left a value it was given: the scrubber has the agent's
+ * known values, those that resolve, as a run's does, besides the
+ * patterns and home paths.
  */
 static void
 probe_version(struct probe *pr)
 {
 	struct agent *ag = pr->pr_agent;
 	struct evbuffer *c = evbuffer_new(), *s = evbuffer_new();
+	struct secret_set ss;
 	const char *p;
 	size_t n, i, cps = 0;
 
+	memset(&ss, 0, sizeof(ss));
 	ag->ag_version[0] = '\0';
 	if (c == NULL || s == NULL)
 		goto out;
 	clean_buf((const char *)evbuffer_pullup(pr->pr_out, -1),
 	    evbuffer_get_length(pr->pr_out), LIM_LINE_MAX, c);
-	if (redact_buf(NULL, (const char *)evbuffer_pullup(c, -1),
+	/* A value that does not resolve is in no run's hands either; an
+	 * allocation failure (none missing) shows no version. */
+	if ((secrets_resolve(sp.sp_secrets, &ag->ag_mf, &ss) == -1 &&
+		ss.ss_nmissing == 0) ||
+	    secrets_keys(&ss) == -1 ||
+	    redact_buf(ss.ss_keys, (const char *)evbuffer_pullup(c, -1),
 		evbuffer_get_length(c), 0, s) == -1)
 		goto out;
 	p = (const char *)evbuffer_pullup(s, -1);
@@ -91,6 +103,7 @@ probe_version(struct probe *pr)
 		memcpy(ag->ag_version, p, i);
 	ag->ag_version[i] = '\0';
 out:
+	secrets_clear(&ss);
 	if (c != NULL)
 		evbuffer_free(c);
 	if (s != NULL)

@@ -1,23 +1,32 @@
-# What leaves a run for the operator's eyes (MC-2, SBX-7): text a hostile
-# agent or caller chooses that cordon would show on the operator's
-# terminal (`cordon worktree list`) or in the dashboard, where a C1
-# control is a terminal's escape and a bidi control reorders what the
-# operator reads before deciding.  A worktree run's repository path is
-# shown as it was given: one holding such a character is refused before
-# anything is made.  Invariants after every case (conftest.py).
+# What leaves a run for the operator's eyes (MC-2, SBX-7, SP-11): text a
+# hostile agent or caller chooses that cordon would show on the
+# operator's terminal (`cordon worktree list`, `cordon status`) or in
+# the dashboard, where a C1 control is a terminal's escape, a bidi
+# control reorders what the operator reads before deciding, and a known
+# value must be masked.  A worktree run's repository path is shown as it
+# was given: one holding such a character is refused before anything is
+# made.  A health probe's version line may come from the agent's own
+# files.  Invariants after every case (conftest.py).
 import os
 
 import pytest
 
-from agents_util import post_json
-from conftest import hostile_manifest, run_world
+from agents_util import FILE_SECRET, post_json, probed
+from conftest import HOSTILE, hostile_manifest, run_world
 from test_worktree import make_repo
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
+    # An agent whose earlier run left its key in its write root, and
+    # whose health probe (SP-18) prints what it finds there.
+    left = tmp_path_factory.mktemp("left")
+    (left / "version.txt").write_text(FILE_SECRET + "\n")
+    probe = ("healthProbe:\n  type: command\n"
+             f"  command: [\"{HOSTILE}\", \"-z\", \"version\"]\n")
     extra = {"wtout": hostile_manifest("wtout", "{ws}",
-                                       "  worktrees: true\n")}
+                                       "  worktrees: true\n"),
+             "probeleft": hostile_manifest("probeleft", str(left)) + probe}
     for w in run_world(tmp_path_factory, extra=extra):
         # cordon's own state/worktrees, made on first use, not by a case
         w.c.request("GET", "/api/worktrees")
@@ -51,3 +60,11 @@ def test_mc2_repo_path_shown_to_operator_refused(c, world, how):
                         "reason": "not-a-repo"}, r.body
     assert SHOWN[how].encode() not in r.body
     assert c.request("GET", "/api/worktrees").json()["worktrees"] == []
+
+
+def test_sp11_sp18_probe_version_masks_known_values(c):
+    """SP-11, SP-18: a probe runs without secrets, but its version line (shown
+    by /api/agents, the dashboard, `cordon status`) may be read from the
+    agent's own files: the agent's known values are masked there too."""
+    rd = probed(c, "probeleft")
+    assert rd.get("version") == "hostile 1.0 ***", rd

@@ -195,6 +195,18 @@ def text_of(events):
     return "".join(e["text"] for e in events if e["kind"] == "token")
 
 
+def probed(c, name):
+    """The agent's readiness once its first probe has answered (SP-18),
+    or as it is when the bound passes."""
+    deadline = time.monotonic() + (20 if SLOW else 8)
+    while True:
+        rd = c.request("GET", f"/api/agents/{name}").json()[
+            "agent"]["readiness"]
+        if rd["probed"] or time.monotonic() > deadline:
+            return rd
+        time.sleep(0.05)
+
+
 class Stream:
     """A run read incrementally on its own socket (cancel, client gone)."""
 

@@ -17,7 +17,7 @@ import pytest
 
 from agents_util import (DECOYS, ENV_SECRET, FILE_SECRET, GRACE, Stream,
                          audit_lines, audit_records, make_agents_home,
-                         marker, post_json, procs_with_arg, run,
+                         marker, post_json, probed, procs_with_arg, run,
                          server_env, text_of, wait_audit, walk_values)
 from conftest import HTTP_S, SLOW
 import note_md as nm
@@ -136,13 +136,7 @@ def test_sp11_sp18_probe_version_is_scrubbed(agents):
     """SP-11: the probe's version line leaves the spawner (/api/agents),
     so it is scrubbed like any output: key patterns masked, home paths
     shortened."""
-    deadline = time.monotonic() + (20 if SLOW else 8)
-    while True:
-        rd = agents.request("GET", "/api/agents/leakprobe").json()[
-            "agent"]["readiness"]
-        if rd["probed"] or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+    rd = probed(agents, "leakprobe")
     assert rd.get("version") == "v1.0 *** *** ~/.cfg", rd
 
 
