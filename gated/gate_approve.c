@@ -20,10 +20,39 @@
 
 #define GATE_SCRUB_WAIT_S 5 /* the spawner's scrubbed line, within */
 
+/* An exec call's word as a shell would read it back: as it is when
+ * every byte is one a shell takes literally, else in single quotes. */
+static void
+approval_word(struct evbuffer *in, const char *w)
+{
+	static const char lit[] = "abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "0123456789_@%+=:,./-";
+	const char *p;
+
+	for (p = w; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x80 && strchr(lit, *p) == NULL)
+			break;
+	if (*w != '\0' && *p == '\0') {
+		evbuffer_add(in, w, strlen(w));
+		return;
+	}
+	evbuffer_add(in, "'", 1);
+	for (p = w; *p != '\0'; p++)
+		if (*p == '\'')
+			evbuffer_add(in, "'\\''", 4);
+		else
+			evbuffer_add(in, p, 1);
+	evbuffer_add(in, "'", 1);
+}
+
 /*
- * What the operator sees of the command, before the scrub: cleaned (the
- * one cleaner: no escapes, no C0 or C1 controls), one line.  NULL on no
- * memory.
+ * What the operator sees of the command, before the scrub: exactly what
+ * would run (SBX-7), cleaned (the one cleaner: no escapes, no C0 or C1
+ * controls).  A shell line keeps its line breaks, which may end a
+ * command as ';' does (the dashboard shows them); an exec call's words
+ * are joined by blanks, in single quotes each that holds a blank or
+ * another byte a shell would not take literally.  NULL on no memory.
  */
 static char *
 approval_args(const struct gate_call *k)
@@ -39,7 +68,7 @@ approval_args(const struct gate_call *k)
 	for (i = 0; i < k->gk_argc; i++) {
 		if (i > 0)
 			evbuffer_add(in, " ", 1);
-		evbuffer_add(in, k->gk_argv[i], strlen(k->gk_argv[i]));
+		approval_word(in, k->gk_argv[i]);
 	}
 	if ((n = evbuffer_get_length(in)) > 0 &&
 	    clean_buf((const char *)evbuffer_pullup(in, -1), n, n + 1, cl) ==
@@ -47,9 +76,6 @@ approval_args(const struct gate_call *k)
 		goto done;
 	n = evbuffer_get_length(cl);
 	p = (char *)evbuffer_pullup(cl, -1);
-	for (i = 0; i < n; i++)
-		if (p[i] == '\n' || p[i] == '\t')
-			p[i] = ' ';
 	if ((s = malloc(n + 1)) == NULL)
 		goto done;
 	if (n > 0)

@@ -7,12 +7,14 @@
 # was given: one holding such a character is refused before anything is
 # made.  A health probe's version line may come from the agent's own
 # files.  Invariants after every case (conftest.py).
+import json
 import os
 
 import pytest
 
-from agents_util import FILE_SECRET, post_json, probed
+from agents_util import FILE_SECRET, Stream, post_json, probed
 from conftest import HOSTILE, hostile_manifest, run_world
+from test_gate import decide, gate_manifest, results, wait_approval
 from test_worktree import make_repo
 
 
@@ -26,7 +28,9 @@ def world(tmp_path_factory):
              f"  command: [\"{HOSTILE}\", \"-z\", \"version\"]\n")
     extra = {"wtout": hostile_manifest("wtout", "{ws}",
                                        "  worktrees: true\n"),
-             "probeleft": hostile_manifest("probeleft", str(left)) + probe}
+             "probeleft": hostile_manifest("probeleft", str(left)) + probe,
+             "gatebot": gate_manifest("gatebot", "{ws}",
+                                      "commands:\n  askTimeoutSec: 5\n")}
     for w in run_world(tmp_path_factory, extra=extra):
         # cordon's own state/worktrees, made on first use, not by a case
         w.c.request("GET", "/api/worktrees")
@@ -68,3 +72,31 @@ def test_sp11_sp18_probe_version_masks_known_values(c):
     agent's own files: the agent's known values are masked there too."""
     rd = probed(c, "probeleft")
     assert rd.get("version") == "hostile 1.0 ***", rd
+
+
+# Calls held for the operator (git push asks) whose command line, shown
+# with its line breaks as blanks or its words joined as they are, would
+# read as something else: an `echo` of harmless words, or a push to the
+# remote `origin` of the branch `main`.
+HELD = {
+    "newline": ({"bash": "echo done\ngit push origin main"},
+                "echo done\ngit push origin main"),
+    "words": ({"plain": ["git", "push", "origin main", "it's"]},
+              "git push 'origin main' 'it'\\''s'"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(HELD))
+def test_sbx7_held_command_shown_as_it_runs(c, how):
+    """SBX-7: what is shown for approval is exactly what would run."""
+    call, shown = HELD[how]
+    s = Stream(c, "gatebot", json.dumps([call]))
+    s.start()
+    try:
+        a = wait_approval(c)
+        assert len(a) == 1 and a[0]["args"] == shown, a
+        assert decide(c, a[0]["id"], "deny").status == 200
+        res = results(s.finish())
+    finally:
+        s.close()
+    assert res[0]["exit"] != 0, res
