@@ -17,9 +17,11 @@ struct uni_range {
 
 /*
  * Sorted, not overlapping.  UNI_HIDDEN: the bidi controls, every default-
- * ignorable or format (Cf) code point that renders as nothing, the
- * fillers that render as blank letters, and U+2028/U+2029 (a line break
- * no line-based check sees).  UNI_SPACE: the Zs separators but U+0020.
+ * ignorable or format (Cf) code point that renders as nothing (also the
+ * unassigned ones Unicode keeps default-ignorable, which a renderer
+ * hides: U+FFF0..U+FFF8, the rest of U+E0000..U+E0FFF), the fillers that
+ * render as blank letters, and U+2028/U+2029 (a line break no line-based
+ * check sees).  UNI_SPACE: the Zs separators but U+0020.
  */
 static const struct uni_range uni_table[] = {
     {0x00A0, 0x00A0, UNI_SPACE},    /* no-break space */
@@ -42,10 +44,10 @@ static const struct uni_range uni_table[] = {
     {0xFE00, 0xFE0F, UNI_HIDDEN},   /* variation selectors */
     {0xFEFF, 0xFEFF, UNI_HIDDEN},   /* BOM, zero-width no-break space */
     {0xFFA0, 0xFFA0, UNI_HIDDEN},   /* halfwidth Hangul filler */
-    {0xFFF9, 0xFFFB, UNI_HIDDEN},   /* interlinear annotation */
+    {0xFFF0, 0xFFFB, UNI_HIDDEN},   /* (unassigned), annotation */
+    {0x1BCA0, 0x1BCA3, UNI_HIDDEN}, /* shorthand format controls */
     {0x1D173, 0x1D17A, UNI_HIDDEN}, /* musical format controls */
-    {0xE0000, 0xE007F, UNI_HIDDEN}, /* tags */
-    {0xE0100, 0xE01EF, UNI_HIDDEN}, /* variation selectors supplement */
+    {0xE0000, 0xE0FFF, UNI_HIDDEN}, /* tags, selectors supplement, ... */
 };
 
 /*

@@ -217,9 +217,9 @@ LEAKS = ["raw", "split", "longline", "ansi", "stderr", "many", "env"]
 # The key printed the ways an agent that wants it out would (the fake
 # agent's evade()); each form must be gone from the stream, whatever its
 # shape, and so must every other form of it.
-EVASIONS = ["halves", "tab", "zwsp", "shy", "nbsp", "ideosp", "perchar",
-            "spaced", "reversed", "urlenc", "urlquote", "hex", "hexupper",
-            "b64", "b64url", "b64inner"]
+EVASIONS = ["halves", "tab", "zwsp", "shy", "nbsp", "ideosp", "shorthand",
+            "perchar", "spaced", "reversed", "urlenc", "urlquote", "hex",
+            "hexupper", "b64", "b64url", "b64inner"]
 
 
 def secret_forms(v):
@@ -236,7 +236,7 @@ def secret_forms(v):
 def squeeze(text):
     """The text without what an evasion puts between characters."""
     for ch in ("\n", "\t", " ", "\u200b", "\u00ad", "\u00a0", "\u3000",
-               "<U+200B>", "<U+00AD>"):
+               "\U0001bca0", "<U+200B>", "<U+00AD>", "<U+1BCA0>"):
         text = text.replace(ch, "")
     return text
 
@@ -244,9 +244,9 @@ def squeeze(text):
 @pytest.mark.parametrize("how", EVASIONS)
 def test_sp11_secret_evasions_scrubbed(c, world, how):
     """SP-11: two halves on two lines, a tab, zero-width space, soft
-    hyphen, no-break or ideographic space inside, one character per line,
-    spaced, reversed, %-encoded, hex, base64 (also inside a longer blob):
-    masked in the stream."""
+    hyphen, no-break or ideographic space, shorthand format control
+    inside, one character per line, spaced, reversed, %-encoded, hex,
+    base64 (also inside a longer blob): masked in the stream."""
     r, ev = run(c, "hostile", f"secret {how}")
     assert r.status == 200, r
     out = text_of(ev)

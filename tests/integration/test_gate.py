@@ -445,6 +445,7 @@ SPOOFS = [
     {"bash": "git\u00a0push origin main"},              # NBSP, one word
     {"bash": "git push origin ma\u00adin"},             # soft hyphen
     {"bash": "git push origin main\U000E0041"},         # tag character
+    {"bash": "git push origin ma\U0001BCA0in"},         # shorthand format
     {"bash": "git push origin main\u2028rm -rf ."},     # line separator
     {"bash": "git push origin \x1b[8mmain"},            # ESC (concealed)
     {"plain": ["git", "push", "\u202eniam", "nigiro"]},
