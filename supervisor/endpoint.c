@@ -21,6 +21,7 @@
 #include "cordond.h"
 #include "endpoint.h"
 #include "json.h"
+#include "sanitize.h"
 #include "schema.h"
 #include "util.h"
 
@@ -166,6 +167,48 @@ struct ep_fetch {
 	struct json_object *f_obj;
 };
 
+/*
+ * Every string of an answer through the one cleaner (SP-10), whole lines
+ * kept: what a command prints (or hands on as JSON, whose encoder leaves
+ * a C1 control as it is) holds no escape, control or invisible code
+ * point the operator's terminal would act on or hide, whichever field
+ * it came in.  Text the spawner cleaned comes out as it went in.
+ */
+static void
+endpoint_clean(struct json_object *o, struct evbuffer *b)
+{
+	const char *s;
+	size_t i, n;
+
+	switch (json_object_get_type(o)) {
+	case json_type_object: {
+		json_object_object_foreach (o, k, v) {
+			(void)k;
+			endpoint_clean(v, b);
+		}
+		break;
+	}
+	case json_type_array:
+		for (i = 0; i < json_object_array_length(o); i++)
+			endpoint_clean(json_object_array_get_idx(o, i), b);
+		break;
+	case json_type_string:
+		s = json_object_get_string(o);
+		n = (size_t)json_object_get_string_len(o);
+		evbuffer_drain(b, evbuffer_get_length(b));
+		if (clean_buf(s, n, n + 1, b) == -1)
+			json_object_set_string(o, "");
+		else if (evbuffer_get_length(b) != n ||
+			 memcmp(evbuffer_pullup(b, -1), s, n) != 0)
+			json_object_set_string_len(o,
+			    (const char *)evbuffer_pullup(b, -1),
+			    (int)evbuffer_get_length(b));
+		break;
+	default:
+		break;
+	}
+}
+
 static void
 endpoint_fetch_done(struct evhttp_request *req, void *arg)
 {
@@ -182,6 +225,15 @@ endpoint_fetch_done(struct evhttp_request *req, void *arg)
 		return;
 	f->f_obj =
 	    json_parse_object((const char *)evbuffer_pullup(b, -1), len, 32);
+	if (f->f_obj != NULL) {
+		if ((b = evbuffer_new()) == NULL) {
+			json_object_put(f->f_obj); /* never shown uncleaned */
+			f->f_obj = NULL;
+			return;
+		}
+		endpoint_clean(f->f_obj, b);
+		evbuffer_free(b);
+	}
 }
 
 struct json_object *

@@ -1,19 +1,26 @@
-# What leaves a run for the operator's eyes (MC-2, SBX-7, SP-11): text a
-# hostile agent or caller chooses that cordon would show on the
+# What leaves a run for the operator's eyes (MC-2, SBX-7, SP-10, SP-11):
+# text a hostile agent or caller chooses that cordon would show on the
 # operator's terminal (`cordon worktree list`, `cordon status`) or in
 # the dashboard, where a C1 control is a terminal's escape, a bidi
 # control reorders what the operator reads before deciding, and a known
 # value must be masked.  A worktree run's repository path is shown as it
 # was given: one holding such a character is refused before anything is
 # made.  A health probe's version line may come from the agent's own
-# files.  Invariants after every case (conftest.py).
+# files.  A command held for approval is shown as it would run.  The
+# `cordon` commands clean whatever an API answer holds before printing.
+# Invariants after every case that uses the module's cordon
+# (conftest.py).
+import http.server
 import json
 import os
+import subprocess
+import threading
 
 import pytest
 
 from agents_util import FILE_SECRET, Stream, post_json, probed
-from conftest import HOSTILE, hostile_manifest, run_world
+from conftest import HOSTILE, child_env, cordon_bin, hostile_manifest, \
+    run_world
 from test_gate import decide, gate_manifest, results, wait_approval
 from test_worktree import make_repo
 
@@ -100,3 +107,60 @@ def test_sbx7_held_command_shown_as_it_runs(c, how):
     finally:
         s.close()
     assert res[0]["exit"] != 0, res
+
+
+# What a terminal acts on or hides: C0 but tab and newline, DEL, C1 (as
+# code points: a JSON answer cannot hold a raw 0x9b), bidi controls.
+TERMINAL_BAD = [chr(c) for c in range(0x20) if chr(c) not in "\t\n"] + \
+    [chr(c) for c in range(0x7f, 0xa0)] + \
+    ["\u202e", "\u2066", "\u2069", "\u200b"]
+DIRTY = ("x\u001b]52;c;aGk=\u0007\u009b2J\u009d0;title\u009c"
+         "\u001b]8;;https://evil.example\u001b\\y\u202ez\u2066\u200b")
+
+
+class _Api(http.server.BaseHTTPRequestHandler):
+    """A stand-in for a cordon API whose every field is hostile."""
+
+    def do_GET(self):  # noqa: N802
+        row = {"id": "w1", "jobId": "j1", "agent": DIRTY, "state": DIRTY,
+               "events": 1, "repo": DIRTY, "createdMs": 0}
+        body = json.dumps({"ok": True, "jobs": [row],
+                           "worktrees": [row]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture
+def dirty_api(tmp_path):
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Api)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    tok = tmp_path / "token"
+    tok.write_text("a" * 64 + "\n")
+    os.chmod(tok, 0o600)
+    yield ["--port", str(srv.server_address[1]), "--token-file", str(tok)]
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.mark.parametrize("cmd", [["job", "list"], ["job", "list", "--json"],
+                                 ["worktree", "list"],
+                                 ["worktree", "list", "--json"]])
+def test_sp10_cli_hands_the_terminal_no_control(dirty_api, cmd):
+    """SP-10: whatever a field of the API's answer holds, a `cordon`
+    command prints (or hands on as JSON) no escape, control or bidi
+    character: every string goes through the one cleaner first."""
+    r = subprocess.run([cordon_bin(), *cmd, *dirty_api],
+                       capture_output=True, timeout=30, env=child_env())
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert "x" in out and "<U+202E>" in out, out
+    for ch in TERMINAL_BAD:
+        assert ch not in out.replace("\n", "").replace("\t", ""), \
+            (hex(ord(ch)), out)
