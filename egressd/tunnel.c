@@ -72,8 +72,9 @@ tunnel_json(struct tunnel *t, int ended)
 	char rule[32];
 
 	json_object_object_add(o, "runId", json_object_new_string(r->er_id));
-	/* A name the allowlist does not know is the agent's text: never
-	 * written (it may carry data). */
+	/* A name the allowlist does not list itself (unknown, or only
+	 * under a wildcard) is the agent's text: never written (it may
+	 * carry data), nor its port. */
 	if (t->t_named) {
 		json_object_object_add(
 		    o, "host", json_object_new_string(t->t_req.rq_host));
@@ -398,8 +399,11 @@ tunnel_head(struct tunnel *t)
 	t->t_rule = egress_match(t->t_run->er_allow, t->t_run->er_nallow,
 	    t->t_req.rq_host, t->t_req.rq_ip, t->t_req.rq_addr,
 	    t->t_req.rq_port, &why);
-	/* A listed host on an unlisted port is still a listed host. */
-	t->t_named = t->t_rule >= 0 || why == ER_PORT_NOT_ALLOWED;
+	/* A listed host on an unlisted port is still a listed host; a
+	 * name only a wildcard covers is the agent's text (EG-4). */
+	t->t_named = (t->t_rule >= 0 || why == ER_PORT_NOT_ALLOWED) &&
+		     egress_listed(t->t_run->er_allow, t->t_run->er_nallow,
+			 t->t_req.rq_host, t->t_req.rq_ip, t->t_req.rq_addr);
 	if (t->t_rule < 0) {
 		tunnel_refuse(t, why);
 		return;

@@ -170,6 +170,19 @@ rule_names(const struct egress_rule *r, const char *host, int ip,
 }
 
 int
+egress_listed(const struct egress_rule *rules, size_t n, const char *host,
+    int ip, const unsigned char addr[16])
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (rules[i].er_kind != EK_WILDCARD &&
+		    rule_names(&rules[i], host, ip, addr))
+			return 1;
+	return 0;
+}
+
+int
 egress_match(const struct egress_rule *rules, size_t n, const char *host,
     int ip, const unsigned char addr[16], unsigned int port,
     enum egress_reason *why)

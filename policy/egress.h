@@ -92,6 +92,14 @@ int egress_ip_parse(const char *s, size_t len, unsigned char addr[16]);
 int egress_match(const struct egress_rule *, size_t n, const char *host, int ip,
     const unsigned char addr[16], unsigned int port, enum egress_reason *why);
 
+/*
+ * EG-4: 1 if a rule names the target itself (whatever its port), not
+ * through a wildcard: only such a name is the operator's text.  The
+ * labels a wildcard leaves open are the agent's and may carry data.
+ */
+int egress_listed(const struct egress_rule *, size_t n, const char *host,
+    int ip, const unsigned char addr[16]);
+
 /* Classes of addresses never connected to, whatever the allowlist says. */
 enum egress_addr_class {
 	EA_PUBLIC = 0,

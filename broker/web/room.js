@@ -93,8 +93,8 @@ function toolNode(s) {
 
 // EG-4: the run's connections through its egress proxy, live: one row
 // per connection, updated as it ends.  Never a header or a body: egressd
-// sends only these facts, and a host the allowlist does not know is
-// never named.
+// sends only these facts, and a host the allowlist does not name itself
+// (unknown, or only under a wildcard) is never named.
 function connsNode(conns) {
   const table = el('table', 'egress-conns');
   const cap = el('caption', null, `Network connections (${conns.length})`);
@@ -106,7 +106,8 @@ function connsNode(conns) {
     tr.dataset.conn = String(c.conn);
     tr.dataset.state = c.state;
     tr.append(el('td', 'conn-host mono',
-      c.host ? `${c.host}:${c.port}` : '(unlisted host)'));
+      c.host ? `${c.host}:${c.port}` :
+        c.decision === 'allow' ? `(a name under ${c.rule || 'a wildcard'})` : '(unlisted host)'));
     const what = c.decision === 'allow' ? (c.state === 'open' ? 'open' : `allowed, ${c.end || 'closed'}`) :
       `denied: ${c.reason || 'refused'}`;
     const d = el('td', 'conn-decision', what);

@@ -198,6 +198,38 @@ def test_eg4_run_stream_lists_connections(cordon_factory, tmp_path,
         set(rec) - {"ts", "id", "seq", "prev", "kind", "runId", "agent"}
 
 
+def test_eg4_name_under_a_wildcard_never_named(cordon_factory, tmp_path,
+                                                upstream, eg_env):
+    """EG-4: a name only a wildcard rule covers is the agent's text (its
+    labels may carry data, a key among them): reached or refused, it is
+    in no record and no event of the run's stream; its rule says which
+    entry let it through."""
+    home = egress_home(tmp_path, upstream)
+    c = cordon_factory(home=home)
+    nonce = "n" + os.urandom(8).hex()
+    reqs = [{"raw": connect("a.wild.test", upstream), "after": get()},
+            {"raw": connect(nonce + ".wild.test", upstream)},
+            {"raw": connect(nonce + ".wild.test", 22), "read": 0}]
+    prompt = f"DATA = {json.dumps(json.dumps(reqs))}\n" + CLIENT
+    _, events = long_run(c, prompt)
+    out = [json.loads(ln) for ln in text_of(events).splitlines()
+           if ln.startswith("{")]
+    assert "hello-upstream" in out[0]["body"], out
+    assert refused(out[2], "port-not-allowed"), out
+    eg = [e for e in events if e["kind"] == "egress"]
+    assert eg[1]["state"] == "end" and eg[1]["rule"] == "allow.6", eg
+    recs = wait_audit(home, lambda r: r["kind"] == "egress.connect" and
+                      r["decision"] == "allow")
+    deadline = time.monotonic() + HTTP_S
+    while len(egress_recs(home)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    recs = egress_recs(home)
+    assert len(recs) == 3, recs
+    assert recs[0]["rule"] == "allow.6" and "port" not in recs[0], recs
+    for blob in (json.dumps(eg), json.dumps(recs)):
+        assert "wild" not in blob and nonce not in blob, blob
+
+
 def test_eg2_hostile_targets_refused(cordon_factory, tmp_path, upstream,
                                      eg_env):
     home = egress_home(tmp_path, upstream, conns=32)

@@ -135,6 +135,26 @@ test_eg2_match(void **state)
 	assert_int_equal(why, ER_HOST_NOT_ALLOWED);
 }
 
+/* EG-4: a name is written only where a rule names it itself; the
+ * labels a wildcard leaves open are the agent's. */
+static void
+test_eg4_named_only_when_listed(void **state)
+{
+	struct egress_rule rules[3];
+	unsigned char a[16] = {0};
+
+	(void)state;
+	assert_int_equal(rule_ok("api.example.com", &rules[0]), 0);
+	assert_int_equal(rule_ok("*.cdn.example.net:8443", &rules[1]), 0);
+	assert_int_equal(rule_ok("203.0.113.7", &rules[2]), 0);
+	assert_int_equal(egress_listed(rules, 3, "api.example.com", 0, a), 1);
+	assert_int_equal(egress_listed(rules, 3, "x.cdn.example.net", 0, a), 0);
+	assert_int_equal(egress_listed(rules, 3, "cdn.example.net", 0, a), 0);
+	assert_int_equal(egress_listed(rules, 3, "evil.com", 0, a), 0);
+	a[0] = 203, a[1] = 0, a[2] = 113, a[3] = 7;
+	assert_int_equal(egress_listed(rules, 3, "203.0.113.7", 4, a), 1);
+}
+
 static enum egress_addr_class
 cls(const char *s)
 {
@@ -931,6 +951,7 @@ main(void)
 	    cmocka_unit_test(test_eg2_rules_accepted),
 	    cmocka_unit_test(test_eg2_rules_refused),
 	    cmocka_unit_test(test_eg2_match),
+	    cmocka_unit_test(test_eg4_named_only_when_listed),
 	    cmocka_unit_test(test_eg2_address_classes),
 	    cmocka_unit_test(test_eg2_connect_parsed),
 	    cmocka_unit_test(test_eg2_connect_refused),
