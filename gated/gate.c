@@ -248,8 +248,9 @@ gate_decide(const struct gate_chan *ch, const struct gate_call *k, char *cwd,
 	case HK_INERT:
 		result_set(res, GATE_ALLOW, k->gk_tool, "other-tool");
 		return;
-	case HK_UNKNOWN: /* SBX-6 fails closed */
-		result_set(res, GATE_DENY, k->gk_tool, "unknown-tool");
+	case HK_UNKNOWN: /* SBX-6 fails closed; its name is the agent's
+			  * text, never recorded (AU-4) */
+		result_set(res, GATE_DENY, "-", "unknown-tool");
 		return;
 	default: /* HK_SHELL, GK_EXEC */
 		break;

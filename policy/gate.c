@@ -29,11 +29,26 @@ gate_res_set(struct gres *r, enum gate_verdict v, const char *rule)
 	r->r_rule = rule;
 }
 
+/*
+ * The verb a call's record names (AU-4): a command name the policy knows
+ * (its tables, the manifest's lists), else "?".  Any other first word is
+ * the agent's text, which may carry data (a key it holds, as a name).
+ */
 static void
-res_verb(struct gres *r, const char *name)
+res_verb(struct gres *r, const struct gate_policy *gp, const char *name)
 {
-	snprintf(r->r_verb, sizeof(r->r_verb), "%s",
-	    name != NULL && gate_name_ok(name) ? name : "?");
+	int known =
+	    name != NULL && gate_name_ok(name) &&
+	    (schema_in_list(g_allow, name) || schema_in_list(g_refused, name) ||
+		schema_in_list(g_builtins, name) ||
+		schema_in_list(g_opaque, name) ||
+		schema_in_list(g_wrappers, name) ||
+		schema_in_list(g_shells, name) ||
+		gate_in_vec(gp->gp_allow, gp->gp_nallow, name) ||
+		gate_in_vec(gp->gp_deny, gp->gp_ndeny, name) ||
+		gate_in_vec(gp->gp_ask, gp->gp_nask, name));
+
+	snprintf(r->r_verb, sizeof(r->r_verb), "%s", known ? name : "?");
 }
 
 /* The wrapped command's index: past the wrapper at k and its options,
@@ -276,7 +291,7 @@ eval_cmd(struct gctx *x, struct sh_cmd *c, int depth, struct gres *r)
 	r->r_v = GATE_ALLOW;
 	r->r_rule = "allowlist";
 	k = gate_cmd_start(c, 0);
-	res_verb(r, cmd_name(c, 1));
+	res_verb(r, x->gp, cmd_name(c, 1));
 	if (gate_shape_cmd(x, c)) {
 		gate_res_set(r, GATE_DENY, "destructive");
 		r->r_destructive = 1;
@@ -290,7 +305,7 @@ eval_cmd(struct gctx *x, struct sh_cmd *c, int depth, struct gres *r)
 	n = c->c_nw - k;
 	w0 = w[0].w_s;
 	name = gate_base_name(w0);
-	res_verb(r, name);
+	res_verb(r, x->gp, name);
 	if ((why = name_refusal(x, w0, name)) != NULL) {
 		gate_res_set(r, GATE_DENY, why);
 		return;
@@ -393,7 +408,7 @@ eval_cmds(
 				rs[i].r_v = GATE_DENY;
 				rs[i].r_rule = "destructive";
 				rs[i].r_destructive = 1;
-				res_verb(&rs[i], nm);
+				res_verb(&rs[i], x->gp, nm);
 				break;
 			}
 		}

@@ -18,10 +18,12 @@ import threading
 
 import pytest
 
-from agents_util import FILE_SECRET, Stream, post_json, probed
+from agents_util import FILE_SECRET, Stream, post_json, probed, run, \
+    wait_audit
 from conftest import HOSTILE, child_env, cordon_bin, hostile_manifest, \
     run_world
-from test_gate import decide, gate_manifest, results, wait_approval
+from test_gate import (decide, gate_manifest, results, verb_runs,
+                       wait_approval)
 from test_worktree import make_repo
 
 
@@ -164,3 +166,23 @@ def test_sp10_cli_hands_the_terminal_no_control(dirty_api, cmd):
     for ch in TERMINAL_BAD:
         assert ch not in out.replace("\n", "").replace("\t", ""), \
             (hex(ord(ch)), out)
+
+
+def test_au4_gate_records_name_no_agent_word(c, world):
+    """AU-4, SEC-3: a gate call's record names its command or tool only
+    when the policy knows the name; a word of the agent's own (a key it
+    holds, as a command or a tool name) is in no record (the invariants
+    look for the nonce in every audit file)."""
+    n = world.nonce()
+    before = len(verb_runs(world.home))
+    r, ev = run(c, "gatebot", json.dumps([
+        {"bash": f"{n} --all"}, {"plain": [n]},
+        {"bash": f"./{n} > out.txt"}, {"tool": n, "input": {}},
+        {"bash": "ls"}]))
+    assert r.status == 200, r
+    res = results(ev)
+    assert [res[i]["exit"] != 0 for i in range(5)] == [True] * 4 + [False]
+    wait_audit(world.home, lambda x: x["kind"] == "verb.run" and
+               x["verb"] == "ls")
+    recs = verb_runs(world.home)[before:]
+    assert [x["verb"] for x in recs] == ["-"] * 4 + ["ls"], recs

@@ -200,10 +200,10 @@ def test_eg4_run_stream_lists_connections(cordon_factory, tmp_path,
 
 def test_eg4_name_under_a_wildcard_never_named(cordon_factory, tmp_path,
                                                 upstream, eg_env):
-    """EG-4: a name only a wildcard rule covers is the agent's text (its
-    labels may carry data, a key among them): reached or refused, it is
-    in no record and no event of the run's stream; its rule says which
-    entry let it through."""
+    """EG-4, AU-4: a name only a wildcard rule covers is the agent's text
+    (its labels may carry data, a key among them): reached or refused, it
+    is in no record and no event of the run's stream; its rule says
+    which entry let it through."""
     home = egress_home(tmp_path, upstream)
     c = cordon_factory(home=home)
     nonce = "n" + os.urandom(8).hex()

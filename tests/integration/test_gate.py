@@ -348,13 +348,14 @@ def test_sbx8_each_cli_in_its_own_format(gate):
         assert got[n]["exit"] == 2 and got[n]["stdout"] == "", (n, got[n])
         assert got[n]["stderr"] == ("cordon gate: refused by cordon's "
                                     f"command gate ({rule})\n"), (n, got[n])
-    # Every check is audited under the CLI's own tool name.
+    # Every check is audited under the CLI's own tool name; a tool the
+    # gate does not know goes unnamed (AU-4: its name is the agent's).
     wait_audit(gate.home, lambda x: x["kind"] == "verb.run" and
                x["verb"] == "read_many_files" and x["verdict"] == "deny")
     by = {(x["verb"], x["verdict"], x["rule"]) for x in verb_runs(gate.home)}
     for t in (("apply_patch", "allow", "file-allowed"),
               ("apply_patch", "deny", "outside-workspace"),
-              ("mcp__files__delete", "deny", "unknown-tool"),
+              ("-", "deny", "unknown-tool"),
               ("read_file", "allow", "file-allowed"),
               ("write_file", "deny", "outside-workspace"),
               ("cat", "deny", "protected-path")):

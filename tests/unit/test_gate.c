@@ -204,9 +204,9 @@ static const struct row rows[] = {
     {"ls & sudo id &", D, "always-refused", "sudo"},
     {"docker-compose up", D, "always-refused", "docker-compose"},
     {"python3 x.py", D, "not-allowlisted", "python3"},
-    {"apt-get install x", D, "not-allowlisted", "apt-get"},
+    {"apt-get install x", D, "not-allowlisted", "?"},
     {"ls | xargs rm", D, "not-allowlisted", "xargs"},
-    {"./node_modules/.bin/vite", D, "not-allowlisted", "vite"},
+    {"./node_modules/.bin/vite", D, "not-allowlisted", "?"},
     {"[ -f x ]", D, "unparseable", "?"},
 
     /* destructive shapes, wherever they are */
@@ -233,7 +233,7 @@ static const struct row rows[] = {
     {"timeout 5 rm -rf /", D, "destructive", "rm"},
     {"sudo rm x", D, "destructive", "rm"},
     {"chmod -R 777 .", D, "destructive", "chmod"},
-    {"mkfs.ext4 /dev/sdb1", D, "destructive", "mkfs.ext4"},
+    {"mkfs.ext4 /dev/sdb1", D, "destructive", "?"},
     {"dd if=/dev/zero of=/dev/sda", D, "destructive", "dd"},
     {"echo hi > /dev/sda", D, "destructive", "echo"},
     {"cat x > /dev/disk/by-id/x", D, "destructive", "cat"},
@@ -312,10 +312,10 @@ static const struct row rows[] = {
     {"ls \"$(pwd)\"", D, "unparseable", "ls"},
     {"cat <<EOF\nhi\nEOF", D, "unparseable", "cat"},
     {"cat <<< hi", D, "unparseable", "cat"},
-    {"diff <(ls a) <(ls b)", D, "unparseable", "diff"},
+    {"diff <(ls a) <(ls b)", D, "unparseable", "?"},
     {"(ls)", D, "unparseable", "ls"},
     {"{ ls; }", D, "unparseable", "?"},
-    {"f() { ls; }", D, "unparseable", "f"},
+    {"f() { ls; }", D, "unparseable", "?"},
     {"eval ls", D, "unparseable", "eval"},
     {"exec ls", D, "unparseable", "exec"},
     {"source x.sh", D, "unparseable", "source"},
@@ -642,6 +642,46 @@ refused_at(
 	pt_expect(errs, nerrs, MAXE, line, col, msg);
 }
 
+/*
+ * AU-4: a call's verb (its verb.run record) is a name the policy knows;
+ * any other first word is the agent's text, a key it holds perhaps, and
+ * is never the verb.
+ */
+static void
+test_au4_verb_only_a_known_name(void **state)
+{
+	static const struct {
+		const char *line, *verb;
+	} vrows[] = {
+	    {"ls -la", "ls"},
+	    {"sudo ls", "sudo"},
+	    {"make all", "make"},
+	    {"deploy now", "deploy"},
+	    {"Zq8wN3rT5yU7iOpXk2 x", "?"},
+	    {"ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 > x", "?"},
+	    {"./sk-proj-abc123def456", "?"},
+	};
+	char *allow[] = {"make"}, *ask[] = {"deploy"};
+	struct gate_policy gp;
+	struct gate_result res;
+	size_t i;
+
+	(void)state;
+	memset(&gp, 0, sizeof(gp));
+	gp.gp_allow = allow;
+	gp.gp_nallow = 1;
+	gp.gp_ask = ask;
+	gp.gp_nask = 1;
+	gp.gp_ask_timeout_sec = GATE_ASK_TIMEOUT;
+	for (i = 0; i < sizeof(vrows) / sizeof(vrows[0]); i++) {
+		run(&gp, vrows[i].line, 0, WS, &res);
+		if (strcmp(res.g_verb, vrows[i].verb) != 0)
+			print_error("row %zu: verb %s want %s\n", i, res.g_verb,
+			    vrows[i].verb);
+		assert_string_equal(res.g_verb, vrows[i].verb);
+	}
+}
+
 /* SBX-8: the gate's own bound follows the ask's, and stays under it. */
 static void
 test_sbx8_gate_answer_bound(void **state)
@@ -780,6 +820,7 @@ main(void)
 	    cmocka_unit_test(test_sbx6_bad_args),
 	    cmocka_unit_test(test_sbx6_policy_parse),
 	    cmocka_unit_test(test_sbx8_gate_answer_bound),
+	    cmocka_unit_test(test_au4_verb_only_a_known_name),
 	    cmocka_unit_test(test_sbx7_manifest_lists),
 	};
 
