@@ -27,8 +27,7 @@ struct reqlog_slot {
 };
 
 static struct reqlog_slot reqlog_slots[REQLOG_SLOTS];
-static double reqlog_tokens = REQLOG_BURST;
-static uint64_t reqlog_refill;
+static struct rate reqlog_rate;
 static unsigned long reqlog_dropped;
 static uint64_t reqlog_warned;
 
@@ -105,16 +104,11 @@ reqlog_method(enum evhttp_cmd_type cmd)
 static int
 reqlog_allow(void)
 {
-	uint64_t now = now_ms_mono();
+	uint64_t now;
 
-	reqlog_tokens += (double)(now - reqlog_refill) * REQLOG_RATE / 1000.0;
-	if (reqlog_tokens > REQLOG_BURST)
-		reqlog_tokens = REQLOG_BURST;
-	reqlog_refill = now;
-	if (reqlog_tokens >= 1.0) {
-		reqlog_tokens -= 1.0;
+	if (rate_take(&reqlog_rate, REQLOG_RATE, REQLOG_BURST))
 		return 1;
-	}
+	now = now_ms_mono();
 	reqlog_dropped++;
 	if (now - reqlog_warned >= 60000) {
 		log_warnx("http.request records over %d/s: %lu not recorded",

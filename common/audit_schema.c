@@ -34,7 +34,7 @@ static const char *const e_decision[] = {"allow", "deny", NULL};
 static const char *const e_eg_reason[] = {"host-not-allowed",
 	"port-not-allowed", "address-refused", "resolve-failed",
 	"budget-exceeded", "bad-request", "connect-failed", "route-not-found",
-	"upstream-tls-failed", NULL};
+	"upstream-tls-failed", "rate-limited", NULL};
 static const char *const e_job_state[] = {"succeeded", "failed",
 	"cancelled", "lost", NULL};
 static const char *const e_cancel[] = {"requested", "shutdown", NULL};
@@ -102,6 +102,7 @@ static const struct audit_field f_egress[] = {
 	E("decision", REQ, e_decision), S("rule", OPT, AP_RULE),
 	E("reason", OPT, e_eg_reason), E("end", OPT, e_eg_end),
 	COUNT("bytesUp"), COUNT("bytesDown"), COUNT("durationMs"),
+	I("refused", OPT, 1, AUDIT_COUNT_MAX), /* reason rate-limited */
 };
 /* EG-3, EG-4: a routed request; the route's name, never its path. */
 static const struct audit_field f_egress_req[] = {

@@ -264,6 +264,24 @@ now_ms_mono(void)
 }
 
 int
+rate_take(struct rate *rt, unsigned int per_sec, unsigned int burst)
+{
+	uint64_t now = now_ms_mono();
+
+	if (rt->rt_at == 0)
+		rt->rt_tokens = burst;
+	else
+		rt->rt_tokens += (double)(now - rt->rt_at) * per_sec / 1000.0;
+	if (rt->rt_tokens > burst)
+		rt->rt_tokens = burst;
+	rt->rt_at = now != 0 ? now : 1;
+	if (rt->rt_tokens < 1.0)
+		return 0;
+	rt->rt_tokens -= 1.0;
+	return 1;
+}
+
+int
 reap_within(pid_t pid, int *status, uint64_t ms)
 {
 	static const struct timespec one_ms = {0, 1000000};

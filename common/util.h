@@ -28,6 +28,16 @@ void strv_wipe(char **v, size_t n);
 void strv_free(char **v);
 uint64_t now_ms_mono(void);
 /*
+ * A token bucket for records a peer can cause (http.request, egress):
+ * up to burst at once, then per_sec a second.  Zeroed: full.
+ */
+struct rate {
+	double rt_tokens;
+	uint64_t rt_at; /* now_ms_mono of the last take; 0: never */
+};
+/* 1: one token taken; 0: none left (the caller counts what it drops). */
+int rate_take(struct rate *, unsigned int per_sec, unsigned int burst);
+/*
  * Wait up to ms for the child pid to exit, and reap it: 1 reaped (its
  * wait status in *status), 0 still there at the bound, -1 no such child.
  */

@@ -73,6 +73,7 @@ run_free(struct erun *r, const char *end)
 
 	while ((t = TAILQ_FIRST(&r->er_tunnels)) != NULL)
 		tunnel_close(t, end);
+	tunnel_limited_flush(r);
 	if (r->er_accept_ev != NULL)
 		event_free(r->er_accept_ev);
 	if (r->er_accept_pause != NULL)

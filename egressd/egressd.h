@@ -21,6 +21,7 @@
 
 #include "daemon.h"
 #include "egress.h"
+#include "util.h"
 
 struct bufferevent;
 struct event_base;
@@ -35,6 +36,8 @@ struct event;
 #define EG_RUNS_MAX	   256		/* runs at once */
 #define EG_REFUSE_LINGER   2		/* seconds to deliver a refusal */
 #define EG_ACCEPT_PAUSE_MS 100		/* a proxy out of descriptors waits */
+#define EG_REC_RATE	   20		/* records a second, per run (EG-4) */
+#define EG_REC_BURST	   100		/* ... and at once */
 
 struct eg_test {
 	char et_host[EGRESS_HOST_MAX + 1];
@@ -70,6 +73,9 @@ struct erun {
 	unsigned int er_nconns;
 	unsigned int er_seq;	     /* connections accepted so far, numbered */
 	unsigned long long er_bytes; /* both ways, all tunnels */
+	/* EG-4: one token per record; those refused for want of one */
+	struct rate er_rate;
+	unsigned int er_limited;
 	TAILQ_HEAD(, tunnel) er_tunnels;
 };
 
@@ -120,6 +126,7 @@ extern struct egressd eg;
 /* tunnel.c */
 void tunnel_accept_cb(int fd, short ev, void *arg); /* arg: the erun */
 void tunnel_close(struct tunnel *, const char *end);
+void tunnel_limited_flush(struct erun *);	 /* the rate-limited, counted */
 int tunnel_half_close(struct tunnel *, int dir); /* 1: t is gone */
 int tunnel_budget(struct tunnel *, size_t);	 /* 0, or -1: over budget */
 void tunnel_refuse(struct tunnel *, enum egress_reason);

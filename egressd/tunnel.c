@@ -665,6 +665,53 @@ tunnel_timer_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
+/*
+ * EG-4, AU-6: connections past the run's record rate are refused before
+ * anything is read from them, with no record each; the trail gets one
+ * record for all of them (reason rate-limited, refused N) once a token
+ * is back or the run ends.  So an agent that opens connections in a
+ * loop gets refusals, and the trail at most EG_REC_RATE records a
+ * second, every connection still counted in it.
+ */
+static void
+refuse_limited(struct erun *r, int fd)
+{
+	static const char msg[] =
+	    "HTTP/1.1 429 Too Many Requests\r\ncordon-egress: rate-limited\r\n"
+	    "Content-Length: 28\r\nConnection: close\r\n\r\n"
+	    "cordon-egress: rate-limited\n";
+
+	(void)send(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(fd);
+	r->er_limited++;
+}
+
+void
+tunnel_limited_flush(struct erun *r)
+{
+	struct json_object *o;
+
+	if (r->er_limited == 0)
+		return;
+	o = json_object_new_object();
+	json_object_object_add(
+	    o, "kind", json_object_new_string("egress.connect"));
+	json_object_object_add(o, "runId", json_object_new_string(r->er_id));
+	json_object_object_add(o, "agent", json_object_new_string(r->er_agent));
+	json_object_object_add(o, "decision", json_object_new_string("deny"));
+	json_object_object_add(
+	    o, "reason", json_object_new_string("rate-limited"));
+	json_object_object_add(
+	    o, "refused", json_object_new_int64((int64_t)r->er_limited));
+	json_object_object_add(o, "bytesUp", json_object_new_int64(0));
+	json_object_object_add(o, "bytesDown", json_object_new_int64(0));
+	json_object_object_add(o, "durationMs", json_object_new_int64(0));
+	if (audit_emit(eg.eg_d.d_peers[PROC_AUDITD], o, NULL, NULL) == -1)
+		log_warnx("run %s: egress record not sent", r->er_id);
+	json_object_put(o);
+	r->er_limited = 0;
+}
+
 /* Over the cap, or with auditd away: refused at once. */
 static void
 refuse_now(struct erun *r, int fd)
@@ -738,6 +785,11 @@ tunnel_accept_cb(evutil_socket_t lfd, short ev, void *arg)
 			close(fd);
 			continue;
 		}
+		if (!rate_take(&r->er_rate, EG_REC_RATE, EG_REC_BURST)) {
+			refuse_limited(r, fd);
+			continue;
+		}
+		tunnel_limited_flush(r);
 		if (r->er_nconns >= r->er_max_conns ||
 		    r->er_bytes >= r->er_max_bytes) {
 			refuse_now(r, fd);

@@ -319,6 +319,43 @@ def test_eg4_connection_cap(cordon_factory, tmp_path, upstream, eg_env):
     assert "403 Forbidden" in text and "budget-exceeded" in text, text
 
 
+def test_eg4_record_rate_bounds_the_trail(cordon_factory, tmp_path,
+                                          upstream, eg_env):
+    """EG-4, AU-6: an agent opening connections in a loop cannot fill
+    the trail: past the run's record rate each connection is refused
+    (429, rate-limited) before anything is read, with no record of its
+    own, and one rate-limited record counts them; every connection is in
+    the trail, as a record or in a count."""
+    home = egress_home(tmp_path, upstream)
+    c = cordon_factory(home=home)
+    n = 600
+    prog = ("import socket, time, json\n"
+            "t0 = time.monotonic(); got = {}\n"
+            f"for i in range({n}):\n"
+            "    s = socket.create_connection(('127.0.0.1', 3128))\n"
+            "    s.sendall(b'CONNECT nowhere.test:443 HTTP/1.1\\r\\n\\r\\n')\n"
+            "    k = s.recv(64).split(b' ')[1].decode()\n"
+            "    got[k] = got.get(k, 0) + 1\n"
+            "    s.close()\n"
+            "print(json.dumps({'got': got, 's': time.monotonic() - t0}))\n")
+    r, events = long_run(c, prog)
+    out = json.loads([ln for ln in text_of(events).splitlines()
+                      if ln.startswith("{")][0])
+    assert set(out["got"]) == {"403", "429"}, out
+    recs = wait_audit(home, lambda x: x["kind"] == "egress.connect" and
+                      x.get("reason") == "rate-limited")
+    recs = egress_recs(home)
+    one = [x for x in recs if x.get("reason") == "host-not-allowed"]
+    lim = [x for x in recs if x.get("reason") == "rate-limited"]
+    assert len(one) == out["got"]["403"], (len(one), out)
+    assert sum(x["refused"] for x in lim) == out["got"]["429"], (lim, out)
+    assert len(one) + sum(x["refused"] for x in lim) == n
+    # At most the burst, then the rate, over the time the agent took.
+    assert len(one) <= 100 + 20 * (out["s"] + 1), (len(one), out)
+    for x in lim:
+        assert x["decision"] == "deny" and "host" not in x, x
+
+
 def test_eg4_out_of_descriptors_pauses_the_proxy(cordon_factory, tmp_path,
                                                   upstream, eg_env):
     """egressd out of descriptors (its limit lowered under a run that

@@ -591,6 +591,30 @@ def test_per10_favicon_answered_and_not_recorded(cordon):
                 if a["route"] == "/favicon.ico"]
 
 
+def test_per10_refusal_flood_records_bounded(cordon):
+    """PER-10: a flood of refused requests cannot fill the audit disk:
+    at most 100 http.request records at once, then 20 a second; every
+    request is still answered."""
+    import time
+    t0 = time.monotonic()
+    n = 400
+    for _ in range(n):
+        assert cordon.request(target="/nope", auth=False).status == 404
+    took = time.monotonic() - t0
+    def count():
+        return [a for a in audit_records(cordon.home, "http.request")
+                if a["status"] == 404]
+    got, deadline = count(), time.monotonic() + 10
+    while time.monotonic() < deadline:  # until auditd has written all
+        time.sleep(0.3)
+        now = count()
+        if len(now) == len(got):
+            break
+        got = now
+    assert 1 <= len(got) <= 100 + 20 * (took + 1) + 1, (len(got), took)
+    assert len(got) < n, (len(got), took)
+
+
 def test_per5_token_never_in_responses(c):
     sid, key = c.session()
     probes = [
