@@ -89,6 +89,7 @@ static const struct audit_field f_verb[] = {
 	S("agent", OPT, AP_NAME), S("runId", OPT, AP_RUNID),
 	S("verb", REQ, AP_BIN), E("verdict", REQ, e_verdict),
 	S("rule", REQ, AP_RULE),
+	I("refused", OPT, 1, AUDIT_COUNT_MAX), /* rule rate-limited */
 };
 static const struct audit_field f_http[] = {
 	E("method", REQ, e_method), S("route", REQ, AP_ROUTE),

@@ -419,6 +419,58 @@ gate_nonce_take(struct json_object *o, char *nonce)
 	return 0;
 }
 
+/*
+ * A call refused before it is read, with no record of its own (too many
+ * in flight; past the record rate).  A call by path is answered only
+ * with its nonce.
+ */
+static void
+gate_refuse_early(struct gate_item *gi, const uint8_t *buf, size_t n, int fifo,
+    const char *why)
+{
+	struct json_object *o;
+	struct ipc_hdr h;
+
+	if (fifo && n <= GATE_DGRAM_MAX &&
+	    (o = ipc_dgram_decode(buf, n, &h)) != NULL) {
+		(void)gate_nonce_take(o, gi->gi_nonce);
+		json_object_put(o);
+	}
+	gate_answer(gi, 0, why);
+	gate_item_free(gi);
+}
+
+/*
+ * SBX-6, AU-6: a run's calls past its record rate are refused
+ * (rate-limited) and counted; this one verb.run record counts them,
+ * once a token is back or the run's channel closes, so an agent calling
+ * its gate in a loop cannot fill the trail, and every call is in it.
+ */
+void
+gate_limited_flush(struct gate_chan *ch)
+{
+	struct json_object *o;
+
+	if (ch->gc_limited == 0)
+		return;
+	o = json_object_new_object();
+	json_object_object_add(o, "kind", json_object_new_string("verb.run"));
+	json_object_object_add(
+	    o, "agent", json_object_new_string(ch->gc_agent));
+	json_object_object_add(o, "runId", json_object_new_string(ch->gc_run));
+	json_object_object_add(o, "verb", json_object_new_string("-"));
+	json_object_object_add(o, "verdict", json_object_new_string("deny"));
+	json_object_object_add(
+	    o, "rule", json_object_new_string("rate-limited"));
+	json_object_object_add(
+	    o, "refused", json_object_new_int64((int64_t)ch->gc_limited));
+	if (audit_emit(gd.gd_d.d_peers[PROC_AUDITD], o, NULL, NULL) == -1)
+		log_warnx("gate: run %s: its rate-limited record not sent",
+		    ch->gc_run);
+	json_object_put(o);
+	ch->gc_limited = 0;
+}
+
 /* One call with its reply socket rfd; fifo: a call by path (SBX-8). */
 void
 gate_handle(
@@ -445,16 +497,15 @@ gate_handle(
 	TAILQ_INSERT_TAIL(&gd.gd_items, gi, gi_entry);
 	if (ch->gc_inflight >= GATE_INFLIGHT_MAX) {
 		log_warnx("gate: run %s: too many calls in flight", ch->gc_run);
-		/* A call by path is answered only with its nonce. */
-		if (fifo && n <= GATE_DGRAM_MAX &&
-		    (o = ipc_dgram_decode(buf, n, &h)) != NULL) {
-			(void)gate_nonce_take(o, gi->gi_nonce);
-			json_object_put(o);
-		}
-		gate_answer(gi, 0, "busy");
-		gate_item_free(gi);
+		gate_refuse_early(gi, buf, n, fifo, "busy");
 		return;
 	}
+	if (!rate_take(&ch->gc_rate, GATE_REC_RATE, GATE_REC_BURST)) {
+		gate_refuse_early(gi, buf, n, fifo, "rate-limited");
+		ch->gc_limited++;
+		return;
+	}
+	gate_limited_flush(ch);
 	if (n > GATE_DGRAM_MAX || (o = ipc_dgram_decode(buf, n, &h)) == NULL ||
 	    h.type != MSG_GATE_CHECK || h.id != 0 ||
 	    h.flags != (fifo ? 0 : IPC_FLAG_FD) ||

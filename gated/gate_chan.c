@@ -126,6 +126,7 @@ gate_chan_close(struct gate_chan *ch)
 
 	if (ch == NULL)
 		return;
+	gate_limited_flush(ch);
 	if (ch->gc_ev != NULL)
 		event_free(ch->gc_ev);
 	if (ch->gc_relay_ev != NULL)

@@ -25,6 +25,7 @@
 #include "gate.h"
 #include "msg.h"
 #include "protect.h"
+#include "util.h"
 
 #define GATE_HELD_MAX	  32   /* approvals held, all runs */
 #define GATE_HELD_RUN_MAX 8    /* approvals held, one run */
@@ -32,6 +33,8 @@
 #define GATE_ARGS_MAX	  512  /* bytes of cleaned args shown */
 #define GATED_RUNS_MAX	  256  /* runs at once */
 #define GATED_LINKS_BYTES 8192 /* a run's pc_links, packed */
+#define GATE_REC_RATE	  20   /* verb.run records a second, per run */
+#define GATE_REC_BURST	  100  /* ... and at once */
 
 struct event;
 
@@ -52,8 +55,10 @@ struct gate_chan {
 	char gc_extra[PROTECT_EXTRA_MAX][PATH_MAX];
 	char gc_links[GATED_LINKS_BYTES]; /* pc_links, one after another */
 	char gc_runs[PATH_MAX];
-	size_t gc_inflight; /* calls awaiting their audit ack */
-	size_t gc_held;	    /* its calls held for the operator */
+	size_t gc_inflight;	 /* calls awaiting their audit ack */
+	struct rate gc_rate;	 /* one token per verb.run record */
+	unsigned int gc_limited; /* calls refused for want of one */
+	size_t gc_held;		 /* its calls held for the operator */
 };
 
 enum gi_state { GI_AUDIT, GI_HELD };
@@ -110,6 +115,7 @@ void gate_rule_set(char *dst, size_t dstsz, const char *src);
 void gate_answer(struct gate_item *, int allow, const char *rule);
 /* verb.run to auditd; the answer once it is acknowledged. */
 void gate_audit(struct gate_item *, const char *verdict, int allow);
+void gate_limited_flush(struct gate_chan *); /* the rate-limited, counted */
 /* One call with its reply socket rfd; fifo: a call by path (SBX-8). */
 void gate_handle(
     struct gate_chan *, const uint8_t *buf, size_t n, int rfd, int fifo);

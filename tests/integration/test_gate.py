@@ -207,6 +207,37 @@ def test_sbx6_where_a_protected_entry_links_is_protected(
     assert ("cat", "protected-path") in rules, rules
 
 
+def test_sbx6_record_rate_bounds_the_trail(gate):
+    """SBX-6, AU-6: an agent calling its gate in a loop cannot fill the
+    trail: past the run's record rate (100 at once, 20 a second) a call
+    is refused (rate-limited) with no record of its own, and one
+    verb.run record counts those; every call is in the trail.  Raw
+    calls on the channel, each refused and recorded as bad-request
+    while the rate allows."""
+    n = 400
+    r, ev = run(gate, "gatebot", json.dumps([{"junk": "fd"}] * n))
+    assert r.status == 200, r
+    res = results(ev)
+    assert len(res) == n, len(res)
+    rules = [x["reply"]["body"].get("rule") for x in res.values()]
+    assert set(rules) == {"bad-request", "rate-limited"}, set(rules)
+    # The last count is written when the run's channel closes, which
+    # may come after the run's answer: wait until every refusal counts.
+    deadline = time.monotonic() + HTTP_S
+    while True:
+        recs = verb_runs(gate.home)
+        one = [x for x in recs if x["rule"] == "bad-request"]
+        lim = [x for x in recs if x["rule"] == "rate-limited"]
+        if sum(x["refused"] for x in lim) >= rules.count("rate-limited") \
+                or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert len(one) == rules.count("bad-request"), (len(one), rules)
+    assert sum(x["refused"] for x in lim) == rules.count("rate-limited")
+    for x in lim:
+        assert x["verdict"] == "deny" and x["verb"] == "-", x
+
+
 def test_sbx6_dangling_link_and_git_internals(gate, tmp_path):
     """SBX-6: a path through a dangling symlink has no known target (a
     link to a not yet existing ~/.ssh/authorized_keys looked like a
