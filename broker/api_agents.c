@@ -6,6 +6,7 @@
  * and hasKey flags).  Touches no files.
  */
 #include <sys/queue.h>
+#include <sys/socket.h>
 
 #include <limits.h>
 #include <stdio.h>
@@ -32,6 +33,13 @@
 #define AGENTS_ACTION_WAIT_S 65 /* longest action (60 s) + margin */
 #define AGENTS_STREAM_IDLE_S 3600
 #define AGENTS_CLIENT_MAX    (1024 * 1024) /* unsent bytes to a client */
+/*
+ * PER-8: unsent bytes past which a stream's client counts as gone.  Text
+ * waits for credits (AGENTS_CLIENT_MAX, RUN_WINDOW), but a run's other
+ * events (its egress connections, its tools) do not: an agent making
+ * them faster than its client takes them must not grow our buffer.
+ */
+#define AGENTS_CLIENT_CUT (4 * AGENTS_CLIENT_MAX)
 
 /* One NDJSON stream to a client. */
 struct stream {
@@ -41,6 +49,9 @@ struct stream {
 	struct ipc_conn *s_spawner; /* the channel the run lives on */
 	uint64_t s_credit;	    /* relayed text not yet credited */
 	size_t s_bytes;		    /* NDJSON bytes sent, for http.request */
+	int s_cut;		    /* too far behind: cut, its run cancelled */
+	struct evbuffer *s_out;	    /* lines not yet handed to evhttp */
+	struct event *s_flush;	    /* hands them over */
 	LIST_ENTRY(stream) s_entry;
 };
 
@@ -215,33 +226,55 @@ stream_find(const char *id)
 	return NULL;
 }
 
+/* What stream_line gathered goes to the client as one chunk. */
+static void
+stream_flush(struct stream *s)
+{
+	if (s->s_req != NULL && evbuffer_get_length(s->s_out) > 0)
+		evhttp_send_reply_chunk(s->s_req, s->s_out);
+	evbuffer_drain(s->s_out, evbuffer_get_length(s->s_out));
+}
+
+static void
+stream_flush_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	stream_flush(arg);
+}
+
+/*
+ * One NDJSON line, sent once the events at hand are all read: a chunk
+ * per line would cost its client's buffer a whole allocation per line,
+ * many times its bytes (PER-8).
+ */
 static void
 stream_line(struct stream *s, struct json_object *o)
 {
-	struct evbuffer *b;
 	const char *t;
 	size_t len;
 
-	if (s->s_req == NULL || (b = evbuffer_new()) == NULL)
+	if (s->s_req == NULL || s->s_cut)
 		return;
 	t = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
-	evbuffer_add(b, t, len);
-	evbuffer_add(b, "\n", 1);
+	evbuffer_add(s->s_out, t, len);
+	evbuffer_add(s->s_out, "\n", 1);
 	s->s_bytes += len + 1;
-	evhttp_send_reply_chunk(s->s_req, b);
-	evbuffer_free(b);
+	event_active(s->s_flush, EV_TIMEOUT, 0);
 }
 
 static void
 stream_free(struct stream *s)
 {
 	if (s->s_req != NULL) {
+		if (!s->s_cut)
+			stream_flush(s);
 		if (s->s_evcon != NULL)
 			evhttp_connection_set_closecb(s->s_evcon, NULL, NULL);
 		reqlog_end(s->s_req, 200, s->s_bytes);
 		evhttp_send_reply_end(s->s_req);
 	}
 	LIST_REMOVE(s, s_entry);
+	event_free(s->s_flush);
+	evbuffer_free(s->s_out);
 	free(s);
 	if (LIST_EMPTY(&streams) && streams_watch != NULL)
 		event_del(streams_watch);
@@ -294,8 +327,29 @@ stream_gone(struct evhttp_connection *evcon, void *arg)
 		reqlog_gone(s->s_req);
 	s->s_req = NULL;
 	s->s_evcon = NULL;
-	stream_cancel(s->s_id);
+	if (!s->s_cut)
+		stream_cancel(s->s_id);
 	stream_free(s);
+}
+
+/*
+ * PER-8: the client is AGENTS_CLIENT_CUT behind: taken as gone.  Its
+ * run is cancelled, nothing more is queued for it, and its socket is
+ * shut down, so evhttp drops what it holds and calls stream_gone.
+ */
+static void
+stream_cut(struct stream *s)
+{
+	struct bufferevent *bev;
+	int fd;
+
+	log_warnx("a run's client fell too far behind: run cancelled");
+	s->s_cut = 1;
+	stream_cancel(s->s_id);
+	if (s->s_evcon != NULL &&
+	    (bev = evhttp_connection_get_bufferevent(s->s_evcon)) != NULL &&
+	    (fd = bufferevent_getfd(bev)) != -1)
+		shutdown(fd, SHUT_RDWR);
 }
 
 /* A lost spawner channel ends every stream it carried, honestly. */
@@ -356,7 +410,13 @@ run_started_cb(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 			stream_cancel(id);
 			return;
 		}
-		if ((s = calloc(1, sizeof(*s))) == NULL) {
+		if ((s = calloc(1, sizeof(*s))) == NULL ||
+		    (s->s_out = evbuffer_new()) == NULL ||
+		    (s->s_flush = event_new(broker.b_d.d_base, -1, 0,
+			 stream_flush_cb, s)) == NULL) {
+			if (s != NULL && s->s_out != NULL)
+				evbuffer_free(s->s_out);
+			free(s);
 			stream_cancel(id);
 			send_error(req, 500, "internal");
 			return;
@@ -494,16 +554,22 @@ api_agent_run(struct evhttp_request *req, const struct api_params *p)
  * credits, and we credit only what a client is taking, so a slow client
  * slows its agent instead of growing anyone's buffers.
  */
-static int
-stream_client_slow(struct stream *s)
+static size_t
+stream_unsent(struct stream *s)
 {
 	struct bufferevent *bev;
 
 	if (s->s_evcon == NULL ||
 	    (bev = evhttp_connection_get_bufferevent(s->s_evcon)) == NULL)
 		return 0;
-	return evbuffer_get_length(bufferevent_get_output(bev)) >
-	       AGENTS_CLIENT_MAX;
+	return evbuffer_get_length(bufferevent_get_output(bev)) +
+	       evbuffer_get_length(s->s_out);
+}
+
+static int
+stream_client_slow(struct stream *s)
+{
+	return stream_unsent(s) > AGENTS_CLIENT_MAX;
 }
 
 static void
@@ -512,7 +578,8 @@ stream_credit(struct stream *s)
 	struct timeval tv = {0, 10 * 1000};
 	struct json_object *o;
 
-	if (s->s_credit == 0 || s->s_spawner != broker_peer(PROC_SPAWNER))
+	if (s->s_credit == 0 || s->s_cut ||
+	    s->s_spawner != broker_peer(PROC_SPAWNER))
 		return;
 	if (stream_client_slow(s)) {
 		if (credits_timer != NULL)
@@ -563,6 +630,8 @@ agents_run_event_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 		return;
 	}
 	json_object_object_del(o, "runId");
+	if (!s->s_cut && stream_unsent(s) > AGENTS_CLIENT_CUT)
+		stream_cut(s);
 	if (strcmp(kind, "unsaved") == 0) {
 		stream_free(s);
 		return;

@@ -1,0 +1,113 @@
+# PER-8: resource exhaustion against the daemons.  A hostile agent makes
+# events that are not text (its stream-json retry notices; a proxy run's
+# connection reports are the same kind) faster than its client takes
+# them: text waits for the client (the credit window), these do not, so
+# the broker must bound what it holds for that client itself.  Past the
+# bound the client counts as gone: its connection is cut and its run
+# cancelled.  A flood under the bound reaches a client that reads, whole.
+# Every bound is a count or a size read from /proc, never a duration.
+import json
+import socket
+
+from agents_util import HTTP_S, wait_audit
+from conftest import HOSTILE, run_world
+
+import pytest
+
+# Enough notices that what they take in NDJSON is several times
+# AGENTS_CLIENT_CUT (4 MiB) plus the most loopback TCP buffers hold.
+FLOOD_LINES = 320_000
+# Well under AGENTS_CLIENT_CUT in NDJSON, even if the client read none.
+SMALL_LINES = 12_800
+# The broker's peak resident memory after a flood: its own few MiB plus
+# the bound, far under what holding a whole flood takes.
+BROKER_HWM_KIB = 32 * 1024
+
+
+
+def flooder(name):
+    return (f"name: {name}\ntransport: streamJson\ntransportConfig:\n"
+            f"  bin: {HOSTILE}\n  args: [\"-z\", \"{{prompt}}\"]\n"
+            "  timeoutMs: 120000\n"
+            "limits:\n  runOutputBytes: 67108864\n"
+            "sandbox:\n  network: none\n")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    yield from run_world(tmp_path_factory, extra={
+        "flooder": flooder("flooder"),
+        "flooder2": flooder("flooder2"),
+    })
+
+
+def broker_hwm_kib(world):
+    with open(f"/proc/{world.pids()['broker']}/status") as f:
+        for ln in f:
+            if ln.startswith("VmHWM:"):
+                return int(ln.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def start_run(c, agent, prompt, rcvbuf=None):
+    body = json.dumps({"prompt": prompt}).encode()
+    s = socket.socket()
+    if rcvbuf is not None:  # a client that takes next to nothing
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(HTTP_S)
+    s.connect(("127.0.0.1", c.port))
+    s.sendall((f"POST /api/agents/{agent}/run HTTP/1.1\r\n"
+               f"Host: 127.0.0.1:{c.port}\r\n"
+               f"Authorization: Bearer {c.token}\r\n"
+               "Content-Type: application/json\r\n"
+               f"Content-Length: {len(body)}\r\n"
+               "Connection: close\r\n\r\n").encode() + body)
+    return s
+
+
+def read_to_end(s):
+    data = b""
+    while True:
+        try:
+            chunk = s.recv(1 << 20)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return data
+
+
+def run_over(world, agent):
+    return wait_audit(world.home, lambda r: r.get("agent") == agent and
+                      r["kind"] in ("agent.invoke.complete",
+                                    "agent.invoke.error"), bound=120)
+
+
+def test_per8_events_outpacing_their_client_cut_it(c, world):
+    s = start_run(c, "flooder", f"retryflood {FLOOD_LINES}", rcvbuf=4096)
+    # The client reads nothing until the run is over.
+    run_over(world, "flooder")
+    data = read_to_end(s)
+    assert data.startswith(b"HTTP/1.1 200 "), data[:200]
+    # Cut: the stream never ends (no done), far short of the flood.
+    assert b'"kind":"done"' not in data
+    assert data.count(b'"kind":"notice"') < FLOOD_LINES // 2
+    assert broker_hwm_kib(world) < BROKER_HWM_KIB
+    # The broker still answers, and the next run is whole.
+    assert c.health()["status"] == "ok"
+    s = start_run(c, "flooder", f"retryflood {SMALL_LINES}")
+    data = read_to_end(s)
+    assert data.count(b'"kind":"notice"') == SMALL_LINES
+    assert b'"kind":"done"' in data
+
+
+def test_per8_flood_under_the_bound_reaches_a_slow_client_whole(c, world):
+    # Under the bound, a client that takes nothing until the run is over
+    # loses nothing.
+    s = start_run(c, "flooder2", f"retryflood {SMALL_LINES}", rcvbuf=4096)
+    run_over(world, "flooder2")
+    data = read_to_end(s)
+    assert data.count(b'"kind":"notice"') == SMALL_LINES
+    assert b'"kind":"done"' in data
