@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 
 static const char *log_proc = "cordon";
 static int log_debug_on;
@@ -134,4 +135,26 @@ fatalx(const char *fmt, ...)
 	vlog(3, 0, fmt, ap);
 	va_end(ap);
 	exit(1);
+}
+
+/* The lines left out for run, if any, said once. */
+void
+log_limit_end(struct log_limit *l, const char *run)
+{
+	if (l->ll_left > 0)
+		log_warnx("run %s: %u more lines like these left out", run,
+		    l->ll_left);
+	l->ll_left = 0;
+}
+
+/* 1: log the line; 0: leave it out, counted. */
+int
+log_limit(struct log_limit *l, const char *run)
+{
+	if (!rate_take(&l->ll_rate, 1, LOG_LIMIT_N)) {
+		l->ll_left++;
+		return 0;
+	}
+	log_limit_end(l, run);
+	return 1;
 }

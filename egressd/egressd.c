@@ -78,6 +78,7 @@ run_free(struct erun *r, const char *end)
 		event_free(r->er_accept_ev);
 	if (r->er_accept_pause != NULL)
 		event_free(r->er_accept_pause);
+	log_limit_end(&r->er_loglim, r->er_id);
 	if (r->er_fd != -1)
 		close(r->er_fd);
 	TAILQ_REMOVE(&eg.eg_runs, r, er_entry);

@@ -21,6 +21,7 @@
 
 #include "daemon.h"
 #include "egress.h"
+#include "log.h"
 #include "util.h"
 
 struct bufferevent;
@@ -70,6 +71,7 @@ struct erun {
 	int er_fd; /* the listener, in the run's netns */
 	struct event *er_accept_ev;
 	struct event *er_accept_pause; /* out of descriptors: resumes it */
+	struct log_limit er_loglim;    /* the lines its proxy causes */
 	unsigned int er_nconns;
 	unsigned int er_seq;	     /* connections accepted so far, numbered */
 	unsigned long long er_bytes; /* both ways, all tunnels */

@@ -752,7 +752,9 @@ accept_pause(struct erun *r)
 {
 	struct timeval tv = {0, EG_ACCEPT_PAUSE_MS * 1000};
 
-	log_warnx("run %s: out of descriptors; its proxy waits", r->er_id);
+	if (log_limit(&r->er_loglim, r->er_id))
+		log_warnx(
+		    "run %s: out of descriptors; its proxy waits", r->er_id);
 	event_del(r->er_accept_ev);
 	if (r->er_accept_pause == NULL)
 		r->er_accept_pause =

@@ -496,7 +496,9 @@ gate_handle(
 	gate_scpy(gi->gi_run, sizeof(gi->gi_run), ch->gc_run);
 	TAILQ_INSERT_TAIL(&gd.gd_items, gi, gi_entry);
 	if (ch->gc_inflight >= GATE_INFLIGHT_MAX) {
-		log_warnx("gate: run %s: too many calls in flight", ch->gc_run);
+		if (log_limit(&ch->gc_loglim, ch->gc_run))
+			log_warnx("gate: run %s: too many calls in flight",
+			    ch->gc_run);
 		gate_refuse_early(gi, buf, n, fifo, "busy");
 		return;
 	}
@@ -511,16 +513,19 @@ gate_handle(
 	    h.flags != (fifo ? 0 : IPC_FLAG_FD) ||
 	    (fifo && gate_nonce_take(o, gi->gi_nonce) == -1) ||
 	    gate_call_parse(o, &k) == -1) {
-		log_warnx("gate: run %s: malformed call refused", ch->gc_run);
+		if (log_limit(&ch->gc_loglim, ch->gc_run))
+			log_warnx(
+			    "gate: run %s: malformed call refused", ch->gc_run);
 		result_set(&res, GATE_DENY, "-", "bad-request");
 	} else {
 		gate_decide(ch, &k, cwd, sizeof(cwd), &res);
 		/* SBX-8: an answer its caller would not wait for is none. */
 		if (res.g_verdict != GATE_DENY &&
 		    k.gk_deadline - (int64_t)now_ms_mono() < GATE_LATE_MS) {
-			log_warnx(
-			    "gate: run %s: a call came too late to answer",
-			    ch->gc_run);
+			if (log_limit(&ch->gc_loglim, ch->gc_run))
+				log_warnx("gate: run %s: a call came too late "
+					  "to answer",
+				    ch->gc_run);
 			result_set(
 			    &res, GATE_DENY, res.g_verb, "past-deadline");
 		}
@@ -532,8 +537,9 @@ gate_handle(
 			json_object_put(o);
 			return;
 		}
-		log_warnx(
-		    "gate: run %s: approval could not be held", ch->gc_run);
+		if (log_limit(&ch->gc_loglim, ch->gc_run))
+			log_warnx("gate: run %s: approval could not be held",
+			    ch->gc_run);
 		gate_rule_set(gi->gi_rule, sizeof(gi->gi_rule),
 		    r == -2 ? "ask-too-long" : "ask-unavailable");
 		res.g_verdict = GATE_DENY;

@@ -59,8 +59,10 @@ gate_read(struct gate_chan *ch, int fd, struct event *ev, int relay)
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return;
 		if (errno == EPROTO) {
-			log_warnx("gate: run %s: bad descriptors, call dropped",
-			    ch->gc_run);
+			if (log_limit(&ch->gc_loglim, ch->gc_run))
+				log_warnx("gate: run %s: bad descriptors, call "
+					  "dropped",
+				    ch->gc_run);
 			return;
 		}
 		log_warn("gate: run %s: read", ch->gc_run);
@@ -75,8 +77,10 @@ gate_read(struct gate_chan *ch, int fd, struct event *ev, int relay)
 	if (nfds != 1 || !reply_sock_ok(fds[0])) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
-		log_warnx("gate: run %s: call without a reply socket dropped",
-		    ch->gc_run);
+		if (log_limit(&ch->gc_loglim, ch->gc_run))
+			log_warnx("gate: run %s: call without a reply socket "
+				  "dropped",
+			    ch->gc_run);
 		return;
 	}
 	gate_handle(ch, buf, (size_t)n, fds[0], relay);
@@ -127,6 +131,7 @@ gate_chan_close(struct gate_chan *ch)
 	if (ch == NULL)
 		return;
 	gate_limited_flush(ch);
+	log_limit_end(&ch->gc_loglim, ch->gc_run);
 	if (ch->gc_ev != NULL)
 		event_free(ch->gc_ev);
 	if (ch->gc_relay_ev != NULL)

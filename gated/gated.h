@@ -23,6 +23,7 @@
 #include "cordon_limits.h"
 #include "daemon.h"
 #include "gate.h"
+#include "log.h"
 #include "msg.h"
 #include "protect.h"
 #include "util.h"
@@ -55,10 +56,11 @@ struct gate_chan {
 	char gc_extra[PROTECT_EXTRA_MAX][PATH_MAX];
 	char gc_links[GATED_LINKS_BYTES]; /* pc_links, one after another */
 	char gc_runs[PATH_MAX];
-	size_t gc_inflight;	 /* calls awaiting their audit ack */
-	struct rate gc_rate;	 /* one token per verb.run record */
-	unsigned int gc_limited; /* calls refused for want of one */
-	size_t gc_held;		 /* its calls held for the operator */
+	size_t gc_inflight;	    /* calls awaiting their audit ack */
+	struct rate gc_rate;	    /* one token per verb.run record */
+	unsigned int gc_limited;    /* calls refused for want of one */
+	size_t gc_held;		    /* its calls held for the operator */
+	struct log_limit gc_loglim; /* the lines its calls cause */
 };
 
 enum gi_state { GI_AUDIT, GI_HELD };

@@ -52,6 +52,7 @@ struct gate_chan {
 	char gc_ws[PATH_MAX]; /* the workspace, resolved */
 	const struct gate_policy *gc_policy;
 	const struct redact_keys *gc_keys; /* the run's, for its lifetime */
+	struct log_limit gc_loglim;	   /* the lines its calls cause */
 };
 
 static TAILQ_HEAD(, gate_chan) gate_chans = TAILQ_HEAD_INITIALIZER(gate_chans);
@@ -225,7 +226,9 @@ slot_relay(struct gate_slot *gs, const uint8_t *buf, size_t len)
 		return;
 	}
 	if (ipc_sendmsg_fd(ch->gc_relay[1], buf, len, rp[1]) != (ssize_t)len) {
-		log_warnx("gate: run %s: a call by path dropped", ch->gc_run);
+		if (log_limit(&ch->gc_loglim, ch->gc_run))
+			log_warnx(
+			    "gate: run %s: a call by path dropped", ch->gc_run);
 		close(rp[0]);
 		close(rp[1]);
 		return;
@@ -292,9 +295,11 @@ gate_slot_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 	/* EOF: the caller closed N.in, its request is whole. */
 	len = evbuffer_get_length(gs->gs_buf);
-	if (gs->gs_over)
-		log_warnx("gate: run %s: a call too large dropped", ch->gc_run);
-	else if (len > 0)
+	if (gs->gs_over) {
+		if (log_limit(&ch->gc_loglim, ch->gc_run))
+			log_warnx("gate: run %s: a call too large dropped",
+			    ch->gc_run);
+	} else if (len > 0)
 		slot_relay(gs, evbuffer_pullup(gs->gs_buf, -1), len);
 	evbuffer_drain(gs->gs_buf, len);
 	gs->gs_over = 0;
@@ -414,6 +419,7 @@ gate_chan_close(struct gate_chan *ch)
 
 	if (ch == NULL)
 		return;
+	log_limit_end(&ch->gc_loglim, ch->gc_run);
 	if (c != NULL) {
 		o = json_object_new_object();
 		json_object_object_add(

@@ -8,8 +8,9 @@
 # Every bound is a count or a size read from /proc, never a duration.
 import json
 import socket
+import time
 
-from agents_util import HTTP_S, wait_audit
+from agents_util import HTTP_S, run, text_of, wait_audit
 from conftest import HOSTILE, run_world
 
 import pytest
@@ -111,3 +112,43 @@ def test_per8_flood_under_the_bound_reaches_a_slow_client_whole(c, world):
     data = read_to_end(s)
     assert data.count(b'"kind":"notice"') == SMALL_LINES
     assert b'"kind":"done"' in data
+
+
+# ---- an agent's calls that each cost a log line ----
+
+# Far more calls than the log lets through for one run in the time they
+# take; the old log had a line for each.
+GATE_FLOOD = 20_000
+GATE_PATH_FLOOD = 400
+# LOG_LIMIT_N lines at once, one a second after, and the lines saying how
+# many were left out, for as long as a flood could last on a slow host.
+LOG_LINES_MAX = 60
+
+
+def run_lines(c, rid):
+    return [ln for ln in c.stderr().splitlines() if f"run {rid}" in ln]
+
+
+@pytest.mark.parametrize("mode,n,what", [
+    ("gateflood", GATE_FLOOD, "call without a reply socket dropped"),
+    ("gatepathflood", GATE_PATH_FLOOD, "a call too large dropped"),
+])
+def test_per8_gate_call_flood_bounded_in_the_log(c, world, mode, n, what):
+    r, ev = run(c, "hostile", f"{mode} {n}")
+    assert r.status == 200, r
+    assert text_of(ev) == "sent\n", [e.get("stderrTail") for e in ev]
+    rid = ev[0]["runId"]
+    # The daemon may still be reading the last calls: until it says
+    # what it left out (at the latest when the run's channel closes).
+    deadline = time.monotonic() + HTTP_S
+    while time.monotonic() < deadline:
+        lines = run_lines(c, rid)
+        if any("more lines like these left out" in ln for ln in lines):
+            break
+        time.sleep(0.1)
+    assert any(what in ln for ln in lines), lines[:5]
+    assert len(lines) <= LOG_LINES_MAX, len(lines)
+    # What was left out is said, with its count.
+    left = [ln for ln in lines if "more lines like these left out" in ln]
+    assert left, lines[-5:]
+    assert c.health()["status"] == "ok"
