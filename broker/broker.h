@@ -33,8 +33,15 @@ struct json_shape;
  * (every connection, until its first request) share a small budget of
  * their own, in count and in time, so the operator always finds room.
  */
-#define BROKER_ANON_MAX	    32
-#define BROKER_ANON_S	    3
+#define BROKER_ANON_MAX 32
+#define BROKER_ANON_S	3
+/*
+ * PER-8: connections held at once, whoever proved what, below
+ * BROKER_NOFILE by what the broker's own descriptors take (its channels,
+ * the listener, stdio), so accept(2) never meets RLIMIT_NOFILE: at the
+ * bound a new connection sheds the oldest idle one.
+ */
+#define BROKER_CONNS_MAX    (BROKER_NOFILE - 32)
 #define BROKER_MAX_SESSIONS MSG_SESSIONS_MAX
 /*
  * A dashboard session lasts 12 h at most: the cookie goes to every port

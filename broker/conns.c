@@ -24,7 +24,10 @@
  * are held: a new one makes the oldest idle one leave.  Another local
  * user can open connections without the token, but can hold only a
  * handful, briefly; a proven connection is never shed for them, and a
- * new one of the operator's finds room at once.
+ * new one of the operator's finds room at once.  Connections that did
+ * prove themselves are bounded by BROKER_CONNS_MAX, under
+ * BROKER_NOFILE: at that bound the oldest idle connection leaves, so
+ * accept(2) keeps finding a descriptor.
  *
  * PER-9: a request evhttp's own parser refuses (a bad request line or
  * header line, headers or body over the bounds) is answered by evhttp
@@ -70,7 +73,7 @@ struct conn {
 	uint64_t c_deadline; /* monotonic ms; 0 while a request is answered */
 	int c_routed;	     /* one of its requests is being answered */
 	int c_proven;	     /* one of its requests carried the token */
-	int c_shed;	     /* cut to make room; gone at evhttp's pace */
+	int c_shed;	     /* cut; gone at evhttp's pace */
 	int c_fixing;	     /* c_fix is scheduled, or has rewritten */
 	struct event *c_fix; /* replaces evhttp's own error page */
 	struct evbuffer_cb_entry *c_outcb;
@@ -99,13 +102,24 @@ conn_released(struct conn *c)
 	return eventcb == NULL;
 }
 
+/* Cut c (past its deadline, or to make room); evhttp sees it leave. */
+static void
+conn_shed(struct conn *c)
+{
+	int fd;
+
+	c->c_shed = 1;
+	c->c_deadline = 0;
+	if ((fd = bufferevent_getfd(c->c_bev)) != -1)
+		shutdown(fd, SHUT_RDWR);
+}
+
 /* Drop the connections evhttp has freed; cut the ones past deadline. */
 static void
 conns_sweep(void)
 {
 	struct conn *c, *next;
 	uint64_t now = now_ms_mono();
-	int fd;
 
 	for (c = TAILQ_FIRST(&conns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, c_entry);
@@ -119,11 +133,8 @@ conns_sweep(void)
 			event_free(c->c_fix);
 			bufferevent_decref(c->c_bev);
 			free(c);
-		} else if (c->c_deadline != 0 && now >= c->c_deadline) {
-			c->c_deadline = 0;
-			if ((fd = bufferevent_getfd(c->c_bev)) != -1)
-				shutdown(fd, SHUT_RDWR);
-		}
+		} else if (c->c_deadline != 0 && now >= c->c_deadline)
+			conn_shed(c);
 	}
 	if (conns_n == 0)
 		evtimer_del(conns_tick);
@@ -139,29 +150,38 @@ conn_deadline(const struct conn *c)
 
 /*
  * A new connection is coming: if those that proved nothing are at their
- * bound, the oldest idle one leaves (the list is in accept order).
+ * bound, the oldest idle one leaves (the list is in accept order); if all
+ * held are at BROKER_CONNS_MAX, the one idle longest of any kind does, so
+ * a client with the token that leaves connections open (a runaway
+ * script) cannot keep the dashboard out either.
  */
 static void
 conns_make_room(void)
 {
-	struct conn *c, *oldest = NULL;
-	size_t n = 0;
-	int fd;
+	struct conn *c, *oldest = NULL, *oldest_any = NULL;
+	size_t n = 0, all = 0;
 
 	TAILQ_FOREACH (c, &conns, c_entry) {
-		if (c->c_proven || c->c_shed || conn_released(c))
+		if (c->c_shed || conn_released(c))
+			continue;
+		all++;
+		/* the one idle longest: its deadline comes first */
+		if (!c->c_routed && (oldest_any == NULL ||
+					c->c_deadline < oldest_any->c_deadline))
+			oldest_any = c;
+		if (c->c_proven)
 			continue;
 		n++;
 		if (oldest == NULL && !c->c_routed)
 			oldest = c;
 	}
-	if (n < BROKER_ANON_MAX || oldest == NULL)
-		return;
-	oldest->c_shed = 1;
-	oldest->c_deadline = 0;
-	if ((fd = bufferevent_getfd(oldest->c_bev)) != -1)
-		shutdown(fd, SHUT_RDWR);
-	log_debug("connection without credentials shed to make room");
+	if (n >= BROKER_ANON_MAX && oldest != NULL) {
+		conn_shed(oldest);
+		log_debug("connection without credentials shed to make room");
+	} else if (all >= BROKER_CONNS_MAX && oldest_any != NULL) {
+		conn_shed(oldest_any);
+		log_debug("idle connection shed to make room");
+	}
 }
 
 static void

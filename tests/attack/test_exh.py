@@ -7,10 +7,13 @@
 # cancelled.  A flood under the bound reaches a client that reads, whole.
 # Every bound is a count or a size read from /proc, never a duration.
 import json
+import os
+import resource
 import socket
 import time
 
 from agents_util import HTTP_S, run, text_of, wait_audit
+import test_conns as tc
 from conftest import HOSTILE, run_world
 
 import pytest
@@ -152,3 +155,43 @@ def test_per8_gate_call_flood_bounded_in_the_log(c, world, mode, n, what):
     left = [ln for ln in lines if "more lines like these left out" in ln]
     assert left, lines[-5:]
     assert c.health()["status"] == "ok"
+
+
+# ---- a client with the token that leaves its connections open ----
+
+BROKER_NOFILE = 256  # broker.h
+BROKER_CONNS_MAX = BROKER_NOFILE - 32
+RUNAWAY_CONNS = 400
+
+
+def broker_fds(world):
+    return len(os.listdir(f"/proc/{world.pids()['broker']}/fd"))
+
+
+def test_per8_proven_connections_left_open_leave_room(c, world):
+    """A runaway script with the token opens keep-alive connections, one
+    request each, and never closes them: past BROKER_CONNS_MAX the one
+    idle longest is shed for each new one, so the broker never runs out
+    of descriptors (before, it stopped accepting at RLIMIT_NOFILE until
+    the first ones timed out) and every request is answered."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1024:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, hard), hard))
+    socks, most = [], 0
+    try:
+        for i in range(RUNAWAY_CONNS):
+            s = socket.create_connection(("127.0.0.1", c.port),
+                                         timeout=HTTP_S)
+            socks.append(s)
+            s.sendall(tc.head(c))
+            r = tc.read_answer(s, HTTP_S)
+            assert r is not None and r[0] == 200, (i, r)
+            most = max(most, broker_fds(world))
+        assert most < BROKER_NOFILE - 8, most
+        held = sum(tc.still_open(s) for s in socks)
+        assert held <= BROKER_CONNS_MAX, held
+        r = c.request()
+        assert r is not None and r.status == 200, r
+    finally:
+        for s in socks:
+            s.close()
