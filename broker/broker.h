@@ -41,7 +41,14 @@ struct json_shape;
  * the listener, stdio), so accept(2) never meets RLIMIT_NOFILE: at the
  * bound a new connection sheds the oldest idle one.
  */
-#define BROKER_CONNS_MAX    (BROKER_NOFILE - 32)
+#define BROKER_CONNS_MAX (BROKER_NOFILE - 32)
+/*
+ * PER-8: requests that wait long for their answer (a job's wait, an
+ * action, a mission run) at once, a fraction of BROKER_CONNS_MAX: they
+ * cannot be shed, so past it the answer is 429 busy and the rest of the
+ * connections stay for everyone else.
+ */
+#define BROKER_WAITS_MAX    64
 #define BROKER_MAX_SESSIONS MSG_SESSIONS_MAX
 /*
  * A dashboard session lasts 12 h at most: the cookie goes to every port

@@ -414,7 +414,10 @@ serve_favicon(struct evhttp_request *req)
 struct api_pending {
 	struct evhttp_request *ap_req; /* NULL once the client went away */
 	struct evhttp_connection *ap_evcon;
+	int ap_long; /* counted in api_waits */
 };
+
+static size_t api_waits; /* long waits held (BROKER_WAITS_MAX) */
 
 static void
 api_conn_closed(struct evhttp_connection *evcon, void *arg)
@@ -451,6 +454,8 @@ api_release(void *handle)
 
 	if (ap->ap_evcon != NULL)
 		evhttp_connection_set_closecb(ap->ap_evcon, NULL, NULL);
+	if (ap->ap_long)
+		api_waits--;
 	free(ap);
 	return req;
 }
@@ -462,13 +467,23 @@ api_ask_wait(struct evhttp_request *req, struct ipc_conn *to, uint32_t type,
 {
 	struct timeval tv = {seconds, 0};
 	struct api_pending *ap;
+	int lng = seconds >= BROKER_TIMEOUT_S;
 
+	/* PER-8: a long wait holds its connection; only so many at once. */
+	if (lng && api_waits >= BROKER_WAITS_MAX) {
+		send_error(req, 429, "busy");
+		return;
+	}
 	if (to == NULL || (ap = api_hold(req)) == NULL) {
 		send_error(req, 503, "unavailable");
 		return;
 	}
+	if (lng) {
+		ap->ap_long = 1;
+		api_waits++;
+	}
 	/* A long wait must not be cut by the per-request I/O timeout. */
-	if (ap->ap_evcon != NULL && seconds >= BROKER_TIMEOUT_S)
+	if (ap->ap_evcon != NULL && lng)
 		evhttp_connection_set_timeout(ap->ap_evcon, seconds + 5);
 	if (ipc_request(to, type, payload, -1, reply_type, &tv, cb, ap) == -1) {
 		api_release(ap);

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from agents_util import (audit_lines, make_agents_home, server_env,
-                         wait_audit)
+from agents_util import (audit_lines, make_agents_home, post_json,
+                         server_env, wait_audit)
 from conftest import SLOW, read_all
 
 DEADLINE_S = 10  # BROKER_REQUEST_S
@@ -407,3 +407,72 @@ def test_per8_nul_in_body_is_the_json_parsers(cordon):
         s.sendall(head(c))
         r = read_answer(s)
         assert r is not None and r[0] == 200, r
+
+
+BROKER_WAITS_MAX = 64  # broker.h
+WAITS = BROKER_WAITS_MAX + 36
+
+
+def answer_to_eof(s):
+    """(status, body) of one Connection: close answer."""
+    data = read_all(s)
+    head_, _, body = data.partition(b"\r\n\r\n")
+    return int(head_.split(b" ")[1]), body
+
+
+def test_per8_long_waits_bounded_429_busy(agents):
+    """A client with the token holds job waits (each up to 60 s; no
+    wait can be shed to make room): past BROKER_WAITS_MAX the answer is
+    429 busy at once, so such waits never take every connection and the
+    dashboard is still answered; the held ones are answered when the job
+    ends."""
+    c = agents
+    r = post_json(c, "/api/agents/hermes/jobs", {"prompt": "sleep 60"})
+    assert r.status == 200, r
+    jid = r.json()["jobId"]
+    socks = []
+    try:
+        for _ in range(WAITS):
+            s = socket.create_connection(("127.0.0.1", c.port),
+                                         timeout=DEADLINE_S)
+            socks.append(s)
+            # Proven first, as the script's keep-alive connections are:
+            # not shed for connections that have proved nothing yet.
+            s.sendall(head(c))
+            r = read_answer(s)
+            assert r is not None and r[0] == 200, r
+            s.sendall(head(c, f"/api/jobs/{jid}/wait?timeoutMs=60000",
+                           close=True))
+        # Those past the bound are answered now; the rest wait.
+        busy = []
+        deadline = time.monotonic() + DEADLINE_S
+        while len(busy) < WAITS - BROKER_WAITS_MAX and \
+                time.monotonic() < deadline:
+            for s in socks:
+                if s in busy:
+                    continue
+                s.setblocking(False)
+                try:
+                    if s.recv(1, socket.MSG_PEEK):
+                        busy.append(s)
+                except BlockingIOError:
+                    pass
+            time.sleep(0.05)
+        assert len(busy) == WAITS - BROKER_WAITS_MAX, len(busy)
+        for s in busy:
+            s.setblocking(True)
+            st, body = answer_to_eof(s)
+            assert (st, json.loads(body)) == (
+                429, {"ok": False, "error": "busy"}), (st, body)
+        assert c.health()["status"] == "ok"
+        r = post_json(c, f"/api/jobs/{jid}/cancel", raw=b"")
+        assert r.status == 200, r
+        for s in socks:
+            if s not in busy:
+                s.setblocking(True)
+                st, body = answer_to_eof(s)
+                assert st == 200, (st, body)
+                assert json.loads(body)["job"]["jobId"] == jid, body
+    finally:
+        for s in socks:
+            s.close()
