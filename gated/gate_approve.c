@@ -165,6 +165,19 @@ approval_scrub(struct gate_item *gi, const char *line)
 	return r;
 }
 
+/* Approvals held for agent's runs, all of them. */
+static size_t
+held_of_agent(const char *agent)
+{
+	struct gate_item *gi;
+	size_t n = 0;
+
+	TAILQ_FOREACH (gi, &gd.gd_items, gi_entry)
+		if (gi->gi_state == GI_HELD && strcmp(gi->gi_agent, agent) == 0)
+			n++;
+	return n;
+}
+
 /*
  * Hold the call for the operator (listed once the spawner scrubbed its
  * line); -1 if it cannot be held (denied), -2 if its line is too long to
@@ -181,8 +194,10 @@ approval_hold(struct gate_item *gi, struct gate_chan *ch,
 	char *line;
 	int r;
 
-	/* One run cannot take every slot from the others. */
+	/* One run, or one agent's runs, cannot take every slot from the
+	 * others. */
 	if (gd.gd_nheld >= GATE_HELD_MAX || ch->gc_held >= GATE_HELD_RUN_MAX ||
+	    held_of_agent(ch->gc_agent) >= GATE_HELD_AGENT_MAX ||
 	    gd.gd_d.d_peers[PROC_SPAWNER] == NULL)
 		return -1;
 	if (strcmp(cwd, ch->gc_ws) == 0)

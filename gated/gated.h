@@ -28,14 +28,15 @@
 #include "protect.h"
 #include "util.h"
 
-#define GATE_HELD_MAX	  32   /* approvals held, all runs */
-#define GATE_HELD_RUN_MAX 8    /* approvals held, one run */
-#define GATE_INFLIGHT_MAX 16   /* calls of one run awaiting audit */
-#define GATE_ARGS_MAX	  512  /* bytes of cleaned args shown */
-#define GATED_RUNS_MAX	  256  /* runs at once */
-#define GATED_LINKS_BYTES 8192 /* a run's pc_links, packed */
-#define GATE_REC_RATE	  20   /* verb.run records a second, per run */
-#define GATE_REC_BURST	  100  /* ... and at once */
+#define GATE_HELD_MAX	    32	 /* approvals held, all runs */
+#define GATE_HELD_RUN_MAX   8	 /* approvals held, one run */
+#define GATE_HELD_AGENT_MAX 16	 /* approvals held, one agent's runs */
+#define GATE_INFLIGHT_MAX   16	 /* calls of one run awaiting audit */
+#define GATE_ARGS_MAX	    512	 /* bytes of cleaned args shown */
+#define GATED_RUNS_MAX	    256	 /* runs at once */
+#define GATED_LINKS_BYTES   8192 /* a run's pc_links, packed */
+#define GATE_REC_RATE	    20	 /* verb.run records a second, per run */
+#define GATE_REC_BURST	    100	 /* ... and at once */
 
 struct event;
 

@@ -224,3 +224,70 @@ def test_sbx6_a_burst_of_runs_each_gets_its_gate(tmp_path, monkeypatch,
         s.close()
         res = results(ev)
         assert res[0]["exit"] == 0, res[0]
+
+
+GATE_HELD_MAX = 32  # gated.h
+GATE_HELD_AGENT_MAX = 16
+
+
+def test_sbx7_one_agent_cannot_take_every_approval_slot(
+        tmp_path, monkeypatch, cordon_factory):
+    """One agent's runs (as many as approval slots, each asking) hold at
+    most GATE_HELD_AGENT_MAX approvals, the rest denied at once, so
+    another agent's ask is still held for the operator (before, the
+    first agent took every slot and the other's ask was denied)."""
+    server_env(monkeypatch)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    n = GATE_HELD_MAX
+    home = make_agents_home(tmp_path, extra={
+        "gatehog": gate_manifest("gatehog", ws),
+        "gateother": gate_manifest("gateother", ws)})
+    (home / "cordon.yaml").write_text(
+        f"spawner:\n  maxRuns: {n + 1}\n  maxRunsPerAgent: {n}\n")
+    c = cordon_factory(home=home)
+    ask = json.dumps([{"bash": "git push origin"}])
+    hogs = [Stream(c, "gatehog", ask) for _ in range(n)]
+    for s in hogs:
+        s.start()
+    # Each hog run is held or denied: its denied ones end by themselves.
+    deadline = time.monotonic() + HTTP_S * 2
+    while True:
+        held = [a for a in approvals(c) if a["agent"] == "gatehog"]
+        done = [s for s in hogs if s.buf.endswith(b"0\r\n\r\n") or
+                _poll_end(s)]
+        if len(held) + len(done) == n:
+            break
+        assert time.monotonic() < deadline, (len(held), len(done))
+        time.sleep(0.1)
+    assert len(held) == GATE_HELD_AGENT_MAX, len(held)
+    for s in done:
+        res = results(s.finish())
+        assert res[0]["exit"] == 2, res[0]
+        assert "ask-unavailable" in res[0]["stderr"], res[0]
+    other = Stream(c, "gateother", ask)
+    other.start()
+    wait_approval(c, lambda a: a["agent"] == "gateother")
+    for a in approvals(c):
+        assert decide(c, a["id"], "deny").status == 200
+    for s in hogs + [other]:
+        s.finish(bound=HTTP_S * 2)
+        s.close()
+
+
+def _poll_end(s):
+    """Read what has come on a Stream without waiting; True once its
+    answer is whole."""
+    s.sock.setblocking(False)
+    try:
+        while True:
+            chunk = s.sock.recv(65536)
+            if not chunk:
+                break
+            s.buf += chunk
+    except BlockingIOError:
+        pass
+    finally:
+        s.sock.setblocking(True)
+        s.sock.settimeout(HTTP_S)
+    return s.buf.endswith(b"0\r\n\r\n")
