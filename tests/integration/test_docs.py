@@ -169,6 +169,22 @@ def test_attack_readme_lists_every_module():
     assert set(rows) == mods, (set(rows) ^ mods)
     total = re.search(r"^\| total \| \| \| (\d+) \|", readme, re.M)
     assert total and int(total.group(1)) == sum(map(int, rows.values()))
+    # Each row's count is the number of cases pytest collects there.
+    import subprocess
+    import sys
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-c",
+         os.path.join(ROOT, "tests", "attack", "pytest.ini"),
+         "--collect-only", "-q", "-p", "no:cacheprovider",
+         os.path.join(ROOT, "tests", "attack")],
+        capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    got = {}
+    for line in r.stdout.splitlines():
+        if "::" in line:
+            mod = os.path.basename(line.split("::", 1)[0])
+            got[mod] = got.get(mod, 0) + 1
+    assert got == {m: int(n) for m, n in rows.items()}, (got, rows)
 
 
 def test_source_layout_names_every_c_file():
