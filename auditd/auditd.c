@@ -28,6 +28,10 @@
 #define BATCH_MAX    4096 /* records per group before a forced write */
 #define ANCHOR_EVERY 3600 /* seconds between hourly anchors */
 #define LOCK_WAIT_MS 5000 /* for a predecessor still finishing its writes */
+/* Stopping: how long peers' last records are waited for (the spawner's
+ * own drain is 2 s), and how often their channels are looked at. */
+#define DRAIN_MS      2500
+#define DRAIN_POLL_MS 20
 
 static struct audit_store store = {.as_dirfd = -1, .as_fd = -1};
 static struct daemon auditd;
@@ -37,6 +41,8 @@ static size_t batch_n;
 static struct event *flush_ev, *hourly_ev;
 static int failed;
 static int lock_fd = -1; /* the audit dir's lock, held until exit */
+static struct event *drain_ev;
+static uint64_t drain_until;
 
 static void audit_record_h(struct ipc_conn *, struct ipc_msg *, void *);
 static void audit_tail_h(struct ipc_conn *, struct ipc_msg *, void *);
@@ -92,6 +98,39 @@ store_failed(void)
 	log_warnx("audit store failed; exiting for a clean restart");
 	failed = 1;
 	event_base_loopexit(auditd.d_base, &linger);
+}
+
+/*
+ * AU-6: stopping (SIGTERM, or cordond gone: killed, it takes every
+ * daemon down at once), auditd stays while a peer still has a channel
+ * to it, boundedly, so that the end records of the runs a stopping
+ * spawner kills, and egressd's of the tunnels it closes, are kept.  A
+ * cordon stopped in order has stopped every peer before auditd.
+ */
+static void
+drain_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct timeval tv = {0, DRAIN_POLL_MS * 1000};
+	int p, busy = 0;
+
+	for (p = 0; p < PROC_MAX; p++)
+		busy |= auditd.d_peers[p] != NULL;
+	if (!busy || now_ms_mono() >= drain_until) {
+		event_base_loopexit(auditd.d_base, NULL);
+		return;
+	}
+	evtimer_add(drain_ev, &tv);
+}
+
+static void
+audit_stop(struct daemon *d)
+{
+	drain_until = now_ms_mono() + DRAIN_MS;
+	if ((drain_ev = evtimer_new(d->d_base, drain_cb, NULL)) == NULL) {
+		event_base_loopexit(d->d_base, NULL);
+		return;
+	}
+	drain_cb(-1, 0, NULL);
 }
 
 /* Write the queued group, then answer each sender. */
@@ -237,6 +276,7 @@ main(int argc, char **argv)
 		fatalx("bad %s", AUDIT_CLOCK_ENV);
 	daemon_prepare(&auditd, PROC_AUDITD, peer_table, &a);
 	auditd.d_peer_up = audit_peer_up;
+	auditd.d_stop = audit_stop;
 	if ((batch = calloc(BATCH_MAX, sizeof(*batch))) == NULL ||
 	    (flush_ev = evtimer_new(auditd.d_base, audit_flush_cb, NULL)) ==
 		NULL ||
@@ -292,6 +332,8 @@ main(int argc, char **argv)
 	log_debug("ready");
 	daemon_loop(&auditd);
 	audit_flush();
+	if (drain_ev != NULL)
+		event_free(drain_ev);
 	if (!failed)
 		audit_anchor(&store, "shutdown");
 	return failed ? 1 : 0;

@@ -35,19 +35,35 @@
 
 static struct event *daemon_sigterm, *daemon_sigint;
 
+/* The daemon's own stop, once; else (or the second time) leave now. */
 static void
-daemon_signal_cb(evutil_socket_t sig, short ev, void *arg)
+daemon_stop(struct daemon *d)
 {
-	struct daemon *d = arg;
 	void (*stop)(struct daemon *) = d->d_stop;
 
-	log_debug("signal %d, exiting", (int)sig);
 	if (stop != NULL) {
 		d->d_stop = NULL;
+		d->d_stopping = 1;
 		stop(d);
 		return;
 	}
 	event_base_loopexit(d->d_base, NULL);
+}
+
+static void
+daemon_signal_cb(evutil_socket_t sig, short ev, void *arg)
+{
+	struct daemon *d = arg;
+	int first;
+
+	log_debug("signal %d, exiting", (int)sig);
+	/* A second signal leaves at once; the first joins a stop that
+	 * cordond's going started (its PR_SET_PDEATHSIG comes with it). */
+	first = !d->d_signalled;
+	d->d_signalled = 1;
+	if (first && d->d_stopping)
+		return;
+	daemon_stop(d);
 }
 
 static size_t
@@ -344,11 +360,17 @@ daemon_parent_closed(struct ipc_conn *c, void *arg)
 {
 	struct daemon *d = arg;
 
-	/* Without cordond there is nobody to serve: exit cleanly. */
+	/*
+	 * Without cordond there is nobody to serve: stop as SIGTERM stops
+	 * us (cordond killed: its PR_SET_PDEATHSIG comes too), so that the
+	 * runs the spawner kills still get their end records.  A stop
+	 * already under way goes on.
+	 */
 	log_debug("control channel closed, exiting");
 	d->d_parent = NULL;
 	ipc_conn_free(c);
-	event_base_loopexit(d->d_base, NULL);
+	if (!d->d_stopping)
+		daemon_stop(d);
 }
 
 static void daemon_peer_closed(struct ipc_conn *, void *);

@@ -48,6 +48,8 @@ struct daemon {
 	 * leaves at once.  NULL: leave at once.
 	 */
 	void (*d_stop)(struct daemon *);
+	int d_stopping;	 /* d_stop was called */
+	int d_signalled; /* a SIGTERM or SIGINT came */
 	void *d_arg;
 	/* systemd mode (d_systemd): our listener, whom we accept, whom we
 	 * dial and where. */

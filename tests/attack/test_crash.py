@@ -1,0 +1,160 @@
+# SU-1, AU-6, SP-17: crashes and restarts.  SIGKILL of cordond and of its
+# daemons while runs are live, through the real `cordon run` on a home of
+# its own per case (a crash is what the module's invariants forbid, so
+# each case has a cordon of its own): the agents' processes die, every
+# run ends in the trail or is marked by the restart, the chain verifies,
+# nothing is left behind and the next start is clean.
+import os
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from agents_util import Stream, audit_records, procs_with_arg
+from conftest import (BUILD, GRACE, RESTART_S, Cordon, describe, finish,
+                      proc_starttime, run_world)
+
+
+@pytest.fixture
+def w(tmp_path_factory):
+    yield from run_world(tmp_path_factory)
+
+
+PROMPT = "neverexit "  # the agent and its child ignore SIGTERM
+
+
+def nonce_procs(n):
+    """Live processes of this case's agent: its prompt, the argument
+    `neverexit N`, is on their command line."""
+    return procs_with_arg(PROMPT + n)
+
+
+def wait_gone(pred, bound):
+    """Poll pred() (a list of what is left) until it is empty or the bound
+    passes; return what is left."""
+    deadline = time.monotonic() + bound
+    left = pred()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = pred()
+    return left
+
+
+def kill_all(pids):
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def verify(home):
+    return subprocess.run([os.path.join(BUILD, "cordon"), "audit",
+                           "verify", "--home", str(home)],
+                          capture_output=True, text=True, timeout=30)
+
+
+def live_run(w, agent, n):
+    """A run of an agent that ignores SIGTERM and has a child that does
+    too, with n in its prompt; its stream once the agent runs."""
+    s = Stream(w.c, agent, PROMPT + n)
+    rid = s.start()
+    s.read_until(lambda b: b"never exiting" in b)
+    assert nonce_procs(n), "the agent is not running"
+    return s, rid
+
+
+# ---- cordond killed ----
+
+@pytest.mark.parametrize("agent", ["hostile", "hostilens"])
+def test_su1_cordond_killed_runs_end_recorded_nothing_left(w, agent):
+    """SIGKILL of cordond mid-run: every daemon dies with it (SIGTERM by
+    PR_SET_PDEATHSIG, and its control channel closes), the spawner kills
+    the run and its end record still reaches the trail (AU-6: auditd
+    waits for its peers' last records), nothing of the run or of cordon
+    is left, and a new `cordon run` on the same home starts cleanly."""
+    n = uuid.uuid4().hex
+    s, rid = live_run(w, agent, n)
+    c1 = w.c
+    c1.note_processes()
+    daemons = dict(c1.seen)
+    os.kill(c1.pid, signal.SIGKILL)
+    c1.returncode = c1.proc.wait(RESTART_S)
+    s.close()
+    try:
+        left = wait_gone(lambda: [p for p, st in daemons.items()
+                                  if proc_starttime(p) == st] +
+                         nonce_procs(n), 5 + GRACE)
+        assert left == [], f"left behind: {describe(left)}"
+        ends = [r for r in audit_records(w.home)
+                if r.get("runId") == rid and r["kind"] != "agent.invoke"]
+        assert [(r["kind"], r["errorClass"]) for r in ends] == \
+            [("agent.invoke.error", "killed")], ends
+        v = verify(w.home)
+        assert v.returncode == 0, v
+        assert os.listdir(c1.tmpdir) == [], "runs' tmps left behind"
+    finally:
+        kill_all(nonce_procs(n))
+        finish(c1)
+    # The lock went with cordond; the next start is clean.  The world's
+    # teardown stops it and checks the chain again.
+    w.c = Cordon(w.home, ["--allow-root"]).start()
+    assert w.c.health()["status"] == "ok"
+
+
+# ---- spawner killed ----
+
+@pytest.mark.parametrize("agent", ["hostile", "hostilens"])
+def test_sp17_spawner_killed_run_dies_and_is_marked(w, agent):
+    """SIGKILL of the spawner mid-run: the agent and its child die with
+    it (cordon-init, or the agent, has PR_SET_PDEATHSIG SIGKILL; a pid
+    namespace's init takes the namespace with it), the client's stream
+    ends with an error, the dead spawner's runs' tmp dir is removed by
+    the next one, and the trail marks the run: its `agent.invoke` has no
+    end record and `system.restart` of the spawner follows it."""
+    n = uuid.uuid4().hex
+    s, rid = live_run(w, agent, n)
+    old = w.pids()["spawner"]
+    os.kill(old, signal.SIGKILL)
+    try:
+        ev = s.finish()
+        assert ev[-1]["kind"] == "done", ev
+        assert [e for e in ev if e["kind"] == "error"], ev
+        left = wait_gone(lambda: nonce_procs(n), 2 + GRACE)
+        assert left == [], f"agent outlived its spawner: {describe(left)}"
+        w.c.health_when(lambda h: h["status"] == "ok" and [
+            d for d in h["daemons"] if d["name"] == "spawner"][0].get(
+                "pid") not in (None, old))
+        # The new spawner's own runs dir only.
+        assert len(os.listdir(w.c.tmpdir)) == 1, os.listdir(w.c.tmpdir)
+        recs = audit_records(w.home)
+        mine = [r["kind"] for r in recs if r.get("runId") == rid]
+        assert mine == ["agent.invoke"], mine
+        at = [i for i, r in enumerate(recs) if r.get("runId") == rid][0]
+        assert any(r["kind"] == "system.restart" and
+                   r["daemon"] == "spawner" for r in recs[at:]), recs[at:]
+    finally:
+        s.close()
+        kill_all(nonce_procs(n))
+
+
+# ---- repeated kills ----
+
+def test_su1_repeated_kills_keep_cordond_bounded(w):
+    """A daemon killed again and again comes back each time, with every
+    restart counted, and cordond holds no more descriptors than before."""
+    before = len(os.listdir(f"/proc/{w.c.pid}/fd"))
+    for i in range(1, 6):
+        old = w.pids()["gated"]
+        os.kill(old, signal.SIGKILL)
+        # The backoff doubles: 0.1 s, then up to 1.6 s for the fifth.
+        w.c.health_when(
+            lambda h: h["status"] == "ok" and [
+                d for d in h["daemons"] if d["name"] == "gated"][0].get(
+                    "pid") not in (None, old), 2 * RESTART_S + 5)
+    h = w.c.health()
+    assert [d["restarts"] for d in h["daemons"] if d["name"] == "gated"] \
+        == [5], h
+    assert len(os.listdir(f"/proc/{w.c.pid}/fd")) == before
