@@ -7,13 +7,15 @@
 import os
 import signal
 import subprocess
+import threading
 import time
 import uuid
 
 import pytest
 
-from agents_util import Stream, audit_records, procs_with_arg
-from conftest import (BUILD, GRACE, RESTART_S, Cordon, describe, finish,
+from agents_util import (Stream, audit_records, procs_with_arg, run,
+                         wait_audit)
+from conftest import (BUILD, GRACE, HTTP_S, RESTART_S, Cordon, describe, finish,
                       proc_starttime, run_world)
 
 
@@ -158,3 +160,69 @@ def test_su1_repeated_kills_keep_cordond_bounded(w):
     assert [d["restarts"] for d in h["daemons"] if d["name"] == "gated"] \
         == [5], h
     assert len(os.listdir(f"/proc/{w.c.pid}/fd")) == before
+
+
+# ---- auditd killed ----
+
+def test_au6_auditd_killed_under_runs_nothing_runs_unrecorded(w):
+    """SIGKILL of auditd while runs start and end: a run whose agent ran
+    has its `agent.invoke` in the trail (AU-6: the agent waits for it);
+    one that could not get it is refused; the chain verifies, every
+    `seq` once, and auditd is back."""
+    results = []
+
+    def runs():
+        for i in range(24):
+            results.append(run(w.c, "hermes", f"crash run {i}"))
+
+    old = w.pids()["auditd"]
+    t = threading.Thread(target=runs)
+    t.start()
+    wait_gone(lambda: len(results) < 4 and [1], HTTP_S)
+    os.kill(old, signal.SIGKILL)
+    t.join(HTTP_S * 6)
+    assert not t.is_alive()
+    w.c.health_when(lambda h: h["status"] == "ok" and [
+        d for d in h["daemons"] if d["name"] == "auditd"][0].get(
+            "pid") not in (None, old), 2 * RESTART_S)
+    # Back: runs are served and recorded again.
+    r, ev = run(w.c, "hermes", "after the crash")
+    assert r.status == 200 and [e for e in ev if e["kind"] == "done"], r
+    results.append((r, ev))
+    last = ev[0]["runId"]
+    wait_audit(w.home, lambda r: r.get("runId") == last and
+               r["kind"] == "agent.invoke.complete")
+    recs = audit_records(w.home)
+    invoked = {r["runId"] for r in recs if r["kind"] == "agent.invoke"}
+    ran = refused = 0
+    for r, ev in results:
+        if r.status != 200:
+            refused += 1
+            continue
+        rid = ev[0]["runId"]
+        if [e for e in ev if e["kind"] == "token"]:
+            ran += 1
+            assert rid in invoked, (rid, ev)
+    # A note is saved only with its record, and each record's note is
+    # there (vaultd was not the one killed).
+    saved = {e["path"] for _, ev in results for e in ev
+             if e["kind"] == "saved"}
+    written = {r["path"] for r in recs if r["kind"] == "vault.write"}
+    assert saved <= written, saved - written
+    for p in written:
+        assert os.path.isfile(os.path.join(w.vault, p)), p
+    # An end record auditd died holding is lost with it: its run is
+    # marked by the restart that follows (docs/audit.md, "Durability").
+    ended = {r["runId"] for r in recs if r["kind"] in (
+        "agent.invoke.complete", "agent.invoke.error")}
+    restart = [i for i, r in enumerate(recs) if r["kind"] ==
+               "system.restart" and r["daemon"] == "auditd"]
+    assert len(restart) == 1, restart
+    for i, r in enumerate(recs):
+        if r["kind"] == "agent.invoke" and r["runId"] not in ended:
+            assert i < restart[0], r
+    assert ran, results
+    seqs = [(r["ts"][:10], r["seq"]) for r in recs]
+    assert len(seqs) == len(set(seqs)), "a seq twice"
+    v = verify(w.home)
+    assert v.returncode == 0, v
