@@ -5,8 +5,11 @@
 # run ends in the trail or is marked by the restart, the chain verifies,
 # nothing is left behind and the next start is clean.
 import os
+import pathlib
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import uuid
@@ -15,16 +18,60 @@ import pytest
 
 from agents_util import (Stream, audit_records, procs_with_arg, run,
                          wait_audit)
-from conftest import (BUILD, GRACE, HTTP_S, RESTART_S, Cordon, describe, finish,
-                      proc_starttime, run_world)
-
-
-@pytest.fixture
-def w(tmp_path_factory):
-    yield from run_world(tmp_path_factory)
+from conftest import (BUILD, GRACE, HTTP_S, RESTART_S, Cordon, check_chain,
+                      describe, finish, hostile_manifest, proc_starttime,
+                      run_world)
 
 
 PROMPT = "neverexit "  # the agent and its child ignore SIGTERM
+
+
+class UserWorld:
+    """A cordon run by a plain user (`setpriv`, as test_sandbox does),
+    with the hostile agent in both isolation modes."""
+
+    def __init__(self, base, mp):
+        import test_sandbox as ts
+        w = ts.make_world(base, mp)
+        ws = str(w["work"])
+        for n, iso in (("hostile", "landlock"), ("hostilens", "namespace")):
+            ts.add_agent(w, n, hostile_manifest(n, ws, iso=iso))
+        ts.give_world(w, ts.cordon_test_user())
+        self.home = w["home"]
+        self.vault = os.path.join(self.home, "vault")
+        self.again = lambda: ts.user_cordon(w)
+        self.c = self.again().start()
+
+    def pids(self):
+        return {d["name"]: d["pid"] for d in self.c.health()["daemons"]}
+
+
+@pytest.fixture
+def rw(tmp_path_factory):
+    """A cordon of the case's own, root's (`--allow-root`)."""
+    yield from run_world(tmp_path_factory)
+
+
+@pytest.fixture(params=["root", "user"])
+def w(request, tmp_path_factory):
+    """A cordon of the case's own: root's (`--allow-root`), or a plain
+    user's."""
+    if request.param == "root":
+        yield from run_world(tmp_path_factory)
+        return
+    base = pathlib.Path(tempfile.mkdtemp(prefix="cordon-crash-",
+                                         dir="/var/tmp"))
+    mp = pytest.MonkeyPatch()
+    try:
+        uw = UserWorld(base, mp)
+        try:
+            yield uw
+        finally:
+            check_chain(os.path.join(uw.home, "audit"))
+            finish(uw.c)
+    finally:
+        mp.undo()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def nonce_procs(n):
@@ -102,7 +149,8 @@ def test_su1_cordond_killed_runs_end_recorded_nothing_left(w, agent):
         finish(c1)
     # The lock went with cordond; the next start is clean.  The world's
     # teardown stops it and checks the chain again.
-    w.c = Cordon(w.home, ["--allow-root"]).start()
+    w.c = (w.again() if isinstance(w, UserWorld) else
+           Cordon(w.home, ["--allow-root"])).start()
     assert w.c.health()["status"] == "ok"
 
 
@@ -144,9 +192,10 @@ def test_sp17_spawner_killed_run_dies_and_is_marked(w, agent):
 
 # ---- repeated kills ----
 
-def test_su1_repeated_kills_keep_cordond_bounded(w):
+def test_su1_repeated_kills_keep_cordond_bounded(rw):
     """A daemon killed again and again comes back each time, with every
     restart counted, and cordond holds no more descriptors than before."""
+    w = rw
     before = len(os.listdir(f"/proc/{w.c.pid}/fd"))
     for i in range(1, 6):
         old = w.pids()["gated"]
@@ -164,11 +213,12 @@ def test_su1_repeated_kills_keep_cordond_bounded(w):
 
 # ---- auditd killed ----
 
-def test_au6_auditd_killed_under_runs_nothing_runs_unrecorded(w):
+def test_au6_auditd_killed_under_runs_nothing_runs_unrecorded(rw):
     """SIGKILL of auditd while runs start and end: a run whose agent ran
     has its `agent.invoke` in the trail (AU-6: the agent waits for it);
     one that could not get it is refused; the chain verifies, every
     `seq` once, and auditd is back."""
+    w = rw
     results = []
 
     def runs():
