@@ -309,6 +309,15 @@ spawner_stop(struct daemon *d)
 	drain_cb(-1, 0, NULL);
 }
 
+/* What a previous spawner left in the state dir: jobs it lost (MC-3),
+ * checkouts it was still making (MC-2). */
+static void
+state_open(const char *state, long jobs_keep, long jobs_mib)
+{
+	jobs_open(state, jobs_keep, jobs_mib);
+	worktrees_sweep();
+}
+
 /*
  * SP-7: --pids-cgroup-fd N is a cgroup directory cordond made for us;
  * anything else there is a usage error.  Under cordond as root without
@@ -408,7 +417,7 @@ main(int argc, char **argv)
 	/* Manifests are parsed confined: they are operator files, but input. */
 	agents_load();
 	missions_start();
-	jobs_open(state, jobs_keep, jobs_mib);
+	state_open(state, jobs_keep, jobs_mib);
 	daemon_start(&sp.sp_d, parent_table);
 	probe_start_all();
 	log_debug("ready");

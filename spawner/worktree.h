@@ -86,6 +86,8 @@ void wt_free(struct wt *);
 int wt_reaped(pid_t, int status);
 
 void worktree_list_h(struct ipc_conn *, struct ipc_msg *, void *);
+/* At start: checkouts a previous spawner left half-made are removed. */
+void worktrees_sweep(void);
 void worktree_remove_h(struct ipc_conn *, struct ipc_msg *, void *);
 
 #endif

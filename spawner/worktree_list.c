@@ -114,16 +114,16 @@ wt_base_fd(void)
 	return roots_dir_make(sfd, WT_DIR);
 }
 
-void
-worktree_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+/* fn on each checkout's dir beneath --state-dir/worktrees (its fd,
+ * closed after), by name. */
+static void
+wt_each(void (*fn)(int, const char *, void *), void *arg)
 {
-	struct json_object *o, *a, *e;
 	char path[PATH_MAX];
 	char **names;
 	size_t n = 0, i;
 	int bfd = -1, dfd;
 
-	a = json_object_new_array(); /* its payload: {} (IPC_EMPTY) */
 	if (wt_join(path, sizeof(path), sp.sp_state, "/" WT_DIR, "") == 0 &&
 	    (bfd = wt_base_fd()) != -1 &&
 	    (names = dir_names(path, wt_name_ok, &n)) != NULL) {
@@ -132,19 +132,64 @@ worktree_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (dfd == -1)
 				continue;
-			e = wt_meta_read(dfd);
+			fn(dfd, names[i], arg);
 			close(dfd);
-			if (e != NULL)
-				json_object_array_add(a, e);
 		}
 		dir_names_free(names, n);
 	}
 	if (bfd != -1)
 		close(bfd);
+}
+
+static void
+wt_list_one(int dfd, const char *name, void *arg)
+{
+	struct json_object *e;
+
+	if ((e = wt_meta_read(dfd)) != NULL)
+		json_object_array_add(arg, e);
+}
+
+void
+worktree_list_h(struct ipc_conn *c, struct ipc_msg *m, void *arg)
+{
+	struct json_object *o, *a;
+
+	a = json_object_new_array(); /* its payload: {} (IPC_EMPTY) */
+	wt_each(wt_list_one, a);
 	o = json_object_new_object();
 	json_object_object_add(o, "worktrees", a);
 	ipc_reply(c, m, MSG_WORKTREE_LIST_OK, o, -1);
 	json_object_put(o);
+}
+
+/*
+ * A checkout with no meta.json was cut short (a spawner killed while
+ * making it, or while removing one): never listed, so never removable
+ * through the API.  Nothing of it was recorded (worktree.create follows
+ * the meta); the next spawner removes it at start.
+ */
+static void
+wt_sweep_one(int dfd, const char *name, void *arg)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (fstatat(dfd, WT_META, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    errno != ENOENT)
+		return;
+	if (wt_join(path, sizeof(path), sp.sp_state, "/" WT_DIR "/", name) ==
+		-1 ||
+	    sandbox_rmtree(path) == -1)
+		log_warn("worktree %s: removing a checkout cut short", name);
+	else
+		log_info("worktree %s: a checkout cut short removed", name);
+}
+
+void
+worktrees_sweep(void)
+{
+	wt_each(wt_sweep_one, NULL);
 }
 
 void

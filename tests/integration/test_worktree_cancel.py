@@ -188,3 +188,23 @@ def test_mc2_worktree_step_deadline(wt):
     r = post_json(c, "/api/agents/nowt/run",
                   {"prompt": os.path.join(c.repos, "none", "x")})
     assert r.status == 200
+
+
+# A spawner killed while a checkout is under way: the git step dies with
+# it, and the half-made checkout (no meta.json: never listed, so never
+# removable through the API) is removed by the next spawner at its start.
+@pytest.mark.parametrize("wt_env", [SLOW_STEP])
+def test_mc2_spawner_killed_during_checkout_leaves_nothing(wt):
+    import signal
+    c = wt
+    s, rid, got = stream_start(c)
+    old = c.daemon_pids()["spawner"]
+    os.kill(old, signal.SIGKILL)
+    evs = stream_rest(s, got)
+    assert [e for e in evs if e["kind"] == "error"], evs
+    c.health_when(lambda h: h["status"] == "ok" and [
+        d for d in h["daemons"] if d["name"] == "spawner"][0].get("pid")
+        not in (None, old))
+    assert gone(c), checkouts(c)
+    assert agent_started(c, rid) == []
+    assert c.request("GET", "/api/worktrees").json()["worktrees"] == []
