@@ -4,6 +4,7 @@
 # each case has a cordon of its own): the agents' processes die, every
 # run ends in the trail or is marked by the restart, the chain verifies,
 # nothing is left behind and the next start is clean.
+import glob
 import os
 import pathlib
 import shutil
@@ -99,6 +100,17 @@ def kill_all(pids):
             pass
 
 
+def run_groups(cordond):
+    """The pids cgroups of runs beneath the one cordond made as root
+    (SP-7), where the pids controller is mounted (v1) or unified (v2)."""
+    with open(f"/proc/{cordond}/cgroup") as f:
+        lines = [ln.rstrip("\n").split(":", 2) for ln in f]
+    v1 = [p for _, ctl, p in lines if "pids" in ctl.split(",")]
+    base = ("/sys/fs/cgroup/pids" + v1[0] if v1 else
+            "/sys/fs/cgroup" + [p for h, _, p in lines if h == "0"][0])
+    return glob.glob(f"{base.rstrip('/')}/cordon.*.{cordond}/run.*")
+
+
 def verify(home):
     return subprocess.run([os.path.join(BUILD, "cordon"), "audit",
                            "verify", "--home", str(home)],
@@ -161,11 +173,15 @@ def test_sp17_spawner_killed_run_dies_and_is_marked(w, agent):
     """SIGKILL of the spawner mid-run: the agent and its child die with
     it (cordon-init, or the agent, has PR_SET_PDEATHSIG SIGKILL; a pid
     namespace's init takes the namespace with it), the client's stream
-    ends with an error, the dead spawner's runs' tmp dir is removed by
-    the next one, and the trail marks the run: its `agent.invoke` has no
+    ends with an error, the dead spawner's runs' tmp dir (with any /run
+    cover in it) and, as root, the run's pids cgroup are removed by the
+    next one, and the trail marks the run: its `agent.invoke` has no
     end record and `system.restart` of the spawner follows it."""
     n = uuid.uuid4().hex
     s, rid = live_run(w, agent, n)
+    root = not isinstance(w, UserWorld)
+    if root:  # as root each run has a pids cgroup of its own
+        assert run_groups(w.c.pid), "no run group seen"
     old = w.pids()["spawner"]
     os.kill(old, signal.SIGKILL)
     try:
@@ -177,6 +193,8 @@ def test_sp17_spawner_killed_run_dies_and_is_marked(w, agent):
         w.c.health_when(lambda h: h["status"] == "ok" and [
             d for d in h["daemons"] if d["name"] == "spawner"][0].get(
                 "pid") not in (None, old))
+        if root:  # the new spawner removed the dead one's run group
+            assert wait_gone(lambda: run_groups(w.c.pid), RESTART_S) == []
         # The new spawner's own runs dir only.
         assert len(os.listdir(w.c.tmpdir)) == 1, os.listdir(w.c.tmpdir)
         recs = audit_records(w.home)
