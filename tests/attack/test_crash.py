@@ -17,8 +17,8 @@ import uuid
 
 import pytest
 
-from agents_util import (Stream, audit_records, procs_with_arg, run,
-                         wait_audit)
+from agents_util import (Stream, audit_records, post_json, procs_with_arg,
+                         run, wait_audit)
 from conftest import (BUILD, GRACE, HTTP_S, RESTART_S, Cordon, check_chain,
                       describe, finish, hostile_manifest, proc_starttime,
                       run_world)
@@ -117,6 +117,18 @@ def verify(home):
                           capture_output=True, text=True, timeout=30)
 
 
+def kill_cordond(c, n):
+    """SIGKILL of cordond; then what is left of it and of the agents
+    whose prompt holds n, once every daemon had its time to stop."""
+    c.note_processes()
+    daemons = dict(c.seen)
+    os.kill(c.pid, signal.SIGKILL)
+    c.returncode = c.proc.wait(RESTART_S)
+    return wait_gone(lambda: [p for p, st in daemons.items()
+                              if proc_starttime(p) == st] +
+                     nonce_procs(n), 5 + GRACE)
+
+
 def live_run(w, agent, n):
     """A run of an agent that ignores SIGTERM and has a child that does
     too, with n in its prompt; its stream once the agent runs."""
@@ -139,15 +151,9 @@ def test_su1_cordond_killed_runs_end_recorded_nothing_left(w, agent):
     n = uuid.uuid4().hex
     s, rid = live_run(w, agent, n)
     c1 = w.c
-    c1.note_processes()
-    daemons = dict(c1.seen)
-    os.kill(c1.pid, signal.SIGKILL)
-    c1.returncode = c1.proc.wait(RESTART_S)
+    left = kill_cordond(c1, n)
     s.close()
     try:
-        left = wait_gone(lambda: [p for p, st in daemons.items()
-                                  if proc_starttime(p) == st] +
-                         nonce_procs(n), 5 + GRACE)
         assert left == [], f"left behind: {describe(left)}"
         ends = [r for r in audit_records(w.home)
                 if r.get("runId") == rid and r["kind"] != "agent.invoke"]
@@ -164,6 +170,33 @@ def test_su1_cordond_killed_runs_end_recorded_nothing_left(w, agent):
     w.c = (w.again() if isinstance(w, UserWorld) else
            Cordon(w.home, ["--allow-root"])).start()
     assert w.c.health()["status"] == "ok"
+
+
+def test_su1_cordond_killed_job_ends_cancelled_and_recorded(rw):
+    """SIGKILL of cordond while a detached job runs (MC-3): the spawner
+    cancels it as on a stop, and both its meta and the trail say so
+    (`job.end` `cancelled`, `cancelReason` `shutdown`), so the next
+    start neither calls it lost nor leaves it without an end."""
+    w = rw
+    n = uuid.uuid4().hex
+    r = post_json(w.c, "/api/agents/hostile/jobs", {"prompt": PROMPT + n})
+    assert r.status == 200, r
+    jid = r.json()["jobId"]
+    assert wait_gone(lambda: [] if nonce_procs(n) else [1], HTTP_S) == []
+    c1 = w.c
+    left = kill_cordond(c1, n)
+    try:
+        assert left == [], f"left behind: {describe(left)}"
+    finally:
+        kill_all(nonce_procs(n))
+        finish(c1)
+    w.c = Cordon(w.home, ["--allow-root"]).start()
+    job = w.c.request("GET", f"/api/jobs/{jid}").json()["job"]
+    assert (job["state"], job.get("cancelReason")) == \
+        ("cancelled", "shutdown"), job
+    ends = [(x["state"], x.get("cancelReason")) for x in
+            audit_records(w.home) if x["kind"] == "job.end"]
+    assert ends == [("cancelled", "shutdown")], ends
 
 
 # ---- spawner killed ----
