@@ -414,6 +414,13 @@ run_invoke_acked(struct ipc_conn *c, struct ipc_msg *m, void *arg)
 	int listening;
 
 	if (!spawner_audit_acked(m)) {
+		/*
+		 * Unheard in time on a channel that lives (auditd stopped or
+		 * slow): agent.invoke may still be written, so its end
+		 * follows it there, saying the agent never ran.
+		 */
+		if (m == NULL && c == sp.sp_d.d_peers[PROC_AUDITD])
+			run_audit_error(r, "spawn-failed", -1);
 		run_fail(r, "audit-unavailable");
 		return;
 	}

@@ -241,6 +241,32 @@ def test_sp17_spawner_killed_run_dies_and_is_marked(w, agent):
         kill_all(nonce_procs(n))
 
 
+def test_au6_auditd_stopped_refused_run_is_ended_in_the_trail(rw):
+    """auditd stopped (SIGSTOP) while a run asks for its `agent.invoke`:
+    the run is refused at the bound (503 `audit-unavailable`, its agent
+    never forked). auditd, continued, still writes that `agent.invoke`;
+    the end the spawner sent after it on the same channel says the run
+    never started, so the trail shows no run that seems lost to a
+    crash."""
+    w = rw
+    a = w.pids()["auditd"]
+    os.kill(a, signal.SIGSTOP)
+    try:
+        r = post_json(w.c, "/api/agents/hermes/run", {"prompt": "stopped"})
+    finally:
+        os.kill(a, signal.SIGCONT)
+    assert (r.status, r.json()["error"]) == (503, "audit-unavailable"), r
+    rid = wait_audit(w.home, lambda x: x["kind"] == "agent.invoke")[0][
+        "runId"]
+    end = wait_audit(w.home, lambda x: x.get("runId") == rid and
+                     x["kind"] != "agent.invoke")
+    assert [(x["kind"], x["errorClass"]) for x in end] == \
+        [("agent.invoke.error", "spawn-failed")], end
+    # auditd goes on: the next run is served.
+    r, ev = run(w.c, "hermes", "after")
+    assert r.status == 200, r
+
+
 # ---- repeated kills ----
 
 def test_su1_repeated_kills_keep_cordond_bounded(rw):
