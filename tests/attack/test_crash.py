@@ -267,6 +267,43 @@ def test_au6_auditd_stopped_refused_run_is_ended_in_the_trail(rw):
     assert r.status == 200, r
 
 
+# ---- broker killed ----
+
+def test_su1_broker_killed_mid_stream_run_cancelled_job_goes_on(rw):
+    """SIGKILL of the broker while a chat run streams and a detached job
+    runs: the chat run has no reader left, so it is cancelled, ended in
+    the trail (`agent.invoke.complete` `cancelled`) and its agent gone;
+    the job, which needs no reader, runs on to its end."""
+    w = rw
+    n = uuid.uuid4().hex
+    # A job that outlasts the broker's restart by far: it sleeps 8 s.
+    r = post_json(w.c, "/api/agents/hermes/jobs", {"prompt": "sleep 8"})
+    assert r.status == 200, r
+    jid = r.json()["jobId"]
+    s = Stream(w.c, "hostile", "ticker " + n)
+    rid = s.start()
+    s.read_until(lambda b: b"tick 2" in b)
+    old = w.pids()["broker"]
+    os.kill(old, signal.SIGKILL)
+    try:
+        end = wait_audit(w.home, lambda x: x.get("runId") == rid and
+                         x["kind"] != "agent.invoke")
+        assert [(x["kind"], x.get("status")) for x in end] == \
+            [("agent.invoke.complete", "cancelled")], end
+        left = wait_gone(lambda: procs_with_arg("ticker " + n), 2 + GRACE)
+        assert left == [], f"left behind: {describe(left)}"
+    finally:
+        s.close()
+        kill_all(procs_with_arg("ticker " + n))
+    w.c.health_when(lambda h: h["status"] == "ok" and [
+        d for d in h["daemons"] if d["name"] == "broker"][0].get(
+            "pid") not in (None, old))
+    job = w.c.request("GET", f"/api/jobs/{jid}").json()["job"]
+    assert job["state"] == "running", job
+    job = w.c.request("GET", f"/api/jobs/{jid}/wait?timeoutMs=20000")
+    assert job.json()["job"]["state"] == "succeeded", job
+
+
 # ---- repeated kills ----
 
 def test_su1_repeated_kills_keep_cordond_bounded(rw):
