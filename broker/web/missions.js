@@ -1,12 +1,9 @@
-// cordon dashboard: the Missions view (DA-1, API-7, MI-1 ... MI-4).  One
-// card per mission: its trigger (manual, cron text and time zone), outputs
-// and permissions, the last run's neutral result, and an options form
-// generated from the mission's option schema.  The form checks what the
-// schema says before it sends, but the server decides: its answer is shown
-// as it comes (status, duration, outputs persisted and emitted, an error
-// class with a stock message).  A running mission counts its elapsed time
-// (from the list's elapsedMs, or from Run); it cannot be stopped from the
-// page, and the page says so.  Everything from the API is shown as text.
+// cordon dashboard: the Missions view (DA-1, API-7, MI-1 ... MI-4).  A
+// card per mission: trigger, outputs, permissions, the last run's result,
+// and an options form from its schema, checked before it sends; the
+// server decides and its answer is shown as it comes.  A running mission
+// counts its elapsed time and cannot be stopped here (the page says so).
+// Everything from the API is shown as text.
 
 import { getJSON, pollDelay, postJSON, seg } from './api.js';
 import {

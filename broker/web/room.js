@@ -1,8 +1,6 @@
-// cordon dashboard: an agent room (DA-1, DA-2, API-3, API-4).  Streams a
-// run's tokens as they come, its tool calls (name, input, outcome, result)
-// and notices where they happened, its network connections (EG-4), Stop (cancel), New session, usage strip,
-// the saved note as a link into the Vault view, Ctrl/⌘+Enter sends, Esc
-// stops.
+// cordon dashboard: an agent room (DA-1, DA-2, API-3, API-4): a run's
+// tokens, tool calls, notices and connections (EG-4) as they come; Stop,
+// New session, usage, the saved note; Ctrl/⌘+Enter sends, Esc stops.
 // The chat lives in chatstore.js; a run writes only in its generation.
 
 import {
@@ -91,10 +89,9 @@ function toolNode(s) {
   return box;
 }
 
-// EG-4: the run's connections through its egress proxy, live: one row
-// per connection, updated as it ends.  Never a header or a body: egressd
-// sends only these facts, and a host the allowlist does not name itself
-// (unknown, or only under a wildcard) is never named.
+// EG-4: the run's proxy connections, live, a row each, updated as it
+// ends: only egressd's facts; a host the allowlist does not name itself
+// is never named.
 function connsNode(conns) {
   const table = el('table', 'egress-conns');
   const cap = el('caption', null, `Network connections (${conns.length})`);
